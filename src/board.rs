@@ -1,0 +1,369 @@
+//! Board geometry: sizes, colour classes, cells and diagonal rays.
+
+use std::fmt;
+
+use crate::bitboard::Bitboard;
+use crate::square::{MAX_ROWS, Square};
+
+/// The most squares one colour class may have: a class fits a [`Bitboard`].
+pub const MAX_CLASS_SQUARES: usize = 64;
+
+/// One of the two colour classes of squares.
+///
+/// A bishop never leaves its class, and attacks and blocking happen only
+/// inside a class, so the two classes are independent puzzles.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Class {
+    /// The class of `a1`: squares whose 0-based row + column is even.
+    Even = 0,
+    /// The class of `a2`: squares whose 0-based row + column is odd.
+    Odd = 1,
+}
+
+impl Class {
+    /// Both classes, `Even` first.
+    pub const ALL: [Class; 2] = [Class::Even, Class::Odd];
+
+    /// The class of a square.
+    pub fn of(square: Square) -> Class {
+        if square.parity() == 0 {
+            Class::Even
+        } else {
+            Class::Odd
+        }
+    }
+
+    /// 0 for `Even`, 1 for `Odd`: the class number used in databases.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The class with the given number.
+    pub fn from_index(index: usize) -> Option<Class> {
+        Class::ALL.get(index).copied()
+    }
+
+    /// The square that names the class: `a1` or `a2`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Even => "a1",
+            Class::Odd => "a2",
+        }
+    }
+}
+
+/// The size of a board: `rows` × `cols`, at most 26 rows and at most 64
+/// squares per colour class.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::{Board, Class};
+///
+/// let board = Board::new(5, 4).unwrap();
+/// assert_eq!(board.to_string(), "5x4");
+/// assert_eq!(board.class_squares(Class::Even), 10);
+/// assert!(Board::new(27, 2).is_err());
+/// assert!(Board::new(12, 12).is_err()); // 72 squares per class
+/// ```
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Board {
+    rows: u8,
+    cols: u8,
+}
+
+impl Board {
+    /// A board of `rows` × `cols`.
+    ///
+    /// # Errors
+    ///
+    /// A one-line reason when the board has no rows or columns, more than 26
+    /// rows, or more than 64 squares in a colour class.
+    pub fn new(rows: u32, cols: u32) -> Result<Board, String> {
+        if rows == 0 || cols == 0 {
+            return Err(format!("board {rows}x{cols} has no squares"));
+        }
+        if rows > u32::from(MAX_ROWS) {
+            return Err(format!(
+                "board {rows}x{cols} is out of range: at most {MAX_ROWS} rows (a to z)"
+            ));
+        }
+        let per_class = (u64::from(rows) * u64::from(cols)).div_ceil(2);
+        if per_class > MAX_CLASS_SQUARES as u64 {
+            return Err(format!(
+                "board {rows}x{cols} is out of range: {per_class} squares per colour class, at most {MAX_CLASS_SQUARES}"
+            ));
+        }
+        Ok(Board {
+            rows: rows as u8,
+            cols: cols as u8,
+        })
+    }
+
+    /// The number of rows.
+    pub fn rows(self) -> u8 {
+        self.rows
+    }
+
+    /// The number of columns.
+    pub fn cols(self) -> u8 {
+        self.cols
+    }
+
+    /// Whether `square` is on the board.
+    pub fn contains(self, square: Square) -> bool {
+        square.row() < self.rows && square.col() < self.cols
+    }
+
+    /// The number of squares of `class`.
+    pub fn class_squares(self, class: Class) -> usize {
+        self.squares().filter(|&sq| Class::of(sq) == class).count()
+    }
+
+    /// Every square, in row-then-column order.
+    pub fn squares(self) -> impl Iterator<Item = Square> {
+        (0..self.rows).flat_map(move |row| (0..self.cols).map(move |col| Square::new(row, col)))
+    }
+
+    /// The squares of `row` that belong to `class`, left to right.
+    pub fn row_squares(self, row: u8, class: Class) -> impl Iterator<Item = Square> {
+        (0..self.cols)
+            .map(move |col| Square::new(row, col))
+            .filter(move |&sq| Class::of(sq) == class)
+    }
+}
+
+impl fmt::Display for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.rows, self.cols)
+    }
+}
+
+/// The four diagonal directions as (row step, column step). The first two go
+/// up the board, so along them cell numbers increase.
+const DIRECTIONS: [(i8, i8); 4] = [(1, 1), (1, -1), (-1, 1), (-1, -1)];
+
+/// The geometry of one colour class of a board: its cells and diagonal rays.
+///
+/// The class's squares are numbered 0, 1, … in row-then-column order; these
+/// numbers are the *cells* that [`Bitboard`]s hold. Moving up a row always
+/// increases the cell number, which is what makes ray blocking a matter of
+/// the lowest or highest set bit.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::{Board, Class, Geometry};
+///
+/// let geo = Geometry::new(Board::new(5, 4).unwrap(), Class::Even);
+/// assert_eq!(geo.len(), 10);
+/// let a1 = geo.cell("a1".parse().unwrap()).unwrap();
+/// let b2 = geo.cell("b2".parse().unwrap()).unwrap();
+/// assert_eq!((a1, b2), (0, 2));
+/// assert_eq!(geo.square(b2).to_string(), "b2");
+/// // From b2 with nothing in the way a bishop reaches a1, a3, c1, c3, d4.
+/// assert_eq!(geo.attacks(b2, bishops::Bitboard::EMPTY).count(), 5);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Geometry {
+    board: Board,
+    class: Class,
+    squares: Vec<Square>,
+    /// Cell of each square of the board, by `row * cols + col`.
+    cells: Vec<Option<u8>>,
+    /// `rays[cell][d]`: the cells a bishop on `cell` sees in direction `d` on
+    /// an empty board.
+    rays: Vec<[Bitboard; 4]>,
+}
+
+impl Geometry {
+    /// The geometry of `class` on `board`.
+    pub fn new(board: Board, class: Class) -> Geometry {
+        let squares: Vec<Square> = board.squares().filter(|&sq| Class::of(sq) == class).collect();
+        let mut cells = vec![None; usize::from(board.rows) * usize::from(board.cols)];
+        for (cell, sq) in squares.iter().enumerate() {
+            cells[usize::from(sq.row()) * usize::from(board.cols) + usize::from(sq.col())] =
+                Some(cell as u8);
+        }
+        let cell_at = |row: i16, col: i16| -> Option<u8> {
+            if row < 0 || col < 0 || row >= i16::from(board.rows) || col >= i16::from(board.cols) {
+                return None;
+            }
+            cells[row as usize * usize::from(board.cols) + col as usize]
+        };
+        let rays = squares
+            .iter()
+            .map(|sq| {
+                DIRECTIONS.map(|(dr, dc)| {
+                    let mut ray = Bitboard::EMPTY;
+                    let (mut row, mut col) = (i16::from(sq.row()), i16::from(sq.col()));
+                    loop {
+                        row += i16::from(dr);
+                        col += i16::from(dc);
+                        match cell_at(row, col) {
+                            Some(cell) => ray = ray.with(cell),
+                            None => break ray,
+                        }
+                    }
+                })
+            })
+            .collect();
+        Geometry {
+            board,
+            class,
+            squares,
+            cells,
+            rays,
+        }
+    }
+
+    /// The board.
+    pub fn board(&self) -> Board {
+        self.board
+    }
+
+    /// The class.
+    pub fn class(&self) -> Class {
+        self.class
+    }
+
+    /// The number of cells (squares of the class).
+    pub fn len(&self) -> usize {
+        self.squares.len()
+    }
+
+    /// Whether the class has no squares (only on a 1x1 board's odd class).
+    pub fn is_empty(&self) -> bool {
+        self.squares.is_empty()
+    }
+
+    /// Every cell.
+    pub fn all(&self) -> Bitboard {
+        Bitboard::below(self.squares.len() as u8)
+    }
+
+    /// The cell of `square`, or `None` when it is off the board or of the
+    /// other class.
+    pub fn cell(&self, square: Square) -> Option<u8> {
+        if !self.board.contains(square) {
+            return None;
+        }
+        self.cells[usize::from(square.row()) * usize::from(self.board.cols) + usize::from(square.col())]
+    }
+
+    /// The square of `cell`.
+    ///
+    /// # Panics
+    ///
+    /// When `cell` is not a cell of this class.
+    #[track_caller]
+    pub fn square(&self, cell: u8) -> Square {
+        self.squares[usize::from(cell)]
+    }
+
+    /// The cells of the squares of `row`.
+    pub fn row(&self, row: u8) -> Bitboard {
+        self.board
+            .row_squares(row, self.class)
+            .filter_map(|sq| self.cell(sq))
+            .collect()
+    }
+
+    /// The cells a bishop on `cell` attacks when `occupied` cells block:
+    /// along each diagonal up to and including the first occupied cell.
+    pub fn attacks(&self, cell: u8, occupied: Bitboard) -> Bitboard {
+        let rays = &self.rays[usize::from(cell)];
+        let mut attacks = Bitboard::EMPTY;
+        for (d, &ray) in rays.iter().enumerate() {
+            let blockers = ray & occupied;
+            let nearest = if d < 2 { blockers.first() } else { blockers.last() };
+            attacks |= match nearest {
+                Some(b) => ray ^ self.rays[usize::from(b)][d],
+                None => ray,
+            };
+        }
+        attacks
+    }
+
+    /// The cells attacked by any bishop of `bishops` when `occupied` block.
+    pub fn attacks_of(&self, bishops: Bitboard, occupied: Bitboard) -> Bitboard {
+        bishops
+            .iter()
+            .fold(Bitboard::EMPTY, |acc, cell| acc | self.attacks(cell, occupied))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Attacks by walking the board square by square, for comparison.
+    fn slow_attacks(geo: &Geometry, cell: u8, occupied: Bitboard) -> Bitboard {
+        let sq = geo.square(cell);
+        let mut attacks = Bitboard::EMPTY;
+        for (dr, dc) in DIRECTIONS {
+            let (mut row, mut col) = (i16::from(sq.row()), i16::from(sq.col()));
+            loop {
+                row += i16::from(dr);
+                col += i16::from(dc);
+                if row < 0 || col < 0 || row >= i16::from(geo.board.rows) || col >= i16::from(geo.board.cols) {
+                    break;
+                }
+                let c = geo.cell(Square::new(row as u8, col as u8)).unwrap();
+                attacks = attacks.with(c);
+                if occupied.contains(c) {
+                    break;
+                }
+            }
+        }
+        attacks
+    }
+
+    #[test]
+    fn sliding_attacks_match_a_ray_walk() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for (rows, cols) in [(5, 4), (7, 4), (7, 6), (9, 8), (11, 8), (1, 5), (8, 16), (26, 4)] {
+            let board = Board::new(rows, cols).unwrap();
+            for class in Class::ALL {
+                let geo = Geometry::new(board, class);
+                for cell in 0..geo.len() as u8 {
+                    for _ in 0..200 {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        let occupied = Bitboard(seed & seed.rotate_left(17)) & geo.all();
+                        assert_eq!(
+                            geo.attacks(cell, occupied),
+                            slow_attacks(&geo, cell, occupied),
+                            "{board} class {class:?} cell {cell}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cells_number_the_class_in_row_order() {
+        let board = Board::new(5, 4).unwrap();
+        let even = Geometry::new(board, Class::Even);
+        let odd = Geometry::new(board, Class::Odd);
+        assert_eq!((even.len(), odd.len()), (10, 10));
+        let names: Vec<String> = (0..10).map(|c| even.square(c).to_string()).collect();
+        assert_eq!(names, ["a1", "a3", "b2", "b4", "c1", "c3", "d2", "d4", "e1", "e3"]);
+        assert_eq!(odd.square(0).to_string(), "a2");
+        assert_eq!(even.cell("a2".parse().unwrap()), None);
+        assert_eq!(even.cell("f1".parse().unwrap()), None);
+        assert_eq!(even.row(4), Bitboard(0b11_0000_0000));
+    }
+
+    #[test]
+    fn out_of_range_boards_are_refused() {
+        assert!(Board::new(0, 4).is_err());
+        assert!(Board::new(4, 0).is_err());
+        assert!(Board::new(27, 1).is_err());
+        assert!(Board::new(26, 4).is_ok());
+        assert!(Board::new(11, 11).is_ok()); // 61 squares in the larger class
+        assert!(Board::new(13, 10).is_err());
+    }
+}

@@ -1,0 +1,101 @@
+//! The errors users see.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::position::PositionError;
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong, each with what to do next.
+///
+/// Every message is one line. [`Error::exit_code`] is 2 for bad input (a
+/// position, a move, a variant name) and 1 for everything else.
+#[derive(Debug)]
+pub enum Error {
+    /// A position string was refused.
+    Position(PositionError),
+    /// A move string was refused, or the move is not legal.
+    Move(String),
+    /// No variant has this name.
+    UnknownVariant(String),
+    /// Several variant files fit a position: (position, candidate names).
+    AmbiguousVariant(String, String),
+    /// A variant cannot be built (bad file, no standard start).
+    Variant(String),
+    /// Bad command-line input that clap cannot see (a conflicting option).
+    Usage(String),
+    /// The variant's database does not exist.
+    NotSolved {
+        /// The variant.
+        variant: String,
+        /// Where the database was looked for.
+        path: PathBuf,
+    },
+    /// The variant is too large to solve as asked.
+    TooLarge(String),
+    /// A database exists but cannot be trusted.
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+        /// The variant, to name the command that rebuilds it.
+        variant: String,
+    },
+    /// SQLite failed while reading or writing a file.
+    Sqlite(PathBuf, rusqlite::Error),
+    /// The file system failed.
+    Io(PathBuf, std::io::Error),
+}
+
+impl Error {
+    /// The process exit status for this error: 2 for bad input, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Position(_)
+            | Error::Move(_)
+            | Error::UnknownVariant(_)
+            | Error::AmbiguousVariant(..)
+            | Error::Variant(_)
+            | Error::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Position(e) => e.fmt(f),
+            Error::Move(e) | Error::Variant(e) | Error::Usage(e) | Error::TooLarge(e) => f.write_str(e),
+            Error::UnknownVariant(name) => {
+                write!(f, "unknown variant `{name}`: see `bishops variants`, or name a standard one like `9x6`, `9x6-a2`, `9x6-full`")
+            }
+            Error::AmbiguousVariant(position, names) => {
+                write!(f, "position `{position}` fits several variants ({names}): choose one with --variant")
+            }
+            Error::NotSolved { variant, path } => write!(
+                f,
+                "variant {variant} is not solved (no {}): run `bishops solve {variant}`",
+                path.display()
+            ),
+            Error::Corrupt { path, problem, variant } => write!(
+                f,
+                "database {} {problem}; it is not trusted: run `bishops solve {variant}` to rebuild it",
+                path.display()
+            ),
+            Error::Sqlite(path, e) => write!(f, "{}: {e}", path.display()),
+            Error::Io(path, e) => write!(f, "{}: {e}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<PositionError> for Error {
+    fn from(e: PositionError) -> Error {
+        Error::Position(e)
+    }
+}

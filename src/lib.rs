@@ -1,0 +1,54 @@
+//! `bishops` strongly solves the Bishops swap puzzle of *The 7th Guest* and
+//! its larger relatives.
+//!
+//! White bishops start on the bottom row, black bishops on the top row; the
+//! task is to swap them, one move at a time, with no turn order, never leaving
+//! a bishop where one of the other colour attacks it. The *remoteness* of a
+//! position is the fewest moves still needed.
+//!
+//! The crate is laid out one idea per module:
+//!
+//! | module | idea |
+//! |---|---|
+//! | [`Square`], [`Bitboard`], [`Board`], [`Geometry`] | board geometry: squares, colour classes, cells, rays |
+//! | [`Part`], [`rules`] | legality and moves inside one colour class |
+//! | [`Position`], [`Move`] | whole-board positions and moves, as strings |
+//! | [`Variant`] | a board and a start; named ones live in `variants/` |
+//! | [`index`] | the public position hash R(n, w, b), rank and unrank |
+//! | [`solver`] | retrograde breadth-first search into remoteness tables |
+//! | [`storage`] | SQLite databases of solved variants |
+//! | [`Remoteness`], [`Cell`] | what the tables hold |
+//! | `cli` | the `bishops` command line |
+//!
+//! ```
+//! use bishops::{Position, Remoteness, Variant, solver};
+//!
+//! let position: Position = "5_4_a1-b2_e1-e3".parse().unwrap();
+//! let variant = Variant::for_position(&position, None).unwrap();
+//! let solution = solver::solve(&variant, &mut |_| {}).unwrap();
+//! let hash = variant.class_hashes(&position)[0];
+//! assert_eq!(solution.classes[0].cell(hash).remoteness(), Some(Remoteness(17)));
+//! ```
+
+mod bitboard;
+mod board;
+pub mod cli;
+mod error;
+pub mod index;
+mod position;
+mod remoteness;
+pub mod rules;
+pub mod solver;
+mod square;
+pub mod storage;
+mod variant;
+
+pub use bitboard::{Bitboard, Cells};
+pub use board::{Board, Class, Geometry, MAX_CLASS_SQUARES};
+pub use error::{Error, Result};
+pub use index::DenseIndex;
+pub use position::{Move, Position, PositionError, Refusals};
+pub use remoteness::{Cell, Remoteness};
+pub use rules::{Colour, Part};
+pub use square::{MAX_ROWS, Square};
+pub use variant::{ClassSpec, Variant};

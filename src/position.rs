@@ -1,0 +1,452 @@
+//! Whole-board positions and moves: parsing, printing, legality, moves.
+
+use std::fmt;
+use std::str::FromStr;
+
+use bitflags::bitflags;
+
+use crate::board::{Board, Class, Geometry};
+use crate::rules::{Colour, Part};
+use crate::square::Square;
+
+bitflags! {
+    /// The reasons a position string is refused. One refusal can carry
+    /// several, and [`PositionError`] says each in words.
+    #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+    pub struct Refusals: u16 {
+        /// Not four `_`-separated fields.
+        const FIELDS = 1 << 0;
+        /// The board size is not a number, or out of range.
+        const BOARD = 1 << 1;
+        /// A square is badly written or off the board.
+        const SQUARE = 1 << 2;
+        /// A square holds two bishops.
+        const DUPLICATE = 1 << 3;
+        /// The numbers of bishops do not fit the variant.
+        const COUNTS = 1 << 4;
+        /// Bishops stand on a colour class the variant does not use.
+        const CLASS = 1 << 5;
+        /// A bishop stands where a bishop of the other colour attacks it.
+        const ATTACKED = 1 << 6;
+        /// The variant named does not exist.
+        const VARIANT = 1 << 7;
+    }
+}
+
+/// Why a position string was refused: every reason found, in words.
+///
+/// Displayed as one line: `bad position `…`: reason; reason`.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct PositionError {
+    /// The string as given.
+    pub input: String,
+    /// The kinds of reasons.
+    pub reasons: Refusals,
+    /// One phrase per reason, in the order found.
+    pub details: Vec<String>,
+}
+
+impl PositionError {
+    /// An error about `input` with no reasons yet.
+    pub fn new(input: &str) -> PositionError {
+        PositionError {
+            input: input.to_owned(),
+            reasons: Refusals::empty(),
+            details: Vec::new(),
+        }
+    }
+
+    /// Adds a reason.
+    pub fn push(&mut self, reason: Refusals, detail: impl Into<String>) {
+        self.reasons |= reason;
+        self.details.push(detail.into());
+    }
+
+    /// `Err(self)` when any reason was added, `Ok(value)` otherwise.
+    ///
+    /// # Errors
+    ///
+    /// When a reason was added.
+    pub fn or_ok<T>(self, value: T) -> Result<T, PositionError> {
+        if self.reasons.is_empty() { Ok(value) } else { Err(self) }
+    }
+}
+
+impl fmt::Display for PositionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bad position `{}`: {}", self.input, self.details.join("; "))
+    }
+}
+
+impl std::error::Error for PositionError {}
+
+/// A placement of white and black bishops on a board: what the position
+/// strings `R_C_<white>_<black>` name.
+///
+/// A `Position` is only well formed (squares on the board, none used twice);
+/// whether a bishop is attacked is [`Position::attack`]'s business, and which
+/// variant it belongs to is [`Variant`](crate::Variant)'s.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::Position;
+///
+/// let pos: Position = "5_4_a3-a1_e1-e3".parse().unwrap();
+/// assert_eq!(pos.to_string(), "5_4_a1-a3_e1-e3");
+/// assert!(pos.attack().is_none());
+/// assert_eq!(pos.moves().len(), 4);
+/// assert!("5_4_a1-a9_e1-e3".parse::<Position>().is_err());
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Position {
+    board: Board,
+    white: Vec<Square>,
+    black: Vec<Square>,
+}
+
+impl Position {
+    /// A position from squares, which are sorted.
+    ///
+    /// # Errors
+    ///
+    /// When a square is off the board or used twice.
+    pub fn new(board: Board, white: Vec<Square>, black: Vec<Square>) -> Result<Position, PositionError> {
+        let mut position = Position { board, white, black };
+        position.white.sort();
+        position.black.sort();
+        let mut err = PositionError::new(&position.to_string());
+        position.check_squares(&mut err);
+        err.or_ok(position)
+    }
+
+    fn check_squares(&self, err: &mut PositionError) {
+        let mut all: Vec<Square> = self.white.iter().chain(&self.black).copied().collect();
+        for &sq in &all {
+            if !self.board.contains(sq) {
+                err.push(Refusals::SQUARE, format!("{sq} is off the {} board", self.board));
+            }
+        }
+        all.sort();
+        for pair in all.windows(2) {
+            if pair[0] == pair[1] {
+                err.push(Refusals::DUPLICATE, format!("{} is used twice", pair[0]));
+            }
+        }
+    }
+
+    /// The position with the bishops of `parts` (one per class, as cells of
+    /// the matching geometry).
+    pub fn from_parts(board: Board, parts: &[(&Geometry, Part)]) -> Position {
+        let mut white = Vec::new();
+        let mut black = Vec::new();
+        for (geo, part) in parts {
+            white.extend(part.white.iter().map(|c| geo.square(c)));
+            black.extend(part.black.iter().map(|c| geo.square(c)));
+        }
+        white.sort();
+        black.sort();
+        Position { board, white, black }
+    }
+
+    /// The board.
+    pub fn board(&self) -> Board {
+        self.board
+    }
+
+    /// The white bishops, sorted.
+    pub fn white(&self) -> &[Square] {
+        &self.white
+    }
+
+    /// The black bishops, sorted.
+    pub fn black(&self) -> &[Square] {
+        &self.black
+    }
+
+    /// The bishops of one class, as cells of `geo`.
+    pub fn part(&self, geo: &Geometry) -> Part {
+        let cells = |squares: &[Square]| squares.iter().filter_map(|&sq| geo.cell(sq)).collect();
+        Part {
+            white: cells(&self.white),
+            black: cells(&self.black),
+        }
+    }
+
+    /// How many bishops of each colour stand on `class`: (white, black).
+    pub fn counts(&self, class: Class) -> (usize, usize) {
+        let count = |squares: &[Square]| squares.iter().filter(|&&sq| Class::of(sq) == class).count();
+        (count(&self.white), count(&self.black))
+    }
+
+    /// The same squares with the colours exchanged.
+    #[must_use]
+    pub fn swapped(&self) -> Position {
+        Position {
+            board: self.board,
+            white: self.black.clone(),
+            black: self.white.clone(),
+        }
+    }
+
+    fn geometries(&self) -> [Geometry; 2] {
+        Class::ALL.map(|class| Geometry::new(self.board, class))
+    }
+
+    /// A bishop that stands attacked, as `(attacker, victim)`, if any: the
+    /// position is legal when there is none.
+    pub fn attack(&self) -> Option<(Square, Square)> {
+        self.geometries().iter().find_map(|geo| {
+            let (a, v) = self.part(geo).first_attack(geo)?;
+            Some((geo.square(a), geo.square(v)))
+        })
+    }
+
+    /// The colour of the bishop on `square`, if any.
+    pub fn colour_at(&self, square: Square) -> Option<Colour> {
+        if self.white.contains(&square) {
+            Some(Colour::White)
+        } else if self.black.contains(&square) {
+            Some(Colour::Black)
+        } else {
+            None
+        }
+    }
+
+    /// Every legal move and the position after it, ordered by move. The
+    /// position must be legal.
+    pub fn moves(&self) -> Vec<(Move, Position)> {
+        let geos = self.geometries();
+        let parts = geos.each_ref().map(|geo| self.part(geo));
+        let mut moves = Vec::new();
+        for (k, geo) in geos.iter().enumerate() {
+            parts[k].for_each_move(geo, |_, from, to, after| {
+                let mut new_parts = parts;
+                new_parts[k] = after;
+                let position = Position::from_parts(self.board, &[(&geos[0], new_parts[0]), (&geos[1], new_parts[1])]);
+                moves.push((
+                    Move {
+                        from: geo.square(from),
+                        to: geo.square(to),
+                    },
+                    position,
+                ));
+            });
+        }
+        moves.sort_by_key(|(mv, _)| *mv);
+        moves
+    }
+
+    /// The position after `mv`, if it is a legal move here.
+    pub fn play(&self, mv: Move) -> Option<Position> {
+        self.moves().into_iter().find(|(m, _)| *m == mv).map(|(_, p)| p)
+    }
+
+    /// The board drawn as text, top row first: `W` and `B` for bishops, `.`
+    /// for empty squares, with row letters and column numbers.
+    pub fn diagram(&self) -> String {
+        let mut out = String::new();
+        for row in (0..self.board.rows()).rev() {
+            out.push((b'a' + row) as char);
+            for col in 0..self.board.cols() {
+                let sq = Square::new(row, col);
+                out.push(' ');
+                out.push(match self.colour_at(sq) {
+                    Some(Colour::White) => 'W',
+                    Some(Colour::Black) => 'B',
+                    None => '.',
+                });
+            }
+            out.push('\n');
+        }
+        out.push(' ');
+        for col in 1..=u16::from(self.board.cols()) {
+            out.push(' ');
+            out.push_str(&(col % 10).to_string());
+        }
+        out.push('\n');
+        out
+    }
+}
+
+impl FromStr for Position {
+    type Err = PositionError;
+
+    /// Parses `R_C_<white>_<black>`, squares joined by `-` in any order.
+    fn from_str(s: &str) -> Result<Position, PositionError> {
+        let mut err = PositionError::new(s);
+        let fields: Vec<&str> = s.split('_').collect();
+        if fields.len() != 4 {
+            err.push(
+                Refusals::FIELDS,
+                format!(
+                    "expected 4 fields `ROWS_COLS_WHITE_BLACK` separated by `_`, found {}",
+                    fields.len()
+                ),
+            );
+            return Err(err);
+        }
+        let number = |field: &str, what: &str, err: &mut PositionError| match field.parse::<u32>() {
+            Ok(n) if !field.starts_with('+') => Some(n),
+            _ => {
+                err.push(Refusals::BOARD, format!("`{field}` is not a number of {what}"));
+                None
+            }
+        };
+        let rows = number(fields[0], "rows", &mut err);
+        let cols = number(fields[1], "columns", &mut err);
+        let board = match (rows, cols) {
+            (Some(r), Some(c)) => match Board::new(r, c) {
+                Ok(board) => Some(board),
+                Err(reason) => {
+                    err.push(Refusals::BOARD, reason);
+                    None
+                }
+            },
+            _ => None,
+        };
+        let mut squares = |field: &str| -> Vec<Square> {
+            if field.is_empty() {
+                return Vec::new();
+            }
+            field
+                .split('-')
+                .filter_map(|name| match name.parse::<Square>() {
+                    Ok(sq) => Some(sq),
+                    Err(e) => {
+                        err.push(Refusals::SQUARE, e.to_string());
+                        None
+                    }
+                })
+                .collect()
+        };
+        let white = squares(fields[2]);
+        let black = squares(fields[3]);
+        let Some(board) = board else {
+            return Err(err);
+        };
+        let mut position = Position { board, white, black };
+        position.white.sort();
+        position.black.sort();
+        position.check_squares(&mut err);
+        err.or_ok(position)
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let join = |squares: &[Square]| squares.iter().map(Square::to_string).collect::<Vec<_>>().join("-");
+        write!(
+            f,
+            "{}_{}_{}_{}",
+            self.board.rows(),
+            self.board.cols(),
+            join(&self.white),
+            join(&self.black)
+        )
+    }
+}
+
+/// A move: the bishop on `from` slides to `to`. Written `a1-b2`; `a1b2` is
+/// accepted on input.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::Move;
+///
+/// let mv: Move = "a1b2".parse().unwrap();
+/// assert_eq!(mv.to_string(), "a1-b2");
+/// assert_eq!("a1-b2".parse::<Move>(), Ok(mv));
+/// assert!("a1".parse::<Move>().is_err());
+/// ```
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Move {
+    /// Where the bishop stands.
+    pub from: Square,
+    /// Where it goes.
+    pub to: Square,
+}
+
+impl FromStr for Move {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Move, String> {
+        let bad = || format!("`{s}` is not a move: write it like `a1-b2`");
+        let (from, to) = match s.split_once('-') {
+            Some(pair) => pair,
+            None => {
+                // `a1b2`: the second square starts at the second letter.
+                let at = s.char_indices().skip(1).find(|(_, c)| c.is_ascii_lowercase()).ok_or_else(bad)?.0;
+                s.split_at(at)
+            }
+        };
+        Ok(Move {
+            from: from.parse().map_err(|_| bad())?,
+            to: to.parse().map_err(|_| bad())?,
+        })
+    }
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.from, self.to)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(s: &str) -> PositionError {
+        s.parse::<Position>().expect_err(s)
+    }
+
+    #[test]
+    fn parsing_sorts_and_prints() {
+        let pos: Position = "7_6_a5-a1-a3_g3-g1-g5".parse().unwrap();
+        assert_eq!(pos.to_string(), "7_6_a1-a3-a5_g1-g3-g5");
+        assert_eq!(pos.counts(Class::Even), (3, 3));
+        assert_eq!(pos.swapped().to_string(), "7_6_g1-g3-g5_a1-a3-a5");
+    }
+
+    #[test]
+    fn every_kind_of_bad_string_is_named() {
+        assert_eq!(refusal("5_4_a1-a3").reasons, Refusals::FIELDS);
+        assert_eq!(refusal("5_4_a1_e1_x").reasons, Refusals::FIELDS);
+        assert_eq!(refusal("x_4_a1_e1").reasons, Refusals::BOARD);
+        assert_eq!(refusal("27_4_a1_e1").reasons, Refusals::BOARD);
+        assert_eq!(refusal("12_12_a1_e1").reasons, Refusals::BOARD);
+        assert_eq!(refusal("5_4_a1-a0_e1").reasons, Refusals::SQUARE);
+        assert_eq!(refusal("5_4_a1-f1_e1").reasons, Refusals::SQUARE);
+        assert_eq!(refusal("5_4_a1-a5_e1").reasons, Refusals::SQUARE);
+        assert_eq!(refusal("5_4_a1_a1").reasons, Refusals::DUPLICATE);
+        let both = refusal("5_4_a1-a1_e1-e9");
+        assert_eq!(both.reasons, Refusals::SQUARE | Refusals::DUPLICATE);
+        assert_eq!(both.details.len(), 2);
+        assert!(!both.to_string().contains('\n'));
+        assert!(both.to_string().contains("e9 is off the 5x4 board"));
+    }
+
+    #[test]
+    fn attacks_name_attacker_and_victim() {
+        let pos: Position = "5_4_a1_c3".parse().unwrap();
+        let (attacker, victim) = pos.attack().unwrap();
+        assert_eq!((attacker.to_string(), victim.to_string()), ("c3".into(), "a1".into()));
+        let blocked: Position = "5_4_a1-b2_c3".parse().unwrap();
+        assert_eq!(blocked.attack().map(|(a, v)| (a.to_string(), v.to_string())), Some(("c3".into(), "b2".into())));
+        let pos: Position = "5_4_a1-a3_e1-e3".parse().unwrap();
+        assert_eq!(pos.attack(), None);
+    }
+
+    #[test]
+    fn moves_play_and_draw() {
+        let start: Position = "5_4_a1-a3_e1-e3".parse().unwrap();
+        let moves: Vec<String> = start.moves().iter().map(|(m, _)| m.to_string()).collect();
+        assert_eq!(moves, ["a1-b2", "a3-b2", "e1-d2", "e3-d2"]);
+        let after = start.play("a1-b2".parse().unwrap()).unwrap();
+        assert_eq!(after.to_string(), "5_4_a3-b2_e1-e3");
+        assert!(start.play("a1-c3".parse().unwrap()).is_none());
+        assert_eq!(start.diagram(), "e B . B .\nd . . . .\nc . . . .\nb . . . .\na W . W .\n  1 2 3 4\n");
+    }
+}

@@ -1,0 +1,429 @@
+//! Solved databases: one SQLite file per variant.
+//!
+//! A database is written whole into a temporary file beside its final name,
+//! in one transaction, synced, and renamed into place, so a crash leaves
+//! either the old file or the new one, never half of one. Opening checks that
+//! the file is complete and of this program's format before anything in it is
+//! believed. The schema (see `SCHEMA` and the README) is meant to be read by
+//! people with `sqlite3` as well as by this program.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::error::{Error, Result};
+use crate::remoteness::{Cell, Remoteness};
+use crate::solver::{ClassStats, Solution};
+use crate::variant::Variant;
+
+/// The version of the database layout; a file of another version is refused.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The tables of a database.
+pub const SCHEMA: &str = "
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE classes (
+    class          INTEGER PRIMARY KEY, -- 0: squares of a1 (row + column even), 1: of a2
+    squares        INTEGER NOT NULL,    -- n, squares in the class
+    white          INTEGER NOT NULL,    -- w, white bishops in the class
+    black          INTEGER NOT NULL,    -- b, black bishops in the class
+    hash_size      INTEGER NOT NULL,    -- R(n, w, b)
+    start_hash     INTEGER NOT NULL,
+    goal_hash      INTEGER NOT NULL,
+    legal          INTEGER NOT NULL,    -- legal positions
+    reachable      INTEGER NOT NULL,    -- legal positions that reach the goal
+    max_remoteness INTEGER,             -- NULL when none does
+    histogram      TEXT NOT NULL,       -- JSON array: positions per remoteness
+    hardest        TEXT NOT NULL,       -- JSON array: hashes of the hardest positions
+    checksum       TEXT NOT NULL        -- FNV-1a 64 of the class's rows, hex
+);
+CREATE TABLE positions (
+    class      INTEGER NOT NULL,
+    hash       INTEGER NOT NULL,        -- the public hash of the class part
+    remoteness INTEGER,                 -- NULL: legal but unreachable
+    PRIMARY KEY (class, hash)
+) WITHOUT ROWID;
+";
+
+/// Where the database of `variant` lives in `dir`.
+pub fn path(dir: &Path, variant: &str) -> PathBuf {
+    dir.join(format!("{variant}.sqlite"))
+}
+
+/// A running FNV-1a 64 checksum of a class's `(hash, cell)` rows in hash
+/// order: cheap, and enough to tell a damaged or edited table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Checksum(u64);
+
+impl Default for Checksum {
+    fn default() -> Checksum {
+        Checksum(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Checksum {
+    /// Adds one row.
+    pub fn add(&mut self, hash: u64, cell: Cell) {
+        for byte in hash.to_le_bytes().into_iter().chain([cell.0]) {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// The checksum as 16 hex digits.
+    pub fn hex(self) -> String {
+        format!("{:016x}", self.0)
+    }
+}
+
+/// Writes the database of `variant` into `dir`, atomically, and returns its
+/// path.
+///
+/// # Errors
+///
+/// When the directory cannot be made or the file cannot be written; no file
+/// of the final name is touched then.
+pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathBuf> {
+    fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
+    let dest = path(dir, variant.name());
+    let tmp = dir.join(format!(".{}.sqlite.tmp-{}", variant.name(), std::process::id()));
+    let result = write_file(&tmp, variant, solution).and_then(|()| {
+        fs::rename(&tmp, &dest).map_err(|e| Error::Io(dest.clone(), e))?;
+        // Make the rename itself durable.
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map(|()| dest)
+}
+
+fn write_file(tmp: &Path, variant: &Variant, solution: &Solution) -> Result<()> {
+    let _ = fs::remove_file(tmp);
+    let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
+    let mut conn = Connection::open(tmp).map_err(sql)?;
+    // The file is private until renamed, so no journal is needed.
+    conn.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
+        .map_err(sql)?;
+    let tx = conn.transaction().map_err(sql)?;
+    tx.execute_batch(SCHEMA).map_err(sql)?;
+    let starts = variant.class_hashes(variant.start());
+    let goals = variant.class_hashes(&variant.goal());
+    let mut start_remoteness = Some(Remoteness(0));
+    let (mut legal, mut reachable, mut max) = (1u128, 1u128, Some(Remoteness(0)));
+    {
+        let mut row = tx
+            .prepare("INSERT INTO positions (class, hash, remoteness) VALUES (?1, ?2, ?3)")
+            .map_err(sql)?;
+        let mut class_row = tx
+            .prepare("INSERT INTO classes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)")
+            .map_err(sql)?;
+        for (k, (spec, table)) in variant.classes().iter().zip(&solution.classes).enumerate() {
+            let class = spec.class.index() as i64;
+            let mut checksum = Checksum::default();
+            for (hash, &byte) in table.cells.iter().enumerate() {
+                let cell = Cell(byte);
+                if cell.is_legal() {
+                    checksum.add(hash as u64, cell);
+                    row.execute(params![class, hash as i64, cell.remoteness().map(|r| r.0)])
+                        .map_err(sql)?;
+                }
+            }
+            let stats = &table.stats;
+            let (white, black) = spec.counts();
+            class_row
+                .execute(params![
+                    class,
+                    spec.geometry.len() as i64,
+                    white,
+                    black,
+                    spec.index.len() as i64,
+                    starts[k] as i64,
+                    goals[k] as i64,
+                    stats.legal as i64,
+                    stats.reachable as i64,
+                    stats.max_remoteness().map(|r| r.0),
+                    serde_json::to_string(&stats.histogram).expect("numbers serialize"),
+                    serde_json::to_string(&stats.hardest).expect("numbers serialize"),
+                    checksum.hex(),
+                ])
+                .map_err(sql)?;
+            start_remoteness = sum(start_remoteness, table.cell(starts[k]).remoteness());
+            max = sum(max, stats.max_remoteness());
+            legal *= u128::from(stats.legal);
+            reachable *= u128::from(stats.reachable);
+        }
+    }
+    let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let meta: Vec<(&str, String)> = vec![
+        ("format", "bishops".into()),
+        ("format_version", FORMAT_VERSION.to_string()),
+        ("variant", variant.name().into()),
+        ("description", variant.description().into()),
+        ("board", variant.board().to_string()),
+        ("start", variant.start().to_string()),
+        ("goal", variant.goal().to_string()),
+        ("hash_scheme", crate::index::HASH_SCHEME.into()),
+        ("hash_version", crate::index::HASH_VERSION.to_string()),
+        ("legal_positions", legal.to_string()),
+        ("reachable_positions", reachable.to_string()),
+        ("max_remoteness", max.map_or(String::new(), |r| r.to_string())),
+        ("start_remoteness", start_remoteness.map_or(String::new(), |r| r.to_string())),
+        ("program_version", env!("CARGO_PKG_VERSION").into()),
+        ("solve_seconds", format!("{:.6}", solution.elapsed.as_secs_f64())),
+        ("created_unix", created.to_string()),
+    ];
+    for (key, value) in meta {
+        tx.execute("INSERT INTO meta VALUES (?1, ?2)", params![key, value])
+            .map_err(sql)?;
+    }
+    tx.commit().map_err(sql)?;
+    conn.close().map_err(|(_, e)| sql(e))?;
+    fs::File::open(tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::Io(tmp.to_path_buf(), e))
+}
+
+fn sum(a: Option<Remoteness>, b: Option<Remoteness>) -> Option<Remoteness> {
+    Some(a? + b?)
+}
+
+/// What a database says of one class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassRecord {
+    /// The class number (0: a1's class, 1: a2's).
+    pub class: usize,
+    /// R(n, w, b).
+    pub hash_size: u64,
+    /// The counts and hardest positions.
+    pub stats: ClassStats,
+    /// The checksum of the class's rows, as written.
+    pub checksum: String,
+}
+
+/// An open, checked database of one variant.
+pub struct Database {
+    conn: Connection,
+    path: PathBuf,
+    variant: String,
+    classes: Vec<ClassRecord>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database").field("path", &self.path).finish()
+    }
+}
+
+impl Database {
+    /// Opens the database of `variant` in `dir` and checks that it can be
+    /// trusted: complete, of this format and hash version, and of this
+    /// variant's start.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotSolved`] when there is no file, [`Error::Corrupt`] when
+    /// there is one that cannot be trusted.
+    pub fn open(dir: &Path, variant: &Variant) -> Result<Database> {
+        let path = path(dir, variant.name());
+        let corrupt = |problem: String| Error::Corrupt {
+            path: path.clone(),
+            problem,
+            variant: variant.name().to_owned(),
+        };
+        let len = match fs::metadata(&path) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::NotSolved {
+                    variant: variant.name().to_owned(),
+                    path,
+                });
+            }
+            Err(e) => return Err(Error::Io(path, e)),
+        };
+        let sqlite = |e: rusqlite::Error| corrupt(format!("cannot be read ({e})"));
+        let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(sqlite)?;
+        let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0)).map_err(sqlite)?;
+        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0)).map_err(sqlite)?;
+        let expected = (pages * page_size) as u64;
+        if expected != len || len == 0 {
+            return Err(corrupt(format!("is truncated or padded: {len} bytes, its header says {expected}")));
+        }
+        let meta = |key: &str| -> Result<Option<String>> {
+            conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .optional()
+                .map_err(sqlite)
+        };
+        if meta("format")?.as_deref() != Some("bishops") {
+            return Err(corrupt("is not a bishops database".into()));
+        }
+        let version = meta("format_version")?.unwrap_or_default();
+        if version != FORMAT_VERSION.to_string() {
+            return Err(corrupt(format!(
+                "is of format version {version}, this program reads version {FORMAT_VERSION}"
+            )));
+        }
+        let hash_version = meta("hash_version")?.unwrap_or_default();
+        if hash_version != crate::index::HASH_VERSION.to_string() {
+            return Err(corrupt(format!(
+                "uses hash version {hash_version}, this program uses version {}",
+                crate::index::HASH_VERSION
+            )));
+        }
+        if meta("variant")?.as_deref() != Some(variant.name())
+            || meta("start")?.as_deref() != Some(&variant.start().to_string())
+        {
+            return Err(corrupt(format!("is not of variant {} with start {}", variant.name(), variant.start())));
+        }
+        let classes = read_classes(&conn).map_err(sqlite)?;
+        let expected: Vec<(usize, u64)> = variant.classes().iter().map(|s| (s.class.index(), s.index.len())).collect();
+        let found: Vec<(usize, u64)> = classes.iter().map(|c| (c.class, c.hash_size)).collect();
+        if expected != found {
+            return Err(corrupt(format!("has classes {found:?}, the variant has {expected:?}")));
+        }
+        Ok(Database {
+            conn,
+            path,
+            variant: variant.name().to_owned(),
+            classes,
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Per class: counts, histogram, hardest positions.
+    pub fn classes(&self) -> &[ClassRecord] {
+        &self.classes
+    }
+
+    /// A metadata value.
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be read.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.read_error(e))
+    }
+
+    fn read_error(&self, e: rusqlite::Error) -> Error {
+        Error::Corrupt {
+            path: self.path.clone(),
+            problem: format!("cannot be read ({e})"),
+            variant: self.variant.clone(),
+        }
+    }
+
+    /// The cell of `hash` in the `k`-th class of the variant: one indexed
+    /// read. A hash that is not stored is [`Cell::ILLEGAL`].
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be read.
+    pub fn cell(&self, k: usize, hash: u64) -> Result<Cell> {
+        let class = self.classes[k].class as i64;
+        let row: Option<Option<u16>> = self
+            .conn
+            .prepare_cached("SELECT remoteness FROM positions WHERE class = ?1 AND hash = ?2")
+            .and_then(|mut st| st.query_row(params![class, hash as i64], |r| r.get(0)).optional())
+            .map_err(|e| self.read_error(e))?;
+        Ok(match row {
+            None => Cell::ILLEGAL,
+            Some(None) => Cell::UNREACHABLE,
+            Some(Some(r)) if r <= u16::from(Cell::MAX_REMOTENESS) => Cell(r as u8),
+            Some(Some(r)) => return Err(self.read_error(rusqlite::Error::IntegralValueOutOfRange(2, i64::from(r)))),
+        })
+    }
+
+    /// The remoteness of a position given by its class hashes, `None` when it
+    /// cannot reach the goal.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when a class part is not in the table: the
+    /// position was checked legal, so the table is wrong.
+    pub fn remoteness(&self, hashes: &[u64]) -> Result<Option<Remoteness>> {
+        let mut total = Some(Remoteness(0));
+        for (k, &hash) in hashes.iter().enumerate() {
+            let cell = self.cell(k, hash)?;
+            if !cell.is_legal() {
+                return Err(Error::Corrupt {
+                    path: self.path.clone(),
+                    problem: format!("has no entry for the legal hash {hash} of class {}", self.classes[k].class),
+                    variant: self.variant.clone(),
+                });
+            }
+            total = sum(total, cell.remoteness());
+        }
+        Ok(total)
+    }
+
+    /// Calls `f(hash, cell)` for every stored row of the `k`-th class in hash
+    /// order, then checks the rows against the stored checksum.
+    ///
+    /// # Errors
+    ///
+    /// What `f` returns, or [`Error::Corrupt`] when the checksum differs.
+    pub fn for_each_row(&self, k: usize, mut f: impl FnMut(u64, Cell) -> Result<()>) -> Result<()> {
+        let class = self.classes[k].class as i64;
+        let mut st = self
+            .conn
+            .prepare("SELECT hash, remoteness FROM positions WHERE class = ?1 ORDER BY hash")
+            .map_err(|e| self.read_error(e))?;
+        let mut rows = st.query([class]).map_err(|e| self.read_error(e))?;
+        let mut checksum = Checksum::default();
+        while let Some(row) = rows.next().map_err(|e| self.read_error(e))? {
+            let hash: i64 = row.get(0).map_err(|e| self.read_error(e))?;
+            let remoteness: Option<u8> = row.get(1).map_err(|e| self.read_error(e))?;
+            let cell = remoteness.map_or(Cell::UNREACHABLE, Cell);
+            checksum.add(hash as u64, cell);
+            f(hash as u64, cell)?;
+        }
+        if checksum.hex() != self.classes[k].checksum {
+            return Err(Error::Corrupt {
+                path: self.path.clone(),
+                problem: format!("fails its checksum for class {}", self.classes[k].class),
+                variant: self.variant.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn read_classes(conn: &Connection) -> rusqlite::Result<Vec<ClassRecord>> {
+    let mut st = conn.prepare(
+        "SELECT class, hash_size, legal, reachable, histogram, hardest, checksum FROM classes ORDER BY class",
+    )?;
+    let json = |i: usize, text: String| {
+        serde_json::from_str::<Vec<u64>>(&text)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
+    };
+    st.query_map([], |r| {
+        Ok(ClassRecord {
+            class: r.get::<_, i64>(0)? as usize,
+            hash_size: r.get::<_, i64>(1)? as u64,
+            stats: ClassStats {
+                legal: r.get::<_, i64>(2)? as u64,
+                reachable: r.get::<_, i64>(3)? as u64,
+                histogram: json(4, r.get(4)?)?,
+                hardest: json(5, r.get(5)?)?,
+            },
+            checksum: r.get(6)?,
+        })
+    })?
+    .collect()
+}

@@ -1,0 +1,399 @@
+//! Variants: a board and a start position, named in `variants/` or standard.
+
+use serde::Deserialize;
+
+use crate::board::{Board, Class, Geometry};
+use crate::error::{Error, Result};
+use crate::index::{DenseIndex, combine};
+use crate::position::{Position, PositionError, Refusals};
+use crate::rules::Part;
+
+/// The named variants, one JSON file each in `variants/`, built into the
+/// binary so that it runs from anywhere.
+const VARIANT_FILES: &[(&str, &str)] = &[
+    ("5x4.json", include_str!("../variants/5x4.json")),
+    ("7x4.json", include_str!("../variants/7x4.json")),
+    ("7x6.json", include_str!("../variants/7x6.json")),
+    ("5x4-full.json", include_str!("../variants/5x4-full.json")),
+];
+
+/// A file of `variants/`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantFile {
+    name: String,
+    description: String,
+    start: String,
+}
+
+/// One colour class that a variant uses: its geometry, start, goal and hash.
+#[derive(Clone, Debug)]
+pub struct ClassSpec {
+    /// Which class.
+    pub class: Class,
+    /// The class's cells and rays.
+    pub geometry: Geometry,
+    /// The start's bishops in this class.
+    pub start: Part,
+    /// The goal's bishops in this class: the start with colours swapped.
+    pub goal: Part,
+    /// The public hash of this class's placements.
+    pub index: DenseIndex,
+}
+
+impl ClassSpec {
+    /// How many (white, black) bishops the class holds.
+    pub fn counts(&self) -> (u32, u32) {
+        (self.start.white.count(), self.start.black.count())
+    }
+}
+
+/// A board plus a start position; the goal is the start with the colours
+/// swapped. Only the colour classes holding bishops take part.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::Variant;
+///
+/// let v = Variant::named("5x4-full").unwrap();
+/// assert_eq!(v.classes().len(), 2);
+/// assert_eq!(v.goal().to_string(), "5_4_e1-e2-e3-e4_a1-a2-a3-a4");
+///
+/// let pos = "5_4_a1-b2_e1-e3".parse().unwrap();
+/// assert_eq!(Variant::for_position(&pos, None).unwrap().name(), "5x4");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Variant {
+    name: String,
+    description: String,
+    start: Position,
+    classes: Vec<ClassSpec>,
+}
+
+impl Variant {
+    fn from_start(name: String, description: String, start: Position) -> Result<Variant> {
+        if let Some((attacker, victim)) = start.attack().or_else(|| start.swapped().attack()) {
+            return Err(Error::Variant(format!(
+                "variant {name}: the start or goal is illegal ({attacker} attacks {victim})"
+            )));
+        }
+        let classes: Vec<ClassSpec> = Class::ALL
+            .into_iter()
+            .filter(|&class| start.counts(class) != (0, 0))
+            .map(|class| {
+                let geometry = Geometry::new(start.board(), class);
+                let part = start.part(&geometry);
+                let index = DenseIndex::new(geometry.len() as u32, part.white.count(), part.black.count());
+                ClassSpec {
+                    class,
+                    geometry,
+                    start: part,
+                    goal: part.swapped(),
+                    index,
+                }
+            })
+            .collect();
+        if classes.is_empty() {
+            return Err(Error::Variant(format!("variant {name}: the start has no bishops")));
+        }
+        Ok(Variant {
+            name,
+            description,
+            start,
+            classes,
+        })
+    }
+
+    /// The named variants of `variants/`, in file order.
+    ///
+    /// # Errors
+    ///
+    /// When a built-in file is malformed (a test makes sure none is).
+    pub fn builtin() -> Result<Vec<Variant>> {
+        VARIANT_FILES
+            .iter()
+            .map(|(file, text)| {
+                let bad = |e: String| Error::Variant(format!("variants/{file}: {e}"));
+                let spec: VariantFile = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+                let start = spec.start.parse::<Position>().map_err(|e| bad(e.to_string()))?;
+                Variant::from_start(spec.name, spec.description, start)
+            })
+            .collect()
+    }
+
+    /// The standard start on `board` for `classes`: white on those classes'
+    /// squares of row `a`, black on those of the last row.
+    ///
+    /// # Errors
+    ///
+    /// When the board has no fewer columns than rows, so that the home rows
+    /// would see each other.
+    pub fn standard(board: Board, classes: &[Class]) -> Result<Variant> {
+        let name = standard_name(board, classes);
+        if board.cols() >= board.rows() {
+            return Err(Error::Variant(format!(
+                "no standard start on a {board} board: the standard family needs fewer columns than rows"
+            )));
+        }
+        let row = |r: u8| classes.iter().flat_map(|&c| board.row_squares(r, c)).collect::<Vec<_>>();
+        let start = Position::new(board, row(0), row(board.rows() - 1)).map_err(|e| Error::Variant(e.to_string()))?;
+        let description = format!("standard start on the {} squares of a {board} board", class_words(classes));
+        Variant::from_start(name, description, start)
+    }
+
+    /// The variant called `name`: a file of `variants/`, or a standard one
+    /// written `RxC` (class of a1), `RxC-a2` (class of a2) or `RxC-full`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownVariant`] when no variant has that name.
+    pub fn named(name: &str) -> Result<Variant> {
+        if let Some(v) = Variant::builtin()?.into_iter().find(|v| v.name == name) {
+            return Ok(v);
+        }
+        let unknown = || Error::UnknownVariant(name.to_owned());
+        let (size, classes): (&str, &[Class]) = if let Some(size) = name.strip_suffix("-full") {
+            (size, &Class::ALL)
+        } else if let Some(size) = name.strip_suffix("-a2") {
+            (size, &[Class::Odd])
+        } else {
+            (name, &[Class::Even])
+        };
+        let (rows, cols) = size.split_once('x').ok_or_else(unknown)?;
+        let board = Board::new(rows.parse().map_err(|_| unknown())?, cols.parse().map_err(|_| unknown())?)
+            .map_err(Error::Variant)?;
+        Variant::standard(board, classes)
+    }
+
+    /// The variant of `position`: `name` when given; otherwise the one file
+    /// whose board and per-class bishop counts match, or else the standard
+    /// start for the position's board and classes. The position is checked
+    /// against the variant: legal, the right counts on the right classes.
+    ///
+    /// # Errors
+    ///
+    /// A [`PositionError`] with every reason the position does not fit, or
+    /// [`Error::UnknownVariant`].
+    pub fn for_position(position: &Position, name: Option<&str>) -> Result<Variant> {
+        let variant = match name {
+            Some(name) => Variant::named(name)?,
+            None => {
+                let counts = |p: &Position| Class::ALL.map(|c| p.counts(c));
+                let candidates: Vec<Variant> = Variant::builtin()?
+                    .into_iter()
+                    .filter(|v| v.board() == position.board() && counts(&v.start) == counts(position))
+                    .collect();
+                match candidates.len() {
+                    1 => candidates.into_iter().next().expect("one candidate"),
+                    0 => {
+                        let used: Vec<Class> =
+                            Class::ALL.into_iter().filter(|&c| position.counts(c) != (0, 0)).collect();
+                        let mut err = PositionError::new(&position.to_string());
+                        if used.is_empty() {
+                            err.push(Refusals::COUNTS, "there are no bishops");
+                            return Err(err.into());
+                        }
+                        Variant::standard(position.board(), &used).map_err(|e| {
+                            err.push(Refusals::VARIANT, format!("{e}; name a variant with --variant"));
+                            Error::from(err.clone())
+                        })?
+                    }
+                    _ => {
+                        let names: Vec<&str> = candidates.iter().map(|v| v.name()).collect();
+                        return Err(Error::AmbiguousVariant(position.to_string(), names.join(", ")));
+                    }
+                }
+            }
+        };
+        variant.check(position)?;
+        Ok(variant)
+    }
+
+    /// Checks that `position` is a position of this variant: same board,
+    /// bishops only on the variant's classes and in its numbers, and no
+    /// bishop attacked.
+    ///
+    /// # Errors
+    ///
+    /// A [`PositionError`] naming every problem found.
+    pub fn check(&self, position: &Position) -> std::result::Result<(), PositionError> {
+        let mut err = PositionError::new(&position.to_string());
+        if position.board() != self.board() {
+            err.push(
+                Refusals::COUNTS,
+                format!("the board is {}, variant {} is on {}", position.board(), self.name, self.board()),
+            );
+            return Err(err);
+        }
+        for class in Class::ALL {
+            let have = position.counts(class);
+            let want = self.start.counts(class);
+            if have == want {
+                continue;
+            }
+            if want == (0, 0) {
+                err.push(
+                    Refusals::CLASS,
+                    format!(
+                        "bishops stand on the {} squares, which variant {} does not use",
+                        class.name(),
+                        self.name
+                    ),
+                );
+            } else {
+                err.push(
+                    Refusals::COUNTS,
+                    format!(
+                        "{} white and {} black bishops on the {} squares, variant {} has {} and {}",
+                        have.0,
+                        have.1,
+                        class.name(),
+                        self.name,
+                        want.0,
+                        want.1
+                    ),
+                );
+            }
+        }
+        if let Some((attacker, victim)) = position.attack() {
+            let colour = |sq| if position.white().contains(&sq) { "white" } else { "black" };
+            err.push(
+                Refusals::ATTACKED,
+                format!("{} bishop {victim} is attacked by {} bishop {attacker}", colour(victim), colour(attacker)),
+            );
+        }
+        err.or_ok(())
+    }
+
+    /// The variant's name, which also names its database.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the variant is, in a sentence.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The board.
+    pub fn board(&self) -> Board {
+        self.start.board()
+    }
+
+    /// The start position.
+    pub fn start(&self) -> &Position {
+        &self.start
+    }
+
+    /// The goal: the start with the colours swapped.
+    pub fn goal(&self) -> Position {
+        self.start.swapped()
+    }
+
+    /// The classes that take part, `Even` first.
+    pub fn classes(&self) -> &[ClassSpec] {
+        &self.classes
+    }
+
+    /// The hash of each class part of `position`, in class order. The
+    /// position must be one of this variant's.
+    pub fn class_hashes(&self, position: &Position) -> Vec<u64> {
+        self.classes
+            .iter()
+            .map(|spec| spec.index.rank(position.part(&spec.geometry)))
+            .collect()
+    }
+
+    /// The public hash of `position`: the class hashes in mixed radix.
+    pub fn hash(&self, position: &Position) -> u128 {
+        combine(&self.class_hashes(position), &self.hash_sizes())
+    }
+
+    /// R(n, w, b) of each class.
+    pub fn hash_sizes(&self) -> Vec<u64> {
+        self.classes.iter().map(|spec| spec.index.len()).collect()
+    }
+
+    /// The position whose class parts are `parts`, in class order.
+    pub fn position(&self, parts: &[Part]) -> Position {
+        let pairs: Vec<(&Geometry, Part)> = self.classes.iter().map(|s| &s.geometry).zip(parts.iter().copied()).collect();
+        Position::from_parts(self.board(), &pairs)
+    }
+}
+
+fn standard_name(board: Board, classes: &[Class]) -> String {
+    match classes {
+        [Class::Even] => format!("{board}"),
+        [Class::Odd] => format!("{board}-a2"),
+        _ => format!("{board}-full"),
+    }
+}
+
+fn class_words(classes: &[Class]) -> &'static str {
+    match classes {
+        [Class::Even] => "a1",
+        [Class::Odd] => "a2",
+        _ => "a1 and a2",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_of_variants_is_built_in() {
+        let mut files: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/variants"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        files.sort();
+        let mut built_in: Vec<String> = VARIANT_FILES.iter().map(|(f, _)| f.to_string()).collect();
+        built_in.sort();
+        assert_eq!(files, built_in);
+        let variants = Variant::builtin().unwrap();
+        for (v, (file, _)) in variants.iter().zip(VARIANT_FILES) {
+            assert_eq!(format!("{}.json", v.name()), *file);
+        }
+    }
+
+    #[test]
+    fn named_and_standard_variants() {
+        let v = Variant::named("7x6").unwrap();
+        assert_eq!(v.start().to_string(), "7_6_a1-a3-a5_g1-g3-g5");
+        assert_eq!(v.hash_sizes(), [1_085_280]);
+        let std = Variant::named("9x6-full").unwrap();
+        assert_eq!(std.start().to_string(), "9_6_a1-a2-a3-a4-a5-a6_i1-i2-i3-i4-i5-i6");
+        assert_eq!(Variant::named("5x4-a2").unwrap().start().to_string(), "5_4_a2-a4_e2-e4");
+        assert!(matches!(Variant::named("nope"), Err(Error::UnknownVariant(_))));
+        assert!(Variant::named("4x5").is_err());
+    }
+
+    #[test]
+    fn positions_find_their_variant() {
+        let name = |s: &str| Variant::for_position(&s.parse().unwrap(), None).map(|v| v.name().to_owned());
+        assert_eq!(name("5_4_a1-a3_e1-e3").unwrap(), "5x4");
+        assert_eq!(name("5_4_e1-e2-e3-e4_a1-a2-a3-a4").unwrap(), "5x4-full");
+        assert_eq!(name("5_4_a2-a4_e2-e4").unwrap(), "5x4-a2");
+        assert_eq!(name("9_6_a1-a3-a5_i1-i3-i5").unwrap(), "9x6");
+        let reasons = |s: &str, v: Option<&str>| match Variant::for_position(&s.parse().unwrap(), v) {
+            Err(Error::Position(e)) => e.reasons,
+            other => panic!("{s}: {other:?}"),
+        };
+        assert_eq!(reasons("5_4_a1_e1-e3", None), Refusals::COUNTS);
+        assert_eq!(reasons("5_4_a2-a4_e2-e4", Some("5x4")), Refusals::CLASS | Refusals::COUNTS);
+        assert_eq!(reasons("5_4_a1-c3_e1-e3", None), Refusals::ATTACKED);
+        assert_eq!(reasons("4_5_a1-a3_d1-d3", None), Refusals::VARIANT);
+    }
+
+    #[test]
+    fn hashes_combine_in_mixed_radix() {
+        let v = Variant::named("5x4-full").unwrap();
+        let start = v.start().clone();
+        let hashes = v.class_hashes(&start);
+        assert_eq!(v.hash(&start), u128::from(hashes[0]) * 1260 + u128::from(hashes[1]));
+        let parts: Vec<Part> = v.classes().iter().map(|s| s.start).collect();
+        assert_eq!(v.position(&parts), start);
+    }
+}
