@@ -26,11 +26,7 @@ impl Class {
 
     /// The class of a square.
     pub fn of(square: Square) -> Class {
-        if square.parity() == 0 {
-            Class::Even
-        } else {
-            Class::Odd
-        }
+        if square.parity() == 0 { Class::Even } else { Class::Odd }
     }
 
     /// 0 for `Even`, 1 for `Odd`: the class number used in databases.
@@ -182,8 +178,7 @@ impl Geometry {
         let squares: Vec<Square> = board.squares().filter(|&sq| Class::of(sq) == class).collect();
         let mut cells = vec![None; usize::from(board.rows) * usize::from(board.cols)];
         for (cell, sq) in squares.iter().enumerate() {
-            cells[usize::from(sq.row()) * usize::from(board.cols) + usize::from(sq.col())] =
-                Some(cell as u8);
+            cells[usize::from(sq.row()) * usize::from(board.cols) + usize::from(sq.col())] = Some(cell as u8);
         }
         let cell_at = |row: i16, col: i16| -> Option<u8> {
             if row < 0 || col < 0 || row >= i16::from(board.rows) || col >= i16::from(board.cols) {

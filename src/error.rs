@@ -71,10 +71,16 @@ impl fmt::Display for Error {
             Error::Position(e) => e.fmt(f),
             Error::Move(e) | Error::Variant(e) | Error::Usage(e) | Error::TooLarge(e) => f.write_str(e),
             Error::UnknownVariant(name) => {
-                write!(f, "unknown variant `{name}`: see `bishops variants`, or name a standard one like `9x6`, `9x6-a2`, `9x6-full`")
+                write!(
+                    f,
+                    "unknown variant `{name}`: see `bishops variants`, or name a standard one like `9x6`, `9x6-a2`, `9x6-full`"
+                )
             }
             Error::AmbiguousVariant(position, names) => {
-                write!(f, "position `{position}` fits several variants ({names}): choose one with --variant")
+                write!(
+                    f,
+                    "position `{position}` fits several variants ({names}): choose one with --variant"
+                )
             }
             Error::NotSolved { variant, path } => write!(
                 f,

@@ -150,7 +150,10 @@ impl DenseIndex {
     /// When there are more than 64 cells or more bishops than cells.
     #[track_caller]
     pub fn new(cells: u32, white: u32, black: u32) -> DenseIndex {
-        assert!(cells <= 64 && white + black <= cells, "{white}+{black} bishops on {cells} cells");
+        assert!(
+            cells <= 64 && white + black <= cells,
+            "{white}+{black} bishops on {cells} cells"
+        );
         DenseIndex {
             cells,
             white,

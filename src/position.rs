@@ -377,7 +377,12 @@ impl FromStr for Move {
             Some(pair) => pair,
             None => {
                 // `a1b2`: the second square starts at the second letter.
-                let at = s.char_indices().skip(1).find(|(_, c)| c.is_ascii_lowercase()).ok_or_else(bad)?.0;
+                let at = s
+                    .char_indices()
+                    .skip(1)
+                    .find(|(_, c)| c.is_ascii_lowercase())
+                    .ok_or_else(bad)?
+                    .0;
                 s.split_at(at)
             }
         };
@@ -434,7 +439,10 @@ mod tests {
         let (attacker, victim) = pos.attack().unwrap();
         assert_eq!((attacker.to_string(), victim.to_string()), ("c3".into(), "a1".into()));
         let blocked: Position = "5_4_a1-b2_c3".parse().unwrap();
-        assert_eq!(blocked.attack().map(|(a, v)| (a.to_string(), v.to_string())), Some(("c3".into(), "b2".into())));
+        assert_eq!(
+            blocked.attack().map(|(a, v)| (a.to_string(), v.to_string())),
+            Some(("c3".into(), "b2".into()))
+        );
         let pos: Position = "5_4_a1-a3_e1-e3".parse().unwrap();
         assert_eq!(pos.attack(), None);
     }
@@ -447,6 +455,9 @@ mod tests {
         let after = start.play("a1-b2".parse().unwrap()).unwrap();
         assert_eq!(after.to_string(), "5_4_a3-b2_e1-e3");
         assert!(start.play("a1-c3".parse().unwrap()).is_none());
-        assert_eq!(start.diagram(), "e B . B .\nd . . . .\nc . . . .\nb . . . .\na W . W .\n  1 2 3 4\n");
+        assert_eq!(
+            start.diagram(),
+            "e B . B .\nd . . . .\nc . . . .\nb . . . .\na W . W .\n  1 2 3 4\n"
+        );
     }
 }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use serde::Serialize;
+
 /// The fewest moves from a position to the goal.
 ///
 /// | value | meaning |
@@ -22,7 +24,8 @@ use std::fmt;
 /// assert_eq!(r, Remoteness(36));
 /// assert_eq!(r.to_string(), "36");
 /// ```
-#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default, Serialize)]
+#[serde(transparent)]
 pub struct Remoteness(pub u16);
 
 impl std::ops::Add for Remoteness {

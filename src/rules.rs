@@ -114,7 +114,11 @@ impl Part {
     pub fn first_attack(self, geo: &Geometry) -> Option<(u8, u8)> {
         let occupied = self.occupied();
         for victim in occupied {
-            let enemies = if self.white.contains(victim) { self.black } else { self.white };
+            let enemies = if self.white.contains(victim) {
+                self.black
+            } else {
+                self.white
+            };
             if let Some(attacker) = (geo.attacks(victim, occupied) & enemies).first() {
                 return Some((attacker, victim));
             }

@@ -176,7 +176,10 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution) -> Result<()> 
         ("legal_positions", legal.to_string()),
         ("reachable_positions", reachable.to_string()),
         ("max_remoteness", max.map_or(String::new(), |r| r.to_string())),
-        ("start_remoteness", start_remoteness.map_or(String::new(), |r| r.to_string())),
+        (
+            "start_remoteness",
+            start_remoteness.map_or(String::new(), |r| r.to_string()),
+        ),
         ("program_version", env!("CARGO_PKG_VERSION").into()),
         ("solve_seconds", format!("{:.6}", solution.elapsed.as_secs_f64())),
         ("created_unix", created.to_string()),
@@ -250,13 +253,18 @@ impl Database {
             Err(e) => return Err(Error::Io(path, e)),
         };
         let sqlite = |e: rusqlite::Error| corrupt(format!("cannot be read ({e})"));
-        let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .map_err(sqlite)?;
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sqlite)?;
         let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0)).map_err(sqlite)?;
         let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0)).map_err(sqlite)?;
         let expected = (pages * page_size) as u64;
         if expected != len || len == 0 {
-            return Err(corrupt(format!("is truncated or padded: {len} bytes, its header says {expected}")));
+            return Err(corrupt(format!(
+                "is truncated or padded: {len} bytes, its header says {expected}"
+            )));
         }
         let meta = |key: &str| -> Result<Option<String>> {
             conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
@@ -282,10 +290,18 @@ impl Database {
         if meta("variant")?.as_deref() != Some(variant.name())
             || meta("start")?.as_deref() != Some(&variant.start().to_string())
         {
-            return Err(corrupt(format!("is not of variant {} with start {}", variant.name(), variant.start())));
+            return Err(corrupt(format!(
+                "is not of variant {} with start {}",
+                variant.name(),
+                variant.start()
+            )));
         }
         let classes = read_classes(&conn).map_err(sqlite)?;
-        let expected: Vec<(usize, u64)> = variant.classes().iter().map(|s| (s.class.index(), s.index.len())).collect();
+        let expected: Vec<(usize, u64)> = variant
+            .classes()
+            .iter()
+            .map(|s| (s.class.index(), s.index.len()))
+            .collect();
         let found: Vec<(usize, u64)> = classes.iter().map(|c| (c.class, c.hash_size)).collect();
         if expected != found {
             return Err(corrupt(format!("has classes {found:?}, the variant has {expected:?}")));
@@ -363,7 +379,10 @@ impl Database {
             if !cell.is_legal() {
                 return Err(Error::Corrupt {
                     path: self.path.clone(),
-                    problem: format!("has no entry for the legal hash {hash} of class {}", self.classes[k].class),
+                    problem: format!(
+                        "has no entry for the legal hash {hash} of class {}",
+                        self.classes[k].class
+                    ),
                     variant: self.variant.clone(),
                 });
             }

@@ -136,9 +136,17 @@ impl Variant {
                 "no standard start on a {board} board: the standard family needs fewer columns than rows"
             )));
         }
-        let row = |r: u8| classes.iter().flat_map(|&c| board.row_squares(r, c)).collect::<Vec<_>>();
+        let row = |r: u8| {
+            classes
+                .iter()
+                .flat_map(|&c| board.row_squares(r, c))
+                .collect::<Vec<_>>()
+        };
         let start = Position::new(board, row(0), row(board.rows() - 1)).map_err(|e| Error::Variant(e.to_string()))?;
-        let description = format!("standard start on the {} squares of a {board} board", class_words(classes));
+        let description = format!(
+            "standard start on the {} squares of a {board} board",
+            class_words(classes)
+        );
         Variant::from_start(name, description, start)
     }
 
@@ -161,8 +169,11 @@ impl Variant {
             (name, &[Class::Even])
         };
         let (rows, cols) = size.split_once('x').ok_or_else(unknown)?;
-        let board = Board::new(rows.parse().map_err(|_| unknown())?, cols.parse().map_err(|_| unknown())?)
-            .map_err(Error::Variant)?;
+        let board = Board::new(
+            rows.parse().map_err(|_| unknown())?,
+            cols.parse().map_err(|_| unknown())?,
+        )
+        .map_err(Error::Variant)?;
         Variant::standard(board, classes)
     }
 
@@ -187,8 +198,10 @@ impl Variant {
                 match candidates.len() {
                     1 => candidates.into_iter().next().expect("one candidate"),
                     0 => {
-                        let used: Vec<Class> =
-                            Class::ALL.into_iter().filter(|&c| position.counts(c) != (0, 0)).collect();
+                        let used: Vec<Class> = Class::ALL
+                            .into_iter()
+                            .filter(|&c| position.counts(c) != (0, 0))
+                            .collect();
                         let mut err = PositionError::new(&position.to_string());
                         if used.is_empty() {
                             err.push(Refusals::COUNTS, "there are no bishops");
@@ -222,7 +235,12 @@ impl Variant {
         if position.board() != self.board() {
             err.push(
                 Refusals::COUNTS,
-                format!("the board is {}, variant {} is on {}", position.board(), self.name, self.board()),
+                format!(
+                    "the board is {}, variant {} is on {}",
+                    position.board(),
+                    self.name,
+                    self.board()
+                ),
             );
             return Err(err);
         }
@@ -257,10 +275,20 @@ impl Variant {
             }
         }
         if let Some((attacker, victim)) = position.attack() {
-            let colour = |sq| if position.white().contains(&sq) { "white" } else { "black" };
+            let colour = |sq| {
+                if position.white().contains(&sq) {
+                    "white"
+                } else {
+                    "black"
+                }
+            };
             err.push(
                 Refusals::ATTACKED,
-                format!("{} bishop {victim} is attacked by {} bishop {attacker}", colour(victim), colour(attacker)),
+                format!(
+                    "{} bishop {victim} is attacked by {} bishop {attacker}",
+                    colour(victim),
+                    colour(attacker)
+                ),
             );
         }
         err.or_ok(())
@@ -317,7 +345,12 @@ impl Variant {
 
     /// The position whose class parts are `parts`, in class order.
     pub fn position(&self, parts: &[Part]) -> Position {
-        let pairs: Vec<(&Geometry, Part)> = self.classes.iter().map(|s| &s.geometry).zip(parts.iter().copied()).collect();
+        let pairs: Vec<(&Geometry, Part)> = self
+            .classes
+            .iter()
+            .map(|s| &s.geometry)
+            .zip(parts.iter().copied())
+            .collect();
         Position::from_parts(self.board(), &pairs)
     }
 }
@@ -382,7 +415,10 @@ mod tests {
             other => panic!("{s}: {other:?}"),
         };
         assert_eq!(reasons("5_4_a1_e1-e3", None), Refusals::COUNTS);
-        assert_eq!(reasons("5_4_a2-a4_e2-e4", Some("5x4")), Refusals::CLASS | Refusals::COUNTS);
+        assert_eq!(
+            reasons("5_4_a2-a4_e2-e4", Some("5x4")),
+            Refusals::CLASS | Refusals::COUNTS
+        );
         assert_eq!(reasons("5_4_a1-c3_e1-e3", None), Refusals::ATTACKED);
         assert_eq!(reasons("4_5_a1-a3_d1-d3", None), Refusals::VARIANT);
     }

@@ -1,0 +1,25 @@
+//! The `bishops` binary: parses the command line and hands it to the library.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use bishops::Error;
+use bishops::cli::{self, Cli};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let result = cli::run(cli, &mut out).and_then(|()| out.flush().map_err(|e| Error::Io("stdout".into(), e)));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A reader that stopped early (`| head`) is not an error.
+        Err(Error::Io(_, e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bishops: error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}
