@@ -140,6 +140,11 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     }
 }
 
+/// A numeric metadata value of `database`, `None` when absent or empty.
+fn meta_number(database: &Database, key: &str) -> Result<Option<u128>> {
+    Ok(database.meta(key)?.and_then(|v| v.parse().ok()))
+}
+
 fn stdout_error(e: io::Error) -> Error {
     Error::Io(PathBuf::from("stdout"), e)
 }
@@ -174,9 +179,9 @@ struct SolveReport {
     /// False when a valid database was already there.
     solved: bool,
     seconds: Option<f64>,
-    legal_positions: String,
-    start_remoteness: Option<String>,
-    max_remoteness: Option<String>,
+    legal_positions: Option<u128>,
+    start_remoteness: Option<u128>,
+    max_remoteness: Option<u128>,
 }
 
 /// Solves `variant` and writes its database, with a spinner on a terminal.
@@ -226,9 +231,9 @@ fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             path: database.path().to_path_buf(),
             solved: seconds.is_some(),
             seconds,
-            legal_positions: database.meta("legal_positions")?.unwrap_or_default(),
-            start_remoteness: database.meta("start_remoteness")?.filter(|s| !s.is_empty()),
-            max_remoteness: database.meta("max_remoteness")?.filter(|s| !s.is_empty()),
+            legal_positions: meta_number(&database, "legal_positions")?,
+            start_remoteness: meta_number(&database, "start_remoteness")?,
+            max_remoteness: meta_number(&database, "max_remoteness")?,
         };
         if !args.json {
             let how = match report.seconds {
@@ -239,9 +244,9 @@ fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
                 out,
                 "{}: {how}, {} legal positions, start remoteness {}, largest {} -> {}",
                 report.variant,
-                report.legal_positions,
-                report.start_remoteness.as_deref().unwrap_or("none"),
-                report.max_remoteness.as_deref().unwrap_or("none"),
+                shown(report.legal_positions),
+                shown(report.start_remoteness),
+                shown(report.max_remoteness),
                 report.path.display()
             )
             .map_err(stdout_error)?;
@@ -386,6 +391,10 @@ fn query(db: &Path, args: PositionArgs, out: &mut dyn Write) -> Result<()> {
         text += "(no legal moves)\n";
     }
     out.write_all(text.as_bytes()).map_err(stdout_error)
+}
+
+fn shown(value: Option<u128>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
 
 fn show(remoteness: Option<Remoteness>) -> String {
@@ -554,8 +563,8 @@ struct VariantReport {
     solved: bool,
     /// Why a database is there but not trusted.
     problem: Option<String>,
-    legal_positions: Option<String>,
-    start_remoteness: Option<String>,
+    legal_positions: Option<u128>,
+    start_remoteness: Option<u128>,
 }
 
 fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
@@ -567,13 +576,7 @@ fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
             Err(Error::NotSolved { .. }) => (false, None),
             Err(e) => (false, Some(e.to_string())),
         };
-        let meta = |key| {
-            opened
-                .as_ref()
-                .ok()
-                .and_then(|d| d.meta(key).ok().flatten())
-                .filter(|s| !s.is_empty())
-        };
+        let meta = |key| opened.as_ref().ok().and_then(|d| meta_number(d, key).ok().flatten());
         reports.push(VariantReport {
             name: variant.name().to_owned(),
             description: variant.description().to_owned(),
@@ -611,8 +614,8 @@ fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
             r.name,
             r.start,
             sizes.join(" x "),
-            r.legal_positions.as_deref().unwrap_or("-"),
-            r.start_remoteness.as_deref().unwrap_or("-"),
+            shown(r.legal_positions),
+            shown(r.start_remoteness),
             match (&r.problem, r.solved) {
                 (Some(_), _) => "damaged: run `bishops solve` again",
                 (None, true) => "yes",
@@ -650,10 +653,10 @@ struct StatsReport {
     variant: String,
     path: PathBuf,
     start: String,
-    start_remoteness: Option<String>,
-    max_remoteness: Option<String>,
-    legal_positions: Option<String>,
-    solve_seconds: Option<String>,
+    start_remoteness: Option<u128>,
+    max_remoteness: Option<u128>,
+    legal_positions: Option<u128>,
+    solve_seconds: Option<f64>,
     classes: Vec<ClassReport>,
 }
 
@@ -689,15 +692,14 @@ fn stats(db: &Path, args: StatsArgs, out: &mut dyn Write) -> Result<()> {
             }
         })
         .collect();
-    let meta = |key| database.meta(key).map(|v| v.filter(|s| !s.is_empty()));
     let report = StatsReport {
         variant: variant.name().to_owned(),
         path: database.path().to_path_buf(),
         start: variant.start().to_string(),
-        start_remoteness: meta("start_remoteness")?,
-        max_remoteness: meta("max_remoteness")?,
-        legal_positions: meta("legal_positions")?,
-        solve_seconds: meta("solve_seconds")?,
+        start_remoteness: meta_number(&database, "start_remoteness")?,
+        max_remoteness: meta_number(&database, "max_remoteness")?,
+        legal_positions: meta_number(&database, "legal_positions")?,
+        solve_seconds: database.meta("solve_seconds")?.and_then(|v| v.parse().ok()),
         classes,
     };
     if args.json {
@@ -708,9 +710,9 @@ fn stats(db: &Path, args: StatsArgs, out: &mut dyn Write) -> Result<()> {
         report.variant,
         report.path.display(),
         report.start,
-        report.start_remoteness.as_deref().unwrap_or("-"),
-        report.max_remoteness.as_deref().unwrap_or("-"),
-        report.legal_positions.as_deref().unwrap_or("-"),
+        shown(report.start_remoteness),
+        shown(report.max_remoteness),
+        shown(report.legal_positions),
     );
     for c in &report.classes {
         text += &format!(
