@@ -177,12 +177,7 @@ impl Reference {
 
     /// Every legal placement with exactly `white` white and `black` black bishops, all standing on the given
     /// `squares` (a subset of the board, e.g. one colour class); enumerate combinations simply (recursion), check legality with is_legal.
-    pub fn legal_placements(
-        &self,
-        squares: &[(u8, u8)],
-        white: usize,
-        black: usize,
-    ) -> Vec<Placement> {
+    pub fn legal_placements(&self, squares: &[(u8, u8)], white: usize, black: usize) -> Vec<Placement> {
         let mut squares = squares.to_vec();
         squares.sort();
         squares.dedup();
