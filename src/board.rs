@@ -264,6 +264,13 @@ impl Geometry {
             .collect()
     }
 
+    /// The cells a bishop on `cell` sees along diagonal `direction` on an
+    /// empty board. Directions are numbered 0 to 3: up-right, up-left,
+    /// down-right, down-left.
+    pub fn ray(&self, cell: u8, direction: usize) -> Bitboard {
+        self.rays[usize::from(cell)][direction]
+    }
+
     /// The cells a bishop on `cell` attacks when `occupied` cells block:
     /// along each diagonal up to and including the first occupied cell.
     pub fn attacks(&self, cell: u8, occupied: Bitboard) -> Bitboard {

@@ -16,7 +16,6 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::position::{Move, Position};
 use crate::remoteness::Remoteness;
-use crate::rules::Part;
 use crate::solver::{self, Event};
 use crate::storage::{self, Database};
 use crate::variant::Variant;
@@ -194,6 +193,11 @@ fn solve_and_write(db: &Path, variant: &Variant) -> Result<(PathBuf, Duration)> 
         Event::Layer {
             class, depth, total, ..
         } => bar.set_message(format!("{name} class {}: layer {depth}, {total} found", class.name())),
+        Event::Mirrored { class, from } => bar.set_message(format!(
+            "{name} class {}: mirroring class {}",
+            class.name(),
+            from.name()
+        )),
     });
     bar.set_message(format!("{name}: writing"));
     let written = solution.and_then(|s| storage::write(db, variant, &s).map(|p| (p, s.elapsed)));
@@ -512,8 +516,7 @@ fn export_rows(variant: &Variant, database: &Database, format: Format, w: &mut d
     }
     for (k, spec) in variant.classes().iter().enumerate() {
         let class = spec.class.index();
-        database.for_each_row(k, |hash, cell| {
-            let part: Part = spec.index.unrank(hash);
+        database.for_each_row(k, |hash, part, cell| {
             let position = Position::from_parts(variant.board(), &[(&spec.geometry, part)]).to_string();
             let remoteness = cell.remoteness();
             match format {

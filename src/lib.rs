@@ -15,6 +15,8 @@
 //! | [`Position`], [`Move`] | whole-board positions and moves, as strings |
 //! | [`Variant`] | a board and a start; named ones live in `variants/` |
 //! | [`index`] | the public position hash R(n, w, b), rank and unrank |
+//! | [`tight`] | the solver's index over legal positions only |
+//! | [`Mirror`] | the symmetry that carries one colour class onto the other |
 //! | [`solver`] | retrograde breadth-first search into remoteness tables |
 //! | [`storage`] | SQLite databases of solved variants |
 //! | [`Remoteness`], [`Cell`] | what the tables hold |
@@ -41,6 +43,8 @@ pub mod rules;
 pub mod solver;
 mod square;
 pub mod storage;
+mod symmetry;
+pub mod tight;
 mod variant;
 
 pub use bitboard::{Bitboard, Cells};
@@ -51,4 +55,6 @@ pub use position::{Move, Position, PositionError, Refusals};
 pub use remoteness::{Cell, Remoteness};
 pub use rules::{Colour, Part};
 pub use square::{MAX_ROWS, Square};
+pub use symmetry::Mirror;
+pub use tight::TightIndex;
 pub use variant::{ClassSpec, Variant};

@@ -14,8 +14,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::error::{Error, Result};
+use crate::index::{colex_rank, colex_unrank, rank_within};
 use crate::remoteness::{Cell, Remoteness};
+use crate::rules::{Part, safe_cells};
 use crate::solver::{ClassStats, Solution};
+use crate::tight::Subsets;
+use crate::variant::ClassSpec;
 use crate::variant::Variant;
 
 /// The version of the database layout; a file of another version is refused.
@@ -40,7 +44,8 @@ CREATE TABLE classes (
     max_remoteness INTEGER,             -- NULL when none does
     histogram      TEXT NOT NULL,       -- JSON array: positions per remoteness
     hardest        TEXT NOT NULL,       -- JSON array: hashes of the hardest positions
-    checksum       TEXT NOT NULL        -- FNV-1a 64 of the class's rows, hex
+    mirrored       INTEGER NOT NULL,    -- 1: derived from the other class by the left-right mirror
+    checksum       TEXT NOT NULL        -- FNV-1a 64 of the remoteness bytes in hash order, hex
 );
 CREATE TABLE positions (
     class      INTEGER NOT NULL,
@@ -48,15 +53,54 @@ CREATE TABLE positions (
     remoteness INTEGER,                 -- NULL: legal but unreachable
     PRIMARY KEY (class, hash)
 ) WITHOUT ROWID;
+CREATE TABLE blocks (
+    class INTEGER NOT NULL,
+    white INTEGER NOT NULL,             -- colex rank of the white set: hash / C(n - w, b)
+    data  BLOB NOT NULL,                -- a byte per legal black set beside it, in colex order
+                                        -- among the safe cells: remoteness, or 254 unreachable
+    PRIMARY KEY (class, white)
+);
 ";
+
+/// How a database holds its tables: `meta.layout`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// A row of `positions` per legal position: easy to read with `sqlite3`.
+    Rows,
+    /// A row of `blocks` per white set, a byte per position: about one byte
+    /// per legal position on disk, for large boards.
+    Blocks,
+}
+
+impl Layout {
+    /// The layout for `solution`: rows while every class has at most
+    /// [`ROWS_MAX_LEGAL`] legal positions, blocks beyond.
+    pub fn for_solution(solution: &Solution) -> Layout {
+        if solution.classes.iter().all(|c| c.stats.legal <= ROWS_MAX_LEGAL) {
+            Layout::Rows
+        } else {
+            Layout::Blocks
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Layout::Rows => "rows",
+            Layout::Blocks => "blocks",
+        }
+    }
+}
+
+/// The most legal positions per class stored as one row each.
+pub const ROWS_MAX_LEGAL: u64 = 1_000_000;
 
 /// Where the database of `variant` lives in `dir`.
 pub fn path(dir: &Path, variant: &str) -> PathBuf {
     dir.join(format!("{variant}.sqlite"))
 }
 
-/// A running FNV-1a 64 checksum of a class's `(hash, cell)` rows in hash
-/// order: cheap, and enough to tell a damaged or edited table.
+/// A running FNV-1a 64 checksum of a class's cells in hash order (which is
+/// tight-index order): cheap, and enough to tell a damaged or edited table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Checksum(u64);
 
@@ -67,9 +111,9 @@ impl Default for Checksum {
 }
 
 impl Checksum {
-    /// Adds one row.
-    pub fn add(&mut self, hash: u64, cell: Cell) {
-        for byte in hash.to_le_bytes().into_iter().chain([cell.0]) {
+    /// Adds cells.
+    pub fn add(&mut self, cells: &[u8]) {
+        for &byte in cells {
             self.0 ^= u64::from(byte);
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
         }
@@ -120,21 +164,39 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution) -> Result<()> 
     let mut start_remoteness = Some(Remoteness(0));
     let (mut legal, mut reachable, mut max) = (1u128, 1u128, Some(Remoteness(0)));
     {
+        let layout = Layout::for_solution(solution);
         let mut row = tx
             .prepare("INSERT INTO positions (class, hash, remoteness) VALUES (?1, ?2, ?3)")
             .map_err(sql)?;
+        let mut block_row = tx
+            .prepare("INSERT INTO blocks (class, white, data) VALUES (?1, ?2, ?3)")
+            .map_err(sql)?;
         let mut class_row = tx
-            .prepare("INSERT INTO classes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)")
+            .prepare("INSERT INTO classes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")
             .map_err(sql)?;
         for (k, (spec, table)) in variant.classes().iter().zip(&solution.classes).enumerate() {
             let class = spec.class.index() as i64;
             let mut checksum = Checksum::default();
-            for (hash, &byte) in table.cells.iter().enumerate() {
-                let cell = Cell(byte);
-                if cell.is_legal() {
-                    checksum.add(hash as u64, cell);
-                    row.execute(params![class, hash as i64, cell.remoteness().map(|r| r.0)])
-                        .map_err(sql)?;
+            checksum.add(&table.cells);
+            let index = &table.index;
+            for r in 0..index.white_sets() {
+                let block = index.block(r);
+                let cells = &table.cells[block.start as usize..block.end as usize];
+                if cells.is_empty() {
+                    continue;
+                }
+                match layout {
+                    Layout::Blocks => {
+                        block_row.execute(params![class, r as i64, cells]).map_err(sql)?;
+                    }
+                    Layout::Rows => {
+                        let white = colex_unrank(r, index.white());
+                        for (black, &byte) in Subsets::new(index.safe(r), index.black()).zip(cells) {
+                            let hash = spec.index.rank(Part { white, black });
+                            row.execute(params![class, hash as i64, Cell(byte).remoteness().map(|r| r.0)])
+                                .map_err(sql)?;
+                        }
+                    }
                 }
             }
             let stats = &table.stats;
@@ -153,6 +215,7 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution) -> Result<()> 
                     stats.max_remoteness().map(|r| r.0),
                     serde_json::to_string(&stats.histogram).expect("numbers serialize"),
                     serde_json::to_string(&stats.hardest).expect("numbers serialize"),
+                    table.mirrored,
                     checksum.hex(),
                 ])
                 .map_err(sql)?;
@@ -165,6 +228,7 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution) -> Result<()> 
     let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let meta: Vec<(&str, String)> = vec![
         ("format", "bishops".into()),
+        ("layout", Layout::for_solution(solution).name().into()),
         ("format_version", FORMAT_VERSION.to_string()),
         ("variant", variant.name().into()),
         ("description", variant.description().into()),
@@ -217,6 +281,8 @@ pub struct Database {
     conn: Connection,
     path: PathBuf,
     variant: String,
+    layout: Layout,
+    specs: Vec<ClassSpec>,
     classes: Vec<ClassRecord>,
 }
 
@@ -296,6 +362,11 @@ impl Database {
                 variant.start()
             )));
         }
+        let layout = match meta("layout")?.as_deref() {
+            Some("rows") => Layout::Rows,
+            Some("blocks") => Layout::Blocks,
+            other => return Err(corrupt(format!("has an unknown layout {other:?}"))),
+        };
         let classes = read_classes(&conn).map_err(sqlite)?;
         let expected: Vec<(usize, u64)> = variant
             .classes()
@@ -310,6 +381,8 @@ impl Database {
             conn,
             path,
             variant: variant.name().to_owned(),
+            layout,
+            specs: variant.classes().to_vec(),
             classes,
         })
     }
@@ -337,11 +410,7 @@ impl Database {
     }
 
     fn read_error(&self, e: rusqlite::Error) -> Error {
-        Error::Corrupt {
-            path: self.path.clone(),
-            problem: format!("cannot be read ({e})"),
-            variant: self.variant.clone(),
-        }
+        self.corrupt(format!("cannot be read ({e})"))
     }
 
     /// The cell of `hash` in the `k`-th class of the variant: one indexed
@@ -352,16 +421,39 @@ impl Database {
     /// When the file cannot be read.
     pub fn cell(&self, k: usize, hash: u64) -> Result<Cell> {
         let class = self.classes[k].class as i64;
-        let row: Option<Option<u16>> = self
-            .conn
-            .prepare_cached("SELECT remoteness FROM positions WHERE class = ?1 AND hash = ?2")
-            .and_then(|mut st| st.query_row(params![class, hash as i64], |r| r.get(0)).optional())
-            .map_err(|e| self.read_error(e))?;
-        Ok(match row {
+        let byte: Option<Option<u16>> = match self.layout {
+            Layout::Rows => self
+                .conn
+                .prepare_cached("SELECT remoteness FROM positions WHERE class = ?1 AND hash = ?2")
+                .and_then(|mut st| st.query_row(params![class, hash as i64], |r| r.get(0)).optional()),
+            Layout::Blocks => {
+                let spec = &self.specs[k];
+                let part = spec.index.unrank(hash);
+                let safe = safe_cells(&spec.geometry, part.white);
+                if !part.black.is_subset(safe) {
+                    return Ok(Cell::ILLEGAL);
+                }
+                let at = rank_within(part.black, safe) as i64 + 1;
+                self.conn
+                    .prepare_cached("SELECT substr(data, ?3, 1) FROM blocks WHERE class = ?1 AND white = ?2")
+                    .and_then(|mut st| {
+                        st.query_row(params![class, colex_rank(part.white) as i64, at], |r| {
+                            let byte: Vec<u8> = r.get(0)?;
+                            Ok(byte.first().map(|&b| u16::from(b)))
+                        })
+                        .optional()
+                    })
+                    .map(|b| b.map(|b| b.filter(|&b| b != u16::from(Cell::UNREACHABLE.0))))
+            }
+        }
+        .map_err(|e| self.read_error(e))?;
+        Ok(match byte {
             None => Cell::ILLEGAL,
             Some(None) => Cell::UNREACHABLE,
             Some(Some(r)) if r <= u16::from(Cell::MAX_REMOTENESS) => Cell(r as u8),
-            Some(Some(r)) => return Err(self.read_error(rusqlite::Error::IntegralValueOutOfRange(2, i64::from(r)))),
+            Some(Some(r)) => {
+                return Err(self.read_error(rusqlite::Error::IntegralValueOutOfRange(2, i64::from(r))));
+            }
         })
     }
 
@@ -391,35 +483,69 @@ impl Database {
         Ok(total)
     }
 
-    /// Calls `f(hash, cell)` for every stored row of the `k`-th class in hash
-    /// order, then checks the rows against the stored checksum.
+    /// Calls `f(hash, part, cell)` for every legal position of the `k`-th
+    /// class in hash order, reading the table as a stream, then checks what
+    /// was read against the stored checksum.
     ///
     /// # Errors
     ///
-    /// What `f` returns, or [`Error::Corrupt`] when the checksum differs.
-    pub fn for_each_row(&self, k: usize, mut f: impl FnMut(u64, Cell) -> Result<()>) -> Result<()> {
+    /// What `f` returns, or [`Error::Corrupt`] when the table is damaged.
+    pub fn for_each_row(&self, k: usize, mut f: impl FnMut(u64, Part, Cell) -> Result<()>) -> Result<()> {
         let class = self.classes[k].class as i64;
-        let mut st = self
-            .conn
-            .prepare("SELECT hash, remoteness FROM positions WHERE class = ?1 ORDER BY hash")
-            .map_err(|e| self.read_error(e))?;
-        let mut rows = st.query([class]).map_err(|e| self.read_error(e))?;
+        let spec = &self.specs[k];
+        let read = |e| self.read_error(e);
         let mut checksum = Checksum::default();
-        while let Some(row) = rows.next().map_err(|e| self.read_error(e))? {
-            let hash: i64 = row.get(0).map_err(|e| self.read_error(e))?;
-            let remoteness: Option<u8> = row.get(1).map_err(|e| self.read_error(e))?;
-            let cell = remoteness.map_or(Cell::UNREACHABLE, Cell);
-            checksum.add(hash as u64, cell);
-            f(hash as u64, cell)?;
+        match self.layout {
+            Layout::Rows => {
+                let mut st = self
+                    .conn
+                    .prepare("SELECT hash, remoteness FROM positions WHERE class = ?1 ORDER BY hash")
+                    .map_err(read)?;
+                let mut rows = st.query([class]).map_err(read)?;
+                while let Some(row) = rows.next().map_err(read)? {
+                    let hash = row.get::<_, i64>(0).map_err(read)? as u64;
+                    let cell = row
+                        .get::<_, Option<u8>>(1)
+                        .map_err(read)?
+                        .map_or(Cell::UNREACHABLE, Cell);
+                    checksum.add(&[cell.0]);
+                    f(hash, spec.index.unrank(hash), cell)?;
+                }
+            }
+            Layout::Blocks => {
+                let mut st = self
+                    .conn
+                    .prepare("SELECT white, data FROM blocks WHERE class = ?1 ORDER BY white")
+                    .map_err(read)?;
+                let mut rows = st.query([class]).map_err(read)?;
+                let (white_count, black_count) = spec.counts();
+                while let Some(row) = rows.next().map_err(read)? {
+                    let white = colex_unrank(row.get::<_, i64>(0).map_err(read)? as u64, white_count);
+                    let data: Vec<u8> = row.get(1).map_err(read)?;
+                    let safe = safe_cells(&spec.geometry, white);
+                    if data.len() as u64 != crate::index::binomial(safe.count(), black_count) {
+                        return Err(self.corrupt(format!("has a block of the wrong length in class {class}")));
+                    }
+                    checksum.add(&data);
+                    for (black, &byte) in Subsets::new(safe, black_count).zip(&data) {
+                        let part = Part { white, black };
+                        f(spec.index.rank(part), part, Cell(byte))?;
+                    }
+                }
+            }
         }
         if checksum.hex() != self.classes[k].checksum {
-            return Err(Error::Corrupt {
-                path: self.path.clone(),
-                problem: format!("fails its checksum for class {}", self.classes[k].class),
-                variant: self.variant.clone(),
-            });
+            return Err(self.corrupt(format!("fails its checksum for class {class}")));
         }
         Ok(())
+    }
+
+    fn corrupt(&self, problem: String) -> Error {
+        Error::Corrupt {
+            path: self.path.clone(),
+            problem,
+            variant: self.variant.clone(),
+        }
     }
 }
 

@@ -97,6 +97,16 @@ impl Variant {
         if classes.is_empty() {
             return Err(Error::Variant(format!("variant {name}: the start has no bishops")));
         }
+        // Bishops never change colour or class, so the goal (colours swapped)
+        // is a position of the same puzzle only with as many of each.
+        if let Some(spec) = classes.iter().find(|s| s.counts().0 != s.counts().1) {
+            return Err(Error::Variant(format!(
+                "variant {name}: the start has {} white and {} black bishops on the {} squares; a swap needs as many of each",
+                spec.counts().0,
+                spec.counts().1,
+                spec.class.name()
+            )));
+        }
         Ok(Variant {
             name,
             description,
@@ -401,6 +411,8 @@ mod tests {
         assert_eq!(Variant::named("5x4-a2").unwrap().start().to_string(), "5_4_a2-a4_e2-e4");
         assert!(matches!(Variant::named("nope"), Err(Error::UnknownVariant(_))));
         assert!(Variant::named("4x5").is_err());
+        // Row a and row f of a 6x5 board hold 3 and 2 squares of the a1 class.
+        assert!(Variant::named("6x5").is_err());
     }
 
     #[test]

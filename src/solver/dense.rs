@@ -1,183 +1,45 @@
-//! Retrograde breadth-first search: the remoteness of every position.
+//! The simple search: one core, one byte per public hash.
 //!
-//! Every move can be undone, so the state graph is undirected and the
-//! remoteness of a position is its breadth-first distance from the goal. The
-//! search starts at the goal and fills a table with one [`Cell`] byte per
-//! index of the public hash, layer by layer. A variant with two colour
-//! classes is solved as two independent class puzzles: a whole-board
-//! remoteness is the sum of the two class values.
+//! Every hash of R(n, w, b) gets a byte, marked illegal or not yet reached;
+//! the search keeps its frontier as a list of hashes. It needs far more
+//! memory than [`parallel`](super::parallel) on large boards but is easy to
+//! check, and the tests hold the two to the same answers.
 
-use std::time::{Duration, Instant};
-
-use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::index::colex_unrank;
-use crate::remoteness::{Cell, Remoteness};
+use crate::index::{binomial, colex_unrank, compress};
+use crate::remoteness::Cell;
 use crate::rules::safe_cells;
-use crate::variant::{ClassSpec, Variant};
+use crate::tight::TightIndex;
+use crate::variant::ClassSpec;
 
-/// How many of the hardest positions a solution keeps per class.
-pub const HARDEST: usize = 10;
+use super::{Event, goal_index, too_deep};
 
-/// Something worth telling a watching user while solving.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Event {
-    /// A class's legal positions have been counted.
-    Counted {
-        /// The class.
-        class: Class,
-        /// How many legal positions it has.
-        legal: u64,
-    },
-    /// A search layer is complete.
-    Layer {
-        /// The class.
-        class: Class,
-        /// The remoteness of the layer.
-        depth: u16,
-        /// Positions in the layer.
-        found: u64,
-        /// Positions found so far in the class, this layer included.
-        total: u64,
-    },
-}
-
-/// Facts about one solved class, computed from its table.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct ClassStats {
-    /// Legal positions.
-    pub legal: u64,
-    /// Legal positions that reach the goal.
-    pub reachable: u64,
-    /// `histogram[r]`: how many positions have remoteness `r`.
-    pub histogram: Vec<u64>,
-    /// Hashes of up to [`HARDEST`] positions of the largest remoteness, lowest first.
-    pub hardest: Vec<u64>,
-}
-
-impl ClassStats {
-    /// Counts `cells`, one per hash.
-    pub fn of(cells: &[u8]) -> ClassStats {
-        let mut stats = ClassStats::default();
-        for &byte in cells {
-            let cell = Cell(byte);
-            if !cell.is_legal() {
-                continue;
-            }
-            stats.legal += 1;
-            if let Some(r) = cell.remoteness() {
-                stats.reachable += 1;
-                let r = usize::from(r.0);
-                if stats.histogram.len() <= r {
-                    stats.histogram.resize(r + 1, 0);
-                }
-                stats.histogram[r] += 1;
-            }
-        }
-        if let Some(max) = stats.max_remoteness() {
-            stats.hardest = cells
-                .iter()
-                .enumerate()
-                .filter(|&(_, &c)| Cell(c).remoteness() == Some(max))
-                .map(|(h, _)| h as u64)
-                .take(HARDEST)
-                .collect();
-        }
-        stats
-    }
-
-    /// The largest remoteness of any position, if any reaches the goal.
-    pub fn max_remoteness(&self) -> Option<Remoteness> {
-        (!self.histogram.is_empty()).then(|| Remoteness(self.histogram.len() as u16 - 1))
-    }
-}
-
-/// The solved table of one colour class.
-#[derive(Clone, Debug)]
-pub struct ClassSolution {
-    /// The class.
-    pub class: Class,
-    /// One [`Cell`] byte per public hash.
-    pub cells: Vec<u8>,
-    /// What the table holds.
-    pub stats: ClassStats,
-}
-
-impl ClassSolution {
-    /// The cell of `hash`.
-    pub fn cell(&self, hash: u64) -> Cell {
-        Cell(self.cells[hash as usize])
-    }
-}
-
-/// A solved variant: a table per class, and how long solving took.
-#[derive(Clone, Debug)]
-pub struct Solution {
-    /// One per class of the variant, in class order.
-    pub classes: Vec<ClassSolution>,
-    /// Time spent solving.
-    pub elapsed: Duration,
-}
-
-/// The largest dense index this solver allocates for one class: one byte per
-/// entry, so this is also its memory in bytes.
+/// The largest dense index this search allocates for one class: one byte per
+/// entry, so this is also its table's memory in bytes.
 pub const MAX_DENSE_ENTRIES: u64 = 1 << 32;
 
-/// Solves every class of `variant`, telling `observe` of each layer.
+/// Searches one class over its dense public hash and returns the cells of
+/// its legal positions in `index` order.
 ///
 /// # Errors
 ///
-/// [`Error::TooLarge`] when a class's dense index is over
-/// [`MAX_DENSE_ENTRIES`] or a remoteness would not fit a [`Cell`].
-///
-/// # Examples
-///
-/// ```
-/// use bishops::{Remoteness, Variant, solver};
-///
-/// let variant = Variant::named("5x4").unwrap();
-/// let solution = solver::solve(&variant, &mut |_| {}).unwrap();
-/// let class = &solution.classes[0];
-/// assert_eq!(class.stats.legal, 100);
-/// let start = variant.class_hashes(variant.start())[0];
-/// assert_eq!(class.cell(start).remoteness(), Some(Remoteness(18)));
-/// ```
-pub fn solve(variant: &Variant, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
-    let started = Instant::now();
-    let classes = variant
-        .classes()
-        .iter()
-        .map(|spec| solve_class(variant.name(), spec, observe))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Solution {
-        classes,
-        elapsed: started.elapsed(),
-    })
-}
-
-/// Solves one colour class over the dense public hash.
-///
-/// # Errors
-///
-/// As [`solve`].
-pub fn solve_class(name: &str, spec: &ClassSpec, observe: &mut dyn FnMut(Event)) -> Result<ClassSolution> {
+/// [`Error::TooLarge`] when the dense index is over [`MAX_DENSE_ENTRIES`] or
+/// a remoteness would not fit a [`Cell`].
+pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
     let len = spec.index.len();
     if len > MAX_DENSE_ENTRIES {
         return Err(Error::TooLarge(format!(
-            "variant {name}: the {} class has {len} hash entries, more than the dense solver's {MAX_DENSE_ENTRIES}",
+            "variant {name}: the {} class has {len} hash entries, more than the dense search's {MAX_DENSE_ENTRIES}",
             spec.class.name()
         )));
     }
     let mut cells = legal_cells(spec);
-    let legal = cells.iter().filter(|&&c| Cell(c).is_legal()).count() as u64;
-    observe(Event::Counted {
-        class: spec.class,
-        legal,
-    });
+    let legal = index.len();
 
     // Legal cells not yet reached hold UNREACHABLE; what is left so after the
     // search is unreachable.
     let goal = spec.index.rank(spec.goal);
+    debug_assert_eq!(index.to_hash(goal_index(spec, index)), goal);
     cells[goal as usize] = 0;
     let mut frontier = vec![goal];
     let mut total = 1;
@@ -187,13 +49,11 @@ pub fn solve_class(name: &str, spec: &ClassSpec, observe: &mut dyn FnMut(Event))
         depth: 0,
         found: 1,
         total,
+        legal,
     });
     while !frontier.is_empty() {
         if depth == Cell::MAX_REMOTENESS {
-            return Err(Error::TooLarge(format!(
-                "variant {name}: a remoteness above {} does not fit the table",
-                Cell::MAX_REMOTENESS
-            )));
+            return Err(too_deep(name));
         }
         depth += 1;
         let mut next = Vec::new();
@@ -214,16 +74,13 @@ pub fn solve_class(name: &str, spec: &ClassSpec, observe: &mut dyn FnMut(Event))
                 depth: u16::from(depth),
                 found: next.len() as u64,
                 total,
+                legal,
             });
         }
         frontier = next;
     }
-    let stats = ClassStats::of(&cells);
-    Ok(ClassSolution {
-        class: spec.class,
-        cells,
-        stats,
-    })
+    // Legal hashes in hash order are the tight index's order.
+    Ok(cells.into_iter().filter(|&c| Cell(c).is_legal()).collect())
 }
 
 /// A table with every legal hash marked [`Cell::UNREACHABLE`] and every other
@@ -234,14 +91,14 @@ pub fn solve_class(name: &str, spec: &ClassSpec, observe: &mut dyn FnMut(Event))
 fn legal_cells(spec: &ClassSpec) -> Vec<u8> {
     let (white, black) = spec.counts();
     let n = spec.geometry.len() as u32;
-    let per_white = crate::index::binomial(n - white, black);
-    let whites = crate::index::binomial(n, white);
+    let per_white = binomial(n - white, black);
+    let whites = binomial(n, white);
     let mut cells = vec![Cell::ILLEGAL.0; spec.index.len() as usize];
     for (w, chunk) in (0..whites).zip(cells.chunks_mut(per_white as usize)) {
         let white_set = colex_unrank(w, white);
         let free = !white_set & spec.geometry.all();
         // Black sets are ranked among the free cells; the safe ones among them:
-        let safe = crate::index::compress(safe_cells(&spec.geometry, white_set), free);
+        let safe = compress(safe_cells(&spec.geometry, white_set), free);
         for (b, cell) in chunk.iter_mut().enumerate() {
             if colex_unrank(b as u64, black).is_subset(safe) {
                 *cell = Cell::UNREACHABLE.0;
@@ -254,12 +111,7 @@ fn legal_cells(spec: &ClassSpec) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn solved(name: &str) -> (Variant, Solution) {
-        let variant = Variant::named(name).unwrap();
-        let solution = solve(&variant, &mut |_| {}).unwrap();
-        (variant, solution)
-    }
+    use crate::variant::Variant;
 
     #[test]
     fn legal_cells_agree_with_part_legality() {
@@ -270,32 +122,5 @@ mod tests {
             let part = spec.index.unrank(hash as u64);
             assert_eq!(Cell(cell).is_legal(), part.is_legal(&spec.geometry), "{part:?}");
         }
-    }
-
-    #[test]
-    fn five_by_four() {
-        let (variant, solution) = solved("5x4");
-        let class = &solution.classes[0];
-        assert_eq!(class.stats.legal, 100);
-        assert_eq!(class.stats.reachable, 100);
-        assert_eq!(class.stats.histogram.iter().sum::<u64>(), 100);
-        assert_eq!(class.stats.histogram[0], 1);
-        let start = variant.class_hashes(variant.start())[0];
-        assert_eq!(class.cell(start), Cell(18));
-    }
-
-    #[test]
-    fn layers_are_reported_in_order() {
-        let variant = Variant::named("7x4").unwrap();
-        let mut layers = Vec::new();
-        solve(&variant, &mut |e| {
-            if let Event::Layer { depth, found, .. } = e {
-                layers.push((depth, found));
-            }
-        })
-        .unwrap();
-        assert_eq!(layers[0], (0, 1));
-        assert!(layers.windows(2).all(|w| w[1].0 == w[0].0 + 1));
-        assert_eq!(layers.iter().map(|l| l.1).sum::<u64>(), 972);
     }
 }

@@ -1,0 +1,406 @@
+//! Retrograde breadth-first search: the remoteness of every position.
+//!
+//! Every move can be undone, so the state graph is undirected and the
+//! remoteness of a position is its breadth-first distance from the goal. The
+//! search starts at the goal and fills one [`Cell`] byte per position, layer
+//! by layer. A variant with two colour classes is solved as two independent
+//! class puzzles: a whole-board remoteness is the sum of the two class values.
+//!
+//! Two searches fill the same kind of table:
+//!
+//! - [`Method::Tight`] ([`parallel`]) runs over the [`TightIndex`], one byte
+//!   per *legal* position, on every core; it is the default.
+//! - [`Method::Dense`] ([`dense`]) runs over the public hash R(n, w, b), one
+//!   byte per hash, on one core; it is simple and serves as a cross-check.
+//!
+//! When the two classes are mirror images (an even number of columns, see
+//! [`Mirror`]), only one is searched and the other is derived from it.
+
+pub mod dense;
+pub mod parallel;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::board::Class;
+use crate::error::{Error, Result};
+use crate::index::DenseIndex;
+use crate::remoteness::{Cell, Remoteness};
+use crate::symmetry::Mirror;
+use crate::tight::{Subsets, TightIndex};
+use crate::variant::{ClassSpec, Variant};
+
+/// How many of the hardest positions a solution keeps per class.
+pub const HARDEST: usize = 10;
+
+/// Which search fills the tables.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Parallel search over the tight index of legal positions.
+    #[default]
+    Tight,
+    /// One-core search over the dense public hash.
+    Dense,
+}
+
+/// Something worth telling a watching user while solving.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A class's legal positions have been counted.
+    Counted {
+        /// The class.
+        class: Class,
+        /// How many legal positions it has.
+        legal: u64,
+    },
+    /// A search layer is complete.
+    Layer {
+        /// The class.
+        class: Class,
+        /// The remoteness of the layer.
+        depth: u16,
+        /// Positions in the layer.
+        found: u64,
+        /// Positions found so far in the class, this layer included.
+        total: u64,
+        /// Legal positions of the class.
+        legal: u64,
+    },
+    /// A class was derived from its mirror image instead of searched.
+    Mirrored {
+        /// The derived class.
+        class: Class,
+        /// The class it was derived from.
+        from: Class,
+    },
+}
+
+/// Facts about one solved class, computed from its table.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ClassStats {
+    /// Legal positions.
+    pub legal: u64,
+    /// Legal positions that reach the goal.
+    pub reachable: u64,
+    /// `histogram[r]`: how many positions have remoteness `r`.
+    pub histogram: Vec<u64>,
+    /// Public hashes of up to [`HARDEST`] positions of the largest
+    /// remoteness, lowest first.
+    pub hardest: Vec<u64>,
+}
+
+impl ClassStats {
+    /// Counts `cells`, the table of `index` in tight order.
+    pub fn of(cells: &[u8], index: &TightIndex) -> ClassStats {
+        let mut histogram = [0u64; 256];
+        for &byte in cells {
+            histogram[usize::from(byte)] += 1;
+        }
+        let reachable_part = &histogram[..=usize::from(Cell::MAX_REMOTENESS)];
+        let top = reachable_part.iter().rposition(|&n| n > 0);
+        let histogram: Vec<u64> = top.map_or_else(Vec::new, |t| reachable_part[..=t].to_vec());
+        let hardest = match top {
+            Some(t) => cells
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| usize::from(c) == t)
+                .map(|(i, _)| index.to_hash(i as u64))
+                .take(HARDEST)
+                .collect(),
+            None => Vec::new(),
+        };
+        ClassStats {
+            legal: cells.len() as u64,
+            reachable: histogram.iter().sum(),
+            histogram,
+            hardest,
+        }
+    }
+
+    /// The largest remoteness of any position, if any reaches the goal.
+    pub fn max_remoteness(&self) -> Option<Remoteness> {
+        (!self.histogram.is_empty()).then(|| Remoteness(self.histogram.len() as u16 - 1))
+    }
+}
+
+/// The solved table of one colour class: a [`Cell`] byte per legal position,
+/// in tight-index order (which is also public-hash order).
+#[derive(Clone, Debug)]
+pub struct ClassSolution {
+    /// The class.
+    pub class: Class,
+    /// The public hash of the class.
+    pub dense: DenseIndex,
+    /// The tight index the cells follow.
+    pub index: TightIndex,
+    /// One cell per legal position.
+    pub cells: Vec<u8>,
+    /// What the table holds.
+    pub stats: ClassStats,
+    /// Whether the table was derived from the other class's mirror image.
+    pub mirrored: bool,
+}
+
+impl ClassSolution {
+    /// The cell of public hash `hash`: [`Cell::ILLEGAL`] when no legal
+    /// position has it.
+    pub fn cell(&self, hash: u64) -> Cell {
+        match self.index.from_hash(hash) {
+            Some(i) => Cell(self.cells[i as usize]),
+            None => Cell::ILLEGAL,
+        }
+    }
+}
+
+/// A solved variant: a table per class, and how long solving took.
+#[derive(Clone, Debug)]
+pub struct Solution {
+    /// One per class of the variant, in class order.
+    pub classes: Vec<ClassSolution>,
+    /// Time spent solving, building the indices included.
+    pub elapsed: Duration,
+}
+
+/// What a solve will do and need, worked out before it starts: the tight
+/// index of each class and which class is derived by symmetry.
+#[derive(Debug)]
+pub struct Plan<'a> {
+    variant: &'a Variant,
+    method: Method,
+    indices: Vec<TightIndex>,
+    /// For each class, the earlier class it mirrors and the verified map.
+    mirrors: Vec<Option<(usize, Mirror)>>,
+    started: Instant,
+}
+
+impl<'a> Plan<'a> {
+    /// Plans a solve of `variant` by `method`, building the tight indices.
+    pub fn new(variant: &'a Variant, method: Method) -> Plan<'a> {
+        let started = Instant::now();
+        let specs = variant.classes();
+        let indices = specs
+            .iter()
+            .map(|s| TightIndex::new(&s.geometry, s.counts().0, s.counts().1))
+            .collect();
+        let mirrors = specs
+            .iter()
+            .enumerate()
+            .map(|(k, spec)| {
+                specs[..k].iter().enumerate().find_map(|(j, earlier)| {
+                    let mirror = Mirror::left_right(&spec.geometry, &earlier.geometry)?;
+                    (mirror.part(spec.start) == earlier.start).then_some((j, mirror))
+                })
+            })
+            .collect();
+        Plan {
+            variant,
+            method,
+            indices,
+            mirrors,
+            started,
+        }
+    }
+
+    /// Legal positions per class.
+    pub fn legal(&self) -> Vec<u64> {
+        self.indices.iter().map(TightIndex::len).collect()
+    }
+
+    /// Whether class `k` will be derived from a mirror image.
+    pub fn is_mirrored(&self, k: usize) -> bool {
+        self.mirrors[k].is_some()
+    }
+
+    /// The peak memory of the solve in bytes: every class's table (they are
+    /// all held until written) and the index tables, plus, for the dense
+    /// method, the dense table of the class being searched and its frontier.
+    pub fn memory_bytes(&self) -> u64 {
+        let tables: u64 = self.indices.iter().map(|i| i.len() + i.table_bytes()).sum();
+        let search = match self.method {
+            Method::Tight => 0,
+            Method::Dense => self
+                .variant
+                .classes()
+                .iter()
+                .zip(&self.indices)
+                .map(|(s, i)| s.index.len() + 8 * i.len())
+                .max()
+                .unwrap_or(0),
+        };
+        tables + search
+    }
+
+    /// Runs the solve, telling `observe` of each step.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`] when a table does not fit the dense method's
+    /// limit or a remoteness does not fit a [`Cell`].
+    pub fn solve(self, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
+        let specs = self.variant.classes();
+        let mut classes: Vec<ClassSolution> = Vec::with_capacity(specs.len());
+        for (k, (spec, index)) in specs.iter().zip(self.indices).enumerate() {
+            observe(Event::Counted {
+                class: spec.class,
+                legal: index.len(),
+            });
+            let (cells, mirrored) = match &self.mirrors[k] {
+                Some((j, mirror)) => {
+                    observe(Event::Mirrored {
+                        class: spec.class,
+                        from: classes[*j].class,
+                    });
+                    (derive_by_mirror(&classes[*j], mirror, &index), true)
+                }
+                None => match self.method {
+                    Method::Tight => (parallel::search(self.variant.name(), spec, &index, observe)?, false),
+                    Method::Dense => (dense::search(self.variant.name(), spec, &index, observe)?, false),
+                },
+            };
+            let stats = ClassStats::of(&cells, &index);
+            classes.push(ClassSolution {
+                class: spec.class,
+                dense: spec.index,
+                index,
+                cells,
+                stats,
+                mirrored,
+            });
+        }
+        Ok(Solution {
+            classes,
+            elapsed: self.started.elapsed(),
+        })
+    }
+}
+
+/// Solves every class of `variant` by the default method.
+///
+/// # Errors
+///
+/// As [`Plan::solve`].
+///
+/// # Examples
+///
+/// ```
+/// use bishops::{Remoteness, Variant, solver};
+///
+/// let variant = Variant::named("5x4").unwrap();
+/// let solution = solver::solve(&variant, &mut |_| {}).unwrap();
+/// let class = &solution.classes[0];
+/// assert_eq!(class.stats.legal, 100);
+/// let start = variant.class_hashes(variant.start())[0];
+/// assert_eq!(class.cell(start).remoteness(), Some(Remoteness(18)));
+/// ```
+pub fn solve(variant: &Variant, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
+    Plan::new(variant, Method::default()).solve(observe)
+}
+
+/// The table of a class whose positions mirror those of `source`'s class:
+/// each position's remoteness is its mirror image's.
+fn derive_by_mirror(source: &ClassSolution, mirror: &Mirror, index: &TightIndex) -> Vec<u8> {
+    let cells: Vec<AtomicU8> = (0..index.len() as usize)
+        .into_par_iter()
+        .map(|_| AtomicU8::new(0))
+        .collect();
+    (0..index.white_sets() as usize)
+        .into_par_iter()
+        .with_min_len(64)
+        .for_each(|r| {
+            let r = r as u64;
+            let block = index.block(r);
+            if block.is_empty() {
+                return;
+            }
+            let white = crate::index::colex_unrank(r, index.white());
+            for (j, black) in Subsets::new(index.safe(r), index.black()).enumerate() {
+                let image = mirror.part(crate::rules::Part { white, black });
+                let i = source
+                    .index
+                    .rank(image)
+                    .expect("a mirror image of a legal position is legal");
+                cells[(block.start + j as u64) as usize].store(source.cells[i as usize], Ordering::Relaxed);
+            }
+        });
+    cells.into_iter().map(AtomicU8::into_inner).collect()
+}
+
+/// The error for a search that went deeper than a [`Cell`] can hold.
+fn too_deep(name: &str) -> Error {
+    Error::TooLarge(format!(
+        "variant {name}: a remoteness above {} does not fit the table",
+        Cell::MAX_REMOTENESS
+    ))
+}
+
+/// Marks the goal of `spec` in `index` order, for a search to start from.
+fn goal_index(spec: &ClassSpec, index: &TightIndex) -> u64 {
+    index.rank(spec.goal).expect("a variant's goal is legal")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solved(name: &str, method: Method) -> (Variant, Solution) {
+        let variant = Variant::named(name).unwrap();
+        let solution = Plan::new(&variant, method).solve(&mut |_| {}).unwrap();
+        (variant, solution)
+    }
+
+    #[test]
+    fn five_by_four() {
+        for method in [Method::Tight, Method::Dense] {
+            let (variant, solution) = solved("5x4", method);
+            let class = &solution.classes[0];
+            assert_eq!(class.stats.legal, 100);
+            assert_eq!(class.stats.reachable, 100);
+            assert_eq!(class.stats.histogram.iter().sum::<u64>(), 100);
+            assert_eq!(class.stats.histogram[0], 1);
+            let start = variant.class_hashes(variant.start())[0];
+            assert_eq!(class.cell(start), Cell(18));
+        }
+    }
+
+    #[test]
+    fn tight_and_dense_searches_agree() {
+        for name in ["7x4", "7x6", "5x4-full", "7x5-full"] {
+            let (_, tight) = solved(name, Method::Tight);
+            let (_, dense) = solved(name, Method::Dense);
+            for (t, d) in tight.classes.iter().zip(&dense.classes) {
+                assert_eq!(t.cells, d.cells, "{name}");
+                assert_eq!(t.stats, d.stats, "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn mirrored_class_equals_a_searched_one() {
+        // 5x4-full derives its a2 class; 5x4-a2 searches it.
+        let (_, full) = solved("5x4-full", Method::Tight);
+        assert!(full.classes[1].mirrored);
+        let (_, odd) = solved("5x4-a2", Method::Tight);
+        assert!(!odd.classes[0].mirrored);
+        assert_eq!(full.classes[1].cells, odd.classes[0].cells);
+        // 7x5 has an odd number of columns: no mirror, both searched.
+        let (_, full) = solved("7x5-full", Method::Tight);
+        assert!(!full.classes[1].mirrored);
+    }
+
+    #[test]
+    fn layers_are_reported_in_order() {
+        let variant = Variant::named("7x4").unwrap();
+        let mut layers = Vec::new();
+        solve(&variant, &mut |e| {
+            if let Event::Layer { depth, found, .. } = e {
+                layers.push((depth, found));
+            }
+        })
+        .unwrap();
+        assert_eq!(layers[0], (0, 1));
+        assert!(layers.windows(2).all(|w| w[1].0 == w[0].0 + 1));
+        assert_eq!(layers.iter().map(|l| l.1).sum::<u64>(), 972);
+    }
+}

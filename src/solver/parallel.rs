@@ -1,0 +1,207 @@
+//! The fast search: every core, one byte per legal position.
+//!
+//! The table itself is the frontier: layer `d` is every cell holding `d`, so
+//! no list of positions is kept. Each layer is one parallel pass over the
+//! blocks of the [`TightIndex`] (one block per white set), in one of two
+//! directions:
+//!
+//! - *push*, while the frontier is small: a block with cells at `d` expands
+//!   those positions and claims their unreached neighbours for `d + 1` with a
+//!   compare-and-swap, so two threads reaching one position count it once;
+//! - *pull*, once the frontier is large next to what is left: each unreached
+//!   position looks for a neighbour at `d` and stops at the first.
+//!
+//! Because a layer reads only cells equal to `d` and writes only `d + 1`, the
+//! blocks are independent within a layer: the same pass could run block
+//! ranges on different machines, exchanging only the frontier cells of the
+//! ranges their white moves reach.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use rayon::prelude::*;
+
+use crate::bitboard::Bitboard;
+use crate::board::Geometry;
+use crate::error::Result;
+use crate::index::{colex_rank, colex_unrank, rank_within};
+use crate::remoteness::Cell;
+use crate::tight::{Subsets, TightIndex};
+use crate::variant::ClassSpec;
+
+use super::{Event, goal_index, too_deep};
+
+/// A cell no search layer has reached yet; left so, it is unreachable.
+const UNSEEN: u8 = Cell::UNREACHABLE.0;
+
+/// A layer pulls instead of pushing when its frontier times this is more
+/// than the positions not reached yet.
+const PULL_RATIO: u64 = 4;
+
+/// Searches one class over its tight index on the current rayon pool and
+/// returns its cells in `index` order.
+///
+/// # Errors
+///
+/// When a remoteness would not fit a [`Cell`].
+pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
+    let legal = index.len();
+    let cells: Vec<AtomicU8> = (0..legal as usize)
+        .into_par_iter()
+        .map(|_| AtomicU8::new(UNSEEN))
+        .collect();
+    cells[goal_index(spec, index) as usize].store(0, Ordering::Relaxed);
+    let mut total = 1;
+    observe(Event::Layer {
+        class: spec.class,
+        depth: 0,
+        found: 1,
+        total,
+        legal,
+    });
+    let layer = Layer {
+        geo: &spec.geometry,
+        index,
+        cells: &cells,
+    };
+    let mut frontier = 1;
+    for depth in 0u8.. {
+        // Push from a small frontier; once the frontier is large next to what
+        // is left, it is cheaper to ask each unreached position whether it
+        // has a neighbour in the frontier.
+        let pull = frontier * PULL_RATIO > legal - total;
+        let found: u64 = (0..index.white_sets() as usize)
+            .into_par_iter()
+            .with_min_len(16)
+            .map(|r| {
+                if pull {
+                    layer.pull_block(r as u64, depth)
+                } else {
+                    layer.push_block(r as u64, depth)
+                }
+            })
+            .sum();
+        frontier = found;
+        if found == 0 {
+            break;
+        }
+        if depth + 1 > Cell::MAX_REMOTENESS {
+            return Err(too_deep(name));
+        }
+        total += found;
+        observe(Event::Layer {
+            class: spec.class,
+            depth: u16::from(depth) + 1,
+            found,
+            total,
+            legal,
+        });
+    }
+    // Reuses the allocation: AtomicU8 and u8 have one layout.
+    Ok(cells.into_iter().map(AtomicU8::into_inner).collect())
+}
+
+/// One search layer's shared view of the table.
+struct Layer<'a> {
+    geo: &'a Geometry,
+    index: &'a TightIndex,
+    cells: &'a [AtomicU8],
+}
+
+impl Layer<'_> {
+    /// Pushes from every position of block `r` at `depth`: claims its
+    /// unreached neighbours for `depth + 1`. Returns how many it claimed.
+    fn push_block(&self, r: u64, depth: u8) -> u64 {
+        let block = self.index.block(r);
+        let cells = &self.cells[block.start as usize..block.end as usize];
+        if !cells.iter().any(|c| c.load(Ordering::Relaxed) == depth) {
+            return 0;
+        }
+        let white = colex_unrank(r, self.index.white());
+        let safe = self.index.safe(r);
+        let mut found = 0;
+        for (j, black) in Subsets::new(safe, self.index.black()).enumerate() {
+            if cells[j].load(Ordering::Relaxed) == depth {
+                self.neighbours(white, black, block.start, safe, |i| {
+                    found += self.claim(i, depth + 1);
+                    false
+                });
+            }
+        }
+        found
+    }
+
+    /// Pulls into every unreached position of block `r`: it joins layer
+    /// `depth + 1` when a neighbour is at `depth`. Only this call writes the
+    /// block's cells, and it reads only cells equal to `depth`, which no one
+    /// writes in this layer. Returns how many positions joined.
+    fn pull_block(&self, r: u64, depth: u8) -> u64 {
+        let block = self.index.block(r);
+        let cells = &self.cells[block.start as usize..block.end as usize];
+        if !cells.iter().any(|c| c.load(Ordering::Relaxed) == UNSEEN) {
+            return 0;
+        }
+        let white = colex_unrank(r, self.index.white());
+        let safe = self.index.safe(r);
+        let mut found = 0;
+        for (j, black) in Subsets::new(safe, self.index.black()).enumerate() {
+            if cells[j].load(Ordering::Relaxed) == UNSEEN
+                && self.neighbours(white, black, block.start, safe, |i| {
+                    self.cells[i as usize].load(Ordering::Relaxed) == depth
+                })
+            {
+                cells[j].store(depth + 1, Ordering::Relaxed);
+                found += 1;
+            }
+        }
+        found
+    }
+
+    /// Calls `f` with the tight index of every position one move from
+    /// (`white`, `black`), whose block starts at `start` with safe cells
+    /// `safe`, until `f` returns true; returns whether it did.
+    #[inline]
+    fn neighbours(
+        &self,
+        white: Bitboard,
+        black: Bitboard,
+        start: u64,
+        safe: Bitboard,
+        mut f: impl FnMut(u64) -> bool,
+    ) -> bool {
+        let occupied = white | black;
+        let empty = !occupied & self.geo.all();
+        // Black moves keep the white set, so they stay in this block.
+        for from in black {
+            let rest = black.without(from);
+            for to in self.geo.attacks(from, occupied) & empty & safe {
+                if f(start + rank_within(rest.with(to), safe)) {
+                    return true;
+                }
+            }
+        }
+        // White moves go to another block, legal when black stays safe there.
+        for from in white {
+            let rest = white.without(from);
+            for to in self.geo.attacks(from, occupied) & empty {
+                let r = colex_rank(rest.with(to));
+                let safe = self.index.safe(r);
+                if black.is_subset(safe) && f(self.index.block(r).start + rank_within(black, safe)) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Sets cell `i` to `next` if no layer has reached it; 1 if this call did.
+    #[inline]
+    fn claim(&self, i: u64, next: u8) -> u64 {
+        let cell = &self.cells[i as usize];
+        u64::from(
+            cell.load(Ordering::Relaxed) == UNSEEN
+                && cell
+                    .compare_exchange(UNSEEN, next, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok(),
+        )
+    }
+}
