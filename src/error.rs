@@ -35,6 +35,8 @@ pub enum Error {
     },
     /// The variant is too large to solve as asked.
     TooLarge(String),
+    /// A result disagrees with what was known or expected; nothing was written.
+    Mismatch(String),
     /// A database exists but cannot be trusted.
     Corrupt {
         /// The file.
@@ -69,7 +71,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Position(e) => e.fmt(f),
-            Error::Move(e) | Error::Variant(e) | Error::Usage(e) | Error::TooLarge(e) => f.write_str(e),
+            Error::Move(e) | Error::Variant(e) | Error::Usage(e) | Error::TooLarge(e) | Error::Mismatch(e) => {
+                f.write_str(e)
+            }
             Error::UnknownVariant(name) => {
                 write!(
                     f,

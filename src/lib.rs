@@ -57,4 +57,4 @@ pub use rules::{Colour, Part};
 pub use square::{MAX_ROWS, Square};
 pub use symmetry::Mirror;
 pub use tight::TightIndex;
-pub use variant::{ClassSpec, Variant};
+pub use variant::{ClassSpec, Known, Variant};

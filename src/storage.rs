@@ -540,6 +540,40 @@ impl Database {
         Ok(())
     }
 
+    /// Reads every class's table and checks it against its stored checksum:
+    /// a full read, so done before trusting a file for a whole export or
+    /// before `solve` keeps it, not on every lookup.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when a table is damaged.
+    pub fn verify(&self) -> Result<()> {
+        let read = |e| self.read_error(e);
+        for record in &self.classes {
+            let class = record.class as i64;
+            let mut checksum = Checksum::default();
+            let sql = match self.layout {
+                Layout::Rows => "SELECT coalesce(remoteness, 254) FROM positions WHERE class = ?1 ORDER BY hash",
+                Layout::Blocks => "SELECT data FROM blocks WHERE class = ?1 ORDER BY white",
+            };
+            let mut st = self.conn.prepare(sql).map_err(read)?;
+            let mut rows = st.query([class]).map_err(read)?;
+            let mut count = 0u64;
+            while let Some(row) = rows.next().map_err(read)? {
+                let bytes: Vec<u8> = match self.layout {
+                    Layout::Rows => vec![row.get::<_, u8>(0).map_err(read)?],
+                    Layout::Blocks => row.get(0).map_err(read)?,
+                };
+                count += bytes.len() as u64;
+                checksum.add(&bytes);
+            }
+            if checksum.hex() != record.checksum || count != record.stats.legal {
+                return Err(self.corrupt(format!("fails its checksum for class {class}")));
+            }
+        }
+        Ok(())
+    }
+
     fn corrupt(&self, problem: String) -> Error {
         Error::Corrupt {
             path: self.path.clone(),

@@ -172,6 +172,8 @@ pub struct Subsets {
     picks: [u8; 64],
     k: usize,
     started: bool,
+    /// The subset the picks stand for.
+    set: Bitboard,
 }
 
 impl Subsets {
@@ -187,13 +189,16 @@ impl Subsets {
         for (i, p) in picks.iter_mut().enumerate() {
             *p = i as u8;
         }
-        Subsets {
+        let mut subsets = Subsets {
             cells,
             m,
             picks,
             k: k as usize,
             started: false,
-        }
+            set: Bitboard::EMPTY,
+        };
+        subsets.set = subsets.current();
+        subsets
     }
 
     fn current(&self) -> Bitboard {
@@ -206,13 +211,24 @@ impl Subsets {
 impl Iterator for Subsets {
     type Item = Bitboard;
 
+    #[inline]
     fn next(&mut self) -> Option<Bitboard> {
         if !self.started {
             self.started = true;
-            return (self.k <= self.m).then(|| self.current());
+            return (self.k <= self.m).then_some(self.set);
         }
-        // Colex successor: raise the lowest pick that can rise, reset the ones below.
-        for i in 0..self.k {
+        // Colex successor: raise the lowest pick that can rise, reset the ones
+        // below. Most steps raise the lowest pick, which moves one cell.
+        if self.k > 0 {
+            let p = usize::from(self.picks[0]);
+            let limit = if self.k > 1 { usize::from(self.picks[1]) } else { self.m };
+            if p + 1 < limit {
+                self.picks[0] += 1;
+                self.set = self.set.without(self.cells[p]).with(self.cells[p + 1]);
+                return Some(self.set);
+            }
+        }
+        for i in 1..self.k {
             let limit = if i + 1 < self.k {
                 usize::from(self.picks[i + 1])
             } else {
@@ -223,7 +239,8 @@ impl Iterator for Subsets {
                 for j in 0..i {
                     self.picks[j] = j as u8;
                 }
-                return Some(self.current());
+                self.set = self.current();
+                return Some(self.set);
             }
         }
         None

@@ -15,6 +15,9 @@ const VARIANT_FILES: &[(&str, &str)] = &[
     ("7x4.json", include_str!("../variants/7x4.json")),
     ("7x6.json", include_str!("../variants/7x6.json")),
     ("5x4-full.json", include_str!("../variants/5x4-full.json")),
+    ("9x6.json", include_str!("../variants/9x6.json")),
+    ("9x8.json", include_str!("../variants/9x8.json")),
+    ("11x8.json", include_str!("../variants/11x8.json")),
 ];
 
 /// A file of `variants/`.
@@ -24,6 +27,24 @@ struct VariantFile {
     name: String,
     description: String,
     start: String,
+    #[serde(default)]
+    known: Option<Known>,
+}
+
+/// Answers known for a variant before solving it, which a solve is checked
+/// against: from the puzzle's published solvers, or from an earlier solve
+/// cross-checked by an independent method (the file says which).
+#[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Known {
+    /// Where the values come from.
+    pub source: String,
+    /// Legal positions of each class, in class order.
+    pub legal: Vec<u64>,
+    /// Remoteness of the start.
+    pub start_remoteness: u16,
+    /// Largest remoteness of any position of the whole variant.
+    pub max_remoteness: u16,
 }
 
 /// One colour class that a variant uses: its geometry, start, goal and hash.
@@ -69,6 +90,7 @@ pub struct Variant {
     description: String,
     start: Position,
     classes: Vec<ClassSpec>,
+    known: Option<Known>,
 }
 
 impl Variant {
@@ -112,6 +134,7 @@ impl Variant {
             description,
             start,
             classes,
+            known: None,
         })
     }
 
@@ -127,7 +150,14 @@ impl Variant {
                 let bad = |e: String| Error::Variant(format!("variants/{file}: {e}"));
                 let spec: VariantFile = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
                 let start = spec.start.parse::<Position>().map_err(|e| bad(e.to_string()))?;
-                Variant::from_start(spec.name, spec.description, start)
+                let mut variant = Variant::from_start(spec.name, spec.description, start)?;
+                if let Some(known) = &spec.known
+                    && known.legal.len() != variant.classes.len()
+                {
+                    return Err(bad(format!("`known.legal` needs {} entries", variant.classes.len())));
+                }
+                variant.known = spec.known;
+                Ok(variant)
             })
             .collect()
     }
@@ -302,6 +332,11 @@ impl Variant {
             );
         }
         err.or_ok(())
+    }
+
+    /// Answers known before solving, if the variant file gives them.
+    pub fn known(&self) -> Option<&Known> {
+        self.known.as_ref()
     }
 
     /// The variant's name, which also names its database.

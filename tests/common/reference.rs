@@ -19,6 +19,9 @@ use std::collections::VecDeque;
 /// The four diagonal directions as (row delta, col delta).
 const DIRECTIONS: [(i32, i32); 4] = [(1, 1), (1, -1), (-1, 1), (-1, -1)];
 
+/// A square as (row, column), 0-based from the bottom left.
+pub type Sq = (u8, u8);
+
 /// A placement: sorted white squares, sorted black squares.
 #[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub struct Placement {
@@ -118,7 +121,7 @@ impl Reference {
     }
 
     /// Every placement reachable in one legal move, each with the move (from, to).
-    pub fn moves(&self, p: &Placement) -> Vec<((u8, u8), (u8, u8), Placement)> {
+    pub fn moves(&self, p: &Placement) -> Vec<(Sq, Sq, Placement)> {
         let g = self.grid(p);
         let mut out = Vec::new();
         for is_white in [true, false] {

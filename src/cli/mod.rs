@@ -7,7 +7,6 @@
 use std::fs;
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -16,9 +15,11 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::position::{Move, Position};
 use crate::remoteness::Remoteness;
-use crate::solver::{self, Event};
-use crate::storage::{self, Database};
+use crate::solver::Method;
+use crate::storage::Database;
 use crate::variant::Variant;
+
+mod solve;
 
 /// A variant whose dense index has at most this many entries in all is
 /// solved on the spot by `query` and `line` when its database is missing.
@@ -31,6 +32,9 @@ pub struct Cli {
     /// Where solved databases live.
     #[arg(long, global = true, env = "BISHOPS_DB", default_value = "db")]
     pub db: PathBuf,
+    /// Threads for solving (default: one per core).
+    #[arg(long, global = true, env = "BISHOPS_THREADS")]
+    pub threads: Option<usize>,
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -51,6 +55,39 @@ pub enum Command {
     Variants(JsonArgs),
     /// Positions per remoteness and the hardest positions of a variant.
     Stats(StatsArgs),
+    /// Solve variants in fresh processes and report time, rate and peak memory.
+    Bench(BenchArgs),
+}
+
+/// Arguments of `bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Variants to time (default: 7x6 9x6 9x8 11x8).
+    pub variants: Vec<String>,
+    /// The search to time.
+    #[arg(long, value_enum, default_value = "tight")]
+    pub method: MethodArg,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The search methods, as `--method` names them.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodArg {
+    /// Parallel search over legal positions only.
+    Tight,
+    /// One-core search over the dense public hash (a cross-check).
+    Dense,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Method {
+        match m {
+            MethodArg::Tight => Method::Tight,
+            MethodArg::Dense => Method::Dense,
+        }
+    }
 }
 
 /// Arguments of `solve`.
@@ -64,6 +101,9 @@ pub struct SolveArgs {
     /// Solve again even when a valid database exists.
     #[arg(long)]
     pub force: bool,
+    /// The search to use.
+    #[arg(long, value_enum, default_value = "tight")]
+    pub method: MethodArg,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -128,9 +168,18 @@ pub struct ExportArgs {
 ///
 /// Whatever the command ran into; [`Error::exit_code`] gives the exit status.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+    if let Some(threads) = cli.threads {
+        if threads == 0 {
+            return Err(Error::Usage("--threads must be at least 1".into()));
+        }
+        // Fails only when the pool was already built, as in tests running
+        // commands in one process; the first setting then stands.
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global();
+    }
     let db = cli.db.as_path();
     match cli.command {
-        Command::Solve(args) => solve(db, args, out),
+        Command::Solve(args) => solve::solve(db, args, out),
+        Command::Bench(args) => solve::bench(args, cli.threads, out),
         Command::Query(args) => query(db, args, out),
         Command::Line(args) => line(db, args, out),
         Command::Export(args) => export(db, args, out),
@@ -140,21 +189,21 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
 }
 
 /// A numeric metadata value of `database`, `None` when absent or empty.
-fn meta_number(database: &Database, key: &str) -> Result<Option<u128>> {
+pub(crate) fn meta_number(database: &Database, key: &str) -> Result<Option<u128>> {
     Ok(database.meta(key)?.and_then(|v| v.parse().ok()))
 }
 
-fn stdout_error(e: io::Error) -> Error {
+pub(crate) fn stdout_error(e: io::Error) -> Error {
     Error::Io(PathBuf::from("stdout"), e)
 }
 
-fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<()> {
+pub(crate) fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<()> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(|e| stdout_error(e.into()))?;
     writeln!(out).map_err(stdout_error)
 }
 
 /// A progress bar on stderr, drawn only when stderr is a terminal.
-fn progress_bar(len: Option<u64>) -> ProgressBar {
+pub(crate) fn progress_bar(len: Option<u64>) -> ProgressBar {
     let bar = match len {
         Some(len) => ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr()).with_style(
             ProgressStyle::with_template("{msg} [{bar:30}] {human_pos}/{human_len} {per_sec} eta {eta}")
@@ -170,111 +219,18 @@ fn progress_bar(len: Option<u64>) -> ProgressBar {
     bar
 }
 
-/// What `solve` did for one variant.
-#[derive(Serialize)]
-struct SolveReport {
-    variant: String,
-    path: PathBuf,
-    /// False when a valid database was already there.
-    solved: bool,
-    seconds: Option<f64>,
-    legal_positions: Option<u128>,
-    start_remoteness: Option<u128>,
-    max_remoteness: Option<u128>,
-}
-
-/// Solves `variant` and writes its database, with a spinner on a terminal.
-fn solve_and_write(db: &Path, variant: &Variant) -> Result<(PathBuf, Duration)> {
-    let bar = progress_bar(None);
-    bar.enable_steady_tick(Duration::from_millis(120));
-    let name = variant.name().to_owned();
-    let solution = solver::solve(variant, &mut |event| match event {
-        Event::Counted { class, legal } => bar.set_message(format!("{name} class {}: {legal} legal", class.name())),
-        Event::Layer {
-            class, depth, total, ..
-        } => bar.set_message(format!("{name} class {}: layer {depth}, {total} found", class.name())),
-        Event::Mirrored { class, from } => bar.set_message(format!(
-            "{name} class {}: mirroring class {}",
-            class.name(),
-            from.name()
-        )),
-    });
-    bar.set_message(format!("{name}: writing"));
-    let written = solution.and_then(|s| storage::write(db, variant, &s).map(|p| (p, s.elapsed)));
-    bar.finish_and_clear();
-    written
-}
-
-fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
-    let variants: Vec<Variant> = match (args.all, args.variants.is_empty()) {
-        (true, true) => Variant::builtin()?,
-        (false, false) => args.variants.iter().map(|n| Variant::named(n)).collect::<Result<_>>()?,
-        (true, false) => return Err(Error::Usage("give variant names or --all, not both".into())),
-        (false, true) => {
-            return Err(Error::Usage(
-                "name the variants to solve, or use --all: see `bishops variants`".into(),
-            ));
-        }
-    };
-    let mut reports = Vec::new();
-    for variant in &variants {
-        let existing = if args.force {
-            None
-        } else {
-            Database::open(db, variant).ok()
-        };
-        let (database, seconds) = match existing {
-            Some(database) => (database, None),
-            None => {
-                let (_, elapsed) = solve_and_write(db, variant)?;
-                (Database::open(db, variant)?, Some(elapsed.as_secs_f64()))
-            }
-        };
-        let report = SolveReport {
-            variant: variant.name().to_owned(),
-            path: database.path().to_path_buf(),
-            solved: seconds.is_some(),
-            seconds,
-            legal_positions: meta_number(&database, "legal_positions")?,
-            start_remoteness: meta_number(&database, "start_remoteness")?,
-            max_remoteness: meta_number(&database, "max_remoteness")?,
-        };
-        if !args.json {
-            let how = match report.seconds {
-                Some(s) => format!("solved in {s:.3} s"),
-                None => "already solved".to_owned(),
-            };
-            writeln!(
-                out,
-                "{}: {how}, {} legal positions, start remoteness {}, largest {} -> {}",
-                report.variant,
-                shown(report.legal_positions),
-                shown(report.start_remoteness),
-                shown(report.max_remoteness),
-                report.path.display()
-            )
-            .map_err(stdout_error)?;
-        }
-        reports.push(report);
-    }
-    if args.json {
-        write_json(out, &serde_json::json!({ "variants": reports }))?;
-    }
-    Ok(())
-}
-
 /// Opens the database of `variant`, solving it first (and saying so on
 /// stderr) when it is missing and quick to solve.
 fn open_or_solve(db: &Path, variant: &Variant) -> Result<Database> {
     match Database::open(db, variant) {
         Err(Error::NotSolved { .. }) if variant.hash_sizes().iter().sum::<u64>() <= QUICK_SOLVE_ENTRIES => {
             eprintln!("bishops: variant {} is not solved yet; solving it now", variant.name());
-            let (path, elapsed) = solve_and_write(db, variant)?;
+            let done = solve::solve_and_write(db, variant, Method::default(), false)?;
             eprintln!(
                 "bishops: solved {} in {:.3} s, wrote {}",
                 variant.name(),
-                elapsed.as_secs_f64(),
-                path.display()
+                done.solve_seconds,
+                done.path.display()
             );
             Database::open(db, variant)
         }
@@ -397,7 +353,7 @@ fn query(db: &Path, args: PositionArgs, out: &mut dyn Write) -> Result<()> {
     out.write_all(text.as_bytes()).map_err(stdout_error)
 }
 
-fn shown(value: Option<u128>) -> String {
+pub(crate) fn shown(value: Option<u128>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
 
@@ -466,6 +422,8 @@ fn best_move(probe: &Probe, here: &Position, r: Remoteness) -> Result<(Move, Pos
 fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
     let variant = Variant::named(&args.variant)?;
     let database = Database::open(db, &variant)?;
+    // Checked before the first row goes out: a stream cannot be taken back.
+    database.verify()?;
     match &args.output {
         None => {
             let mut w = io::BufWriter::new(out);
