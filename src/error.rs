@@ -77,7 +77,7 @@ impl fmt::Display for Error {
             Error::UnknownVariant(name) => {
                 write!(
                     f,
-                    "unknown variant `{name}`: see `bishops variants`, or name a standard one like `9x6`, `9x6-a2`, `9x6-full`"
+                    "unknown variant `{name}`: see `bishops variants`, or or name a standard one like `9x6-a1`, `9x6-a2`, `9x6-full`"
                 )
             }
             Error::AmbiguousVariant(position, names) => {

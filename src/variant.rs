@@ -191,7 +191,7 @@ impl Variant {
     }
 
     /// The variant called `name`: a file of `variants/`, or a standard one
-    /// written `RxC` (class of a1), `RxC-a2` (class of a2) or `RxC-full`.
+    /// written `RxC-a1` (class of a1), `RxC-a2` (class of a2) or `RxC-full`.
     ///
     /// # Errors
     ///
@@ -205,8 +205,10 @@ impl Variant {
             (size, &Class::ALL)
         } else if let Some(size) = name.strip_suffix("-a2") {
             (size, &[Class::Odd])
+        } else if let Some(size) = name.strip_suffix("-a1") {
+            (size, &[Class::Even])
         } else {
-            (name, &[Class::Even])
+            return Err(unknown());
         };
         let (rows, cols) = size.split_once('x').ok_or_else(unknown)?;
         let board = Board::new(
@@ -402,7 +404,7 @@ impl Variant {
 
 fn standard_name(board: Board, classes: &[Class]) -> String {
     match classes {
-        [Class::Even] => format!("{board}"),
+        [Class::Even] => format!("{board}-a1"),
         [Class::Odd] => format!("{board}-a2"),
         _ => format!("{board}-full"),
     }
@@ -441,13 +443,14 @@ mod tests {
         let v = Variant::named("7x6").unwrap();
         assert_eq!(v.start().to_string(), "7_6_a1-a3-a5_g1-g3-g5");
         assert_eq!(v.hash_sizes(), [1_085_280]);
+        assert!(matches!(Variant::named("9x7"), Err(Error::UnknownVariant(_))));
         let std = Variant::named("9x6-full").unwrap();
         assert_eq!(std.start().to_string(), "9_6_a1-a2-a3-a4-a5-a6_i1-i2-i3-i4-i5-i6");
         assert_eq!(Variant::named("5x4-a2").unwrap().start().to_string(), "5_4_a2-a4_e2-e4");
         assert!(matches!(Variant::named("nope"), Err(Error::UnknownVariant(_))));
-        assert!(Variant::named("4x5").is_err());
+        assert!(Variant::named("4x5-a1").is_err());
         // Row a and row f of a 6x5 board hold 3 and 2 squares of the a1 class.
-        assert!(Variant::named("6x5").is_err());
+        assert!(Variant::named("6x5-a1").is_err());
     }
 
     #[test]
@@ -456,7 +459,8 @@ mod tests {
         assert_eq!(name("5_4_a1-a3_e1-e3").unwrap(), "5x4");
         assert_eq!(name("5_4_e1-e2-e3-e4_a1-a2-a3-a4").unwrap(), "5x4-full");
         assert_eq!(name("5_4_a2-a4_e2-e4").unwrap(), "5x4-a2");
-        assert_eq!(name("9_6_a1-a3-a5_i1-i3-i5").unwrap(), "9x6");
+        assert_eq!(name("9_6_a1-a3-a5_i1-i3-i5").unwrap(), "9x6-a1");
+        assert_eq!(name("9_6_a1-a2-a3-a4-a5-a6_i1-i2-i3-i4-i5-i6").unwrap(), "9x6");
         let reasons = |s: &str, v: Option<&str>| match Variant::for_position(&s.parse().unwrap(), v) {
             Err(Error::Position(e)) => e.reasons,
             other => panic!("{s}: {other:?}"),

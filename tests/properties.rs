@@ -189,12 +189,12 @@ fn config() -> Config {
     }
 }
 
-/// R(27, 3, 3): the hash size of the standard `9x6` class.
+/// R(27, 3, 3): the hash size of the standard `9x6-a1` class.
 const NINE_SIX_LEN: u64 = 5_920_200;
 
 fn nine_six() -> &'static Variant {
     static NINE_SIX: OnceLock<Variant> = OnceLock::new();
-    NINE_SIX.get_or_init(|| Variant::named("9x6").unwrap())
+    NINE_SIX.get_or_init(|| Variant::named("9x6-a1").unwrap())
 }
 
 #[test]
