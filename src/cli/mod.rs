@@ -565,24 +565,27 @@ fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
         return write_json(out, &serde_json::json!({ "variants": reports }));
     }
     let mut text = format!(
-        "{:<10} {:<30} {:<16} {:>10} {:>8}  {}\n",
-        "variant", "start", "hash sizes", "legal", "start r", "solved"
+        "{:<10} {:<28} {:>16} {:>8} {:<7} {}\n",
+        "variant", "hash sizes", "legal", "start r", "solved", "start"
     );
     for r in &reports {
         let sizes: Vec<String> = r.classes.iter().map(|c| c.hash_size.to_string()).collect();
         text += &format!(
-            "{:<10} {:<30} {:<16} {:>10} {:>8}  {}\n",
+            "{:<10} {:<28} {:>16} {:>8} {:<7} {}\n",
             r.name,
-            r.start,
             sizes.join(" x "),
             shown(r.legal_positions),
             shown(r.start_remoteness),
             match (&r.problem, r.solved) {
-                (Some(_), _) => "damaged: run `bishops solve` again",
+                (Some(_), _) => "damaged",
                 (None, true) => "yes",
                 (None, false) => "no",
-            }
+            },
+            r.start
         );
+    }
+    if reports.iter().any(|r| r.problem.is_some()) {
+        text += "damaged: the database is there but cannot be trusted; run `bishops solve NAME --force`\n";
     }
     out.write_all(text.as_bytes()).map_err(stdout_error)
 }

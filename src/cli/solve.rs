@@ -44,7 +44,11 @@ fn peak_memory() -> Option<u64> {
 }
 
 fn mib(bytes: u64) -> String {
-    format!("{:.0} MiB", bytes as f64 / (1 << 20) as f64)
+    if bytes < 1 << 20 {
+        format!("{} KiB", bytes.div_ceil(1 << 10))
+    } else {
+        format!("{:.0} MiB", bytes as f64 / (1 << 20) as f64)
+    }
 }
 
 /// Refuses a solve that needs more memory than is available.
