@@ -108,6 +108,15 @@ struct WhiteMove {
     safe: Bitboard,
 }
 
+/// What every position of one block shares: the white set, the cells black
+/// may use, where the block starts, and the white moves out of it.
+struct Block {
+    white: Bitboard,
+    safe: Bitboard,
+    start: u64,
+    white_moves: Vec<WhiteMove>,
+}
+
 /// One search layer's shared view of the table.
 struct Layer<'a> {
     geo: &'a Geometry,
@@ -116,26 +125,38 @@ struct Layer<'a> {
 }
 
 impl Layer<'_> {
+    /// Calls `f(cell, black, block)` for every position of block `r` whose
+    /// cell holds `want`; skips the block at once when none does.
+    fn for_each_at(&self, r: u64, want: u8, mut f: impl FnMut(&AtomicU8, Bitboard, &Block)) {
+        let range = self.index.block(r);
+        let cells = &self.cells[range.start as usize..range.end as usize];
+        if !cells.iter().any(|c| c.load(Ordering::Relaxed) == want) {
+            return;
+        }
+        let white = colex_unrank(r, self.index.white());
+        let block = Block {
+            white,
+            safe: self.index.safe(r),
+            start: range.start,
+            white_moves: self.white_moves(white),
+        };
+        for (cell, black) in cells.iter().zip(Subsets::new(block.safe, self.index.black())) {
+            if cell.load(Ordering::Relaxed) == want {
+                f(cell, black, &block);
+            }
+        }
+    }
+
     /// Pushes from every position of block `r` at `depth`: claims its
     /// unreached neighbours for `depth + 1`. Returns how many it claimed.
     fn push_block(&self, r: u64, depth: u8) -> u64 {
-        let block = self.index.block(r);
-        let cells = &self.cells[block.start as usize..block.end as usize];
-        if !cells.iter().any(|c| c.load(Ordering::Relaxed) == depth) {
-            return 0;
-        }
-        let white = colex_unrank(r, self.index.white());
-        let safe = self.index.safe(r);
-        let white_moves = self.white_moves(white);
         let mut found = 0;
-        for (j, black) in Subsets::new(safe, self.index.black()).enumerate() {
-            if cells[j].load(Ordering::Relaxed) == depth {
-                self.neighbours(white, black, block.start, safe, &white_moves, |i| {
-                    found += self.claim(i, depth + 1);
-                    false
-                });
-            }
-        }
+        self.for_each_at(r, depth, |_, black, block| {
+            self.neighbours(block, black, |i| {
+                found += self.claim(i, depth + 1);
+                false
+            });
+        });
         found
     }
 
@@ -144,25 +165,15 @@ impl Layer<'_> {
     /// block's cells, and it reads only cells equal to `depth`, which no one
     /// writes in this layer. Returns how many positions joined.
     fn pull_block(&self, r: u64, depth: u8) -> u64 {
-        let block = self.index.block(r);
-        let cells = &self.cells[block.start as usize..block.end as usize];
-        if !cells.iter().any(|c| c.load(Ordering::Relaxed) == UNSEEN) {
-            return 0;
-        }
-        let white = colex_unrank(r, self.index.white());
-        let safe = self.index.safe(r);
-        let white_moves = self.white_moves(white);
         let mut found = 0;
-        for (j, black) in Subsets::new(safe, self.index.black()).enumerate() {
-            if cells[j].load(Ordering::Relaxed) == UNSEEN
-                && self.neighbours(white, black, block.start, safe, &white_moves, |i| {
-                    self.cells[i as usize].load(Ordering::Relaxed) == depth
-                })
-            {
-                cells[j].store(depth + 1, Ordering::Relaxed);
+        self.for_each_at(r, UNSEEN, |cell, black, block| {
+            if self.neighbours(block, black, |i| {
+                self.cells[i as usize].load(Ordering::Relaxed) == depth
+            }) {
+                cell.store(depth + 1, Ordering::Relaxed);
                 found += 1;
             }
-        }
+        });
         found
     }
 
@@ -196,20 +207,17 @@ impl Layer<'_> {
         moves
     }
 
-    /// Calls `f` with the tight index of every position one move from
-    /// (`white`, `black`), whose block starts at `start` with safe cells
-    /// `safe` and white moves `white_moves`, until `f` returns true; returns
-    /// whether it did.
+    /// Calls `f` with the tight index of every position one move from the
+    /// position of `block` with black set `black`, until `f` returns true;
+    /// returns whether it did.
     #[inline]
-    fn neighbours(
-        &self,
-        white: Bitboard,
-        black: Bitboard,
-        start: u64,
-        safe: Bitboard,
-        white_moves: &[WhiteMove],
-        mut f: impl FnMut(u64) -> bool,
-    ) -> bool {
+    fn neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
+        let Block {
+            white,
+            safe,
+            start,
+            ref white_moves,
+        } = *block;
         let occupied = white | black;
         let empty = !occupied & self.geo.all();
         // Black moves keep the white set, so they stay in this block.
