@@ -155,7 +155,8 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution) -> Result<()> 
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let mut conn = Connection::open(tmp).map_err(sql)?;
     // The file is private until renamed, so no journal is needed.
-    conn.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
+    // Large pages keep the blobs of big boards off overflow chains.
+    conn.execute_batch("PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
         .map_err(sql)?;
     let tx = conn.transaction().map_err(sql)?;
     tx.execute_batch(SCHEMA).map_err(sql)?;
