@@ -1,15 +1,16 @@
 //! Every position of every named variant, checked against the independent
 //! reference solver of `tests/common/reference.rs`: the solver's tables and
-//! the stored databases must agree with it hash by hash.
+//! the stored databases must agree with it hash by hash. The tight and dense
+//! searches must also agree with each other, table for table.
 
 mod common;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use bishops::solver::{self, Solution};
+use bishops::solver::{self, Method, Plan, Solution};
 use bishops::storage::{self, Database};
-use bishops::{Cell, Variant};
+use bishops::{Bitboard, Cell, Class, ClassSpec, Part, Square, Variant};
 use common::reference::{Placement, Reference, colour_class};
 use hashbrown::{HashMap, HashSet};
 
@@ -18,9 +19,18 @@ use hashbrown::{HashMap, HashSet};
 /// `Some(Some(d))` when it is `d` moves from the goal.
 type Expected = Option<Option<u32>>;
 
-/// What one worker finds in its run of hashes: the answers, and the keys of
-/// the legal placements it met.
-type Chunk = (Vec<Expected>, Vec<(u64, u64)>);
+/// How `build` works out the reference's answer for every hash of a class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Coverage {
+    /// Every hash is unranked and looked up among the reference's legal
+    /// placements.
+    Every,
+    /// Every legal placement the reference enumerates is ranked to its hash
+    /// (and unranked back); every other hash is then illegal. On top, this
+    /// many hashes drawn from the whole space (plus both ends, the start and
+    /// the goal) are unranked and looked up as under `Every`.
+    LegalAndSample(u64),
+}
 
 /// A named variant, solved by the crate and by the reference.
 struct Checked {
@@ -30,10 +40,12 @@ struct Checked {
     expected: Vec<Vec<Expected>>,
     /// Per class: the reference's largest remoteness.
     reference_max: Vec<u32>,
+    /// Per class: how many hashes were unranked and looked up one by one.
+    examined: Vec<u64>,
 }
 
 /// Squares as plain `(row, col)` pairs.
-fn pairs(squares: impl IntoIterator<Item = bishops::Square>) -> Vec<(u8, u8)> {
+fn pairs(squares: impl IntoIterator<Item = Square>) -> Vec<(u8, u8)> {
     squares.into_iter().map(|sq| (sq.row(), sq.col())).collect()
 }
 
@@ -45,10 +57,62 @@ fn mask(cols: u8, squares: impl IntoIterator<Item = (u8, u8)>) -> u64 {
         .fold(0, |m, (r, c)| m | 1 << (u32::from(r) * u32::from(cols) + u32::from(c)))
 }
 
+/// The threads to split a long loop over.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// One class as the reference sees it: its squares, its bishop counts and
+/// its goal, all taken from the variant's start and the board alone.
+struct ReferenceClass {
+    parity: u8,
+    squares: Vec<(u8, u8)>,
+    white: usize,
+    black: usize,
+    goal: Placement,
+}
+
+/// What the reference says of a class: its legal placements and the
+/// distance of each reachable one from the goal.
+type ReferenceAnswer = (Vec<Placement>, HashMap<Placement, u32>);
+
+/// The key (white mask, black mask) of public hash `hash` of `spec`, after
+/// checking that the hash names `w` white and `b` black bishops on distinct
+/// squares of the class.
+fn key_of(name: &str, spec: &ClassSpec, (rows, cols): (u8, u8), (w, b): (usize, usize), hash: u64) -> (u64, u64) {
+    let parity = spec.class.index() as u8;
+    let part = spec.index.unrank(hash);
+    let square = |c: u8| {
+        let sq = spec.geometry.square(c);
+        (sq.row(), sq.col())
+    };
+    let (white, black) = (part.white.iter().map(square), part.black.iter().map(square));
+    assert_eq!(
+        (white.len(), black.len()),
+        (w, b),
+        "{name} class {parity} hash {hash}: bishop counts"
+    );
+    assert!(
+        white
+            .clone()
+            .chain(black.clone())
+            .all(|(r, c)| r < rows && c < cols && (r + c) % 2 == parity),
+        "{name} class {parity} hash {hash}: a bishop is off the class: {part:?}"
+    );
+    let k = (mask(cols, white), mask(cols, black));
+    assert_eq!(
+        k.0 & k.1,
+        0,
+        "{name} class {parity} hash {hash}: a square is used twice"
+    );
+    k
+}
+
 /// Solves `name` with the crate and with the reference, and works out what
-/// the reference says of every hash of every class. Checks on the way that
-/// the hash names each reference legal placement exactly once.
-fn build(name: &str) -> Checked {
+/// the reference says of every hash of every class, as `coverage` says.
+/// Checks on the way that the hash names each reference legal placement
+/// exactly once.
+fn build(name: &str, coverage: Coverage) -> Checked {
     let variant = Variant::named(name).unwrap_or_else(|e| panic!("variant {name}: {e}"));
     let solution = solver::solve(&variant, &mut |_| {}).unwrap_or_else(|e| panic!("solve {name}: {e}"));
     assert_eq!(
@@ -63,34 +127,65 @@ fn build(name: &str) -> Checked {
         "{name}: the board does not fit a mask"
     );
     let reference = Reference::new(rows, cols);
+    let classes: Vec<ReferenceClass> = variant
+        .classes()
+        .iter()
+        .map(|spec| {
+            let parity = spec.class.index() as u8;
+            assert!(parity < 2);
+            let in_class = |sq: &(u8, u8)| (sq.0 + sq.1) % 2 == parity;
+            let start_white: Vec<(u8, u8)> = pairs(variant.start().white().iter().copied())
+                .into_iter()
+                .filter(in_class)
+                .collect();
+            let start_black: Vec<(u8, u8)> = pairs(variant.start().black().iter().copied())
+                .into_iter()
+                .filter(in_class)
+                .collect();
+            let (white, black) = (start_white.len(), start_black.len());
+            assert_eq!(
+                spec.counts(),
+                (white as u32, black as u32),
+                "{name} class {parity}: bishop counts"
+            );
+            ReferenceClass {
+                parity,
+                squares: colour_class(rows, cols, parity),
+                white,
+                black,
+                goal: Placement::new(start_black, start_white),
+            }
+        })
+        .collect();
+    // The reference computations are independent, within a class and across
+    // classes (each class is solved from its own squares and its own goal,
+    // even where the crate derives one class from the other's mirror image):
+    // run them all side by side.
+    let answers: Vec<ReferenceAnswer> = std::thread::scope(|s| {
+        let jobs: Vec<_> = classes
+            .iter()
+            .map(|rc| {
+                let reference = &reference;
+                let legal = s.spawn(move || reference.legal_placements(&rc.squares, rc.white, rc.black));
+                let dist = s.spawn(move || reference.solve(&rc.goal));
+                (legal, dist)
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|(legal, dist)| {
+                (
+                    legal.join().expect("legal_placements"),
+                    dist.join().expect("reference solve"),
+                )
+            })
+            .collect()
+    });
+
     let mut expected = Vec::new();
     let mut reference_max = Vec::new();
-    for spec in variant.classes() {
-        let parity = spec.class.index() as u8;
-        assert!(parity < 2);
-        let squares = colour_class(rows, cols, parity);
-        let in_class = |sq: &(u8, u8)| (sq.0 + sq.1) % 2 == parity;
-        let start_white: Vec<(u8, u8)> = pairs(variant.start().white().iter().copied())
-            .into_iter()
-            .filter(in_class)
-            .collect();
-        let start_black: Vec<(u8, u8)> = pairs(variant.start().black().iter().copied())
-            .into_iter()
-            .filter(in_class)
-            .collect();
-        let (w, b) = (start_white.len(), start_black.len());
-        assert_eq!(
-            spec.counts(),
-            (w as u32, b as u32),
-            "{name} class {parity}: bishop counts"
-        );
-        let goal = Placement::new(start_black, start_white);
-        // The two reference computations are independent: run them side by side.
-        let (legal, dist) = std::thread::scope(|s| {
-            let legal = s.spawn(|| reference.legal_placements(&squares, w, b));
-            let dist = reference.solve(&goal);
-            (legal.join().expect("legal_placements"), dist)
-        });
+    let mut examined = Vec::new();
+    for ((spec, rc), (legal, dist)) in variant.classes().iter().zip(&classes).zip(answers) {
+        let (parity, w, b) = (rc.parity, rc.white, rc.black);
         let key = |p: &Placement| (mask(cols, p.white.iter().copied()), mask(cols, p.black.iter().copied()));
         let answers_by_key: HashMap<(u64, u64), Option<u32>> =
             legal.iter().map(|p| (key(p), dist.get(p).copied())).collect();
@@ -104,78 +199,105 @@ fn build(name: &str) -> Checked {
             "{name} class {parity}: the reference reached a placement it calls illegal"
         );
 
-        // Every hash, in as many chunks as there are cores.
         let len = spec.index.len();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
-        let chunk = len.div_ceil(threads);
-        let chunks: Vec<Chunk> = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..threads)
-                .map(|t| {
+        let mut answers: Vec<Expected> = vec![None; len as usize];
+        let mut seen: HashSet<(u64, u64)> = HashSet::with_capacity(legal.len());
+        let hashes: Vec<u64> = match coverage {
+            Coverage::Every => (0..len).collect(),
+            Coverage::LegalAndSample(n) => {
+                // Each legal placement to its hash, and back.
+                for p in &legal {
+                    let cells = |squares: &[(u8, u8)]| -> Bitboard {
+                        squares
+                            .iter()
+                            .map(|&(r, c)| {
+                                spec.geometry
+                                    .cell(Square::new(r, c))
+                                    .unwrap_or_else(|| panic!("{name} class {parity}: {p:?} is off the class"))
+                            })
+                            .collect()
+                    };
+                    let hash = spec.index.rank(Part {
+                        white: cells(&p.white),
+                        black: cells(&p.black),
+                    });
+                    assert!(hash < len, "{name} class {parity}: {p:?} has hash {hash} of {len}");
+                    assert_eq!(
+                        key_of(name, spec, (rows, cols), (w, b), hash),
+                        key(p),
+                        "{name} class {parity}: hash {hash} of {p:?} unranks to another placement"
+                    );
+                    assert!(seen.insert(key(p)));
+                    assert_eq!(
+                        answers[hash as usize], None,
+                        "{name} class {parity}: two placements have hash {hash}"
+                    );
+                    answers[hash as usize] = Some(answers_by_key[&key(p)]);
+                }
+                let mut state = len ^ u64::from(parity);
+                let mut sample: Vec<u64> = (0..n).map(|_| splitmix(&mut state) % len).collect();
+                sample.extend([0, len - 1, spec.index.rank(spec.start), spec.index.rank(spec.goal)]);
+                sample.sort_unstable();
+                sample.dedup();
+                sample
+            }
+        };
+
+        // The chosen hashes, unranked and looked up, in as many chunks as
+        // there are cores.
+        let chunk = hashes.len().div_ceil(threads()).max(1);
+        let found: Vec<Vec<Option<(u64, u64)>>> = std::thread::scope(|s| {
+            let workers: Vec<_> = hashes
+                .chunks(chunk)
+                .map(|run| {
                     let answers_by_key = &answers_by_key;
                     s.spawn(move || {
-                        let mut answers = Vec::new();
-                        let mut legal_keys = Vec::new();
-                        for hash in t * chunk..((t + 1) * chunk).min(len) {
-                            let part = spec.index.unrank(hash);
-                            let square = |c: u8| {
-                                let sq = spec.geometry.square(c);
-                                (sq.row(), sq.col())
-                            };
-                            let (white, black) = (part.white.iter().map(square), part.black.iter().map(square));
-                            assert_eq!(
-                                (white.len(), black.len()),
-                                (w, b),
-                                "{name} class {parity} hash {hash}: bishop counts"
-                            );
-                            assert!(
-                                white
-                                    .clone()
-                                    .chain(black.clone())
-                                    .all(|(r, c)| r < rows && c < cols && (r + c) % 2 == parity),
-                                "{name} class {parity} hash {hash}: a bishop is off the class: {part:?}"
-                            );
-                            let k = (mask(cols, white), mask(cols, black));
-                            assert_eq!(
-                                k.0 & k.1,
-                                0,
-                                "{name} class {parity} hash {hash}: a square is used twice"
-                            );
-                            match answers_by_key.get(&k) {
-                                Some(&answer) => {
-                                    legal_keys.push(k);
-                                    answers.push(Some(answer));
-                                }
-                                None => answers.push(None),
-                            }
-                        }
-                        (answers, legal_keys)
+                        run.iter()
+                            .map(|&hash| {
+                                let k = key_of(name, spec, (rows, cols), (w, b), hash);
+                                answers_by_key.contains_key(&k).then_some(k)
+                            })
+                            .collect()
                     })
                 })
                 .collect();
             workers.into_iter().map(|w| w.join().expect("hash worker")).collect()
         });
-        let mut answers = Vec::with_capacity(len as usize);
-        let mut seen: HashSet<(u64, u64)> = HashSet::with_capacity(legal.len());
-        for (chunk_answers, legal_keys) in chunks {
-            answers.extend(chunk_answers);
-            for k in legal_keys {
-                assert!(seen.insert(k), "{name} class {parity}: placement {k:x?} has two hashes");
+        for (&hash, k) in hashes.iter().zip(found.into_iter().flatten()) {
+            let answer = k.map(|k| answers_by_key[&k]);
+            match coverage {
+                Coverage::Every => {
+                    if let Some(k) = k {
+                        assert!(seen.insert(k), "{name} class {parity}: placement {k:x?} has two hashes");
+                    }
+                    answers[hash as usize] = answer;
+                }
+                Coverage::LegalAndSample(_) => assert_eq!(
+                    answers[hash as usize], answer,
+                    "{name} class {parity} hash {hash}: unranking and ranking the legal placements disagree"
+                ),
             }
         }
-        assert_eq!(answers.len() as u64, len);
         assert_eq!(
             seen.len(),
             legal.len(),
             "{name} class {parity}: legal hashes vs reference legal placements"
         );
+        assert_eq!(
+            answers.iter().filter(|a| a.is_some()).count(),
+            legal.len(),
+            "{name} class {parity}: legal hashes vs reference legal placements"
+        );
         reference_max.push(dist.values().copied().max().expect("the goal is reached"));
         expected.push(answers);
+        examined.push(hashes.len() as u64);
     }
     Checked {
         variant,
         solution,
         expected,
         reference_max,
+        examined,
     }
 }
 
@@ -185,14 +307,23 @@ fn checked(name: &str) -> &'static Checked {
     static SEVEN_FOUR: OnceLock<Checked> = OnceLock::new();
     static SEVEN_SIX: OnceLock<Checked> = OnceLock::new();
     static FIVE_FOUR_FULL: OnceLock<Checked> = OnceLock::new();
-    let cell = match name {
-        "5x4" => &FIVE_FOUR,
-        "7x4" => &SEVEN_FOUR,
-        "7x6" => &SEVEN_SIX,
-        "5x4-full" => &FIVE_FOUR_FULL,
+    static NINE_SIX: OnceLock<Checked> = OnceLock::new();
+    let (cell, coverage) = match name {
+        "5x4" => (&FIVE_FOUR, Coverage::Every),
+        "7x4" => (&SEVEN_FOUR, Coverage::Every),
+        "7x6" => (&SEVEN_SIX, Coverage::Every),
+        "5x4-full" => (&FIVE_FOUR_FULL, Coverage::Every),
+        // 5.9 million hashes per class, of which 276,674 are legal. Unranking
+        // and looking up each one doubled a debug-build run (well over
+        // 90 s on two cores, most of it the reference itself), so 9x6 ranks
+        // every legal placement the reference enumerates (which settles
+        // every other hash as illegal) and looks up a deterministic sample
+        // of 500,000 hashes, most of them illegal, on top. The solver is
+        // still compared with the reference on every hash.
+        "9x6" => (&NINE_SIX, Coverage::LegalAndSample(500_000)),
         _ => panic!("no such test variant {name}"),
     };
-    cell.get_or_init(|| build(name))
+    cell.get_or_init(|| build(name, coverage))
 }
 
 /// What a cell says, in the reference's terms.
@@ -233,24 +364,64 @@ fn compare(
     compared
 }
 
+/// Compares the solver's table of class `k` with the reference on every
+/// hash, in as many chunks as there are cores, and reports the first few
+/// mismatches. Returns how many hashes the solver calls legal.
+fn solver_compare_every(c: &Checked, k: usize) -> u64 {
+    let spec = &c.variant.classes()[k];
+    let table = &c.solution.classes[k];
+    let len = spec.index.len();
+    let chunk = len.div_ceil(threads() as u64).max(1);
+    let runs: Vec<(u64, u64, Vec<String>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..len.div_ceil(chunk))
+            .map(|t| {
+                s.spawn(move || {
+                    let (mut legal, mut wrong, mut first) = (0, 0, Vec::new());
+                    for hash in t * chunk..((t + 1) * chunk).min(len) {
+                        let want = c.expected[k][hash as usize];
+                        let got = answer(table.cell(hash));
+                        legal += u64::from(got.is_some());
+                        if got != want {
+                            wrong += 1;
+                            if first.len() < 10 {
+                                first.push(format!(
+                                    "hash {hash} ({:?}): the solver says {got:?}, reference {want:?}",
+                                    spec.index.unrank(hash)
+                                ));
+                            }
+                        }
+                    }
+                    (legal, wrong, first)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("compare worker")).collect()
+    });
+    let wrong: u64 = runs.iter().map(|r| r.1).sum();
+    let first: Vec<&String> = runs.iter().flat_map(|r| &r.2).take(10).collect();
+    assert!(
+        wrong == 0,
+        "{} class {k}: {wrong} mismatches between the solver and the reference, first: {first:#?}",
+        c.variant.name()
+    );
+    runs.iter().map(|r| r.0).sum()
+}
+
 /// Every hash of every class of `name` against the reference, and the
 /// counts of legal and reachable positions.
 fn solver_agrees(name: &str) {
     let c = checked(name);
     for (k, (spec, table)) in c.variant.classes().iter().zip(&c.solution.classes).enumerate() {
         assert_eq!(table.class, spec.class);
-        let compared = compare("the solver", c, k, 0..spec.index.len(), |h| table.cell(h));
-        assert_eq!(compared as u64, spec.index.len());
-        let legal_hashes = (0..spec.index.len()).filter(|&h| table.cell(h).is_legal()).count();
-        let reference_legal = c.expected[k].iter().filter(|e| e.is_some()).count();
-        let reference_reachable = c.expected[k].iter().filter(|e| matches!(e, Some(Some(_)))).count();
+        assert_eq!(c.expected[k].len() as u64, spec.index.len());
+        let legal_hashes = solver_compare_every(c, k);
+        let reference_legal = c.expected[k].iter().filter(|e| e.is_some()).count() as u64;
+        let reference_reachable = c.expected[k].iter().filter(|e| matches!(e, Some(Some(_)))).count() as u64;
         assert_eq!(legal_hashes, reference_legal, "{name} class {k}: legal positions");
+        assert_eq!(table.stats.legal, reference_legal, "{name} class {k}: stats.legal");
+        assert_eq!(table.cells.len() as u64, reference_legal, "{name} class {k}: cells");
         assert_eq!(
-            table.stats.legal, reference_legal as u64,
-            "{name} class {k}: stats.legal"
-        );
-        assert_eq!(
-            table.stats.reachable, reference_reachable as u64,
+            table.stats.reachable, reference_reachable,
             "{name} class {k}: stats.reachable"
         );
         assert_eq!(
@@ -312,6 +483,44 @@ fn five_by_four_full_matches_reference() {
         38,
         "5x4-full: reference largest remoteness"
     );
+}
+
+#[test]
+fn nine_by_six_matches_reference() {
+    solver_agrees("9x6");
+    let c = checked("9x6");
+    assert_eq!(Method::default(), Method::Tight, "the default solver is the tight one");
+    let classes: Vec<Class> = c.variant.classes().iter().map(|s| s.class).collect();
+    assert_eq!(classes, [Class::Even, Class::Odd]);
+    for (k, spec) in c.variant.classes().iter().enumerate() {
+        assert_eq!(spec.counts(), (3, 3), "9x6 class {k}: bishops");
+        assert_eq!(spec.index.len(), 5_920_200, "9x6 class {k}: R(27, 3, 3)");
+        assert_eq!(
+            c.solution.classes[k].stats.legal, 276_674,
+            "9x6 class {k}: legal positions"
+        );
+        assert!(c.examined[k] > 400_000, "9x6 class {k}: hashes looked up one by one");
+    }
+    // The solver searches the a1 class and mirrors it onto the a2 class; the
+    // reference solved the a2 class on its own, from its own goal, so the
+    // comparison above also checked the mirror.
+    assert!(!c.solution.classes[0].mirrored, "9x6: the a1 class is searched");
+    assert!(
+        c.solution.classes[1].mirrored,
+        "9x6: the a2 class is derived by the mirror"
+    );
+    let starts = c.variant.class_hashes(c.variant.start());
+    let solver_start: Vec<Expected> = starts
+        .iter()
+        .enumerate()
+        .map(|(k, &h)| answer(c.solution.classes[k].cell(h)))
+        .collect();
+    let reference_start: Vec<Expected> = starts
+        .iter()
+        .enumerate()
+        .map(|(k, &h)| c.expected[k][h as usize])
+        .collect();
+    assert_eq!(solver_start, reference_start, "9x6: start remoteness per class");
 }
 
 /// A fresh directory for one test's database.
@@ -401,4 +610,57 @@ fn seven_by_six_database_matches_reference_on_a_sample() {
         }
         sample
     });
+}
+
+/// The first index where two tables differ, if any.
+fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    a.iter().zip(b).position(|(x, y)| x != y)
+}
+
+/// Solves `name` by the tight and the dense search: each class must get
+/// identical cells and statistics (and be mirrored, or not, alike).
+fn tight_and_dense_agree(name: &str) {
+    let variant = Variant::named(name).unwrap_or_else(|e| panic!("variant {name}: {e}"));
+    let solve = |method| {
+        Plan::new(&variant, method)
+            .solve(&mut |_| {})
+            .unwrap_or_else(|e| panic!("{name} by {method:?}: {e}"))
+    };
+    let (tight, dense) = std::thread::scope(|s| {
+        let dense = s.spawn(|| solve(Method::Dense));
+        let tight = solve(Method::Tight);
+        (tight, dense.join().expect("dense solve"))
+    });
+    assert_eq!(tight.classes.len(), variant.classes().len(), "{name}: tight classes");
+    assert_eq!(dense.classes.len(), variant.classes().len(), "{name}: dense classes");
+    for (k, (t, d)) in tight.classes.iter().zip(&dense.classes).enumerate() {
+        assert_eq!(t.class, d.class, "{name} class {k}");
+        assert_eq!(t.mirrored, d.mirrored, "{name} class {k}: mirrored");
+        assert_eq!(t.cells.len(), d.cells.len(), "{name} class {k}: legal positions");
+        if let Some(i) = first_difference(&t.cells, &d.cells) {
+            panic!(
+                "{name} class {k}: tight and dense differ at tight index {i} (hash {}): {} vs {}",
+                t.index.to_hash(i as u64),
+                t.cells[i],
+                d.cells[i]
+            );
+        }
+        assert_eq!(t.stats, d.stats, "{name} class {k}: stats");
+        assert!(
+            t.stats.legal > 0 && t.stats.reachable > 0,
+            "{name} class {k}: an empty table"
+        );
+    }
+}
+
+#[test]
+fn tight_and_dense_agree_on_small_variants() {
+    for name in ["5x4", "7x4", "7x6", "5x4-full"] {
+        tight_and_dense_agree(name);
+    }
+}
+
+#[test]
+fn tight_and_dense_agree_on_nine_by_six() {
+    tight_and_dense_agree("9x6");
 }
