@@ -28,18 +28,19 @@ pub const HASH_VERSION: u32 = 1;
 /// A one-line description of the hash scheme, written into every database.
 pub const HASH_SCHEME: &str = "R(n,w,b): rank(W)*C(n-w,b) + rank(B among cells without white), colex combinatorial number system, cells in row-then-column order; classes in mixed radix, even class (a1) first";
 
-/// `BINOMIAL[n][k]` = C(n, k) for n, k ≤ 64 (0 when k > n).
+/// `BINOMIAL[k][n]` = C(n, k) for n, k ≤ 64 (0 when k > n). Indexed by `k`
+/// first: a rank reads one short row per bishop count, which stays in cache.
 static BINOMIAL: [[u64; 65]; 65] = binomial_table();
 
 const fn binomial_table() -> [[u64; 65]; 65] {
     let mut table = [[0u64; 65]; 65];
     let mut n = 0;
     while n <= 64 {
-        table[n][0] = 1;
+        table[0][n] = 1;
         let mut k = 1;
         while k <= n {
             // C(64, 32) < 2^63, so no row of the table overflows.
-            table[n][k] = table[n - 1][k - 1] + if k < n { table[n - 1][k] } else { 0 };
+            table[k][n] = table[k - 1][n - 1] + if k < n { table[k][n - 1] } else { 0 };
             k += 1;
         }
         n += 1;
@@ -47,7 +48,7 @@ const fn binomial_table() -> [[u64; 65]; 65] {
     table
 }
 
-/// C(n, k), the number of `k`-subsets of `n` things, for n ≤ 64.
+/// C(n, k), the number of `k`-subsets of `n` things, for n, k ≤ 64.
 ///
 /// # Examples
 ///
@@ -57,7 +58,7 @@ const fn binomial_table() -> [[u64; 65]; 65] {
 /// ```
 #[inline]
 pub fn binomial(n: u32, k: u32) -> u64 {
-    if k > n { 0 } else { BINOMIAL[n as usize][k as usize] }
+    BINOMIAL[k as usize][n as usize]
 }
 
 /// The colexicographic rank of a set among the sets of its size.

@@ -19,14 +19,13 @@
 pub mod dense;
 pub mod parallel;
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::index::DenseIndex;
+use crate::index::{DenseIndex, colex_rank, colex_unrank, rank_within};
 use crate::remoteness::{Cell, Remoteness};
 use crate::symmetry::Mirror;
 use crate::tight::{Subsets, TightIndex};
@@ -301,30 +300,30 @@ pub fn solve(variant: &Variant, observe: &mut dyn FnMut(Event)) -> Result<Soluti
 /// The table of a class whose positions mirror those of `source`'s class:
 /// each position's remoteness is its mirror image's.
 fn derive_by_mirror(source: &ClassSolution, mirror: &Mirror, index: &TightIndex) -> Vec<u8> {
-    let cells: Vec<AtomicU8> = (0..index.len() as usize)
-        .into_par_iter()
-        .map(|_| AtomicU8::new(0))
-        .collect();
-    (0..index.white_sets() as usize)
-        .into_par_iter()
-        .with_min_len(64)
-        .for_each(|r| {
-            let r = r as u64;
-            let block = index.block(r);
-            if block.is_empty() {
-                return;
-            }
-            let white = crate::index::colex_unrank(r, index.white());
-            for (j, black) in Subsets::new(index.safe(r), index.black()).enumerate() {
-                let image = mirror.part(crate::rules::Part { white, black });
-                let i = source
-                    .index
-                    .rank(image)
-                    .expect("a mirror image of a legal position is legal");
-                cells[(block.start + j as u64) as usize].store(source.cells[i as usize], Ordering::Relaxed);
-            }
-        });
-    cells.into_iter().map(AtomicU8::into_inner).collect()
+    let mut cells = vec![0u8; index.len() as usize];
+    // One slice of the table per block, so blocks fill in parallel.
+    let mut blocks = Vec::with_capacity(index.white_sets() as usize);
+    let mut rest = cells.as_mut_slice();
+    for r in 0..index.white_sets() {
+        let range = index.block(r);
+        let (block, tail) = rest.split_at_mut((range.end - range.start) as usize);
+        blocks.push((r, block));
+        rest = tail;
+    }
+    blocks.into_par_iter().with_min_len(64).for_each(|(r, block)| {
+        if block.is_empty() {
+            return;
+        }
+        // Every position of the block has the same white set, and so does its image.
+        let image = mirror.cells(colex_unrank(r, index.white()));
+        let image_rank = colex_rank(image);
+        let (start, safe) = (source.index.block(image_rank).start, source.index.safe(image_rank));
+        for (cell, black) in block.iter_mut().zip(Subsets::new(index.safe(r), index.black())) {
+            let i = start + rank_within(mirror.cells(black), safe);
+            *cell = source.cells[i as usize];
+        }
+    });
+    cells
 }
 
 /// The error for a search that went deeper than a [`Cell`] can hold.
