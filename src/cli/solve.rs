@@ -25,6 +25,20 @@ pub(super) struct Solved {
     pub solve_seconds: f64,
     pub write_seconds: f64,
     pub legal: Vec<u64>,
+    pub layers: Vec<LayerReport>,
+}
+
+/// One search layer as `solve --json` reports it.
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub(super) struct LayerReport {
+    /// The class number (0: a1's class, 1: a2's).
+    class: usize,
+    /// The remoteness of the layer.
+    depth: u16,
+    /// Positions in the layer.
+    found: u64,
+    /// Seconds the layer took.
+    seconds: f64,
 }
 
 /// Bytes of memory available to a new allocation, from `/proc/meminfo`.
@@ -95,20 +109,34 @@ fn check_known(variant: &Variant, solution: &Solution) -> Result<()> {
     Ok(())
 }
 
-/// Shows a solve's layers on a progress bar, one bar per class.
-fn observer(variant: &Variant, bar: &ProgressBar) -> impl FnMut(Event) {
+/// Shows a solve's layers on a progress bar, one bar per class, and keeps
+/// each layer's time in `layers`.
+fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, layers: &'a mut Vec<LayerReport>) -> impl FnMut(Event) + 'a {
     let name = variant.name().to_owned();
+    let mut last = Instant::now();
     move |event| match event {
         Event::Counted { class, legal } => {
+            last = Instant::now();
             bar.reset();
             bar.set_length(legal);
             bar.set_message(format!("{name} {}: counted", class.name()));
         }
         Event::Layer {
-            class, depth, total, ..
+            class,
+            depth,
+            found,
+            total,
+            ..
         } => {
             bar.set_position(total);
             bar.set_message(format!("{name} {} layer {depth}", class.name()));
+            layers.push(LayerReport {
+                class: class.index(),
+                depth,
+                found,
+                seconds: last.elapsed().as_secs_f64(),
+            });
+            last = Instant::now();
         }
         Event::Mirrored { class, from } => {
             bar.set_message(format!("{name} {}: mirroring {}", class.name(), from.name()));
@@ -147,7 +175,8 @@ pub(super) fn solve_and_write(db: &Path, variant: &Variant, method: Method, anno
     check_memory(variant, need)?;
     let bar = progress_bar(Some(1));
     bar.enable_steady_tick(Duration::from_millis(200));
-    let solution = plan.solve(&mut observer(variant, &bar));
+    let mut layers = Vec::new();
+    let solution = plan.solve(&mut observer(variant, &bar, &mut layers));
     bar.finish_and_clear();
     let solution = solution?;
     check_known(variant, &solution)?;
@@ -158,6 +187,7 @@ pub(super) fn solve_and_write(db: &Path, variant: &Variant, method: Method, anno
         solve_seconds: solution.elapsed.as_secs_f64(),
         write_seconds: writing.elapsed().as_secs_f64(),
         legal: solution.classes.iter().map(|c| c.stats.legal).collect(),
+        layers,
     })
 }
 
@@ -178,6 +208,9 @@ struct SolveReport {
     positions_per_second: Option<f64>,
     /// Peak resident memory of this process so far.
     peak_memory_bytes: Option<u64>,
+    /// Each search layer of a fresh solve (a mirrored class has none).
+    #[serde(default)]
+    layers: Vec<LayerReport>,
     legal_positions: Option<u128>,
     start_remoteness: Option<u128>,
     max_remoteness: Option<u128>,
@@ -222,6 +255,7 @@ pub(super) fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<(
                 .map(|s| s.legal.iter().sum::<u64>() as f64 / s.solve_seconds.max(1e-9)),
             class_legal,
             peak_memory_bytes: peak_memory(),
+            layers: solved.as_ref().map(|s| s.layers.clone()).unwrap_or_default(),
             legal_positions: meta_number(&database, "legal_positions")?,
             start_remoteness: meta_number(&database, "start_remoteness")?,
             max_remoteness: meta_number(&database, "max_remoteness")?,
@@ -270,6 +304,8 @@ struct BenchRow {
     max_remoteness: u128,
     /// What the answer was checked against.
     checked_against: String,
+    /// The search's layers, with their times.
+    layers: Vec<LayerReport>,
 }
 
 /// Times `bishops solve V --force --json` in a fresh process per variant, so
@@ -331,6 +367,7 @@ pub(super) fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write
             start_remoteness: report.start_remoteness.unwrap_or_default(),
             max_remoteness: report.max_remoteness.unwrap_or_default(),
             checked_against: known.source.clone(),
+            layers: report.layers,
         });
         if !args.json {
             let r = rows.last().expect("just pushed");
