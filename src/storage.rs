@@ -133,10 +133,19 @@ impl Checksum {
 /// When the directory cannot be made or the file cannot be written; no file
 /// of the final name is touched then.
 pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathBuf> {
+    write_with(dir, variant, solution, Layout::for_solution(solution))
+}
+
+/// [`write`] with a chosen layout.
+///
+/// # Errors
+///
+/// As [`write`].
+pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<PathBuf> {
     fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
     let dest = path(dir, variant.name());
     let tmp = dir.join(format!(".{}.sqlite.tmp-{}", variant.name(), std::process::id()));
-    let result = write_file(&tmp, variant, solution).and_then(|()| {
+    let result = write_file(&tmp, variant, solution, layout).and_then(|()| {
         fs::rename(&tmp, &dest).map_err(|e| Error::Io(dest.clone(), e))?;
         // Make the rename itself durable.
         if let Ok(d) = fs::File::open(dir) {
@@ -150,7 +159,7 @@ pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathB
     result.map(|()| dest)
 }
 
-fn write_file(tmp: &Path, variant: &Variant, solution: &Solution) -> Result<()> {
+fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<()> {
     let _ = fs::remove_file(tmp);
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let mut conn = Connection::open(tmp).map_err(sql)?;
@@ -165,7 +174,6 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution) -> Result<()> 
     let mut start_remoteness = Some(Remoteness(0));
     let (mut legal, mut reachable, mut max) = (1u128, 1u128, Some(Remoteness(0)));
     {
-        let layout = Layout::for_solution(solution);
         let mut row = tx
             .prepare("INSERT INTO positions (class, hash, remoteness) VALUES (?1, ?2, ?3)")
             .map_err(sql)?;
@@ -229,7 +237,7 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution) -> Result<()> 
     let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let meta: Vec<(&str, String)> = vec![
         ("format", "bishops".into()),
-        ("layout", Layout::for_solution(solution).name().into()),
+        ("layout", layout.name().into()),
         ("format_version", FORMAT_VERSION.to_string()),
         ("variant", variant.name().into()),
         ("description", variant.description().into()),

@@ -1094,3 +1094,93 @@ fn help_works_for_every_subcommand() {
     assert_eq!(db.run(&["frobnicate"]).code, Some(2));
     assert!(!db.dir.exists());
 }
+
+// ---------------------------------------------------------------------------
+// storage layouts, memory limits, threads
+// ---------------------------------------------------------------------------
+
+/// The outputs a user can see of a solved 7x6 database, with the database
+/// path taken out.
+fn answers(db: &Db) -> Vec<String> {
+    let hard = "7_6_a1-a3-a5_f2-g3-g5";
+    let mut outputs = vec![
+        db.ok(&["query", "7_6_a1-a3-a5_g1-g3-g5", "--json"]).stdout,
+        db.ok(&["query", hard]).stdout,
+        db.ok(&["line", "7_6_a1-a3-a5_g1-g3-g5", "--json"]).stdout,
+        db.ok(&["export", "7x6"]).stdout,
+        db.ok(&["export", "7x6", "--format", "jsonl"]).stdout,
+    ];
+    let mut stats = db.json(&["stats", "7x6"]);
+    stats["path"] = Value::Null;
+    stats["solve_seconds"] = Value::Null;
+    outputs.push(stats.to_string());
+    outputs
+}
+
+#[test]
+fn blocks_layout_answers_exactly_as_rows() {
+    let rows = Db::new("layout_rows");
+    rows.ok(&["solve", "7x6", "--layout", "rows"]);
+    let blocks = Db::new("layout_blocks");
+    blocks.ok(&["solve", "7x6", "--layout", "blocks"]);
+    let layout = |db: &Db| -> String {
+        db.sqlite("7x6")
+            .query_row("select value from meta where key = 'layout'", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(layout(&rows), "rows");
+    assert_eq!(layout(&blocks), "blocks");
+    let stored = |db: &Db, table: &str| -> i64 {
+        db.sqlite("7x6")
+            .query_row(&format!("select count(*) from {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!((stored(&rows, "positions"), stored(&rows, "blocks")), (26566, 0));
+    assert_eq!(stored(&blocks, "positions"), 0);
+    assert!(stored(&blocks, "blocks") > 0);
+    assert_eq!(answers(&rows), answers(&blocks));
+
+    // A damaged block is caught like a damaged row.
+    blocks
+        .sqlite("7x6")
+        .execute(
+            "update blocks set data = zeroblob(length(data)) where white = (select min(white) from blocks)",
+            [],
+        )
+        .unwrap();
+    let msg = blocks.run(&["export", "7x6"]).fails(1);
+    assert!(msg.contains("checksum"), "{msg}");
+}
+
+#[test]
+fn a_solve_that_needs_more_memory_than_allowed_is_refused() {
+    let db = Db::new("max_memory");
+    let msg = db.run(&["solve", "9x6", "--max-memory", "0"]).fails(1);
+    assert!(msg.contains("needs about") && msg.contains("9x6"), "{msg}");
+    assert!(db.files().is_empty(), "nothing written: {:?}", db.files());
+    let doc = db.json(&["solve", "9x6", "--max-memory", "64"]);
+    assert_eq!(doc["variants"][0]["class_legal"], serde_json::json!([276674, 276674]));
+}
+
+#[test]
+fn one_thread_or_two_give_the_same_tables() {
+    let one = Db::new("threads_one");
+    one.ok(&["--threads", "1", "solve", "7x6"]);
+    let two = Db::new("threads_two");
+    two.ok(&["solve", "7x6", "--threads", "2"]);
+    assert_eq!(answers(&one), answers(&two));
+    let msg = one.run(&["--threads", "0", "solve", "7x6"]).fails(2);
+    assert!(msg.contains("--threads"), "{msg}");
+}
+
+#[test]
+fn solve_json_reports_layers_that_add_up() {
+    let db = Db::new("solve_layers");
+    let doc = db.json(&["solve", "7x6"]);
+    let report = &doc["variants"][0];
+    let layers = array(&report["layers"]);
+    let found: u64 = layers.iter().map(|l| l["found"].as_u64().unwrap()).sum();
+    assert_eq!(found, 26566, "{report:#}");
+    assert_eq!(layers.len(), 17, "layers 0 to 16");
+    assert!(report["peak_memory_bytes"].as_u64().unwrap() > 0);
+}

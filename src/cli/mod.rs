@@ -104,9 +104,27 @@ pub struct SolveArgs {
     /// The search to use.
     #[arg(long, value_enum, default_value = "tight")]
     pub method: MethodArg,
+    /// How to store the tables: a row per position (readable with sqlite3),
+    /// a blob per white set (compact), or rows up to a million positions per class.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub layout: LayoutArg,
+    /// Refuse a solve that needs more than this many MiB (default: what is available).
+    #[arg(long, value_name = "MIB")]
+    pub max_memory: Option<u64>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Database layouts, as `--layout` names them.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutArg {
+    /// Rows while every class has at most a million legal positions, blocks beyond.
+    Auto,
+    /// A row per legal position.
+    Rows,
+    /// A blob per white set, a byte per position.
+    Blocks,
 }
 
 /// Arguments of `query` and `line`.
@@ -225,7 +243,7 @@ fn open_or_solve(db: &Path, variant: &Variant) -> Result<Database> {
     match Database::open(db, variant) {
         Err(Error::NotSolved { .. }) if variant.hash_sizes().iter().sum::<u64>() <= QUICK_SOLVE_ENTRIES => {
             eprintln!("bishops: variant {} is not solved yet; solving it now", variant.name());
-            let done = solve::solve_and_write(db, variant, Method::default(), false)?;
+            let done = solve::solve_and_write(db, variant, solve::SolveOptions::default())?;
             eprintln!(
                 "bishops: solved {} in {:.3} s, wrote {}",
                 variant.name(),

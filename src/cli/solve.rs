@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
-use super::{BenchArgs, SolveArgs, meta_number, progress_bar, shown, stdout_error, write_json};
+use super::{BenchArgs, LayoutArg, SolveArgs, meta_number, progress_bar, shown, stdout_error, write_json};
 use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::solver::{Event, Method, Plan, Solution};
-use crate::storage::{self, Database};
+use crate::storage::{self, Database, Layout};
 use crate::variant::Variant;
 
 /// The variants `bench` times unless told otherwise.
@@ -65,9 +65,14 @@ fn mib(bytes: u64) -> String {
     }
 }
 
-/// Refuses a solve that needs more memory than is available.
-fn check_memory(variant: &Variant, need: u64) -> Result<()> {
-    match available_memory() {
+/// Refuses a solve that needs more memory than is available, or than
+/// `limit` bytes when given.
+fn check_memory(variant: &Variant, need: u64, limit: Option<u64>) -> Result<()> {
+    let available = match (available_memory(), limit) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    };
+    match available {
         Some(available) if need > available => Err(Error::TooLarge(format!(
             "variant {} needs about {} of memory to solve, only {} is available",
             variant.name(),
@@ -76,6 +81,18 @@ fn check_memory(variant: &Variant, need: u64) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// How `solve_and_write` runs.
+#[derive(Copy, Clone, Debug, Default)]
+pub(super) struct SolveOptions {
+    pub method: Method,
+    /// `None`: rows or blocks by size.
+    pub layout: Option<Layout>,
+    /// Bytes a solve may use at most, besides what is available.
+    pub max_memory: Option<u64>,
+    /// Say on stderr what the solve needs before it starts.
+    pub announce: bool,
 }
 
 /// Checks a solution against the answers the variant file knows.
@@ -146,14 +163,20 @@ fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, layers: &'a mut Vec<Lay
 
 /// Plans, solves, checks and writes `variant`. With `announce`, says on
 /// stderr what the solve will need before it starts.
-pub(super) fn solve_and_write(db: &Path, variant: &Variant, method: Method, announce: bool) -> Result<Solved> {
+pub(super) fn solve_and_write(db: &Path, variant: &Variant, options: SolveOptions) -> Result<Solved> {
+    let SolveOptions {
+        method,
+        layout,
+        max_memory,
+        announce,
+    } = options;
     // The tight index's tables come first: one safe set and offset per white set.
     let index_bytes: u64 = variant
         .classes()
         .iter()
         .map(|s| 16 * binomial(s.geometry.len() as u32, s.counts().0))
         .sum();
-    check_memory(variant, index_bytes)?;
+    check_memory(variant, index_bytes, max_memory)?;
     let plan = Plan::new(variant, method);
     let need = plan.memory_bytes();
     if announce {
@@ -172,7 +195,7 @@ pub(super) fn solve_and_write(db: &Path, variant: &Variant, method: Method, anno
             available_memory().map_or(String::new(), |a| format!(" of {} available", mib(a)))
         );
     }
-    check_memory(variant, need)?;
+    check_memory(variant, need, max_memory)?;
     let bar = progress_bar(Some(1));
     bar.enable_steady_tick(Duration::from_millis(200));
     let mut layers = Vec::new();
@@ -181,7 +204,8 @@ pub(super) fn solve_and_write(db: &Path, variant: &Variant, method: Method, anno
     let solution = solution?;
     check_known(variant, &solution)?;
     let writing = Instant::now();
-    let path = storage::write(db, variant, &solution)?;
+    let layout = layout.unwrap_or_else(|| Layout::for_solution(&solution));
+    let path = storage::write_with(db, variant, &solution, layout)?;
     Ok(Solved {
         path,
         solve_seconds: solution.elapsed.as_secs_f64(),
@@ -238,7 +262,17 @@ pub(super) fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<(
         let (database, solved) = match existing {
             Some(database) => (database, None),
             None => {
-                let solved = solve_and_write(db, variant, args.method.into(), true)?;
+                let options = SolveOptions {
+                    method: args.method.into(),
+                    layout: match args.layout {
+                        LayoutArg::Auto => None,
+                        LayoutArg::Rows => Some(Layout::Rows),
+                        LayoutArg::Blocks => Some(Layout::Blocks),
+                    },
+                    max_memory: args.max_memory.map(|m| m << 20),
+                    announce: true,
+                };
+                let solved = solve_and_write(db, variant, options)?;
                 (Database::open(db, variant)?, Some(solved))
             }
         };
