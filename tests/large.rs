@@ -1,8 +1,11 @@
 //! Solves of the large named variants, too slow for every `cargo test`: run
 //! them with `cargo test --release -- --ignored`.
 
+mod common;
+
 use bishops::solver::{ClassSolution, Method, Plan, Solution};
 use bishops::{Cell, Class, ClassSpec, Variant};
+use common::tables::assert_same_table;
 
 /// splitmix64: a fixed, seedable sequence for sampling.
 fn splitmix(state: &mut u64) -> u64 {
@@ -25,11 +28,6 @@ fn remoteness(cell: Cell, what: &str) -> u16 {
     cell.remoteness()
         .unwrap_or_else(|| panic!("{what}: {cell:?} does not reach the goal"))
         .0
-}
-
-/// The first index where two tables differ, if any.
-fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
-    a.iter().zip(b).position(|(x, y)| x != y)
 }
 
 /// Checks the table of `spec` as a breadth-first distance locally, on
@@ -134,16 +132,7 @@ fn nine_by_eight() {
     let searched = &odd_solution.classes[0];
     let mirrored = &solution.classes[1];
     assert!(!searched.mirrored, "9x8-a2: searched, not mirrored");
-    assert_eq!(searched.cells.len(), mirrored.cells.len(), "9x8-a2: legal positions");
-    if let Some(i) = first_difference(&searched.cells, &mirrored.cells) {
-        panic!(
-            "9x8-a2 and the mirrored a2 class of 9x8 differ at tight index {i} (hash {}): {} vs {}",
-            searched.index.to_hash(i as u64),
-            searched.cells[i],
-            mirrored.cells[i]
-        );
-    }
-    assert_eq!(searched.stats, mirrored.stats, "9x8-a2: stats");
+    assert_same_table("9x8-a2 against the mirrored a2 class of 9x8", searched, mirrored);
 
     for (k, (spec, table)) in variant.classes().iter().zip(&solution.classes).enumerate() {
         locally_consistent("9x8", spec, table, 2_000, 0x98 + k as u64);

@@ -12,6 +12,7 @@ use bishops::solver::{self, Method, Plan, Solution};
 use bishops::storage::{self, Database};
 use bishops::{Bitboard, Cell, Class, ClassSpec, Part, Square, Variant};
 use common::reference::{Placement, Reference, colour_class};
+use common::tables::assert_same_table;
 use hashbrown::{HashMap, HashSet};
 
 /// What the reference says of one hash: `None` when the placement is
@@ -612,11 +613,6 @@ fn seven_by_six_database_matches_reference_on_a_sample() {
     });
 }
 
-/// The first index where two tables differ, if any.
-fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
-    a.iter().zip(b).position(|(x, y)| x != y)
-}
-
 /// Solves `name` by the tight and the dense search: each class must get
 /// identical cells and statistics (and be mirrored, or not, alike).
 fn tight_and_dense_agree(name: &str) {
@@ -636,16 +632,7 @@ fn tight_and_dense_agree(name: &str) {
     for (k, (t, d)) in tight.classes.iter().zip(&dense.classes).enumerate() {
         assert_eq!(t.class, d.class, "{name} class {k}");
         assert_eq!(t.mirrored, d.mirrored, "{name} class {k}: mirrored");
-        assert_eq!(t.cells.len(), d.cells.len(), "{name} class {k}: legal positions");
-        if let Some(i) = first_difference(&t.cells, &d.cells) {
-            panic!(
-                "{name} class {k}: tight and dense differ at tight index {i} (hash {}): {} vs {}",
-                t.index.to_hash(i as u64),
-                t.cells[i],
-                d.cells[i]
-            );
-        }
-        assert_eq!(t.stats, d.stats, "{name} class {k}: stats");
+        assert_same_table(&format!("{name} class {k}, tight against dense"), t, d);
         assert!(
             t.stats.legal > 0 && t.stats.reachable > 0,
             "{name} class {k}: an empty table"
