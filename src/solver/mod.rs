@@ -334,7 +334,7 @@ fn too_deep(name: &str) -> Error {
     ))
 }
 
-/// Marks the goal of `spec` in `index` order, for a search to start from.
+/// The tight index of the goal of `spec`, where a search starts.
 fn goal_index(spec: &ClassSpec, index: &TightIndex) -> u64 {
     index.rank(spec.goal).expect("a variant's goal is legal")
 }
