@@ -11,13 +11,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Everything that can go wrong, each with what to do next.
 ///
 /// Every message is one line. [`Error::exit_code`] is 2 for bad input (a
-/// position, a move, a variant name) and 1 for everything else.
+/// position, a variant name, an option) and 1 for everything else.
 #[derive(Debug)]
 pub enum Error {
     /// A position string was refused.
     Position(PositionError),
-    /// A move string was refused, or the move is not legal.
-    Move(String),
     /// No variant has this name.
     UnknownVariant(String),
     /// Several variant files fit a position: (position, candidate names).
@@ -57,7 +55,6 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Position(_)
-            | Error::Move(_)
             | Error::UnknownVariant(_)
             | Error::AmbiguousVariant(..)
             | Error::Variant(_)
@@ -71,9 +68,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Position(e) => e.fmt(f),
-            Error::Move(e) | Error::Variant(e) | Error::Usage(e) | Error::TooLarge(e) | Error::Mismatch(e) => {
-                f.write_str(e)
-            }
+            Error::Variant(e) | Error::Usage(e) | Error::TooLarge(e) | Error::Mismatch(e) => f.write_str(e),
             Error::UnknownVariant(name) => {
                 write!(
                     f,

@@ -341,11 +341,7 @@ impl Database {
                 "is truncated or padded: {len} bytes, its header says {expected}"
             )));
         }
-        let meta = |key: &str| -> Result<Option<String>> {
-            conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-                .optional()
-                .map_err(sqlite)
-        };
+        let meta = |key: &str| read_meta(&conn, key).map_err(sqlite);
         if meta("format")?.as_deref() != Some("bishops") {
             return Err(corrupt("is not a bishops database".into()));
         }
@@ -412,10 +408,7 @@ impl Database {
     ///
     /// When the file cannot be read.
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.read_error(e))
+        read_meta(&self.conn, key).map_err(|e| self.read_error(e))
     }
 
     fn read_error(&self, e: rusqlite::Error) -> Error {
@@ -590,6 +583,11 @@ impl Database {
             variant: self.variant.clone(),
         }
     }
+}
+
+fn read_meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()
 }
 
 fn read_classes(conn: &Connection) -> rusqlite::Result<Vec<ClassRecord>> {
