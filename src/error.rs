@@ -24,6 +24,15 @@ pub enum Error {
     Variant(String),
     /// Bad command-line input that clap cannot see (a conflicting option).
     Usage(String),
+    /// A move of a sequence is malformed or not legal in its position.
+    IllegalMove {
+        /// The 1-based number of the move in its sequence.
+        number: usize,
+        /// The move as written (clipped when long).
+        mv: String,
+        /// Why it is refused.
+        reason: String,
+    },
     /// The variant's database does not exist.
     NotSolved {
         /// The variant.
@@ -58,7 +67,8 @@ impl Error {
             | Error::UnknownVariant(_)
             | Error::AmbiguousVariant(..)
             | Error::Variant(_)
-            | Error::Usage(_) => 2,
+            | Error::Usage(_)
+            | Error::IllegalMove { .. } => 2,
             _ => 1,
         }
     }
@@ -69,6 +79,7 @@ impl fmt::Display for Error {
         match self {
             Error::Position(e) => e.fmt(f),
             Error::Variant(e) | Error::Usage(e) | Error::TooLarge(e) | Error::Mismatch(e) => f.write_str(e),
+            Error::IllegalMove { number, mv, reason } => write!(f, "move {number} `{mv}` is refused: {reason}"),
             Error::UnknownVariant(name) => {
                 write!(
                     f,

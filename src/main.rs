@@ -12,7 +12,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    let result = cli::run(cli, &mut out).and_then(|()| out.flush().map_err(|e| Error::Io("stdout".into(), e)));
+    let mut input = io::stdin().lock();
+    let result =
+        cli::run(cli, &mut input, &mut out).and_then(|()| out.flush().map_err(|e| Error::Io("stdout".into(), e)));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stopped early (`| head`) is not an error.

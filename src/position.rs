@@ -239,7 +239,76 @@ impl Position {
 
     /// The position after `mv`, if it is a legal move here.
     pub fn play(&self, mv: Move) -> Option<Position> {
-        self.moves().into_iter().find(|(m, _)| *m == mv).map(|(_, p)| p)
+        self.try_play(mv).ok()
+    }
+
+    /// The position after `mv`, or why it is not a legal move here.
+    ///
+    /// This walks the move square by square on the board, apart from the
+    /// bitboard move generator of [`Position::moves`]; tests hold the two to
+    /// each other. The position must be legal.
+    ///
+    /// # Errors
+    ///
+    /// The first rule the move breaks, in this order: a square off the
+    /// board, no bishop on `from`, not a diagonal, `to` occupied, a bishop in
+    /// the way, a bishop attacked afterwards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bishops::{IllegalMove, Position};
+    ///
+    /// let start: Position = "5_4_a1-a3_e1-e3".parse().unwrap();
+    /// let after = start.try_play("a3-b2".parse().unwrap()).unwrap();
+    /// assert_eq!(after.to_string(), "5_4_a1-b2_e1-e3");
+    /// let err = start.try_play("a1-c3".parse().unwrap()).unwrap_err();
+    /// assert!(matches!(err, IllegalMove::Attacked { .. }));
+    /// assert_eq!(err.to_string(), "it leaves the white bishop on c3 attacked by the black bishop on e1");
+    /// ```
+    pub fn try_play(&self, mv: Move) -> Result<Position, IllegalMove> {
+        let Move { from, to } = mv;
+        for sq in [from, to] {
+            if !self.board.contains(sq) {
+                return Err(IllegalMove::OffBoard(sq, self.board));
+            }
+        }
+        let colour = self.colour_at(from).ok_or(IllegalMove::NoBishop(from))?;
+        let (dr, dc) = (
+            i32::from(to.row()) - i32::from(from.row()),
+            i32::from(to.col()) - i32::from(from.col()),
+        );
+        if dr == 0 || dr.abs() != dc.abs() {
+            return Err(IllegalMove::NotDiagonal(mv));
+        }
+        if self.colour_at(to).is_some() {
+            return Err(IllegalMove::Occupied(to));
+        }
+        for step in 1..dr.abs() {
+            let between = Square::new(
+                (i32::from(from.row()) + step * dr.signum()) as u8,
+                (i32::from(from.col()) + step * dc.signum()) as u8,
+            );
+            if self.colour_at(between).is_some() {
+                return Err(IllegalMove::Blocked(mv, between));
+            }
+        }
+        let mut after = self.clone();
+        let side = match colour {
+            Colour::White => &mut after.white,
+            Colour::Black => &mut after.black,
+        };
+        side.retain(|&sq| sq != from);
+        side.push(to);
+        side.sort();
+        match after.attack() {
+            Some((attacker, victim)) => Err(IllegalMove::Attacked {
+                attacker,
+                victim,
+                victim_colour: after.colour_at(victim).unwrap_or(Colour::White),
+            }),
+            None => Ok(after),
+        }
     }
 
     /// The board drawn as text, top row first: `W` and `B` for bishops, `.`
@@ -333,6 +402,12 @@ impl FromStr for Position {
     }
 }
 
+impl serde::Serialize for Position {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let join = |squares: &[Square]| squares.iter().map(Square::to_string).collect::<Vec<_>>().join("-");
@@ -368,6 +443,66 @@ pub struct Move {
     pub to: Square,
 }
 
+/// Why a move is not legal in a position: [`Position::try_play`].
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum IllegalMove {
+    /// A square of the move is not on the board.
+    OffBoard(Square, Board),
+    /// No bishop stands on the square the move starts from.
+    NoBishop(Square),
+    /// The two squares are not on one diagonal (or are the same square).
+    NotDiagonal(Move),
+    /// A bishop already stands on the square the move goes to.
+    Occupied(Square),
+    /// A bishop stands between the two squares.
+    Blocked(Move, Square),
+    /// After the move a bishop stands attacked by one of the other colour.
+    Attacked {
+        /// The attacking bishop's square.
+        attacker: Square,
+        /// The attacked bishop's square.
+        victim: Square,
+        /// The attacked bishop's colour.
+        victim_colour: Colour,
+    },
+}
+
+impl fmt::Display for IllegalMove {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |c: Colour| match c {
+            Colour::White => "white",
+            Colour::Black => "black",
+        };
+        match *self {
+            IllegalMove::OffBoard(sq, board) => write!(f, "{sq} is off the {board} board"),
+            IllegalMove::NoBishop(sq) => write!(f, "there is no bishop on {sq}"),
+            IllegalMove::NotDiagonal(mv) => write!(f, "{} and {} are not on one diagonal", mv.from, mv.to),
+            IllegalMove::Occupied(sq) => write!(f, "{sq} is occupied"),
+            IllegalMove::Blocked(mv, sq) => {
+                write!(f, "the bishop on {sq} blocks the way from {} to {}", mv.from, mv.to)
+            }
+            IllegalMove::Attacked {
+                attacker,
+                victim,
+                victim_colour,
+            } => {
+                let other = match victim_colour {
+                    Colour::White => Colour::Black,
+                    Colour::Black => Colour::White,
+                };
+                write!(
+                    f,
+                    "it leaves the {} bishop on {victim} attacked by the {} bishop on {attacker}",
+                    name(victim_colour),
+                    name(other)
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for IllegalMove {}
+
 impl FromStr for Move {
     type Err = String;
 
@@ -390,6 +525,12 @@ impl FromStr for Move {
             from: from.parse().map_err(|_| bad())?,
             to: to.parse().map_err(|_| bad())?,
         })
+    }
+}
+
+impl serde::Serialize for Move {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The fewest moves from a position to the goal.
 ///
@@ -24,7 +24,7 @@ use serde::Serialize;
 /// assert_eq!(r, Remoteness(36));
 /// assert_eq!(r.to_string(), "36");
 /// ```
-#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default, Serialize)]
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Remoteness(pub u16);
 

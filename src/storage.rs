@@ -285,12 +285,38 @@ pub struct ClassRecord {
     pub checksum: String,
 }
 
+/// The `meta` table of a database, read once when it is opened: what the
+/// file says of itself and of the whole variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metadata {
+    /// The variant's name.
+    pub variant: String,
+    /// How the tables are held.
+    pub layout: Layout,
+    /// The variant's start, as a position string.
+    pub start: String,
+    /// Legal positions of the whole variant: the product over its classes.
+    pub legal_positions: Option<u128>,
+    /// Legal positions of the whole variant that reach the goal.
+    pub reachable_positions: Option<u128>,
+    /// The largest remoteness of any whole position; `None` when no
+    /// position reaches the goal or the value is absent.
+    pub max_remoteness: Option<Remoteness>,
+    /// The remoteness of the start; `None` when unreachable or absent.
+    pub start_remoteness: Option<Remoteness>,
+    /// The version of `bishops` that wrote the file.
+    pub program_version: Option<String>,
+    /// Seconds the solve took, indices included.
+    pub solve_seconds: Option<f64>,
+    /// When the file was written, in seconds since 1970.
+    pub created_unix: Option<u64>,
+}
+
 /// An open, checked database of one variant.
 pub struct Database {
     conn: Connection,
     path: PathBuf,
-    variant: String,
-    layout: Layout,
+    metadata: Metadata,
     specs: Vec<ClassSpec>,
     classes: Vec<ClassRecord>,
 }
@@ -382,14 +408,40 @@ impl Database {
         if expected != found {
             return Err(corrupt(format!("has classes {found:?}, the variant has {expected:?}")));
         }
+        let number = |key: &str| -> Result<Option<String>> { Ok(meta(key)?.filter(|v| !v.is_empty())) };
+        let parse = |key: &str, value: &str| corrupt(format!("has an unreadable {key} `{value}` in its metadata"));
+        let remoteness = |key: &str| -> Result<Option<Remoteness>> {
+            number(key)?
+                .map(|v| v.parse::<u16>().map(Remoteness).map_err(|_| parse(key, &v)))
+                .transpose()
+        };
+        let count = |key: &str| -> Result<Option<u128>> {
+            number(key)?.map(|v| v.parse().map_err(|_| parse(key, &v))).transpose()
+        };
+        let metadata = Metadata {
+            variant: variant.name().to_owned(),
+            layout,
+            start: variant.start().to_string(),
+            legal_positions: count("legal_positions")?,
+            reachable_positions: count("reachable_positions")?,
+            max_remoteness: remoteness("max_remoteness")?,
+            start_remoteness: remoteness("start_remoteness")?,
+            program_version: meta("program_version")?,
+            solve_seconds: number("solve_seconds")?.and_then(|v| v.parse().ok()),
+            created_unix: number("created_unix")?.and_then(|v| v.parse().ok()),
+        };
         Ok(Database {
             conn,
             path,
-            variant: variant.name().to_owned(),
-            layout,
+            metadata,
             specs: variant.classes().to_vec(),
             classes,
         })
+    }
+
+    /// What the file says of itself, read when it was opened.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
     }
 
     /// The file.
@@ -400,15 +452,6 @@ impl Database {
     /// Per class: counts, histogram, hardest positions.
     pub fn classes(&self) -> &[ClassRecord] {
         &self.classes
-    }
-
-    /// A metadata value.
-    ///
-    /// # Errors
-    ///
-    /// When the file cannot be read.
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        read_meta(&self.conn, key).map_err(|e| self.read_error(e))
     }
 
     fn read_error(&self, e: rusqlite::Error) -> Error {
@@ -423,7 +466,7 @@ impl Database {
     /// When the file cannot be read.
     pub fn cell(&self, k: usize, hash: u64) -> Result<Cell> {
         let class = self.classes[k].class as i64;
-        let byte: Option<Option<u16>> = match self.layout {
+        let byte: Option<Option<u16>> = match self.metadata.layout {
             Layout::Rows => self
                 .conn
                 .prepare_cached("SELECT remoteness FROM positions WHERE class = ?1 AND hash = ?2")
@@ -459,28 +502,34 @@ impl Database {
         })
     }
 
+    /// The remoteness of the legal class part `hash` of the `k`-th class,
+    /// `None` when it cannot reach the goal.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the part is not in the table: it was checked
+    /// legal, so the table is wrong.
+    pub fn remoteness_of(&self, k: usize, hash: u64) -> Result<Option<Remoteness>> {
+        let cell = self.cell(k, hash)?;
+        if !cell.is_legal() {
+            return Err(self.corrupt(format!(
+                "has no entry for the legal hash {hash} of class {}",
+                self.classes[k].class
+            )));
+        }
+        Ok(cell.remoteness())
+    }
+
     /// The remoteness of a position given by its class hashes, `None` when it
     /// cannot reach the goal.
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] when a class part is not in the table: the
-    /// position was checked legal, so the table is wrong.
+    /// As [`Database::remoteness_of`].
     pub fn remoteness(&self, hashes: &[u64]) -> Result<Option<Remoteness>> {
         let mut total = Some(Remoteness(0));
         for (k, &hash) in hashes.iter().enumerate() {
-            let cell = self.cell(k, hash)?;
-            if !cell.is_legal() {
-                return Err(Error::Corrupt {
-                    path: self.path.clone(),
-                    problem: format!(
-                        "has no entry for the legal hash {hash} of class {}",
-                        self.classes[k].class
-                    ),
-                    variant: self.variant.clone(),
-                });
-            }
-            total = sum(total, cell.remoteness());
+            total = sum(total, self.remoteness_of(k, hash)?);
         }
         Ok(total)
     }
@@ -497,7 +546,7 @@ impl Database {
         let spec = &self.specs[k];
         let read = |e| self.read_error(e);
         let mut checksum = Checksum::default();
-        match self.layout {
+        match self.metadata.layout {
             Layout::Rows => {
                 let mut st = self
                     .conn
@@ -554,7 +603,7 @@ impl Database {
         for record in &self.classes {
             let class = record.class as i64;
             let mut checksum = Checksum::default();
-            let sql = match self.layout {
+            let sql = match self.metadata.layout {
                 Layout::Rows => "SELECT coalesce(remoteness, 254) FROM positions WHERE class = ?1 ORDER BY hash",
                 Layout::Blocks => "SELECT data FROM blocks WHERE class = ?1 ORDER BY white",
             };
@@ -562,7 +611,7 @@ impl Database {
             let mut rows = st.query([class]).map_err(read)?;
             let mut count = 0u64;
             while let Some(row) = rows.next().map_err(read)? {
-                let bytes: Vec<u8> = match self.layout {
+                let bytes: Vec<u8> = match self.metadata.layout {
                     Layout::Rows => vec![row.get::<_, u8>(0).map_err(read)?],
                     Layout::Blocks => row.get(0).map_err(read)?,
                 };
@@ -576,11 +625,12 @@ impl Database {
         Ok(())
     }
 
-    fn corrupt(&self, problem: String) -> Error {
+    /// The error for this file when `problem` is found in it.
+    pub fn corrupt(&self, problem: String) -> Error {
         Error::Corrupt {
             path: self.path.clone(),
             problem,
-            variant: self.variant.clone(),
+            variant: self.metadata.variant.clone(),
         }
     }
 }

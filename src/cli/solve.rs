@@ -1,5 +1,5 @@
-//! `solve` and `bench`: planning a solve, showing its progress, checking its
-//! answer, writing it, and timing it in a fresh process.
+//! `solve` and `bench`: the solve pipeline with a progress bar, and timing
+//! it in a fresh process.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,151 +9,32 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
-use super::{BenchArgs, LayoutArg, SolveArgs, meta_number, progress_bar, shown, stdout_error, write_json};
+use super::args::{BenchArgs, SolveArgs};
+use super::output::{progress_bar, shown, stdout_error, write_json};
 use crate::error::{Error, Result};
-use crate::index::binomial;
-use crate::solver::{Event, Method, Plan, Solution};
-use crate::storage::{self, Database, Layout};
+use crate::pipeline::{LayerReport, SolveOptions, SolvePlan, Solved, peak_memory};
+use crate::remoteness::Remoteness;
+use crate::solver::Event;
+use crate::storage::Database;
 use crate::variant::Variant;
 
 /// The variants `bench` times unless told otherwise.
 pub const BENCH_VARIANTS: [&str; 4] = ["7x6", "9x6", "9x8", "11x8"];
 
-/// What one solve did.
-pub(super) struct Solved {
-    pub path: PathBuf,
-    pub solve_seconds: f64,
-    pub write_seconds: f64,
-    pub legal: Vec<u64>,
-    pub layers: Vec<LayerReport>,
-}
-
-/// One search layer as `solve --json` reports it.
-#[derive(Serialize, Deserialize, Clone, Debug)]
-pub(super) struct LayerReport {
-    /// The class number (0: a1's class, 1: a2's).
-    class: usize,
-    /// The remoteness of the layer.
-    depth: u16,
-    /// Positions in the layer.
-    found: u64,
-    /// Seconds the layer took.
-    seconds: f64,
-}
-
-/// Bytes of memory available to a new allocation, from `/proc/meminfo`.
-fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-/// The peak resident memory of this process so far, from `/proc/self/status`.
-fn peak_memory() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-fn mib(bytes: u64) -> String {
-    if bytes < 1 << 20 {
-        format!("{} KiB", bytes.div_ceil(1 << 10))
-    } else {
-        format!("{:.0} MiB", bytes as f64 / (1 << 20) as f64)
-    }
-}
-
-/// Refuses a solve that needs more memory than is available, or than
-/// `limit` bytes when given.
-fn check_memory(variant: &Variant, need: u64, limit: Option<u64>) -> Result<()> {
-    let available = match (available_memory(), limit) {
-        (Some(a), Some(l)) => Some(a.min(l)),
-        (a, l) => a.or(l),
-    };
-    match available {
-        Some(available) if need > available => Err(Error::TooLarge(format!(
-            "variant {} needs about {} of memory to solve, only {} is available",
-            variant.name(),
-            mib(need),
-            mib(available)
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// How `solve_and_write` runs.
-#[derive(Copy, Clone, Debug, Default)]
-pub(super) struct SolveOptions {
-    pub method: Method,
-    /// `None`: rows or blocks by size.
-    pub layout: Option<Layout>,
-    /// Bytes a solve may use at most, besides what is available.
-    pub max_memory: Option<u64>,
-    /// Say on stderr what the solve needs before it starts.
-    pub announce: bool,
-}
-
-/// Checks a solution against the answers the variant file knows.
-fn check_known(variant: &Variant, solution: &Solution) -> Result<()> {
-    let Some(known) = variant.known() else {
-        return Ok(());
-    };
-    let legal: Vec<u64> = solution.classes.iter().map(|c| c.stats.legal).collect();
-    let max: Option<u16> = solution
-        .classes
-        .iter()
-        .map(|c| c.stats.max_remoteness().map(|r| r.0))
-        .sum();
-    let starts = variant.class_hashes(variant.start());
-    let start: Option<u16> = solution
-        .classes
-        .iter()
-        .zip(starts)
-        .map(|(c, h)| c.cell(h).remoteness().map(|r| r.0))
-        .sum();
-    if legal != known.legal || max != Some(known.max_remoteness) || start != Some(known.start_remoteness) {
-        return Err(Error::Mismatch(format!(
-            "variant {}: solved {legal:?} legal positions, start {start:?}, largest {max:?}, but {} give {:?}, {}, {}; nothing written",
-            variant.name(),
-            known.source,
-            known.legal,
-            known.start_remoteness,
-            known.max_remoteness
-        )));
-    }
-    Ok(())
-}
-
-/// Shows a solve's layers on a progress bar, one bar per class, and keeps
-/// each layer's time in `layers`.
-fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, layers: &'a mut Vec<LayerReport>) -> impl FnMut(Event) + 'a {
+/// Shows a solve's layers on a progress bar, one bar per class.
+fn observer<'a>(variant: &Variant, bar: &'a ProgressBar) -> impl FnMut(Event) + 'a {
     let name = variant.name().to_owned();
-    let mut last = Instant::now();
     move |event| match event {
         Event::Counted { class, legal } => {
-            last = Instant::now();
             bar.reset();
             bar.set_length(legal);
             bar.set_message(format!("{name} {}: counted", class.name()));
         }
         Event::Layer {
-            class,
-            depth,
-            found,
-            total,
-            ..
+            class, depth, total, ..
         } => {
             bar.set_position(total);
             bar.set_message(format!("{name} {} layer {depth}", class.name()));
-            layers.push(LayerReport {
-                class: class.index(),
-                depth,
-                found,
-                seconds: last.elapsed().as_secs_f64(),
-            });
-            last = Instant::now();
         }
         Event::Mirrored { class, from } => {
             bar.set_message(format!("{name} {}: mirroring {}", class.name(), from.name()));
@@ -161,58 +42,15 @@ fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, layers: &'a mut Vec<Lay
     }
 }
 
-/// Plans, solves, checks and writes `variant`. With `announce`, says on
-/// stderr what the solve will need before it starts.
-pub(super) fn solve_and_write(db: &Path, variant: &Variant, options: SolveOptions) -> Result<Solved> {
-    let SolveOptions {
-        method,
-        layout,
-        max_memory,
-        announce,
-    } = options;
-    // The tight index's tables come first: one safe set and offset per white set.
-    let index_bytes: u64 = variant
-        .classes()
-        .iter()
-        .map(|s| 16 * binomial(s.geometry.len() as u32, s.counts().0))
-        .sum();
-    check_memory(variant, index_bytes, max_memory)?;
-    let plan = Plan::new(variant, method);
-    let need = plan.memory_bytes();
-    if announce {
-        let legal = plan.legal();
-        let mirrored = (0..legal.len()).filter(|&k| plan.is_mirrored(k)).count();
-        eprintln!(
-            "bishops: solving {} ({} search, {} threads): {} legal positions in {} class{}{}; needs about {}{}",
-            variant.name(),
-            if method == Method::Tight { "tight" } else { "dense" },
-            rayon::current_num_threads(),
-            legal.iter().map(u64::to_string).collect::<Vec<_>>().join(" + "),
-            legal.len(),
-            if legal.len() == 1 { "" } else { "es" },
-            if mirrored > 0 { " (one by mirror symmetry)" } else { "" },
-            mib(need),
-            available_memory().map_or(String::new(), |a| format!(" of {} available", mib(a)))
-        );
-    }
-    check_memory(variant, need, max_memory)?;
+/// Plans, announces on stderr, solves with a progress bar, checks and writes.
+fn solve_with_progress(db: &Path, variant: &Variant, options: SolveOptions) -> Result<Solved> {
+    let plan = SolvePlan::new(variant, options)?;
+    eprintln!("bishops: {}", plan.summary());
     let bar = progress_bar(Some(1));
     bar.enable_steady_tick(Duration::from_millis(200));
-    let mut layers = Vec::new();
-    let solution = plan.solve(&mut observer(variant, &bar, &mut layers));
+    let solved = plan.run(db, &mut observer(variant, &bar));
     bar.finish_and_clear();
-    let solution = solution?;
-    check_known(variant, &solution)?;
-    let writing = Instant::now();
-    let layout = layout.unwrap_or_else(|| Layout::for_solution(&solution));
-    let path = storage::write_with(db, variant, &solution, layout)?;
-    Ok(Solved {
-        path,
-        solve_seconds: solution.elapsed.as_secs_f64(),
-        write_seconds: writing.elapsed().as_secs_f64(),
-        legal: solution.classes.iter().map(|c| c.stats.legal).collect(),
-        layers,
-    })
+    solved
 }
 
 /// What `solve` did for one variant.
@@ -236,11 +74,13 @@ struct SolveReport {
     #[serde(default)]
     layers: Vec<LayerReport>,
     legal_positions: Option<u128>,
-    start_remoteness: Option<u128>,
-    max_remoteness: Option<u128>,
+    start_remoteness: Option<Remoteness>,
+    max_remoteness: Option<Remoteness>,
 }
 
-pub(super) fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
+/// `bishops solve`: solves each variant whose database is missing or not
+/// trusted, and says what each has.
+pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
     let variants: Vec<Variant> = match (args.all, args.variants.is_empty()) {
         (true, true) => Variant::builtin()?,
         (false, false) => args.variants.iter().map(|n| Variant::named(n)).collect::<Result<_>>()?,
@@ -264,15 +104,10 @@ pub(super) fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<(
             None => {
                 let options = SolveOptions {
                     method: args.method.into(),
-                    layout: match args.layout {
-                        LayoutArg::Auto => None,
-                        LayoutArg::Rows => Some(Layout::Rows),
-                        LayoutArg::Blocks => Some(Layout::Blocks),
-                    },
-                    max_memory: args.max_memory.map(|m| m << 20),
-                    announce: true,
+                    layout: args.layout.layout(),
+                    max_memory: args.max_memory.map(|m| m.saturating_mul(1 << 20)),
                 };
-                let solved = solve_and_write(db, variant, options)?;
+                let solved = solve_with_progress(db, variant, options)?;
                 (Database::open(db, variant)?, Some(solved))
             }
         };
@@ -290,9 +125,9 @@ pub(super) fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<(
             class_legal,
             peak_memory_bytes: peak_memory(),
             layers: solved.as_ref().map(|s| s.layers.clone()).unwrap_or_default(),
-            legal_positions: meta_number(&database, "legal_positions")?,
-            start_remoteness: meta_number(&database, "start_remoteness")?,
-            max_remoteness: meta_number(&database, "max_remoteness")?,
+            legal_positions: database.metadata().legal_positions,
+            start_remoteness: database.metadata().start_remoteness,
+            max_remoteness: database.metadata().max_remoteness,
         };
         if !args.json {
             let how = match (report.seconds, report.write_seconds) {
@@ -334,8 +169,8 @@ struct BenchRow {
     positions_per_second: f64,
     /// Peak resident memory of the solving process.
     peak_memory_bytes: u64,
-    start_remoteness: u128,
-    max_remoteness: u128,
+    start_remoteness: Remoteness,
+    max_remoteness: Remoteness,
     /// What the answer was checked against.
     checked_against: String,
     /// The search's layers, with their times.
@@ -346,7 +181,7 @@ struct BenchRow {
 /// each peak memory is its own, and checks each answer: the solve itself
 /// refuses to write an answer that contradicts the variant's known values,
 /// and a variant without them is refused here.
-pub(super) fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Result<()> {
+pub fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Result<()> {
     let names: Vec<String> = if args.variants.is_empty() {
         BENCH_VARIANTS.iter().map(|s| s.to_string()).collect()
     } else {
@@ -367,11 +202,7 @@ pub(super) fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write
         if let Some(t) = threads {
             command.arg("--threads").arg(t.to_string());
         }
-        let method = match args.method {
-            super::MethodArg::Tight => "tight",
-            super::MethodArg::Dense => "dense",
-        };
-        command.args(["solve", name, "--force", "--json", "--method", method]);
+        command.args(["solve", name, "--force", "--json", "--method", args.method.name()]);
         let started = Instant::now();
         let output = command.output().map_err(|e| Error::Io(exe.clone(), e))?;
         let wall_seconds = started.elapsed().as_secs_f64();

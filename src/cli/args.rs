@@ -1,0 +1,216 @@
+//! The command line's grammar: the top-level options, the subcommands and
+//! their arguments, as clap derives them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::solver::Method;
+use crate::storage::Layout;
+
+/// Strongly solves the Bishops swap puzzle and answers questions about its positions.
+#[derive(Parser, Debug)]
+#[command(name = "bishops", version, about)]
+pub struct Cli {
+    /// Where solved databases live.
+    #[arg(long, global = true, env = "BISHOPS_DB", default_value = "db")]
+    pub db: PathBuf,
+    /// Threads for solving (default: one per core).
+    #[arg(long, global = true, env = "BISHOPS_THREADS")]
+    pub threads: Option<usize>,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Solve variants and write their databases.
+    Solve(SolveArgs),
+    /// Status, remoteness, board and every legal move of a position.
+    Query(PositionArgs),
+    /// An optimal move line from a position to the goal.
+    Line(PositionArgs),
+    /// Check a move sequence: each move's value, and whether it reached the goal optimally.
+    Verify(VerifyArgs),
+    /// Play in the terminal, with hints: one command per line on standard input.
+    Play(PlayArgs),
+    /// The solved table of a variant: position,hash,remoteness,class.
+    Export(ExportArgs),
+    /// The known variants, their sizes and whether they are solved.
+    Variants(JsonArgs),
+    /// Positions per remoteness and the hardest positions of a variant.
+    Stats(StatsArgs),
+    /// Solve variants in fresh processes and report time, rate and peak memory.
+    Bench(BenchArgs),
+}
+
+/// Arguments of `bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Variants to time (default: 7x6 9x6 9x8 11x8).
+    pub variants: Vec<String>,
+    /// The search to time.
+    #[arg(long, value_enum, default_value = "tight")]
+    pub method: MethodArg,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The search methods, as `--method` names them.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodArg {
+    /// Parallel search over legal positions only.
+    Tight,
+    /// One-core search over the dense public hash (a cross-check).
+    Dense,
+}
+
+impl MethodArg {
+    /// The name `--method` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            MethodArg::Tight => "tight",
+            MethodArg::Dense => "dense",
+        }
+    }
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Method {
+        match m {
+            MethodArg::Tight => Method::Tight,
+            MethodArg::Dense => Method::Dense,
+        }
+    }
+}
+
+/// Arguments of `solve`.
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    /// Variants to solve: names from `bishops variants`, or standard ones like `9x6-full`.
+    pub variants: Vec<String>,
+    /// Solve every named variant.
+    #[arg(long)]
+    pub all: bool,
+    /// Solve again even when a valid database exists.
+    #[arg(long)]
+    pub force: bool,
+    /// The search to use.
+    #[arg(long, value_enum, default_value = "tight")]
+    pub method: MethodArg,
+    /// How to store the tables: a row per position (readable with sqlite3),
+    /// a blob per white set (compact), or rows up to a million positions per class.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub layout: LayoutArg,
+    /// Refuse a solve that needs more than this many MiB (default: what is available).
+    #[arg(long, value_name = "MIB")]
+    pub max_memory: Option<u64>,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Database layouts, as `--layout` names them.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutArg {
+    /// Rows while every class has at most a million legal positions, blocks beyond.
+    Auto,
+    /// A row per legal position.
+    Rows,
+    /// A blob per white set, a byte per position.
+    Blocks,
+}
+
+impl LayoutArg {
+    /// The layout asked for; `None` lets the size decide.
+    pub fn layout(self) -> Option<Layout> {
+        match self {
+            LayoutArg::Auto => None,
+            LayoutArg::Rows => Some(Layout::Rows),
+            LayoutArg::Blocks => Some(Layout::Blocks),
+        }
+    }
+}
+
+/// Arguments of `query` and `line`.
+#[derive(Args, Debug)]
+pub struct PositionArgs {
+    /// A position like `5_4_a1-a3_e1-e3`: rows_columns_white_black.
+    pub position: String,
+    /// The variant, when the position's own board and counts should not decide.
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `verify`.
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The position the moves start from, like `5_4_a1-a3_e1-e3`.
+    pub position: String,
+    /// The moves, like `a3-b2 e1-d2`; `-` reads them from standard input
+    /// (separated by whitespace or newlines, `#` starts a comment).
+    pub moves: Vec<String>,
+    /// The variant, when the position's own board and counts should not decide.
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `play`.
+#[derive(Args, Debug)]
+pub struct PlayArgs {
+    /// A position like `5_4_a1-a3_e1-e3`, or a variant name to start from
+    /// its start (default: 5x4).
+    pub start: Option<String>,
+    /// The variant, when the position's own board and counts should not decide.
+    #[arg(long)]
+    pub variant: Option<String>,
+}
+
+/// Arguments of `variants`.
+#[derive(Args, Debug)]
+pub struct JsonArgs {
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// The variant.
+    pub variant: String,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Export formats.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+/// Arguments of `export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The variant.
+    pub variant: String,
+    /// The output format.
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: Format,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,53 @@
+//! How commands write: JSON documents, optional numbers, progress bars.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::remoteness::Remoteness;
+
+/// The error of a failed write to the command's output.
+pub fn stdout_error(e: io::Error) -> Error {
+    Error::Io(PathBuf::from("stdout"), e)
+}
+
+/// Writes `text` to the command's output.
+pub fn write_text(out: &mut dyn Write, text: &str) -> Result<()> {
+    out.write_all(text.as_bytes()).map_err(stdout_error)
+}
+
+/// Writes `value` as one pretty JSON document and a newline.
+pub fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(|e| stdout_error(e.into()))?;
+    writeln!(out).map_err(stdout_error)
+}
+
+/// A number, or `-` when there is none.
+pub fn shown(value: Option<impl ToString>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+/// A remoteness, or `-` when unreachable.
+pub fn show(remoteness: Option<Remoteness>) -> String {
+    shown(remoteness)
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+pub fn progress_bar(len: Option<u64>) -> ProgressBar {
+    let bar = match len {
+        Some(len) => ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr()).with_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {human_pos}/{human_len} {per_sec} eta {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        ),
+        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+            .with_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template")),
+    };
+    if !io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar
+}

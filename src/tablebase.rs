@@ -1,0 +1,581 @@
+//! The query API: every question a front end asks about a position.
+//!
+//! A [`Tablebase`] opens the solved databases of one directory (solving
+//! small variants on demand) and hands out a [`Table`] per variant, which
+//! answers: the remoteness of a position, every legal move with its value
+//! ([`Table::probe`]), the best move, an optimal line ([`Table::line`]), and
+//! the judgement of a whole move sequence ([`Table::verify`]). The command
+//! line, the terminal game and the web server all ask through here.
+//!
+//! Nothing read from a database is given out unchecked against the rules:
+//! every probe checks that the remoteness is 0 exactly at the goal and
+//! otherwise one more than the best of its moves' (or, unreachable, that no
+//! move reaches a solvable position), and refuses to answer when it is not.
+//!
+//! # Examples
+//!
+//! ```
+//! use bishops::{Position, Remoteness, Tablebase, Value};
+//!
+//! # let dir = std::env::temp_dir().join(format!("bishops-doc-tb-{}", std::process::id()));
+//! let tablebase = Tablebase::new(&dir); // solves 5x4 on demand: it is small
+//! let start: Position = "5_4_a1-a3_e1-e3".parse().unwrap();
+//! let table = tablebase.table(&start, None).unwrap();
+//! let probe = table.probe(&start).unwrap();
+//! assert_eq!(probe.remoteness, Some(Remoteness(18)));
+//! assert_eq!(probe.moves.len(), 4);
+//! let best = probe.best_move().unwrap();
+//! assert_eq!((best.remoteness, best.value), (Some(Remoteness(17)), Value::Better));
+//!
+//! let line = table.line(&start).unwrap();
+//! assert_eq!(line.moves.len(), 18);
+//! let verdict = table.verify(&start, &line.moves).unwrap();
+//! assert!(verdict.reached_goal && verdict.optimal);
+//! assert_eq!(verdict.wasted, Some(0));
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! ```
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+
+use crate::board::Class;
+use crate::error::{Error, Result};
+use crate::pipeline::{SolveOptions, SolvePlan};
+use crate::position::{Move, Position};
+use crate::remoteness::Remoteness;
+use crate::storage::Database;
+use crate::variant::Variant;
+
+/// A variant whose dense index has at most this many entries in all is
+/// solved on the spot when its database is missing.
+pub const QUICK_SOLVE_ENTRIES: u64 = 30_000_000;
+
+/// Where a position stands.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The goal itself: remoteness 0.
+    Solved,
+    /// The goal can be reached.
+    Solvable,
+    /// Legal, but the goal cannot be reached.
+    Unreachable,
+}
+
+impl Status {
+    /// The status of a position of remoteness `r`.
+    pub fn of(r: Option<Remoteness>) -> Status {
+        match r {
+            Some(Remoteness(0)) => Status::Solved,
+            Some(_) => Status::Solvable,
+            None => Status::Unreachable,
+        }
+    }
+
+    /// The lowercase name, as JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Solved => "solved",
+            Status::Solvable => "solvable",
+            Status::Unreachable => "unreachable",
+        }
+    }
+}
+
+/// What a move does to the remoteness.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Value {
+    /// It lowers the remoteness (by exactly one: moves are reversible).
+    Better,
+    /// It keeps the remoteness.
+    Same,
+    /// It raises the remoteness.
+    Worse,
+    /// The position cannot reach the goal, before or after.
+    Unreachable,
+}
+
+impl Value {
+    /// The value of a move from remoteness `before` to `after`, with the
+    /// delta `after - before` when both are reachable.
+    pub fn of(before: Option<Remoteness>, after: Option<Remoteness>) -> (Value, Option<i32>) {
+        match (before, after) {
+            (Some(a), Some(b)) => {
+                let delta = i32::from(b.0) - i32::from(a.0);
+                let value = match delta {
+                    d if d < 0 => Value::Better,
+                    0 => Value::Same,
+                    _ => Value::Worse,
+                };
+                (value, Some(delta))
+            }
+            _ => (Value::Unreachable, None),
+        }
+    }
+
+    /// The lowercase name, as JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Value::Better => "better",
+            Value::Same => "same",
+            Value::Worse => "worse",
+            Value::Unreachable => "unreachable",
+        }
+    }
+}
+
+/// One legal move, valued.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize)]
+pub struct MoveValue {
+    /// The move.
+    #[serde(rename = "move")]
+    pub mv: Move,
+    /// The position after it.
+    pub position: Position,
+    /// The remoteness after it.
+    pub remoteness: Option<Remoteness>,
+    /// Remoteness after minus before; `None` when unreachable.
+    pub delta: Option<i32>,
+    /// Better, same, worse or unreachable.
+    pub value: Value,
+}
+
+/// Everything the table says of one position.
+#[derive(Clone, Debug, Serialize)]
+pub struct Probe {
+    /// The position.
+    pub position: Position,
+    /// The variant's name.
+    pub variant: String,
+    /// The public hash, mixed radix over the classes.
+    pub hash: u128,
+    /// The public hash of each class part.
+    pub class_hashes: Vec<u64>,
+    /// Solved, solvable or unreachable.
+    pub status: Status,
+    /// The remoteness; `None` when unreachable.
+    pub remoteness: Option<Remoteness>,
+    /// The board drawn as text ([`Position::diagram`]).
+    pub board: String,
+    /// Every legal move in move order, valued.
+    pub moves: Vec<MoveValue>,
+}
+
+impl Probe {
+    /// The first move (in move order) that lowers the remoteness: `None` at
+    /// the goal and where the goal cannot be reached.
+    pub fn best_move(&self) -> Option<&MoveValue> {
+        self.moves.iter().find(|m| m.value == Value::Better)
+    }
+}
+
+/// An optimal line from a position to the goal.
+#[derive(Clone, Debug, Serialize)]
+pub struct Line {
+    /// Where the line starts.
+    pub position: Position,
+    /// The variant's name.
+    pub variant: String,
+    /// The status of the start.
+    pub status: Status,
+    /// The remoteness of the start, which is the line's length.
+    pub remoteness: Option<Remoteness>,
+    /// The moves in order: empty at the goal and when it cannot be reached.
+    pub moves: Vec<Move>,
+    /// The position after each move; the last is the goal.
+    pub positions: Vec<Position>,
+}
+
+/// The judgement of a move sequence: [`Table::verify`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Verification {
+    /// The position the sequence starts from.
+    pub position: Position,
+    /// The variant's name.
+    pub variant: String,
+    /// The remoteness of the start.
+    pub remoteness: Option<Remoteness>,
+    /// Each move with the position after it, its remoteness and value.
+    pub moves: Vec<MoveValue>,
+    /// Whether the last position is the goal.
+    pub reached_goal: bool,
+    /// Whether the goal was reached in the fewest moves possible.
+    pub optimal: bool,
+    /// The 1-based number of the first move that did not lower the
+    /// remoteness; `None` when every move did (or the goal cannot be reached).
+    pub first_mistake: Option<usize>,
+    /// Moves played beyond the start's remoteness; `None` unless the goal
+    /// was reached.
+    pub wasted: Option<u32>,
+}
+
+/// The solved databases of one directory: the way in to every question.
+///
+/// Databases are opened once and kept; a missing one of a small variant
+/// (at most [`QUICK_SOLVE_ENTRIES`] hash entries) is solved and written
+/// first. A `Tablebase` may be shared between threads.
+pub struct Tablebase {
+    dir: PathBuf,
+    quick_solve_entries: u64,
+    notes: Box<dyn Fn(&str) + Send + Sync>,
+    open: Mutex<HashMap<String, Arc<Mutex<Database>>>>,
+}
+
+impl std::fmt::Debug for Tablebase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tablebase")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tablebase {
+    /// The databases of `dir`, solving small variants on demand.
+    pub fn new(dir: impl Into<PathBuf>) -> Tablebase {
+        Tablebase {
+            dir: dir.into(),
+            quick_solve_entries: QUICK_SOLVE_ENTRIES,
+            notes: Box::new(|_| {}),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Solves on demand only variants of at most `entries` hash entries (0:
+    /// never).
+    #[must_use]
+    pub fn with_quick_solve(mut self, entries: u64) -> Tablebase {
+        self.quick_solve_entries = entries;
+        self
+    }
+
+    /// Tells `notes` what happens besides answering (a solve on demand).
+    #[must_use]
+    pub fn with_notes(mut self, notes: impl Fn(&str) + Send + Sync + 'static) -> Tablebase {
+        self.notes = Box::new(notes);
+        self
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The table of `position`'s variant: `variant` when named, else the one
+    /// its board and bishop counts choose ([`Variant::for_position`]).
+    ///
+    /// # Errors
+    ///
+    /// A [`PositionError`](crate::PositionError) when the position does not
+    /// fit; [`Error::NotSolved`] when the database is missing and too large
+    /// to solve on demand; [`Error::Corrupt`] when it cannot be trusted.
+    pub fn table(&self, position: &Position, variant: Option<&str>) -> Result<Table> {
+        self.variant_table(Variant::for_position(position, variant)?)
+    }
+
+    /// The table of `variant`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tablebase::table`].
+    pub fn variant_table(&self, variant: Variant) -> Result<Table> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let database = match open.get(variant.name()) {
+            Some(database) => Arc::clone(database),
+            None => {
+                let database = Arc::new(Mutex::new(self.open_or_solve(&variant)?));
+                open.insert(variant.name().to_owned(), Arc::clone(&database));
+                database
+            }
+        };
+        Ok(Table { variant, database })
+    }
+
+    /// Remoteness and every move of `position`: [`Table::probe`] on the
+    /// position's own variant.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tablebase::table`] and [`Table::probe`].
+    pub fn probe(&self, position: &Position, variant: Option<&str>) -> Result<Probe> {
+        self.table(position, variant)?.probe(position)
+    }
+
+    fn open_or_solve(&self, variant: &Variant) -> Result<Database> {
+        match Database::open(&self.dir, variant) {
+            Err(Error::NotSolved { .. })
+                if variant.hash_sizes().iter().fold(0u64, |a, &b| a.saturating_add(b)) <= self.quick_solve_entries =>
+            {
+                (self.notes)(&format!("variant {} is not solved yet; solving it now", variant.name()));
+                let done = SolvePlan::new(variant, SolveOptions::default())?.run(&self.dir, &mut |_| {})?;
+                (self.notes)(&format!(
+                    "solved {} in {:.3} s, wrote {}",
+                    variant.name(),
+                    done.solve_seconds,
+                    done.path.display()
+                ));
+                Database::open(&self.dir, variant)
+            }
+            other => other,
+        }
+    }
+}
+
+/// One variant's solved database: answers about its positions.
+///
+/// Every method takes a position of this variant; check a position from
+/// outside with [`Variant::check`] (which [`Tablebase::table`] does).
+#[derive(Clone)]
+pub struct Table {
+    variant: Variant,
+    database: Arc<Mutex<Database>>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table").field("variant", &self.variant.name()).finish()
+    }
+}
+
+impl Table {
+    /// The variant.
+    pub fn variant(&self) -> &Variant {
+        &self.variant
+    }
+
+    fn database(&self) -> MutexGuard<'_, Database> {
+        self.database.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The remoteness of each class part, as stored.
+    fn class_remoteness(&self, db: &Database, hashes: &[u64]) -> Result<Vec<Option<Remoteness>>> {
+        hashes
+            .iter()
+            .enumerate()
+            .map(|(k, &h)| db.remoteness_of(k, h))
+            .collect()
+    }
+
+    /// The remoteness of `position`; `None` when it cannot reach the goal.
+    /// A single lookup per class: use [`Table::probe`] for an answer checked
+    /// against the position's moves.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the database cannot be read or has no entry
+    /// for the position.
+    pub fn remoteness(&self, position: &Position) -> Result<Option<Remoteness>> {
+        let db = self.database();
+        Ok(total(
+            &self.class_remoteness(&db, &self.variant.class_hashes(position))?,
+        ))
+    }
+
+    /// The remoteness and every legal move of `position`, each valued, checked
+    /// against the rules before it is given out.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the database cannot be read, or when what it
+    /// says contradicts the rules (the remoteness is not 0 exactly at the
+    /// goal and otherwise one more than the best move's).
+    pub fn probe(&self, position: &Position) -> Result<Probe> {
+        let db = self.database();
+        let hashes = self.variant.class_hashes(position);
+        let parts = self.class_remoteness(&db, &hashes)?;
+        let remoteness = total(&parts);
+        let mut moves = Vec::new();
+        for (mv, after) in position.moves() {
+            // A move changes one class: only that part is looked up again.
+            let k = self.class_number(Class::of(mv.from));
+            let spec = &self.variant.classes()[k];
+            let mut after_parts = parts.clone();
+            after_parts[k] = db.remoteness_of(k, spec.index.rank(after.part(&spec.geometry)))?;
+            let r = total(&after_parts);
+            let (value, delta) = Value::of(remoteness, r);
+            moves.push(MoveValue {
+                mv,
+                position: after,
+                remoteness: r,
+                delta,
+                value,
+            });
+        }
+        let probe = Probe {
+            position: position.clone(),
+            variant: self.variant.name().to_owned(),
+            hash: self.variant.hash(position),
+            class_hashes: hashes,
+            status: Status::of(remoteness),
+            remoteness,
+            board: position.diagram(),
+            moves,
+        };
+        if let Some(problem) = self.contradiction(&probe) {
+            return Err(db.corrupt(problem));
+        }
+        Ok(probe)
+    }
+
+    /// What is wrong with `probe` by the rules, if anything.
+    fn contradiction(&self, probe: &Probe) -> Option<String> {
+        let at_goal = probe.position == self.variant.goal();
+        let best = probe.moves.iter().filter_map(|m| m.remoteness).min();
+        let position = &probe.position;
+        match probe.remoteness {
+            Some(Remoteness(0)) if !at_goal => Some(format!("gives {position} remoteness 0, but it is not the goal")),
+            Some(r) if at_goal && r.0 != 0 => Some(format!("gives the goal {position} remoteness {r}")),
+            Some(Remoteness(0)) => None,
+            Some(r) => match best {
+                Some(b) if b.0 + 1 == r.0 => None,
+                Some(b) => Some(format!(
+                    "gives {position} remoteness {r}, but its best move leads to {b}"
+                )),
+                None => Some(format!("gives {position} remoteness {r}, but no move reaches the goal")),
+            },
+            None if at_goal => Some(format!("gives the goal {position} no remoteness")),
+            None => best.map(|b| format!("gives {position} no remoteness, but a move leads to remoteness {b}")),
+        }
+    }
+
+    fn class_number(&self, class: Class) -> usize {
+        self.variant
+            .classes()
+            .iter()
+            .position(|s| s.class == class)
+            .expect("a legal move stays in a class of the variant")
+    }
+
+    /// The best move of `position`: the first, in move order, that lowers the
+    /// remoteness; `None` at the goal and where the goal cannot be reached.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::probe`].
+    pub fn best_move(&self, position: &Position) -> Result<Option<MoveValue>> {
+        Ok(self.probe(position)?.best_move().cloned())
+    }
+
+    /// An optimal line from `position` to the goal, each step checked as
+    /// [`Table::probe`] checks.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::probe`].
+    pub fn line(&self, position: &Position) -> Result<Line> {
+        let mut probe = self.probe(position)?;
+        let mut line = Line {
+            position: position.clone(),
+            variant: self.variant.name().to_owned(),
+            status: probe.status,
+            remoteness: probe.remoteness,
+            moves: Vec::new(),
+            positions: Vec::new(),
+        };
+        while let Some(best) = probe.best_move() {
+            line.moves.push(best.mv);
+            line.positions.push(best.position.clone());
+            probe = self.probe(&best.position)?;
+        }
+        Ok(line)
+    }
+
+    /// Plays `moves` from `position` and judges them: each move's value, and
+    /// whether the goal was reached, optimally, where ground was first lost
+    /// and how many moves were wasted.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::IllegalMove`] naming the first move that is not legal in its
+    /// position (nothing after it is judged); as [`Table::probe`].
+    pub fn verify(&self, position: &Position, moves: &[Move]) -> Result<Verification> {
+        let written: Vec<String> = moves.iter().map(Move::to_string).collect();
+        self.verify_written(position, &written)
+    }
+
+    /// [`Table::verify`] of moves as people write them (`a1-b2` or `a1b2`):
+    /// a move that does not parse is refused at its turn, like an illegal one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::verify`].
+    pub fn verify_written(&self, position: &Position, moves: &[impl AsRef<str>]) -> Result<Verification> {
+        let start = self.probe(position)?;
+        let mut verdict = Verification {
+            position: position.clone(),
+            variant: self.variant.name().to_owned(),
+            remoteness: start.remoteness,
+            moves: Vec::with_capacity(moves.len()),
+            reached_goal: false,
+            optimal: false,
+            first_mistake: None,
+            wasted: None,
+        };
+        let mut here = start;
+        for (i, written) in moves.iter().enumerate() {
+            let written = written.as_ref();
+            let refuse = |reason: String| Error::IllegalMove {
+                number: i + 1,
+                mv: clip(written, 24),
+                reason,
+            };
+            let mv: Move = written
+                .parse()
+                .map_err(|_| refuse("it is not a move: write it like `a1-b2`".into()))?;
+            let after = here.position.try_play(mv).map_err(|e| refuse(e.to_string()))?;
+            let next = self.probe(&after)?;
+            let (value, delta) = Value::of(here.remoteness, next.remoteness);
+            if verdict.first_mistake.is_none() && here.remoteness.is_some() && value != Value::Better {
+                verdict.first_mistake = Some(i + 1);
+            }
+            verdict.moves.push(MoveValue {
+                mv,
+                position: after,
+                remoteness: next.remoteness,
+                delta,
+                value,
+            });
+            here = next;
+        }
+        verdict.reached_goal = here.remoteness == Some(Remoteness(0));
+        if verdict.reached_goal {
+            let best = u32::from(verdict.remoteness.map_or(0, |r| r.0));
+            let wasted = (moves.len() as u32).saturating_sub(best);
+            verdict.wasted = Some(wasted);
+            verdict.optimal = wasted == 0;
+        }
+        Ok(verdict)
+    }
+}
+
+/// The sum of the class parts' remoteness; `None` when any is unreachable.
+fn total(parts: &[Option<Remoteness>]) -> Option<Remoteness> {
+    parts.iter().try_fold(Remoteness(0), |sum, &r| Some(sum + r?))
+}
+
+/// At most `max` characters of `text`, saying how long it was when cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        text.to_owned()
+    } else {
+        format!("{}… ({count} characters)", text.chars().take(max).collect::<String>())
+    }
+}
+
+/// The moves of a text written by a person: separated by whitespace or
+/// newlines, `#` starting a comment to the end of its line.
+///
+/// ```
+/// let moves = bishops::tablebase::split_moves("a3-b2 # first\n\n e1d2  # second\n");
+/// assert_eq!(moves, ["a3-b2", "e1d2"]);
+/// ```
+pub fn split_moves(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(|line| line.split_once('#').map_or(line, |(code, _)| code))
+        .flat_map(str::split_whitespace)
+        .collect()
+}
