@@ -19,8 +19,13 @@
 //! | [`Mirror`] | the symmetry that carries one colour class onto the other |
 //! | [`solver`] | retrograde breadth-first search into remoteness tables |
 //! | [`storage`] | SQLite databases of solved variants |
+//! | [`pipeline`] | solving a variant into its database: memory plan, search, check, write |
+//! | [`Tablebase`] ([`tablebase`]) | the query API: probe, best move, line, verify |
 //! | [`Remoteness`], [`Cell`] | what the tables hold |
-//! | `cli` | the `bishops` command line |
+//! | [`cli`] | the `bishops` command line, one module per command |
+//!
+//! Front ends ask their questions through a [`Tablebase`]; the search alone
+//! is [`solver::solve`]:
 //!
 //! ```
 //! use bishops::{Position, Remoteness, Variant, solver};
@@ -31,6 +36,8 @@
 //! let hash = variant.class_hashes(&position)[0];
 //! assert_eq!(solution.classes[0].cell(hash).remoteness(), Some(Remoteness(17)));
 //! ```
+
+#![warn(missing_docs)]
 
 mod bitboard;
 mod board;

@@ -2,7 +2,7 @@
 //!
 //! Everything here works on a [`Part`], the bishops of one colour class in
 //! that class's cells, because the two classes never interact. Whole-board
-//! positions are split into parts by [`Rules`](crate::Rules).
+//! positions are split into parts by [`Position::part`](crate::Position::part).
 
 use crate::bitboard::Bitboard;
 use crate::board::Geometry;

@@ -136,11 +136,11 @@ pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathB
     write_with(dir, variant, solution, Layout::for_solution(solution))
 }
 
-/// [`write`] with a chosen layout.
+/// [`write()`] with a chosen layout.
 ///
 /// # Errors
 ///
-/// As [`write`].
+/// As [`write()`].
 pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<PathBuf> {
     fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
     let dest = path(dir, variant.name());

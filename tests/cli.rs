@@ -1184,3 +1184,169 @@ fn solve_json_reports_layers_that_add_up() {
     assert_eq!(layers.len(), 17, "layers 0 to 16");
     assert!(report["peak_memory_bytes"].as_u64().unwrap() > 0);
 }
+
+// ---------------------------------------------------------------------------
+// verify and play
+// ---------------------------------------------------------------------------
+
+impl Db {
+    /// Runs `bishops --db DIR ARGS…` with `input` on standard input.
+    fn run_with_input(&self, args: &[&str], input: &str) -> Run {
+        use std::io::Write as _;
+        use std::process::Stdio;
+        let mut cmd = bishops();
+        cmd.arg("--db").arg(&self.dir).args(args);
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("the binary runs");
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let output = child.wait_with_output().unwrap();
+        Run::from_output(args.join(" "), output)
+    }
+}
+
+/// The optimal line of `position`, as `line --json` gives it.
+fn line_moves(db: &Db, position: &str) -> Vec<String> {
+    array(&db.json(&["line", position])["moves"])
+        .iter()
+        .map(|m| string(m).to_owned())
+        .collect()
+}
+
+#[test]
+fn verify_judges_a_line_given_as_arguments_or_on_stdin() {
+    let db = Db::new("verify");
+    let start = "5_4_a1-a3_e1-e3";
+    let moves = line_moves(&db, start);
+    assert_eq!(moves.len(), 18);
+    // As arguments.
+    let mut args = vec!["verify", start];
+    args.extend(moves.iter().map(String::as_str));
+    args.push("--json");
+    let doc = db.ok(&args).json();
+    assert_eq!(string(&doc["position"]), start);
+    assert_eq!(int(&doc["remoteness"]), 18);
+    assert_eq!(doc["reached_goal"], Value::Bool(true));
+    assert_eq!(doc["optimal"], Value::Bool(true));
+    assert_eq!(doc["first_mistake"], Value::Null);
+    assert_eq!(int(&doc["wasted"]), 0);
+    let judged = array(&doc["moves"]);
+    assert_eq!(judged.len(), 18);
+    for (i, m) in judged.iter().enumerate() {
+        assert_eq!(string(&m["move"]), moves[i]);
+        assert_eq!(int(&m["remoteness"]), 17 - i as i64);
+        assert_eq!(int(&m["delta"]), -1);
+        assert_eq!(string(&m["value"]), "better");
+        parse(string(&m["position"]));
+    }
+    // On stdin, with comments, blank lines and a detour of two moves after
+    // the first: a worse move and back.
+    let mut script = format!("# a detour\n{} b2-a3\n\n  a3-b2 # back\n", moves[0]);
+    for mv in &moves[1..] {
+        script += &format!("{mv}\n");
+    }
+    let run = db.run_with_input(&["verify", start, "-"], &script).ok();
+    assert!(run.stdout.contains("reached goal   yes"), "{}", run.stdout);
+    assert!(run.stdout.contains("optimal        no"), "{}", run.stdout);
+    assert!(run.stdout.contains("first mistake  2 (b2-a3)"), "{}", run.stdout);
+    assert!(run.stdout.contains("wasted         2"), "{}", run.stdout);
+    let row = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("2  b2-a3"))
+        .expect("row 2");
+    assert!(row.ends_with("+1  worse"), "{row}");
+    // Stopping short of the goal.
+    let doc = db.ok(&["verify", start, &moves[0], "--json"]).json();
+    assert_eq!(doc["reached_goal"], Value::Bool(false));
+    assert_eq!(doc["wasted"], Value::Null);
+}
+
+#[test]
+fn verify_refuses_an_illegal_move_by_number_and_reason() {
+    let db = Db::new("verify_illegal");
+    db.ok(&["solve", "5x4"]);
+    let start = "5_4_a1-a3_e1-e3";
+    let msg = db.run(&["verify", start, "a3-b2", "a1-c3"]).fails(2);
+    assert!(msg.contains("move 2 `a1-c3`"), "{msg}");
+    assert!(msg.contains("the bishop on b2 blocks the way"), "{msg}");
+    let msg = db.run_with_input(&["verify", start, "-"], "a3-b2\nxyz\n").fails(2);
+    assert!(msg.contains("move 2 `xyz`") && msg.contains("not a move"), "{msg}");
+    let msg = db.run(&["verify", start, "a1-c3"]).fails(2);
+    assert!(msg.contains("attacked by the black bishop on e1"), "{msg}");
+    let msg = db.run(&["verify", start, "a3-b2", "-"]).fails(2);
+    assert!(msg.contains("must be the only move"), "{msg}");
+    // A bad start is refused as `query` refuses it.
+    let msg = db.run(&["verify", "5_4_a1-c3_e1-e3", "a1-b2"]).fails(2);
+    assert!(msg.contains("white bishop c3 is attacked by black bishop e1"), "{msg}");
+}
+
+#[test]
+fn verify_works_on_both_colour_classes() {
+    let db = Db::new("verify_full");
+    let start = "5_4_a1-a2-a3-a4_e1-e2-e3-e4";
+    let moves = line_moves(&db, start);
+    assert_eq!(moves.len(), 36);
+    let doc = db
+        .run_with_input(&["verify", start, "-", "--json"], &moves.join("\n"))
+        .ok()
+        .json();
+    assert_eq!(doc["optimal"], Value::Bool(true));
+    assert_eq!(int(&doc["remoteness"]), 36);
+}
+
+#[test]
+fn play_a_scripted_game_with_hints_undo_and_the_goal() {
+    let db = Db::new("play");
+    let start = "5_4_a1-a3_e1-e3";
+    let moves = line_moves(&db, start);
+    // A wrong move, undone; an illegal move and a typo that change nothing;
+    // a hint; then the optimal line to the goal.
+    let mut script = String::from("hint\na1-b2\nundo\nmoves\na1-c3\nflip\n");
+    for mv in &moves {
+        script += &format!("{mv}\n");
+    }
+    script += "quit\nthis line is never read\n";
+    let run = db.run_with_input(&["play", start], &script).ok();
+    let out = &run.stdout;
+    assert!(out.contains("remoteness 18 (solvable), moves played 0"), "{out}");
+    assert!(out.contains("hint: a3-b2 lowers the remoteness from 18 to 17"), "{out}");
+    assert!(out.contains("a1-b2: remoteness 18 -> 18 (same)"), "{out}");
+    assert!(out.contains("undid a1-b2"), "{out}");
+    assert!(
+        out.contains("a1-c3 is refused: it leaves the white bishop on c3 attacked"),
+        "{out}"
+    );
+    assert!(out.contains("unknown command `flip`"), "{out}");
+    assert!(out.contains("remoteness 0 (solved), moves played 18"), "{out}");
+    assert!(out.contains("goal reached in 18 moves: optimal"), "{out}");
+    assert!(!out.contains("never read"));
+    // The board is drawn as `query` draws it.
+    assert!(
+        out.contains("e B . B .\nd . . . .\nc . . . .\nb . . . .\na W . W .\n  1 2 3 4\n"),
+        "{out}"
+    );
+
+    // A detour counts against the optimum; `new` starts again; a variant
+    // name starts from its start.
+    let mut script = format!("{}\nb2-a3\na3-b2\n", moves[0]);
+    for mv in &moves[1..] {
+        script += &format!("{mv}\n");
+    }
+    script += "new\nline\n";
+    let out = db.run_with_input(&["play", "5x4"], &script).ok().stdout;
+    assert!(
+        out.contains("goal reached in 20 moves; the optimum from the start is 18 (2 wasted)"),
+        "{out}"
+    );
+    assert!(out.contains("new game from 5_4_a1-a3_e1-e3"), "{out}");
+    assert!(out.contains(&format!("line (18 moves): {}", moves.join(" "))), "{out}");
+}
+
+#[test]
+fn play_refuses_a_bad_start_in_one_line() {
+    let db = Db::new("play_bad");
+    let msg = db.run_with_input(&["play", "5_4_a1-c3_e1-e3"], "").fails(2);
+    assert!(msg.contains("attacked"), "{msg}");
+    let msg = db.run_with_input(&["play", "nosuch"], "").fails(2);
+    assert!(msg.contains("unknown variant"), "{msg}");
+}
