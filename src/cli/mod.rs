@@ -1,5 +1,5 @@
 //! The `bishops` command line: one small module per command over the
-//! library's [`Tablebase`](crate::tablebase::Tablebase) and [pipeline](crate::pipeline).
+//! library's [`Tablebase`] and [pipeline](crate::pipeline).
 //!
 //! | module | commands |
 //! |---|---|
