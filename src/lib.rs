@@ -21,6 +21,7 @@
 //! | [`storage`] | SQLite databases of solved variants |
 //! | [`pipeline`] | solving a variant into its database: memory plan, search, check, write |
 //! | [`Tablebase`] ([`tablebase`]) | the query API: probe, best move, line, verify |
+//! | [`check`] | proving a stored table correct from the rules alone |
 //! | [`Remoteness`], [`Cell`] | what the tables hold |
 //! | [`cli`] | the `bishops` command line, one module per command |
 //!
@@ -41,6 +42,7 @@
 
 mod bitboard;
 mod board;
+pub mod check;
 pub mod cli;
 mod error;
 pub mod index;

@@ -1350,3 +1350,19 @@ fn play_refuses_a_bad_start_in_one_line() {
     let msg = db.run_with_input(&["play", "nosuch"], "").fails(2);
     assert!(msg.contains("unknown variant"), "{msg}");
 }
+
+#[test]
+fn check_proves_a_table_or_samples_it() {
+    let db = Db::new("check");
+    db.install_7x6();
+    let doc = db.json(&["check", "7x6"]);
+    assert_eq!(doc["proof"], Value::Bool(true));
+    assert_eq!(int(&doc["checked"]), 26566);
+    let doc = db.json(&["check", "7x6", "--sample", "200", "--seed", "9"]);
+    assert_eq!(doc["proof"], Value::Bool(false));
+    assert_eq!((int(&doc["checked"]), int(&doc["seed"])), (200, 9));
+    let text = db.ok(&["check", "7x6"]).stdout;
+    assert!(text.contains("26566 of 26566 positions checked"), "{text}");
+    let msg = db.run(&["check", "5x4"]).fails(1);
+    assert!(msg.contains("bishops solve 5x4"), "{msg}");
+}

@@ -42,6 +42,8 @@ pub enum Command {
     Variants(JsonArgs),
     /// Positions per remoteness and the hardest positions of a variant.
     Stats(StatsArgs),
+    /// Prove a solved database correct from the rules alone (or check a random sample).
+    Check(CheckArgs),
     /// Solve variants in fresh processes and report time, rate and peak memory.
     Bench(BenchArgs),
 }
@@ -188,6 +190,22 @@ pub struct JsonArgs {
 pub struct StatsArgs {
     /// The variant.
     pub variant: String,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The variant.
+    pub variant: String,
+    /// Check this many random positions per class instead of every one.
+    #[arg(long, value_name = "N")]
+    pub sample: Option<u64>,
+    /// The seed of the sample (default: from the clock, and reported).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,

@@ -11,6 +11,7 @@
 //! | `solve` | `solve`, `bench` |
 //! | `export` | `export` |
 //! | `reports` | `variants`, `stats` |
+//! | `check` | `check` |
 //!
 //! Every command writes its answer to the writer it is given (stdout in the
 //! binary), as text or as one JSON document, and its progress and notes to
@@ -19,6 +20,7 @@
 use std::io::{BufRead, Write};
 
 mod args;
+mod check;
 mod export;
 mod output;
 mod play;
@@ -55,6 +57,10 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
         Command::Export(args) => export::export(db, args, out),
         Command::Variants(args) => reports::variants(db, args.json, out),
         Command::Stats(args) => reports::stats(db, args, out),
+        Command::Check(args) => {
+            thread_pool(cli.threads)?;
+            check::check(db, args, out)
+        }
     }
 }
 
