@@ -20,6 +20,8 @@
 //! | [`solver`] | retrograde breadth-first search into remoteness tables |
 //! | [`storage`] | SQLite databases of solved variants |
 //! | [`Remoteness`], [`Cell`] | what the tables hold |
+//! | [`tablebase`] | the query API every front end asks through |
+//! | [`report`] | the `variants` and `stats` reports |
 //! | `cli` | the `bishops` command line |
 //!
 //! ```
@@ -40,6 +42,7 @@ pub mod index;
 pub mod pipeline;
 mod position;
 mod remoteness;
+pub mod report;
 pub mod rules;
 pub mod solver;
 mod square;
