@@ -22,6 +22,7 @@
 //! | [`Remoteness`], [`Cell`] | what the tables hold |
 //! | [`tablebase`] | the query API every front end asks through |
 //! | [`report`] | the `variants` and `stats` reports |
+//! | [`server`] | `bishops serve`: the page and the JSON API |
 //! | `cli` | the `bishops` command line |
 //!
 //! ```
@@ -44,6 +45,7 @@ mod position;
 mod remoteness;
 pub mod report;
 pub mod rules;
+pub mod server;
 pub mod solver;
 mod square;
 pub mod storage;

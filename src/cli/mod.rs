@@ -55,6 +55,7 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
         Command::Export(args) => export::export(db, args, out),
         Command::Variants(args) => reports::variants(db, args.json, out),
         Command::Stats(args) => reports::stats(db, args, out),
+        Command::Serve(args) => crate::server::run(db, (args.bind, args.port).into(), args.open),
     }
 }
 
