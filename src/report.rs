@@ -17,7 +17,9 @@
 //! Tablebase::new(&dir).table(&start, None).unwrap(); // solves 5x4
 //! let stats = report::stats(&dir, "5x4").unwrap();
 //! assert_eq!(stats.classes[0].legal, 100);
-//! assert_eq!(stats.classes[0].histogram.len(), 19); // remoteness 0 to 18
+//! assert_eq!(stats.start_remoteness.unwrap().0, 18);
+//! let histogram = &stats.classes[0].histogram; // remoteness 0 to 19, the largest
+//! assert_eq!((histogram.len(), histogram.iter().sum::<u64>()), (20, 100));
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
