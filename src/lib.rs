@@ -23,6 +23,8 @@
 //! | [`Tablebase`] ([`tablebase`]) | the query API: probe, best move, line, verify |
 //! | [`check`] | proving a stored table correct from the rules alone |
 //! | [`Remoteness`], [`Cell`] | what the tables hold |
+//! | [`report`] | the `variants` and `stats` reports |
+//! | [`server`] | `bishops serve`: the page and the JSON API |
 //! | [`cli`] | the `bishops` command line, one module per command |
 //!
 //! Front ends ask their questions through a [`Tablebase`]; the search alone
@@ -49,7 +51,9 @@ pub mod index;
 pub mod pipeline;
 mod position;
 mod remoteness;
+pub mod report;
 pub mod rules;
+pub mod server;
 pub mod solver;
 mod square;
 pub mod storage;

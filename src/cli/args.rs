@@ -46,6 +46,22 @@ pub enum Command {
     Check(CheckArgs),
     /// Solve variants in fresh processes and report time, rate and peak memory.
     Bench(BenchArgs),
+    /// Play and study the puzzle in a browser: a local web server and its JSON API.
+    Serve(ServeArgs),
+}
+
+/// Arguments of `serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The address to listen on (`0.0.0.0` for every interface).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// The port to listen on (0: any free one, named on stderr).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Open the page in the desktop's browser.
+    #[arg(long)]
+    pub open: bool,
 }
 
 /// Arguments of `bench`.

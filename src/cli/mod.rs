@@ -61,6 +61,7 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
             thread_pool(cli.threads)?;
             check::check(db, args, out)
         }
+        Command::Serve(args) => crate::server::run(db, (args.bind, args.port).into(), args.open),
     }
 }
 

@@ -1,78 +1,23 @@
 //! `variants` and `stats`: reports on the known variants and one solved table.
+//!
+//! The reports themselves are built by the library's [`report`] module,
+//! which the web server shares; this module only prints them.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-
-use serde::Serialize;
+use std::path::Path;
 
 use super::args::StatsArgs;
 use super::output::{shown, write_json, write_text};
 use crate::board::Class;
-use crate::error::{Error, Result};
-use crate::position::Position;
-use crate::remoteness::Remoteness;
-use crate::storage::Database;
-use crate::variant::Variant;
-
-#[derive(Serialize)]
-struct ClassSize {
-    class: usize,
-    squares: usize,
-    white: u32,
-    black: u32,
-    hash_size: u64,
-}
-
-#[derive(Serialize)]
-struct VariantReport {
-    name: String,
-    description: String,
-    board: String,
-    start: String,
-    goal: String,
-    classes: Vec<ClassSize>,
-    solved: bool,
-    /// Why a database is there but not trusted.
-    problem: Option<String>,
-    legal_positions: Option<u128>,
-    start_remoteness: Option<Remoteness>,
-}
+use crate::error::Result;
+use crate::report;
 
 /// `bishops variants`: every named variant, its sizes and whether it is solved.
 pub fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
-    let mut reports = Vec::new();
-    for variant in Variant::builtin()? {
-        let opened = Database::open(db, &variant);
-        let (solved, problem) = match &opened {
-            Ok(_) => (true, None),
-            Err(Error::NotSolved { .. }) => (false, None),
-            Err(e) => (false, Some(e.to_string())),
-        };
-        let meta = opened.as_ref().ok().map(Database::metadata);
-        reports.push(VariantReport {
-            name: variant.name().to_owned(),
-            description: variant.description().to_owned(),
-            board: variant.board().to_string(),
-            start: variant.start().to_string(),
-            goal: variant.goal().to_string(),
-            classes: variant
-                .classes()
-                .iter()
-                .map(|s| ClassSize {
-                    class: s.class.index(),
-                    squares: s.geometry.len(),
-                    white: s.counts().0,
-                    black: s.counts().1,
-                    hash_size: s.index.len(),
-                })
-                .collect(),
-            solved,
-            problem,
-            legal_positions: meta.and_then(|m| m.legal_positions),
-            start_remoteness: meta.and_then(|m| m.start_remoteness),
-        });
-    }
+    let reports = report::variants(db)?.variants;
     if json {
+        // Through `serde_json::Value`, whose keys are sorted: the document
+        // `variants --json` has always printed.
         return write_json(out, &serde_json::json!({ "variants": reports }));
     }
     let mut text = format!(
@@ -101,83 +46,9 @@ pub fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
     write_text(out, &text)
 }
 
-#[derive(Serialize)]
-struct Hardest {
-    position: String,
-    hash: u64,
-}
-
-#[derive(Serialize)]
-struct ClassReport {
-    class: usize,
-    squares: usize,
-    white: u32,
-    black: u32,
-    hash_size: u64,
-    legal: u64,
-    reachable: u64,
-    unreachable: u64,
-    max_remoteness: Option<Remoteness>,
-    /// `histogram[r]`: positions of remoteness `r`.
-    histogram: Vec<u64>,
-    hardest: Vec<Hardest>,
-}
-
-#[derive(Serialize)]
-struct StatsReport {
-    variant: String,
-    path: PathBuf,
-    start: String,
-    start_remoteness: Option<Remoteness>,
-    max_remoteness: Option<Remoteness>,
-    legal_positions: Option<u128>,
-    solve_seconds: Option<f64>,
-    classes: Vec<ClassReport>,
-}
-
 /// `bishops stats`: positions per remoteness and the hardest positions.
 pub fn stats(db: &Path, args: StatsArgs, out: &mut dyn Write) -> Result<()> {
-    let variant = Variant::named(&args.variant)?;
-    let database = Database::open(db, &variant)?;
-    let classes = variant
-        .classes()
-        .iter()
-        .zip(database.classes())
-        .map(|(spec, record)| {
-            let stats = &record.stats;
-            ClassReport {
-                class: record.class,
-                squares: spec.geometry.len(),
-                white: spec.counts().0,
-                black: spec.counts().1,
-                hash_size: record.hash_size,
-                legal: stats.legal,
-                reachable: stats.reachable,
-                unreachable: stats.legal - stats.reachable,
-                max_remoteness: stats.max_remoteness(),
-                histogram: stats.histogram.clone(),
-                hardest: stats
-                    .hardest
-                    .iter()
-                    .map(|&hash| Hardest {
-                        position: Position::from_parts(variant.board(), &[(&spec.geometry, spec.index.unrank(hash))])
-                            .to_string(),
-                        hash,
-                    })
-                    .collect(),
-            }
-        })
-        .collect();
-    let report = StatsReport {
-        variant: variant.name().to_owned(),
-        path: database.path().to_path_buf(),
-        start: variant.start().to_string(),
-        start_remoteness: database.metadata().start_remoteness,
-        max_remoteness: database.metadata().max_remoteness,
-        legal_positions: database.metadata().legal_positions,
-        solve_seconds: database.metadata().solve_seconds,
-        classes,
-    };
+    let report = report::stats(db, &args.variant)?;
     if args.json {
         return write_json(out, &report);
     }

@@ -1,0 +1,80 @@
+//! What the server and browser tests share: a small HTTP client and a
+//! server started in-process on an ephemeral loopback port.
+
+#![allow(dead_code)] // each test file uses its own part
+
+pub mod http;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use bishops::Tablebase;
+use bishops::server::{self, SERVE_QUICK_SOLVE_ENTRIES};
+
+/// A fresh, unique directory path under the cargo target's temporary
+/// directory; it does not exist when returned.
+pub fn fresh_dir(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    if path.exists() {
+        std::fs::remove_dir_all(&path).unwrap();
+    }
+    path
+}
+
+/// `bishops serve` over `dir`, run in this process on its own tokio runtime
+/// and a real socket, `127.0.0.1:0`. Dropping it shuts the server down and
+/// waits for it.
+pub struct Server {
+    pub addr: SocketAddr,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Server {
+    pub fn start(dir: &Path) -> Server {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let tablebase = Arc::new(Tablebase::new(dir).with_quick_solve(SERVE_QUICK_SOLVE_ENTRIES));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?;
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                let shutdown = async move {
+                    // Waits on the blocking pool: a closed channel also stops.
+                    let _ = tokio::task::spawn_blocking(move || stopped.recv()).await;
+                };
+                server::serve(listener, tablebase, shutdown).await
+            })
+        });
+        Server {
+            addr,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` followed by `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let result = thread.join();
+            if !std::thread::panicking() {
+                result.expect("the server thread panicked").expect("the server failed");
+            }
+        }
+    }
+}
