@@ -18,7 +18,8 @@
 //! | [`tight`] | the solver's index over legal positions only |
 //! | [`Mirror`] | the symmetry that carries one colour class onto the other |
 //! | [`solver`] | retrograde breadth-first search into remoteness tables |
-//! | [`storage`] | SQLite databases of solved variants |
+//! | [`storage`] | SQLite databases of solved variants, checked as they are read |
+//! | [`cleanup`] | temporary files removed when the process is interrupted |
 //! | [`Remoteness`], [`Cell`] | what the tables hold |
 //! | `cli` | the `bishops` command line |
 //!
@@ -34,6 +35,7 @@
 
 mod bitboard;
 mod board;
+pub mod cleanup;
 pub mod cli;
 mod error;
 pub mod index;

@@ -46,7 +46,7 @@ use crate::error::{Error, Result};
 use crate::pipeline::{SolveOptions, SolvePlan};
 use crate::position::{Move, Position};
 use crate::remoteness::Remoteness;
-use crate::storage::Database;
+use crate::storage::{Database, WriteLock};
 use crate::variant::Variant;
 
 /// A variant whose dense index has at most this many entries in all is
@@ -309,6 +309,17 @@ impl Tablebase {
             Err(Error::NotSolved { .. })
                 if variant.hash_sizes().iter().fold(0u64, |a, &b| a.saturating_add(b)) <= self.quick_solve_entries =>
             {
+                let _lock = WriteLock::acquire(&self.dir, variant.name(), &mut || {
+                    (self.notes)(&format!(
+                        "another process is solving {} into {}; waiting for it",
+                        variant.name(),
+                        self.dir.display()
+                    ));
+                })?;
+                // Whoever held the lock may have solved it meanwhile.
+                if let Ok(database) = Database::open(&self.dir, variant) {
+                    return Ok(database);
+                }
                 (self.notes)(&format!("variant {} is not solved yet; solving it now", variant.name()));
                 let done = SolvePlan::new(variant, SolveOptions::default())?.run(&self.dir, &mut |_| {})?;
                 (self.notes)(&format!(

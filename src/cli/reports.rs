@@ -46,6 +46,7 @@ pub fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
         let (solved, problem) = match &opened {
             Ok(_) => (true, None),
             Err(Error::NotSolved { .. }) => (false, None),
+            Err(Error::DbPath(e)) => return Err(Error::DbPath(e.clone())),
             Err(e) => (false, Some(e.to_string())),
         };
         let meta = opened.as_ref().ok().map(Database::metadata);
