@@ -728,13 +728,24 @@ impl Database {
             reachable_positions: number("reachable_positions")?,
             max_remoteness: remoteness("max_remoteness")?,
             start_remoteness: remoteness("start_remoteness")?,
-            program_version: meta("program_version")?,
-            solve_seconds: text("solve_seconds")?
-                .map(|v| v.parse::<f64>().map_err(|_| parse("solve_seconds", &v)))
-                .transpose()?,
-            created_unix: text("created_unix")?
-                .map(|v| v.parse::<u64>().map_err(|_| parse("created_unix", &v)))
-                .transpose()?,
+            // What the file says of its own making cannot be checked against
+            // the tables, only for form: it must be there and well formed.
+            program_version: Some(text("program_version")?.ok_or_else(|| parse("program_version", ""))?),
+            solve_seconds: Some(
+                text("solve_seconds")?
+                    .and_then(|v| v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0))
+                    .ok_or_else(|| {
+                        parse(
+                            "solve_seconds",
+                            &meta("solve_seconds").ok().flatten().unwrap_or_default(),
+                        )
+                    })?,
+            ),
+            created_unix: Some(
+                text("created_unix")?
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| parse("created_unix", &meta("created_unix").ok().flatten().unwrap_or_default()))?,
+            ),
         };
         let database = Database {
             conn,

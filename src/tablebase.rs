@@ -567,13 +567,23 @@ fn total(parts: &[Option<Remoteness>]) -> Option<Remoteness> {
     parts.iter().try_fold(Remoteness(0), |sum, &r| Some(sum + r?))
 }
 
-/// At most `max` characters of `text`, saying how long it was when cut.
+/// At most `max` characters of `text` for an error line, saying how long it
+/// was when cut; control characters (a newline) are escaped, so the line
+/// stays one line.
 pub(crate) fn clip(text: &str, max: usize) -> String {
     let count = text.chars().count();
+    let mut shown = String::new();
+    for c in text.chars().take(max) {
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
     if count <= max {
-        text.to_owned()
+        shown
     } else {
-        format!("{}… ({count} characters)", text.chars().take(max).collect::<String>())
+        format!("{shown}… ({count} characters)")
     }
 }
 
