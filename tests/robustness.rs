@@ -611,3 +611,81 @@ fn error_lines_are_bounded_however_long_the_input() {
     assert!(msg.len() < 400, "{msg}");
     assert!(!db.exists(), "nothing written");
 }
+
+// ---------------------------------------------------------------------------
+// The last line of defence: answers checked against the rules
+// ---------------------------------------------------------------------------
+
+/// Rewrites every checksum of a rows-layout database for its rows as they
+/// now are, following the README's definitions: what a careful forger (or a
+/// bug in a writer) would produce. Only the rules can catch what is left.
+fn rechecksum_rows(path: &Path, block_size: i64) {
+    let conn = damage::edit(path);
+    let rows: Vec<(i64, i64, Option<i64>)> = conn
+        .prepare("SELECT class, hash, remoteness FROM positions ORDER BY class, hash")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let byte = |r: Option<i64>| r.map_or(254u8, |r| r as u8);
+    let whole = damage::fnv(rows.iter().map(|&(_, _, r)| byte(r)));
+    conn.execute("UPDATE classes SET checksum = ?1", [format!("{whole:016x}")])
+        .unwrap();
+    let mut white_sets: Vec<(i64, i64)> = rows.iter().map(|&(c, h, _)| (c, h / block_size)).collect();
+    white_sets.dedup();
+    for (class, white) in white_sets {
+        let cells = rows
+            .iter()
+            .filter(|&&(c, h, _)| c == class && h / block_size == white)
+            .map(|&(_, _, r)| byte(r));
+        let bytes = [class as u8].into_iter().chain(white.to_le_bytes()).chain(cells);
+        let sum = damage::fnv(bytes) as i64;
+        let changed = conn
+            .execute(
+                "UPDATE row_checksums SET checksum = ?1 WHERE class = ?2 AND white = ?3",
+                [sum, class, white],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
+    damage::reseal(&conn);
+}
+
+#[test]
+fn a_consistent_forgery_is_caught_by_the_rules() {
+    let db = fresh("forgery");
+    let file = solve(&db, "5x4", "rows");
+    // Checksums rewritten without an edit change nothing: the README's
+    // definitions are the program's. (C(10 - 2, 2) = 28 hashes per white
+    // set of 5x4.)
+    rechecksum_rows(&file, 28);
+    run_in(&db, &["query", START_5X4]).ok();
+    // A neighbour of the start (17) made 3, every checksum made to match.
+    let neighbour = "5_4_a1-b2_e1-e3";
+    let probe: serde_json::Value =
+        serde_json::from_str(&run_in(&db, &["query", neighbour, "--json"]).ok().stdout).unwrap();
+    assert_eq!(probe["remoteness"], 17);
+    let sql = format!(
+        "UPDATE positions SET remoteness = 3 WHERE hash = {}",
+        probe["class_hashes"][0]
+    );
+    assert_eq!(damage::sql(&file, &sql, false), 1);
+    rechecksum_rows(&file, 28);
+    run_in(&db, &["stats", "5x4"]).ok();
+    let msg = query_and_line_refuse(&db, "5x4", neighbour);
+    assert!(
+        msg.contains("gives 5_4_a1-b2_e1-e3 remoteness 3, but its best move leads to"),
+        "{msg}"
+    );
+    let msg = run_in(&db, &["query", START_5X4]).refused(1);
+    assert!(
+        msg.contains("gives 5_4_a1-a3_e1-e3 remoteness 18, but its best move leads to 3"),
+        "{msg}"
+    );
+    // A full read recomputes the histogram, so solve rebuilds it.
+    let rebuilt = run_in(&db, &["solve", "5x4"]).ok();
+    assert!(rebuilt.stderr.contains("does not bear out"), "{rebuilt:#?}");
+    run_in(&db, &["query", neighbour]).ok();
+    fs::remove_dir_all(&db).unwrap();
+}
