@@ -141,6 +141,11 @@ fn lock_path(dir: &Path, variant: &str) -> PathBuf {
     dir.join(format!(".{variant}.sqlite.lock"))
 }
 
+/// The variant whose lock file is named `name`, if it is one.
+fn lock_variant(name: &str) -> Option<&str> {
+    name.strip_prefix('.')?.strip_suffix(".sqlite.lock")
+}
+
 /// A running FNV-1a 64 checksum of a class's cells in hash order (which is
 /// tight-index order): cheap, and enough to tell a damaged or edited table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -343,20 +348,24 @@ fn same_file(file: &fs::File, path: &Path) -> bool {
     }
 }
 
-/// Removes the temporary database files in `dir` that no live writer owns:
-/// those of `own` (whose lock the caller holds) and those of every variant
-/// whose lock is free. A process killed while writing leaves such a file.
+/// Removes what no live writer owns in `dir`: the temporary database files
+/// of `own` (whose lock the caller holds), and the temporary files and lock
+/// files of every variant whose lock is free. A process killed while
+/// solving leaves such files.
 fn sweep(dir: &Path, own: &str) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(variant) = name.to_str().and_then(temp_variant) else {
-            continue;
-        };
-        if variant == own {
-            let _ = fs::remove_file(entry.path());
-        } else if let Ok(Some(_lock)) = WriteLock::take(dir, variant, None) {
-            let _ = fs::remove_file(entry.path());
+        let Some(name) = name.to_str() else { continue };
+        if let Some(variant) = temp_variant(name) {
+            if variant == own {
+                let _ = fs::remove_file(entry.path());
+            } else if let Ok(Some(_lock)) = WriteLock::take(dir, variant, None) {
+                let _ = fs::remove_file(entry.path());
+            }
+        } else if let Some(variant) = lock_variant(name).filter(|&v| v != own) {
+            // Taken and let go at once: a free lock's file is removed.
+            let _ = WriteLock::take(dir, variant, None);
         }
     }
 }

@@ -399,6 +399,19 @@ fn what_a_killed_solve_leaves_is_removed_by_the_next_writer() {
 }
 
 #[test]
+fn a_solve_killed_while_searching_leaves_a_lock_the_next_writer_removes() {
+    let db = fresh("sigkill-search");
+    let child = spawn_solve(&db, LONG);
+    wait_for(&db, "lock file", |n| n.iter().any(|n| n.ends_with(".lock")));
+    signal(&child, libc::SIGKILL);
+    died_of(child, libc::SIGKILL);
+    assert_eq!(names(&db), vec![format!(".{LONG}.sqlite.lock")]);
+    run_in(&db, &["solve", "5x4"]).ok();
+    assert_eq!(names(&db), vec!["5x4.sqlite".to_owned()]);
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
 fn a_live_writers_temporary_file_is_left_alone() {
     let db = fresh("live-writer");
     let child = spawn_solve(&db, LONG);
