@@ -381,11 +381,11 @@ pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathB
     write_with(dir, variant, solution, Layout::for_solution(solution))
 }
 
-/// [`write`] with a chosen layout.
+/// [`write()`] with a chosen layout.
 ///
 /// # Errors
 ///
-/// As [`write`].
+/// As [`write()`].
 pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<PathBuf> {
     check_dir(dir)?;
     fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
@@ -925,10 +925,12 @@ impl Database {
                     .map_err(read)?;
                 while let Some(row) = rows.next().map_err(read)? {
                     let hash = row.get::<_, i64>(0).map_err(read)?;
-                    if expected.next().map(|h| h as i64) != Some(hash) {
-                        return Err(wrong(format!(
-                            "a row at hash {hash}, which is not where a legal position is"
-                        )));
+                    match expected.next() {
+                        Some(legal) if legal as i64 == hash => {}
+                        Some(legal) if (legal as i64) < hash => {
+                            return Err(wrong(format!("no row for the legal hash {legal}")));
+                        }
+                        _ => return Err(wrong(format!("a row at hash {hash}, where no legal position is"))),
                     }
                     cells.push(match row.get::<_, Option<i64>>(1).map_err(read)? {
                         None => Cell::UNREACHABLE.0,

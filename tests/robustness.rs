@@ -141,7 +141,23 @@ fn a_deleted_row_is_refused() {
     let sql = format!("DELETE FROM positions WHERE hash = {}", hash["class_hashes"][0]);
     assert_eq!(damage::sql(&file, &sql, false), 1);
     let msg = run_in(&db, &["query", "5_4_a1-b2_e1-e3"]).refused(1);
-    assert!(msg.contains("no row for the legal hash"), "{msg}");
+    assert!(
+        msg.contains(&format!("no row for the legal hash {}", hash["class_hashes"][0])),
+        "{msg}"
+    );
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_row_where_no_legal_position_is_is_refused() {
+    let db = fresh("extra-row");
+    let file = solve(&db, "5x4", "rows");
+    // Hash 0 is white a1 a3, black b2 b4: b2 attacked, so no row belongs
+    // there (the insert would fail if one did). It is in the start's white
+    // set (hash 27 of 28 per set).
+    assert_eq!(damage::sql(&file, "INSERT INTO positions VALUES (0, 0, 7)", false), 1);
+    let msg = query_and_line_refuse(&db, "5x4", START_5X4);
+    assert!(msg.contains("a row at hash 0, where no legal position is"), "{msg}");
     fs::remove_dir_all(&db).unwrap();
 }
 
