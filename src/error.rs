@@ -40,6 +40,10 @@ pub enum Error {
         /// Where the database was looked for.
         path: PathBuf,
     },
+    /// The database directory cannot be used as given: it is a file, the
+    /// database file in it is a directory, or it cannot be written. The
+    /// message names the path and what to do.
+    DbPath(String),
     /// The variant is too large to solve as asked.
     TooLarge(String),
     /// A result disagrees with what was known or expected; nothing was written.
@@ -68,6 +72,7 @@ impl Error {
             | Error::AmbiguousVariant(..)
             | Error::Variant(_)
             | Error::Usage(_)
+            | Error::DbPath(_)
             | Error::IllegalMove { .. } => 2,
             _ => 1,
         }
@@ -78,12 +83,15 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Position(e) => e.fmt(f),
-            Error::Variant(e) | Error::Usage(e) | Error::TooLarge(e) | Error::Mismatch(e) => f.write_str(e),
+            Error::Variant(e) | Error::Usage(e) | Error::DbPath(e) | Error::TooLarge(e) | Error::Mismatch(e) => {
+                f.write_str(e)
+            }
             Error::IllegalMove { number, mv, reason } => write!(f, "move {number} `{mv}` is refused: {reason}"),
             Error::UnknownVariant(name) => {
                 write!(
                     f,
-                    "unknown variant `{name}`: see `bishops variants`, or or name a standard one like `9x6-a1`, `9x6-a2`, `9x6-full`"
+                    "unknown variant `{}`: see `bishops variants`, or name a standard one like `9x6-a1`, `9x6-a2`, `9x6-full`",
+                    crate::tablebase::clip(name, 40)
                 )
             }
             Error::AmbiguousVariant(position, names) => {

@@ -18,7 +18,8 @@
 //! | [`tight`] | the solver's index over legal positions only |
 //! | [`Mirror`] | the symmetry that carries one colour class onto the other |
 //! | [`solver`] | retrograde breadth-first search into remoteness tables |
-//! | [`storage`] | SQLite databases of solved variants |
+//! | [`storage`] | SQLite databases of solved variants, checked as they are read |
+//! | [`cleanup`] | temporary files removed when the process is interrupted |
 //! | [`pipeline`] | solving a variant into its database: memory plan, search, check, write |
 //! | [`Tablebase`] ([`tablebase`]) | the query API: probe, best move, line, verify |
 //! | [`check`] | proving a stored table correct from the rules alone |
@@ -45,6 +46,7 @@
 mod bitboard;
 mod board;
 pub mod check;
+pub mod cleanup;
 pub mod cli;
 mod error;
 pub mod index;

@@ -9,7 +9,16 @@ use bishops::Error;
 use bishops::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    if let Err(e) = cli::check_environment() {
+        eprintln!("bishops: error: {e}");
+        return ExitCode::from(e.exit_code() as u8);
+    }
     let cli = Cli::parse();
+    // Interrupted, remove the temporary files being written; without the
+    // handlers a run still works, it just may leave them to the next writer.
+    if let Err(e) = bishops::cleanup::install_signal_handlers() {
+        eprintln!("bishops: warning: no signal handlers ({e}); an interrupted solve may leave a temporary file");
+    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut input = io::stdin().lock();

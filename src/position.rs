@@ -8,6 +8,7 @@ use bitflags::bitflags;
 use crate::board::{Board, Class, Geometry};
 use crate::rules::{Colour, Part};
 use crate::square::Square;
+use crate::tablebase::clip;
 
 bitflags! {
     /// The reasons a position string is refused. One refusal can carry
@@ -74,7 +75,19 @@ impl PositionError {
 
 impl fmt::Display for PositionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bad position `{}`: {}", self.input, self.details.join("; "))
+        // Bounded, however long the input: a few dozen characters of it, and
+        // the first few reasons, each clipped.
+        let shown: Vec<String> = self.details.iter().take(4).map(|d| clip(d, 100)).collect();
+        let more = match self.details.len() {
+            n if n > shown.len() => format!("; and {} more", n - shown.len()),
+            _ => String::new(),
+        };
+        write!(
+            f,
+            "bad position `{}`: {}{more}",
+            clip(&self.input, 40),
+            shown.join("; ")
+        )
     }
 }
 

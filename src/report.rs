@@ -93,6 +93,8 @@ pub fn variants(dir: &Path) -> Result<VariantsReport> {
         let (solved, problem) = match &opened {
             Ok(_) => (true, None),
             Err(Error::NotSolved { .. }) => (false, None),
+            // A `--db` that cannot be used is the user's to fix, not a damaged file.
+            Err(Error::DbPath(e)) => return Err(Error::DbPath(e.clone())),
             Err(e) => (false, Some(e.to_string())),
         };
         let meta = opened.as_ref().ok().map(Database::metadata);

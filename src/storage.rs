@@ -2,28 +2,46 @@
 //!
 //! A database is written whole into a temporary file beside its final name,
 //! in one transaction, synced, and renamed into place, so a crash leaves
-//! either the old file or the new one, never half of one. Opening checks that
-//! the file is complete and of this program's format before anything in it is
-//! believed. The schema (see `SCHEMA` and the README) is meant to be read by
-//! people with `sqlite3` as well as by this program.
+//! either the old file or the new one, never half of one. Writers of one
+//! variant in one directory take turns ([`WriteLock`]), and the next writer
+//! removes what a killed one left behind.
+//!
+//! Nothing in a file is believed before it is checked. Opening checks the
+//! file's length, format and hash versions, variant and start, a checksum of
+//! the whole header (the `meta` table and the `classes` rows), every count,
+//! histogram and hardest position for consistency, and that the metadata
+//! repeats what the tables say (the start's and the goal's remoteness are
+//! looked up). Every block of a table (the positions of one white set) has
+//! its own checksum, verified each time it is read, so a lookup checks what
+//! it reads at the cost of one block; [`Database::verify`] reads everything
+//! and recomputes every count. The schema (see `SCHEMA` and the README) is
+//! meant to be read by people with `sqlite3` as well as by this program.
 
+use std::cell::RefCell;
 use std::fs;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
+use crate::cleanup::Pending;
 use crate::error::{Error, Result};
-use crate::index::{colex_rank, colex_unrank, rank_within};
+use crate::index::{binomial, colex_rank, colex_unrank, rank_within};
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::{Part, safe_cells};
-use crate::solver::{ClassStats, Solution};
+use crate::solver::{ClassStats, HARDEST, Solution};
+use crate::tablebase::clip;
 use crate::tight::Subsets;
 use crate::variant::ClassSpec;
 use crate::variant::Variant;
 
-/// The version of the database layout; a file of another version is refused.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version of the database layout; a file of another version is refused
+/// (and `solve` rebuilds it). Version 2 added the per-block checksums and
+/// the header checksum.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The tables of a database.
 pub const SCHEMA: &str = "
@@ -53,11 +71,18 @@ CREATE TABLE positions (
     remoteness INTEGER,                 -- NULL: legal but unreachable
     PRIMARY KEY (class, hash)
 ) WITHOUT ROWID;
+CREATE TABLE row_checksums (
+    class    INTEGER NOT NULL,
+    white    INTEGER NOT NULL,          -- colex rank of a white set: hash / C(n - w, b)
+    checksum INTEGER NOT NULL,          -- block checksum of its rows' remoteness bytes
+    PRIMARY KEY (class, white)
+) WITHOUT ROWID;
 CREATE TABLE blocks (
-    class INTEGER NOT NULL,
-    white INTEGER NOT NULL,             -- colex rank of the white set: hash / C(n - w, b)
-    data  BLOB NOT NULL,                -- a byte per legal black set beside it, in colex order
+    class    INTEGER NOT NULL,
+    white    INTEGER NOT NULL,          -- colex rank of the white set: hash / C(n - w, b)
+    data     BLOB NOT NULL,             -- a byte per legal black set beside it, in colex order
                                         -- among the safe cells: remoteness, or 254 unreachable
+    checksum INTEGER NOT NULL,          -- block checksum of data
     PRIMARY KEY (class, white)
 );
 ";
@@ -99,6 +124,28 @@ pub fn path(dir: &Path, variant: &str) -> PathBuf {
     dir.join(format!("{variant}.sqlite"))
 }
 
+/// The temporary file a process writes the database of `variant` into
+/// before renaming it into place: `.NAME.sqlite.tmp-PID`.
+fn temp_path(dir: &Path, variant: &str, pid: u32) -> PathBuf {
+    dir.join(format!(".{variant}.sqlite.tmp-{pid}"))
+}
+
+/// The variant whose temporary database file is named `name`, if it is one.
+fn temp_variant(name: &str) -> Option<&str> {
+    let (stem, pid) = name.strip_prefix('.')?.rsplit_once(".sqlite.tmp-")?;
+    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(stem)
+}
+
+/// The lock file that writers of `variant` in `dir` take turns on.
+fn lock_path(dir: &Path, variant: &str) -> PathBuf {
+    dir.join(format!(".{variant}.sqlite.lock"))
+}
+
+/// The variant whose lock file is named `name`, if it is one.
+fn lock_variant(name: &str) -> Option<&str> {
+    name.strip_prefix('.')?.strip_suffix(".sqlite.lock")
+}
+
 /// A running FNV-1a 64 checksum of a class's cells in hash order (which is
 /// tight-index order): cheap, and enough to tell a damaged or edited table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -123,10 +170,208 @@ impl Checksum {
     pub fn hex(self) -> String {
         format!("{:016x}", self.0)
     }
+
+    /// The checksum as SQLite stores an integer: the same 64 bits, signed.
+    pub fn signed(self) -> i64 {
+        self.0 as i64
+    }
+}
+
+/// The checksum of one block: FNV-1a 64 of the class number (one byte), the
+/// white set's colex rank (eight bytes, little-endian) and the block's cells,
+/// so that a block moved to another white set fails too.
+///
+/// ```
+/// let a = bishops::storage::block_checksum(0, 3, &[1, 2, 254]);
+/// assert_ne!(a, bishops::storage::block_checksum(0, 4, &[1, 2, 254]));
+/// assert_ne!(a, bishops::storage::block_checksum(0, 3, &[1, 2, 253]));
+/// ```
+pub fn block_checksum(class: usize, white: u64, cells: &[u8]) -> Checksum {
+    let mut checksum = Checksum::default();
+    checksum.add(&[class as u8]);
+    checksum.add(&white.to_le_bytes());
+    checksum.add(cells);
+    checksum
+}
+
+/// The checksum of a file's header: FNV-1a 64 over every `meta` entry but
+/// `header_checksum` (in key order, key and value each followed by a 0 byte)
+/// and then every `classes` row (in class order, each column as text
+/// followed by a 0 byte, NULL as `NULL`).
+fn header_checksum(conn: &Connection) -> rusqlite::Result<String> {
+    let mut checksum = Checksum::default();
+    let mut add = |value: ValueRef<'_>| {
+        let text = match value {
+            ValueRef::Null => "NULL".to_owned(),
+            ValueRef::Integer(i) => i.to_string(),
+            ValueRef::Real(r) => r.to_string(),
+            ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+        };
+        checksum.add(text.as_bytes());
+        checksum.add(&[0]);
+    };
+    for sql in [
+        "SELECT key, value FROM meta WHERE key <> 'header_checksum' ORDER BY key",
+        "SELECT * FROM classes ORDER BY class",
+    ] {
+        let mut st = conn.prepare(sql)?;
+        let columns = st.column_count();
+        let mut rows = st.query([])?;
+        while let Some(row) = rows.next()? {
+            for i in 0..columns {
+                add(row.get_ref(i)?);
+            }
+        }
+    }
+    Ok(checksum.hex())
+}
+
+/// Refuses a database directory that exists but is not a directory.
+///
+/// # Errors
+///
+/// [`Error::DbPath`] naming `dir` as given.
+pub fn check_dir(dir: &Path) -> Result<()> {
+    match fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(Error::DbPath(format!(
+            "database directory `{}` is a file, not a directory: give --db a directory",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The error for a database file that is a directory.
+fn dest_is_dir(dest: &Path, variant: &str) -> Error {
+    Error::DbPath(format!(
+        "`{}` is a directory where the database of {variant} belongs: move it away, then run `bishops solve {variant}`",
+        dest.display()
+    ))
+}
+
+/// The right to write the database of one variant into one directory: while
+/// a `WriteLock` is held, no other process that asks for one gets it. Taking
+/// it also checks that the directory can be written (before any search
+/// starts) and removes temporary files that killed writers left behind.
+///
+/// It is an exclusive `flock` on `.NAME.sqlite.lock` in the directory, which
+/// the kernel releases when its holder dies; the holder removes the file
+/// when done.
+#[derive(Debug)]
+pub struct WriteLock {
+    file: fs::File,
+    path: PathBuf,
+    _pending: Pending,
+}
+
+impl WriteLock {
+    /// Takes the lock of `variant` in `dir`, creating the directory if need
+    /// be; when another process holds it, calls `waiting` once and waits.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DbPath`] naming `dir` (or the database file) when the
+    /// directory is a file, the database file is a directory, or the
+    /// directory cannot be made or written.
+    pub fn acquire(dir: &Path, variant: &str, waiting: &mut dyn FnMut()) -> Result<WriteLock> {
+        let lock = WriteLock::take(dir, variant, Some(waiting))?.expect("a blocking take always locks");
+        sweep(dir, variant);
+        Ok(lock)
+    }
+
+    /// Takes the lock when `waiting` is given (calling it before waiting),
+    /// tries it and returns `None` when busy when not.
+    fn take(dir: &Path, variant: &str, mut waiting: Option<&mut dyn FnMut()>) -> Result<Option<WriteLock>> {
+        let unwritable = |e: std::io::Error| {
+            Error::DbPath(format!(
+                "database directory `{}` cannot be written ({e}): give --db a directory you can write",
+                dir.display()
+            ))
+        };
+        check_dir(dir)?;
+        fs::create_dir_all(dir).map_err(unwritable)?;
+        let dest = path(dir, variant);
+        if dest.is_dir() {
+            return Err(dest_is_dir(&dest, variant));
+        }
+        let path = lock_path(dir, variant);
+        let mut said = false;
+        loop {
+            let file = fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(unwritable)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(fs::TryLockError::WouldBlock) => {
+                    let Some(waiting) = waiting.as_mut() else {
+                        return Ok(None);
+                    };
+                    if !said {
+                        waiting();
+                        said = true;
+                    }
+                    file.lock().map_err(|e| Error::Io(path.clone(), e))?;
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(Error::Io(path, e)),
+            }
+            // The holder removes the file before it lets go: what was locked
+            // must still be the file at the path, or the lock is worthless.
+            if same_file(&file, &path) {
+                let pending = Pending::register(&path);
+                return Ok(Some(WriteLock {
+                    file,
+                    path,
+                    _pending: pending,
+                }));
+            }
+        }
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        // Removed while still held, so no one can lock a file that is gone.
+        let _ = fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Whether `file` is the file at `path`.
+fn same_file(file: &fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Removes what no live writer owns in `dir`: the temporary database files
+/// of `own` (whose lock the caller holds), and the temporary files and lock
+/// files of every variant whose lock is free. A process killed while
+/// solving leaves such files.
+fn sweep(dir: &Path, own: &str) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(variant) = temp_variant(name) {
+            if variant == own {
+                let _ = fs::remove_file(entry.path());
+            } else if let Ok(Some(_lock)) = WriteLock::take(dir, variant, None) {
+                let _ = fs::remove_file(entry.path());
+            }
+        } else if let Some(variant) = lock_variant(name).filter(|&v| v != own) {
+            // Taken and let go at once: a free lock's file is removed.
+            let _ = WriteLock::take(dir, variant, None);
+        }
+    }
 }
 
 /// Writes the database of `variant` into `dir`, atomically, and returns its
-/// path.
+/// path. The caller should hold the variant's [`WriteLock`].
 ///
 /// # Errors
 ///
@@ -142,9 +387,14 @@ pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathB
 ///
 /// As [`write()`].
 pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<PathBuf> {
+    check_dir(dir)?;
     fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
     let dest = path(dir, variant.name());
-    let tmp = dir.join(format!(".{}.sqlite.tmp-{}", variant.name(), std::process::id()));
+    if dest.is_dir() {
+        return Err(dest_is_dir(&dest, variant.name()));
+    }
+    let tmp = temp_path(dir, variant.name(), std::process::id());
+    let _pending = Pending::register(&tmp);
     let result = write_file(&tmp, variant, solution, layout).and_then(|()| {
         fs::rename(&tmp, &dest).map_err(|e| Error::Io(dest.clone(), e))?;
         // Make the rename itself durable.
@@ -177,8 +427,11 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout
         let mut row = tx
             .prepare("INSERT INTO positions (class, hash, remoteness) VALUES (?1, ?2, ?3)")
             .map_err(sql)?;
+        let mut row_checksum = tx
+            .prepare("INSERT INTO row_checksums (class, white, checksum) VALUES (?1, ?2, ?3)")
+            .map_err(sql)?;
         let mut block_row = tx
-            .prepare("INSERT INTO blocks (class, white, data) VALUES (?1, ?2, ?3)")
+            .prepare("INSERT INTO blocks (class, white, data, checksum) VALUES (?1, ?2, ?3, ?4)")
             .map_err(sql)?;
         let mut class_row = tx
             .prepare("INSERT INTO classes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")
@@ -194,9 +447,12 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout
                 if cells.is_empty() {
                     continue;
                 }
+                let block_sum = block_checksum(spec.class.index(), r, cells).signed();
                 match layout {
                     Layout::Blocks => {
-                        block_row.execute(params![class, r as i64, cells]).map_err(sql)?;
+                        block_row
+                            .execute(params![class, r as i64, cells, block_sum])
+                            .map_err(sql)?;
                     }
                     Layout::Rows => {
                         let white = colex_unrank(r, index.white());
@@ -205,6 +461,7 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout
                             row.execute(params![class, hash as i64, Cell(byte).remoteness().map(|r| r.0)])
                                 .map_err(sql)?;
                         }
+                        row_checksum.execute(params![class, r as i64, block_sum]).map_err(sql)?;
                     }
                 }
             }
@@ -261,6 +518,9 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout
         tx.execute("INSERT INTO meta VALUES (?1, ?2)", params![key, value])
             .map_err(sql)?;
     }
+    let header = header_checksum(&tx).map_err(sql)?;
+    tx.execute("INSERT INTO meta VALUES ('header_checksum', ?1)", [header])
+        .map_err(sql)?;
     tx.commit().map_err(sql)?;
     conn.close().map_err(|(_, e)| sql(e))?;
     fs::File::open(tmp)
@@ -272,7 +532,7 @@ fn sum(a: Option<Remoteness>, b: Option<Remoteness>) -> Option<Remoteness> {
     Some(a? + b?)
 }
 
-/// What a database says of one class.
+/// What a database says of one class, checked when it was opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClassRecord {
     /// The class number (0: a1's class, 1: a2's).
@@ -281,12 +541,12 @@ pub struct ClassRecord {
     pub hash_size: u64,
     /// The counts and hardest positions.
     pub stats: ClassStats,
-    /// The checksum of the class's rows, as written.
+    /// The checksum of the class's whole table, as written.
     pub checksum: String,
 }
 
-/// The `meta` table of a database, read once when it is opened: what the
-/// file says of itself and of the whole variant.
+/// The `meta` table of a database, read and checked once when it is opened:
+/// what the file says of itself and of the whole variant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metadata {
     /// The variant's name.
@@ -300,9 +560,9 @@ pub struct Metadata {
     /// Legal positions of the whole variant that reach the goal.
     pub reachable_positions: Option<u128>,
     /// The largest remoteness of any whole position; `None` when no
-    /// position reaches the goal or the value is absent.
+    /// position reaches the goal.
     pub max_remoteness: Option<Remoteness>,
-    /// The remoteness of the start; `None` when unreachable or absent.
+    /// The remoteness of the start; `None` when unreachable.
     pub start_remoteness: Option<Remoteness>,
     /// The version of `bishops` that wrote the file.
     pub program_version: Option<String>,
@@ -312,6 +572,13 @@ pub struct Metadata {
     pub created_unix: Option<u64>,
 }
 
+/// How many checked blocks a [`Database`] keeps in memory: a probe reads the
+/// block of its position and of each move's, and many of those are shared.
+const BLOCK_CACHE: usize = 64;
+
+/// A checked block kept in memory: (class number k, white rank, cells).
+type CachedBlock = (usize, u64, Arc<[u8]>);
+
 /// An open, checked database of one variant.
 pub struct Database {
     conn: Connection,
@@ -319,6 +586,8 @@ pub struct Database {
     metadata: Metadata,
     specs: Vec<ClassSpec>,
     classes: Vec<ClassRecord>,
+    /// Blocks read and checked lately, oldest first.
+    cache: RefCell<Vec<CachedBlock>>,
 }
 
 impl std::fmt::Debug for Database {
@@ -327,15 +596,37 @@ impl std::fmt::Debug for Database {
     }
 }
 
+/// A class row as stored, before it is checked.
+struct RawClass {
+    class: i64,
+    squares: i64,
+    white: i64,
+    black: i64,
+    hash_size: i64,
+    start_hash: i64,
+    goal_hash: i64,
+    legal: i64,
+    reachable: i64,
+    max_remoteness: Option<i64>,
+    histogram: String,
+    hardest: String,
+    mirrored: i64,
+    checksum: String,
+}
+
 impl Database {
-    /// Opens the database of `variant` in `dir` and checks that it can be
-    /// trusted: complete, of this format and hash version, and of this
-    /// variant's start.
+    /// Opens the database of `variant` in `dir` and checks everything it
+    /// says short of reading its tables whole: that it is complete, of this
+    /// format and hash version and of this variant's start; that its header
+    /// matches its checksum; that every count, histogram and hardest
+    /// position is consistent with the others and with the variant; and that
+    /// the metadata repeats what the tables say of the start and the goal.
     ///
     /// # Errors
     ///
-    /// [`Error::NotSolved`] when there is no file, [`Error::Corrupt`] when
-    /// there is one that cannot be trusted.
+    /// [`Error::NotSolved`] when there is no file, [`Error::DbPath`] when
+    /// `dir` is a file or the database file a directory, [`Error::Corrupt`]
+    /// when there is a file that cannot be trusted.
     pub fn open(dir: &Path, variant: &Variant) -> Result<Database> {
         let path = path(dir, variant.name());
         let corrupt = |problem: String| Error::Corrupt {
@@ -343,9 +634,11 @@ impl Database {
             problem,
             variant: variant.name().to_owned(),
         };
+        check_dir(dir)?;
         let len = match fs::metadata(&path) {
+            Ok(m) if m.is_dir() => return Err(dest_is_dir(&path, variant.name())),
             Ok(m) => m.len(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
                 return Err(Error::NotSolved {
                     variant: variant.name().to_owned(),
                     path,
@@ -353,7 +646,7 @@ impl Database {
             }
             Err(e) => return Err(Error::Io(path, e)),
         };
-        let sqlite = |e: rusqlite::Error| corrupt(format!("cannot be read ({e})"));
+        let sqlite = |e: rusqlite::Error| corrupt(format!("cannot be read ({})", clip(&e.to_string(), 80)));
         let conn = Connection::open_with_flags(
             &path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -361,10 +654,11 @@ impl Database {
         .map_err(sqlite)?;
         let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0)).map_err(sqlite)?;
         let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0)).map_err(sqlite)?;
-        let expected = (pages * page_size) as u64;
-        if expected != len || len == 0 {
+        let expected = pages.checked_mul(page_size).and_then(|b| u64::try_from(b).ok());
+        if expected != Some(len) || len == 0 {
             return Err(corrupt(format!(
-                "is truncated or padded: {len} bytes, its header says {expected}"
+                "is truncated or padded: {len} bytes, its header says {}",
+                expected.map_or("an impossible size".into(), |e| e.to_string())
             )));
         }
         let meta = |key: &str| read_meta(&conn, key).map_err(sqlite);
@@ -374,13 +668,20 @@ impl Database {
         let version = meta("format_version")?.unwrap_or_default();
         if version != FORMAT_VERSION.to_string() {
             return Err(corrupt(format!(
-                "is of format version {version}, this program reads version {FORMAT_VERSION}"
+                "is of format version {}, this program reads version {FORMAT_VERSION}",
+                clip(&version, 20)
             )));
+        }
+        if meta("header_checksum")? != Some(header_checksum(&conn).map_err(sqlite)?) {
+            return Err(corrupt(
+                "fails its header checksum: its metadata or class records were changed".into(),
+            ));
         }
         let hash_version = meta("hash_version")?.unwrap_or_default();
         if hash_version != crate::index::HASH_VERSION.to_string() {
             return Err(corrupt(format!(
-                "uses hash version {hash_version}, this program uses version {}",
+                "uses hash version {}, this program uses version {}",
+                clip(&hash_version, 20),
                 crate::index::HASH_VERSION
             )));
         }
@@ -396,50 +697,143 @@ impl Database {
         let layout = match meta("layout")?.as_deref() {
             Some("rows") => Layout::Rows,
             Some("blocks") => Layout::Blocks,
-            other => return Err(corrupt(format!("has an unknown layout {other:?}"))),
+            other => {
+                return Err(corrupt(format!(
+                    "has an unknown layout `{}`",
+                    clip(other.unwrap_or_default(), 20)
+                )));
+            }
         };
-        let classes = read_classes(&conn).map_err(sqlite)?;
-        let expected: Vec<(usize, u64)> = variant
-            .classes()
-            .iter()
-            .map(|s| (s.class.index(), s.index.len()))
-            .collect();
-        let found: Vec<(usize, u64)> = classes.iter().map(|c| (c.class, c.hash_size)).collect();
+        let raw = read_classes(&conn).map_err(sqlite)?;
+        let expected: Vec<i64> = variant.classes().iter().map(|s| s.class.index() as i64).collect();
+        let found: Vec<i64> = raw.iter().map(|c| c.class).collect();
         if expected != found {
             return Err(corrupt(format!("has classes {found:?}, the variant has {expected:?}")));
         }
-        let number = |key: &str| -> Result<Option<String>> { Ok(meta(key)?.filter(|v| !v.is_empty())) };
-        let parse = |key: &str, value: &str| corrupt(format!("has an unreadable {key} `{value}` in its metadata"));
+        let starts = variant.class_hashes(variant.start());
+        let goals = variant.class_hashes(&variant.goal());
+        let mut classes = Vec::new();
+        for (k, (spec, raw)) in variant.classes().iter().zip(&raw).enumerate() {
+            let record = check_class(spec, raw, starts[k], goals[k])
+                .map_err(|what| corrupt(format!("has a damaged record of class {}: {what}", raw.class)))?;
+            classes.push(record);
+        }
+        let text = |key: &str| -> Result<Option<String>> { Ok(meta(key)?.filter(|v| !v.is_empty())) };
+        let parse =
+            |key: &str, value: &str| corrupt(format!("has an unreadable {key} `{}` in its metadata", clip(value, 20)));
         let remoteness = |key: &str| -> Result<Option<Remoteness>> {
-            number(key)?
+            text(key)?
                 .map(|v| v.parse::<u16>().map(Remoteness).map_err(|_| parse(key, &v)))
                 .transpose()
         };
-        let count = |key: &str| -> Result<Option<u128>> {
-            number(key)?.map(|v| v.parse().map_err(|_| parse(key, &v))).transpose()
+        let number = |key: &str| -> Result<Option<u128>> {
+            text(key)?.map(|v| v.parse().map_err(|_| parse(key, &v))).transpose()
         };
         let metadata = Metadata {
             variant: variant.name().to_owned(),
             layout,
             start: variant.start().to_string(),
-            legal_positions: count("legal_positions")?,
-            reachable_positions: count("reachable_positions")?,
+            legal_positions: number("legal_positions")?,
+            reachable_positions: number("reachable_positions")?,
             max_remoteness: remoteness("max_remoteness")?,
             start_remoteness: remoteness("start_remoteness")?,
-            program_version: meta("program_version")?,
-            solve_seconds: number("solve_seconds")?.and_then(|v| v.parse().ok()),
-            created_unix: number("created_unix")?.and_then(|v| v.parse().ok()),
+            // What the file says of its own making cannot be checked against
+            // the tables, only for form: it must be there and well formed.
+            program_version: Some(text("program_version")?.ok_or_else(|| parse("program_version", ""))?),
+            solve_seconds: Some(
+                text("solve_seconds")?
+                    .and_then(|v| v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0))
+                    .ok_or_else(|| {
+                        parse(
+                            "solve_seconds",
+                            &meta("solve_seconds").ok().flatten().unwrap_or_default(),
+                        )
+                    })?,
+            ),
+            created_unix: Some(
+                text("created_unix")?
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| parse("created_unix", &meta("created_unix").ok().flatten().unwrap_or_default()))?,
+            ),
         };
-        Ok(Database {
+        let database = Database {
             conn,
             path,
             metadata,
             specs: variant.classes().to_vec(),
             classes,
-        })
+            cache: RefCell::new(Vec::new()),
+        };
+        database.check_metadata(&starts, &goals)?;
+        Ok(database)
     }
 
-    /// What the file says of itself, read when it was opened.
+    /// Checks that the metadata repeats what the class records and the
+    /// tables say: the counts, the largest remoteness, the start's
+    /// remoteness, the goal at 0 and the hardest positions at the largest.
+    fn check_metadata(&self, starts: &[u64], goals: &[u64]) -> Result<()> {
+        let meta = &self.metadata;
+        let stats = || self.classes.iter().map(|c| &c.stats);
+        let legal = stats().try_fold(1u128, |p, s| p.checked_mul(u128::from(s.legal)));
+        let reachable = stats().try_fold(1u128, |p, s| p.checked_mul(u128::from(s.reachable)));
+        let max = stats().try_fold(Remoteness(0), |m, s| Some(m + s.max_remoteness()?));
+        let mismatch = |key: &str, stored: String, actual: String| {
+            self.corrupt(format!(
+                "says {key} is {stored} in its metadata, but its tables say {actual}"
+            ))
+        };
+        let show = |v: Option<String>| v.unwrap_or_else(|| "nothing".into());
+        if meta.legal_positions != legal {
+            return Err(mismatch(
+                "legal_positions",
+                show(meta.legal_positions.map(|v| v.to_string())),
+                show(legal.map(|v| v.to_string())),
+            ));
+        }
+        if meta.reachable_positions != reachable {
+            return Err(mismatch(
+                "reachable_positions",
+                show(meta.reachable_positions.map(|v| v.to_string())),
+                show(reachable.map(|v| v.to_string())),
+            ));
+        }
+        if meta.max_remoteness != max {
+            return Err(mismatch(
+                "max_remoteness",
+                show(meta.max_remoteness.map(|v| v.to_string())),
+                show(max.map(|v| v.to_string())),
+            ));
+        }
+        let mut start = Some(Remoteness(0));
+        for (k, (&s, &g)) in starts.iter().zip(goals).enumerate() {
+            start = sum(start, self.remoteness_of(k, s)?);
+            if self.cell(k, g)? != Cell(0) {
+                return Err(self.corrupt(format!(
+                    "does not give the goal remoteness 0 in class {}",
+                    self.classes[k].class
+                )));
+            }
+            let record = &self.classes[k];
+            for &hash in &record.stats.hardest {
+                if self.remoteness_of(k, hash)? != record.stats.max_remoteness() {
+                    return Err(self.corrupt(format!(
+                        "lists hash {hash} among the hardest of class {}, but its table disagrees",
+                        record.class
+                    )));
+                }
+            }
+        }
+        if meta.start_remoteness != start {
+            return Err(mismatch(
+                "start_remoteness",
+                show(meta.start_remoteness.map(|v| v.to_string())),
+                show(start.map(|v| v.to_string())),
+            ));
+        }
+        Ok(())
+    }
+
+    /// What the file says of itself, checked when it was opened.
     pub fn metadata(&self) -> &Metadata {
         &self.metadata
     }
@@ -449,57 +843,143 @@ impl Database {
         &self.path
     }
 
-    /// Per class: counts, histogram, hardest positions.
+    /// Per class: counts, histogram, hardest positions, checked when the file
+    /// was opened for consistency (and by [`Database::verify`] against the
+    /// tables).
     pub fn classes(&self) -> &[ClassRecord] {
         &self.classes
     }
 
     fn read_error(&self, e: rusqlite::Error) -> Error {
-        self.corrupt(format!("cannot be read ({e})"))
+        self.corrupt(format!("cannot be read ({})", clip(&e.to_string(), 80)))
     }
 
-    /// The cell of `hash` in the `k`-th class of the variant: one indexed
-    /// read. A hash that is not stored is [`Cell::ILLEGAL`].
-    ///
-    /// # Errors
-    ///
-    /// When the file cannot be read.
-    pub fn cell(&self, k: usize, hash: u64) -> Result<Cell> {
-        let class = self.classes[k].class as i64;
-        let byte: Option<Option<u16>> = match self.metadata.layout {
-            Layout::Rows => self
-                .conn
-                .prepare_cached("SELECT remoteness FROM positions WHERE class = ?1 AND hash = ?2")
-                .and_then(|mut st| st.query_row(params![class, hash as i64], |r| r.get(0)).optional()),
+    /// The checked cells of the white set of colex rank `white` in the `k`-th
+    /// class, from memory when read lately.
+    fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
+        if let Some((_, _, cells)) = self.cache.borrow().iter().find(|(c, w, _)| (*c, *w) == (k, white)) {
+            return Ok(Arc::clone(cells));
+        }
+        let cells: Arc<[u8]> = self.read_block(k, white)?.into();
+        let mut cache = self.cache.borrow_mut();
+        if cache.len() == BLOCK_CACHE {
+            cache.remove(0);
+        }
+        cache.push((k, white, Arc::clone(&cells)));
+        Ok(cells)
+    }
+
+    /// Reads the cells of the white set of colex rank `white` in the `k`-th
+    /// class, in colex order of their black sets among the safe cells, and
+    /// checks them: as many as the white set has legal positions, each a
+    /// remoteness or unreachable, at the right hashes (rows layout), and
+    /// matching the block's checksum.
+    fn read_block(&self, k: usize, white: u64) -> Result<Vec<u8>> {
+        let spec = &self.specs[k];
+        let class = self.classes[k].class;
+        let (white_count, black_count) = spec.counts();
+        let white_set = colex_unrank(white, white_count);
+        let safe = safe_cells(&spec.geometry, white_set);
+        let len = binomial(safe.count(), black_count);
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let read = |e| self.read_error(e);
+        let wrong = |what: String| self.corrupt(format!("has {what} in white set {white} of class {class}"));
+        let (cells, stored) = match self.metadata.layout {
             Layout::Blocks => {
-                let spec = &self.specs[k];
-                let part = spec.index.unrank(hash);
-                let safe = safe_cells(&spec.geometry, part.white);
-                if !part.black.is_subset(safe) {
-                    return Ok(Cell::ILLEGAL);
-                }
-                let at = rank_within(part.black, safe) as i64 + 1;
-                self.conn
-                    .prepare_cached("SELECT substr(data, ?3, 1) FROM blocks WHERE class = ?1 AND white = ?2")
+                let row = self
+                    .conn
+                    .prepare_cached("SELECT data, checksum FROM blocks WHERE class = ?1 AND white = ?2")
                     .and_then(|mut st| {
-                        st.query_row(params![class, colex_rank(part.white) as i64, at], |r| {
-                            let byte: Vec<u8> = r.get(0)?;
-                            Ok(byte.first().map(|&b| u16::from(b)))
+                        st.query_row(params![class as i64, white as i64], |r| {
+                            Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, i64>(1)?))
                         })
                         .optional()
                     })
-                    .map(|b| b.map(|b| b.filter(|&b| b != u16::from(Cell::UNREACHABLE.0))))
+                    .map_err(read)?;
+                let (data, checksum) = row.ok_or_else(|| wrong("no block".into()))?;
+                if data.len() as u64 != len {
+                    return Err(wrong(format!("a block of {} bytes for {len} positions", data.len())));
+                }
+                (data, checksum)
             }
+            Layout::Rows => {
+                let size = binomial(spec.geometry.len() as u32 - white_count, black_count);
+                let low = white * size;
+                let mut expected = Subsets::new(safe, black_count).map(|black| {
+                    spec.index.rank(Part {
+                        white: white_set,
+                        black,
+                    })
+                });
+                let mut cells = Vec::with_capacity(len as usize);
+                let mut st = self
+                    .conn
+                    .prepare_cached(
+                        "SELECT hash, remoteness FROM positions WHERE class = ?1 AND hash >= ?2 AND hash < ?3 ORDER BY hash",
+                    )
+                    .map_err(read)?;
+                let mut rows = st
+                    .query(params![class as i64, low as i64, (low + size) as i64])
+                    .map_err(read)?;
+                while let Some(row) = rows.next().map_err(read)? {
+                    let hash = row.get::<_, i64>(0).map_err(read)?;
+                    match expected.next() {
+                        Some(legal) if legal as i64 == hash => {}
+                        Some(legal) if (legal as i64) < hash => {
+                            return Err(wrong(format!("no row for the legal hash {legal}")));
+                        }
+                        _ => return Err(wrong(format!("a row at hash {hash}, where no legal position is"))),
+                    }
+                    cells.push(match row.get::<_, Option<i64>>(1).map_err(read)? {
+                        None => Cell::UNREACHABLE.0,
+                        Some(r) if (0..=i64::from(Cell::MAX_REMOTENESS)).contains(&r) => r as u8,
+                        Some(r) => return Err(wrong(format!("a remoteness of {r} at hash {hash}"))),
+                    });
+                }
+                if let Some(hash) = expected.next() {
+                    return Err(wrong(format!("no row for the legal hash {hash}")));
+                }
+                let checksum = self
+                    .conn
+                    .prepare_cached("SELECT checksum FROM row_checksums WHERE class = ?1 AND white = ?2")
+                    .and_then(|mut st| {
+                        st.query_row(params![class as i64, white as i64], |r| r.get::<_, i64>(0))
+                            .optional()
+                    })
+                    .map_err(read)?
+                    .ok_or_else(|| wrong("no checksum".into()))?;
+                (cells, checksum)
+            }
+        };
+        if block_checksum(class, white, &cells).signed() != stored {
+            return Err(wrong("a block that fails its checksum".into()));
         }
-        .map_err(|e| self.read_error(e))?;
-        Ok(match byte {
-            None => Cell::ILLEGAL,
-            Some(None) => Cell::UNREACHABLE,
-            Some(Some(r)) if r <= u16::from(Cell::MAX_REMOTENESS) => Cell(r as u8),
-            Some(Some(r)) => {
-                return Err(self.read_error(rusqlite::Error::IntegralValueOutOfRange(2, i64::from(r))));
-            }
-        })
+        if cells.contains(&Cell::ILLEGAL.0) {
+            return Err(wrong("a cell marked illegal".into()));
+        }
+        Ok(cells)
+    }
+
+    /// The cell of `hash` in the `k`-th class of the variant: one checked
+    /// block read. A hash that names no legal position is [`Cell::ILLEGAL`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the block cannot be read or fails its checks.
+    pub fn cell(&self, k: usize, hash: u64) -> Result<Cell> {
+        let spec = &self.specs[k];
+        if hash >= spec.index.len() {
+            return Ok(Cell::ILLEGAL);
+        }
+        let part = spec.index.unrank(hash);
+        let safe = safe_cells(&spec.geometry, part.white);
+        if !part.black.is_subset(safe) {
+            return Ok(Cell::ILLEGAL);
+        }
+        let cells = self.block(k, colex_rank(part.white))?;
+        Ok(Cell(cells[rank_within(part.black, safe) as usize]))
     }
 
     /// The remoteness of the legal class part `hash` of the `k`-th class,
@@ -513,7 +993,7 @@ impl Database {
         let cell = self.cell(k, hash)?;
         if !cell.is_legal() {
             return Err(self.corrupt(format!(
-                "has no entry for the legal hash {hash} of class {}",
+                "names hash {hash} of class {}, which is not a legal position",
                 self.classes[k].class
             )));
         }
@@ -535,91 +1015,91 @@ impl Database {
     }
 
     /// Calls `f(hash, part, cell)` for every legal position of the `k`-th
-    /// class in hash order, reading the table as a stream, then checks what
-    /// was read against the stored checksum.
+    /// class in hash order, reading and checking the table block by block,
+    /// then checks the whole table against its checksum and its row count.
     ///
     /// # Errors
     ///
     /// What `f` returns, or [`Error::Corrupt`] when the table is damaged.
     pub fn for_each_row(&self, k: usize, mut f: impl FnMut(u64, Part, Cell) -> Result<()>) -> Result<()> {
-        let class = self.classes[k].class as i64;
         let spec = &self.specs[k];
-        let read = |e| self.read_error(e);
+        let record = &self.classes[k];
+        let (white_count, black_count) = spec.counts();
         let mut checksum = Checksum::default();
-        match self.metadata.layout {
-            Layout::Rows => {
-                let mut st = self
-                    .conn
-                    .prepare("SELECT hash, remoteness FROM positions WHERE class = ?1 ORDER BY hash")
-                    .map_err(read)?;
-                let mut rows = st.query([class]).map_err(read)?;
-                while let Some(row) = rows.next().map_err(read)? {
-                    let hash = row.get::<_, i64>(0).map_err(read)? as u64;
-                    let cell = row
-                        .get::<_, Option<u8>>(1)
-                        .map_err(read)?
-                        .map_or(Cell::UNREACHABLE, Cell);
-                    checksum.add(&[cell.0]);
-                    f(hash, spec.index.unrank(hash), cell)?;
-                }
+        let (mut positions, mut blocks) = (0u64, 0u64);
+        for r in 0..binomial(spec.geometry.len() as u32, white_count) {
+            let cells = self.read_block(k, r)?;
+            if cells.is_empty() {
+                continue;
             }
-            Layout::Blocks => {
-                let mut st = self
-                    .conn
-                    .prepare("SELECT white, data FROM blocks WHERE class = ?1 ORDER BY white")
-                    .map_err(read)?;
-                let mut rows = st.query([class]).map_err(read)?;
-                let (white_count, black_count) = spec.counts();
-                while let Some(row) = rows.next().map_err(read)? {
-                    let white = colex_unrank(row.get::<_, i64>(0).map_err(read)? as u64, white_count);
-                    let data: Vec<u8> = row.get(1).map_err(read)?;
-                    let safe = safe_cells(&spec.geometry, white);
-                    if data.len() as u64 != crate::index::binomial(safe.count(), black_count) {
-                        return Err(self.corrupt(format!("has a block of the wrong length in class {class}")));
-                    }
-                    checksum.add(&data);
-                    for (black, &byte) in Subsets::new(safe, black_count).zip(&data) {
-                        let part = Part { white, black };
-                        f(spec.index.rank(part), part, Cell(byte))?;
-                    }
-                }
+            checksum.add(&cells);
+            positions += cells.len() as u64;
+            blocks += 1;
+            let white = colex_unrank(r, white_count);
+            let safe = safe_cells(&spec.geometry, white);
+            for (black, &byte) in Subsets::new(safe, black_count).zip(&cells) {
+                let part = Part { white, black };
+                f(spec.index.rank(part), part, Cell(byte))?;
             }
         }
-        if checksum.hex() != self.classes[k].checksum {
-            return Err(self.corrupt(format!("fails its checksum for class {class}")));
+        let sql = match self.metadata.layout {
+            Layout::Rows => "SELECT count(*) FROM positions WHERE class = ?1",
+            Layout::Blocks => "SELECT count(*) FROM blocks WHERE class = ?1",
+        };
+        let stored: i64 = self
+            .conn
+            .query_row(sql, [record.class as i64], |r| r.get(0))
+            .map_err(|e| self.read_error(e))?;
+        let expected = match self.metadata.layout {
+            Layout::Rows => positions,
+            Layout::Blocks => blocks,
+        };
+        if stored as u64 != expected || positions != record.stats.legal {
+            return Err(self.corrupt(format!(
+                "has {stored} rows in class {}, where {expected} belong",
+                record.class
+            )));
+        }
+        if checksum.hex() != record.checksum {
+            return Err(self.corrupt(format!("fails its checksum for class {}", record.class)));
         }
         Ok(())
     }
 
-    /// Reads every class's table and checks it against its stored checksum:
-    /// a full read, so done before trusting a file for a whole export or
-    /// before `solve` keeps it, not on every lookup.
+    /// Reads every class's table, checks each block and the whole table
+    /// against their checksums, and recomputes every count, histogram and
+    /// hardest position from it: a full read, so done before trusting a file
+    /// for a whole export or before `solve` keeps it, not on every lookup.
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] when a table is damaged.
+    /// [`Error::Corrupt`] when a table is damaged or disagrees with its
+    /// class record.
     pub fn verify(&self) -> Result<()> {
-        let read = |e| self.read_error(e);
-        for record in &self.classes {
-            let class = record.class as i64;
-            let mut checksum = Checksum::default();
-            let sql = match self.metadata.layout {
-                Layout::Rows => "SELECT coalesce(remoteness, 254) FROM positions WHERE class = ?1 ORDER BY hash",
-                Layout::Blocks => "SELECT data FROM blocks WHERE class = ?1 ORDER BY white",
+        for (k, record) in self.classes.iter().enumerate() {
+            let mut counts = [0u64; 256];
+            let max = record.stats.max_remoteness().map_or(0, |r| usize::from(r.0));
+            let mut hardest = Vec::new();
+            self.for_each_row(k, |hash, _, cell| {
+                counts[usize::from(cell.0)] += 1;
+                if usize::from(cell.0) == max && hardest.len() < HARDEST {
+                    hardest.push(hash);
+                }
+                Ok(())
+            })?;
+            let reachable = &counts[..=usize::from(Cell::MAX_REMOTENESS)];
+            let top = reachable.iter().rposition(|&n| n > 0).map_or(0, |t| t + 1);
+            let found = ClassStats {
+                legal: counts.iter().sum(),
+                reachable: reachable.iter().sum(),
+                histogram: reachable[..top].to_vec(),
+                hardest,
             };
-            let mut st = self.conn.prepare(sql).map_err(read)?;
-            let mut rows = st.query([class]).map_err(read)?;
-            let mut count = 0u64;
-            while let Some(row) = rows.next().map_err(read)? {
-                let bytes: Vec<u8> = match self.metadata.layout {
-                    Layout::Rows => vec![row.get::<_, u8>(0).map_err(read)?],
-                    Layout::Blocks => row.get(0).map_err(read)?,
-                };
-                count += bytes.len() as u64;
-                checksum.add(&bytes);
-            }
-            if checksum.hex() != record.checksum || count != record.stats.legal {
-                return Err(self.corrupt(format!("fails its checksum for class {class}")));
+            if found != record.stats {
+                return Err(self.corrupt(format!(
+                    "has counts for class {} that its table does not bear out",
+                    record.class
+                )));
             }
         }
         Ok(())
@@ -635,31 +1115,144 @@ impl Database {
     }
 }
 
+/// Checks a class row against the variant's class `spec` and against
+/// itself, and returns what it says; the error says what is wrong.
+fn check_class(spec: &ClassSpec, raw: &RawClass, start: u64, goal: u64) -> std::result::Result<ClassRecord, String> {
+    let (white, black) = spec.counts();
+    let hash_size = spec.index.len();
+    let expected = [
+        ("squares", raw.squares, spec.geometry.len() as i64),
+        ("white", raw.white, i64::from(white)),
+        ("black", raw.black, i64::from(black)),
+        ("hash_size", raw.hash_size, hash_size as i64),
+        ("start_hash", raw.start_hash, start as i64),
+        ("goal_hash", raw.goal_hash, goal as i64),
+    ];
+    for (name, stored, actual) in expected {
+        if stored != actual {
+            return Err(format!("{name} is {stored}, the variant has {actual}"));
+        }
+    }
+    let count = |name: &str, v: i64, low: u64, high: u64| {
+        u64::try_from(v)
+            .ok()
+            .filter(|v| (low..=high).contains(v))
+            .ok_or_else(|| format!("{name} is {v}, not between {low} and {high}"))
+    };
+    let legal = count("legal", raw.legal, 1, hash_size)?;
+    let reachable = count("reachable", raw.reachable, 1, legal)?;
+    let list = |name: &str, text: &str| {
+        serde_json::from_str::<Vec<u64>>(text).map_err(|_| format!("{name} is not a list of counts"))
+    };
+    let histogram = list("histogram", &raw.histogram)?;
+    if histogram.is_empty() || histogram.len() > usize::from(Cell::MAX_REMOTENESS) + 1 {
+        return Err(format!("the histogram has {} entries", histogram.len()));
+    }
+    if histogram[0] != 1 || histogram.contains(&0) {
+        return Err("the histogram does not have one goal and a position at every remoteness up to the largest".into());
+    }
+    if histogram.iter().try_fold(0u64, |s, &n| s.checked_add(n)) != Some(reachable) {
+        return Err(format!(
+            "the histogram does not add up to {reachable} reachable positions"
+        ));
+    }
+    let max = histogram.len() as i64 - 1;
+    if raw.max_remoteness != Some(max) {
+        return Err(format!("max_remoteness is not {max}, the histogram's largest"));
+    }
+    let hardest = list("hardest", &raw.hardest)?;
+    let top = histogram[histogram.len() - 1];
+    if hardest.len() as u64 != top.min(HARDEST as u64) {
+        return Err(format!("it lists {} hardest positions", hardest.len()));
+    }
+    if hardest.windows(2).any(|w| w[0] >= w[1]) || hardest.iter().any(|&h| h >= hash_size) {
+        return Err("its hardest positions are out of order or out of range".into());
+    }
+    if !(0..=1).contains(&raw.mirrored) {
+        return Err(format!("mirrored is {}", raw.mirrored));
+    }
+    if raw.checksum.len() != 16 || !raw.checksum.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err("its checksum is not 16 hex digits".into());
+    }
+    Ok(ClassRecord {
+        class: spec.class.index(),
+        hash_size,
+        stats: ClassStats {
+            legal,
+            reachable,
+            histogram,
+            hardest,
+        },
+        checksum: raw.checksum.clone(),
+    })
+}
+
 fn read_meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
     conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
         .optional()
 }
 
-fn read_classes(conn: &Connection) -> rusqlite::Result<Vec<ClassRecord>> {
+fn read_classes(conn: &Connection) -> rusqlite::Result<Vec<RawClass>> {
     let mut st = conn.prepare(
-        "SELECT class, hash_size, legal, reachable, histogram, hardest, checksum FROM classes ORDER BY class",
+        "SELECT class, squares, white, black, hash_size, start_hash, goal_hash, legal, reachable,
+                max_remoteness, histogram, hardest, mirrored, checksum FROM classes ORDER BY class",
     )?;
-    let json = |i: usize, text: String| {
-        serde_json::from_str::<Vec<u64>>(&text)
-            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
-    };
     st.query_map([], |r| {
-        Ok(ClassRecord {
-            class: r.get::<_, i64>(0)? as usize,
-            hash_size: r.get::<_, i64>(1)? as u64,
-            stats: ClassStats {
-                legal: r.get::<_, i64>(2)? as u64,
-                reachable: r.get::<_, i64>(3)? as u64,
-                histogram: json(4, r.get(4)?)?,
-                hardest: json(5, r.get(5)?)?,
-            },
-            checksum: r.get(6)?,
+        Ok(RawClass {
+            class: r.get(0)?,
+            squares: r.get(1)?,
+            white: r.get(2)?,
+            black: r.get(3)?,
+            hash_size: r.get(4)?,
+            start_hash: r.get(5)?,
+            goal_hash: r.get(6)?,
+            legal: r.get(7)?,
+            reachable: r.get(8)?,
+            max_remoteness: r.get(9)?,
+            histogram: r.get(10)?,
+            hardest: r.get(11)?,
+            mirrored: r.get(12)?,
+            checksum: r.get(13)?,
         })
     })?
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_are_recognised_and_nothing_else() {
+        assert_eq!(temp_variant(".9x8.sqlite.tmp-123"), Some("9x8"));
+        assert_eq!(
+            temp_path(Path::new("d"), "5x4-full", 7)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(temp_variant),
+            Some("5x4-full")
+        );
+        for name in [
+            "9x8.sqlite",
+            ".9x8.sqlite.lock",
+            ".9x8.sqlite.tmp-",
+            ".9x8.sqlite.tmp-1x",
+            ".out.csv.tmp-5",
+        ] {
+            assert_eq!(temp_variant(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_second_lock_waits_and_a_busy_one_is_not_taken() {
+        let dir = std::env::temp_dir().join(format!("bishops-lock-{}", std::process::id()));
+        let first = WriteLock::acquire(&dir, "5x4", &mut || panic!("nobody holds it")).unwrap();
+        assert!(lock_path(&dir, "5x4").exists());
+        assert!(WriteLock::take(&dir, "5x4", None).unwrap().is_none());
+        assert!(WriteLock::take(&dir, "7x4", None).unwrap().is_some());
+        drop(first);
+        assert!(!lock_path(&dir, "5x4").exists(), "the holder removes its lock file");
+        assert!(WriteLock::take(&dir, "5x4", None).unwrap().is_some());
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -46,7 +46,7 @@ use crate::error::{Error, Result};
 use crate::pipeline::{SolveOptions, SolvePlan};
 use crate::position::{Move, Position};
 use crate::remoteness::Remoteness;
-use crate::storage::Database;
+use crate::storage::{Database, WriteLock};
 use crate::variant::Variant;
 
 /// A variant whose dense index has at most this many entries in all is
@@ -309,6 +309,17 @@ impl Tablebase {
             Err(Error::NotSolved { .. })
                 if variant.hash_sizes().iter().fold(0u64, |a, &b| a.saturating_add(b)) <= self.quick_solve_entries =>
             {
+                let _lock = WriteLock::acquire(&self.dir, variant.name(), &mut || {
+                    (self.notes)(&format!(
+                        "another process is solving {} into {}; waiting for it",
+                        variant.name(),
+                        self.dir.display()
+                    ));
+                })?;
+                // Whoever held the lock may have solved it meanwhile.
+                if let Ok(database) = Database::open(&self.dir, variant) {
+                    return Ok(database);
+                }
                 (self.notes)(&format!("variant {} is not solved yet; solving it now", variant.name()));
                 let done = SolvePlan::new(variant, SolveOptions::default())?.run(&self.dir, &mut |_| {})?;
                 (self.notes)(&format!(
@@ -556,13 +567,23 @@ fn total(parts: &[Option<Remoteness>]) -> Option<Remoteness> {
     parts.iter().try_fold(Remoteness(0), |sum, &r| Some(sum + r?))
 }
 
-/// At most `max` characters of `text`, saying how long it was when cut.
+/// At most `max` characters of `text` for an error line, saying how long it
+/// was when cut; control characters (a newline) are escaped, so the line
+/// stays one line.
 pub(crate) fn clip(text: &str, max: usize) -> String {
     let count = text.chars().count();
+    let mut shown = String::new();
+    for c in text.chars().take(max) {
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
     if count <= max {
-        text.to_owned()
+        shown
     } else {
-        format!("{}… ({count} characters)", text.chars().take(max).collect::<String>())
+        format!("{shown}… ({count} characters)")
     }
 }
 

@@ -31,6 +31,7 @@ pub fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
                 .file_name()
                 .ok_or_else(|| Error::Usage(format!("{} is not a file name", path.display())))?;
             let tmp = path.with_file_name(format!(".{}.tmp-{}", file_name.to_string_lossy(), std::process::id()));
+            let _pending = crate::cleanup::Pending::register(&tmp);
             let result = fs::File::create(&tmp)
                 .map_err(|e| Error::Io(tmp.clone(), e))
                 .and_then(|file| {

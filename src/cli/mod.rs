@@ -43,6 +43,8 @@ use crate::tablebase::Tablebase;
 /// Whatever the command ran into; [`Error::exit_code`] gives the exit status.
 pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()> {
     let db = cli.db.as_path();
+    check_threads(cli.threads)?;
+    crate::storage::check_dir(db)?;
     let tablebase = || Tablebase::new(db).with_notes(|note| eprintln!("bishops: {note}"));
     match cli.command {
         Command::Solve(args) => {
@@ -65,12 +67,59 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
     }
 }
 
+/// The most threads `--threads` accepts: four per core, at most 1024. More
+/// would only pile up threads that wait for a core.
+pub fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_mul(4).min(1024)
+}
+
+/// Refuses a thread count of 0 or above [`max_threads`].
+fn check_threads(threads: Option<usize>) -> Result<()> {
+    match threads {
+        Some(0) => Err(Error::Usage("--threads must be at least 1".into())),
+        Some(n) if n > max_threads() => Err(Error::Usage(format!(
+            "--threads {n} is more than this machine can use: at most {} (4 per core)",
+            max_threads()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses the environment variables the command line reads when they are
+/// set but empty, or not what they should be, naming the variable (clap
+/// would blame the option instead).
+///
+/// # Errors
+///
+/// [`Error::Usage`] naming the variable.
+pub fn check_environment() -> Result<()> {
+    for (name, what) in [
+        ("BISHOPS_DB", "a directory"),
+        ("BISHOPS_THREADS", "a number of threads"),
+    ] {
+        let Some(value) = std::env::var_os(name) else {
+            continue;
+        };
+        let value = value.to_string_lossy();
+        if value.trim().is_empty() {
+            return Err(Error::Usage(format!(
+                "environment variable {name} is set but empty: unset it, or set it to {what}"
+            )));
+        }
+        if name == "BISHOPS_THREADS" && value.trim().parse::<usize>().is_err() {
+            return Err(Error::Usage(format!(
+                "environment variable {name} is `{}`, not {what}",
+                crate::tablebase::clip(&value, 20)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Sizes the global thread pool for a command that searches.
 fn thread_pool(threads: Option<usize>) -> Result<()> {
     if let Some(threads) = threads {
-        if threads == 0 {
-            return Err(Error::Usage("--threads must be at least 1".into()));
-        }
         // Fails only when the pool was already built, as in tests running
         // commands in one process; the first setting then stands.
         let _ = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global();

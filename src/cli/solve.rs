@@ -11,11 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use super::args::{BenchArgs, SolveArgs};
 use super::output::{progress_bar, shown, stdout_error, write_json};
+use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::pipeline::{LayerReport, SolveOptions, SolvePlan, Solved, peak_memory};
 use crate::remoteness::Remoteness;
 use crate::solver::Event;
-use crate::storage::Database;
+use crate::storage::{Database, WriteLock};
 use crate::variant::Variant;
 
 /// The variants `bench` times unless told otherwise.
@@ -91,13 +92,46 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             ));
         }
     };
+    let max_memory = args
+        .max_memory
+        .map(|mib| {
+            mib.checked_mul(1 << 20).ok_or_else(|| {
+                Error::Usage(format!(
+                    "--max-memory {mib} MiB is more bytes than can be counted: give at most {} MiB",
+                    u64::MAX >> 20
+                ))
+            })
+        })
+        .transpose()?;
     let mut reports = Vec::new();
     for variant in &variants {
-        // A database is kept only when it opens and its tables match their checksums.
+        // Held until the database is written: a second solve of the variant
+        // into this directory waits here, then finds it solved.
+        let _lock = WriteLock::acquire(db, variant.name(), &mut || {
+            eprintln!(
+                "bishops: another process is solving {} into {}; waiting for it to finish",
+                variant.name(),
+                db.display()
+            );
+        })?;
+        // A database is kept only when it opens and passes every check,
+        // its whole tables read.
         let existing = if args.force {
             None
         } else {
-            Database::open(db, variant).and_then(|d| d.verify().map(|()| d)).ok()
+            match Database::open(db, variant).and_then(|d| d.verify().map(|()| d)) {
+                Ok(database) => Some(database),
+                Err(Error::NotSolved { .. }) => None,
+                Err(e @ Error::DbPath(_)) => return Err(e),
+                Err(Error::Corrupt { path, problem, .. }) => {
+                    eprintln!("bishops: database {} {problem}; rebuilding it", path.display());
+                    None
+                }
+                Err(e) => {
+                    eprintln!("bishops: {e}; rebuilding it");
+                    None
+                }
+            }
         };
         let (database, solved) = match existing {
             Some(database) => (database, None),
@@ -105,7 +139,7 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
                 let options = SolveOptions {
                     method: args.method.into(),
                     layout: args.layout.layout(),
-                    max_memory: args.max_memory.map(|m| m.saturating_mul(1 << 20)),
+                    max_memory,
                 };
                 let solved = solve_with_progress(db, variant, options)?;
                 (Database::open(db, variant)?, Some(solved))
@@ -189,6 +223,7 @@ pub fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Re
     };
     let exe = std::env::current_exe().map_err(|e| Error::Io(PathBuf::from("bishops"), e))?;
     let dir = std::env::temp_dir().join(format!("bishops-bench-{}", std::process::id()));
+    let _pending = Pending::register_dir(&dir);
     let mut rows = Vec::new();
     for name in &names {
         let variant = Variant::named(name)?;
@@ -203,6 +238,7 @@ pub fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Re
             command.arg("--threads").arg(t.to_string());
         }
         command.args(["solve", name, "--force", "--json", "--method", args.method.name()]);
+        die_with_parent(&mut command);
         let started = Instant::now();
         let output = command.output().map_err(|e| Error::Io(exe.clone(), e))?;
         let wall_seconds = started.elapsed().as_secs_f64();
@@ -265,3 +301,30 @@ pub fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Re
     }
     Ok(())
 }
+
+/// Makes the child of `command` receive SIGTERM when this process dies, even
+/// by SIGKILL, so that a killed `bench` leaves no solve running (the child's
+/// own handler then removes its temporary file).
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id();
+    // SAFETY: between fork and exec the closure calls only prctl and
+    // getppid, which are async-signal-safe, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before the request was made.
+            if libc::getppid() as u32 != parent {
+                return Err(std::io::Error::other("bench died before its solve started"));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Elsewhere a killed `bench` may leave its child running to the end.
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut Command) {}

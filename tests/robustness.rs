@@ -1,0 +1,720 @@
+//! End-to-end tests of what happens when things go wrong: damaged and edited
+//! databases, interrupted and concurrent solves, hostile arguments. Every
+//! test runs the built binary as a user would, in a fresh directory of its
+//! own, and checks that the answer is either right or a one-line refusal.
+
+#[path = "common/damage.rs"]
+mod damage;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary, with the caller's `BISHOPS_*` variables removed.
+fn bishops() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bishops"));
+    cmd.env_remove("BISHOPS_DB").env_remove("BISHOPS_THREADS");
+    cmd
+}
+
+/// A fresh directory path of this test's own; it does not exist yet.
+fn fresh(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("robust-{name}-{}", std::process::id()));
+    if path.exists() {
+        fs::remove_dir_all(&path).unwrap();
+    }
+    path
+}
+
+/// What one run did.
+#[derive(Debug)]
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_in(db: &Path, args: &[&str]) -> Run {
+    let mut cmd = bishops();
+    cmd.arg("--db").arg(db).args(args);
+    output(cmd.output().unwrap())
+}
+
+fn output(out: Output) -> Run {
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+impl Run {
+    fn ok(self) -> Run {
+        assert_eq!(self.code, Some(0), "{self:#?}");
+        assert!(!self.stderr.contains("panicked"), "{self:#?}");
+        self
+    }
+
+    /// A clean refusal: the exit status, nothing on stdout, one line on
+    /// stderr (besides notes), no panic. Returns the error line.
+    fn refused(self, code: i32) -> String {
+        assert_eq!(self.code, Some(code), "{self:#?}");
+        assert!(!self.stderr.contains("panicked"), "{self:#?}");
+        assert!(self.stdout.is_empty(), "{self:#?}");
+        let errors: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("bishops: error:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "{self:#?}");
+        assert!(
+            errors[0].len() < 400,
+            "an error line of {} bytes: {self:#?}",
+            errors[0].len()
+        );
+        errors[0].to_owned()
+    }
+}
+
+/// Asserts that `line` refuses the database of `variant` in `db` and names
+/// the command that rebuilds it.
+fn untrusted(line: &str, db: &Path, variant: &str) {
+    let file = db.join(format!("{variant}.sqlite"));
+    assert!(line.contains(&file.display().to_string()), "{line}");
+    assert!(line.contains(&format!("run `bishops solve {variant}`")), "{line}");
+}
+
+/// Solves `variant` into `db` with `layout`.
+fn solve(db: &Path, variant: &str, layout: &str) -> PathBuf {
+    run_in(db, &["solve", variant, "--layout", layout]).ok();
+    db.join(format!("{variant}.sqlite"))
+}
+
+const START_5X4: &str = "5_4_a1-a3_e1-e3";
+const START_7X6: &str = "7_6_a1-a3-a5_g1-g3-g5";
+
+/// Asserts that `query` and `line` of `position` both refuse the database.
+fn query_and_line_refuse(db: &Path, variant: &str, position: &str) -> String {
+    let line = run_in(db, &["line", position]).refused(1);
+    untrusted(&line, db, variant);
+    let query = run_in(db, &["query", position, "--json"]).refused(1);
+    untrusted(&query, db, variant);
+    query
+}
+
+// ---------------------------------------------------------------------------
+// Damaged tables: query and line never answer from them
+// ---------------------------------------------------------------------------
+
+#[test]
+fn an_edited_row_is_refused_not_answered() {
+    let db = fresh("edited-row");
+    let file = solve(&db, "5x4", "rows");
+    // The start's 18 made 5, as in the issue.
+    let sql = "UPDATE positions SET remoteness = 5 WHERE hash = (SELECT start_hash FROM classes)";
+    assert_eq!(damage::sql(&file, sql, false), 1);
+    let msg = query_and_line_refuse(&db, "5x4", START_5X4);
+    assert!(msg.contains("checksum"), "{msg}");
+    // A row of a position next to the start: its query reads the start's block too.
+    run_in(&db, &["query", "5_4_a1-b2_e1-e3"]).refused(1);
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_null_remoteness_is_refused_not_called_unreachable() {
+    let db = fresh("null-row");
+    let file = solve(&db, "5x4", "rows");
+    let sql = "UPDATE positions SET remoteness = NULL WHERE hash = (SELECT start_hash FROM classes)";
+    assert_eq!(damage::sql(&file, sql, false), 1);
+    query_and_line_refuse(&db, "5x4", START_5X4);
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_deleted_row_is_refused() {
+    let db = fresh("deleted-row");
+    let file = solve(&db, "5x4", "rows");
+    // A position one move from the start (a3-b2), not the start itself.
+    let before = run_in(&db, &["query", "5_4_a1-b2_e1-e3", "--json"]).ok();
+    let hash: serde_json::Value = serde_json::from_str(&before.stdout).unwrap();
+    let sql = format!("DELETE FROM positions WHERE hash = {}", hash["class_hashes"][0]);
+    assert_eq!(damage::sql(&file, &sql, false), 1);
+    let msg = run_in(&db, &["query", "5_4_a1-b2_e1-e3"]).refused(1);
+    assert!(
+        msg.contains(&format!("no row for the legal hash {}", hash["class_hashes"][0])),
+        "{msg}"
+    );
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_row_where_no_legal_position_is_is_refused() {
+    let db = fresh("extra-row");
+    let file = solve(&db, "5x4", "rows");
+    // Hash 0 is white a1 a3, black b2 b4: b2 attacked, so no row belongs
+    // there (the insert would fail if one did). It is in the start's white
+    // set (hash 27 of 28 per set).
+    assert_eq!(damage::sql(&file, "INSERT INTO positions VALUES (0, 0, 7)", false), 1);
+    let msg = query_and_line_refuse(&db, "5x4", START_5X4);
+    assert!(msg.contains("a row at hash 0, where no legal position is"), "{msg}");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+/// The colex rank of the white set of the 7x6 start: its block.
+const START_BLOCK_7X6: &str = "(SELECT start_hash / 816 FROM classes)";
+
+#[test]
+fn a_zeroed_block_is_refused_not_called_solved() {
+    let db = fresh("zeroed-block");
+    let file = solve(&db, "7x6", "blocks");
+    let sql = format!("UPDATE blocks SET data = zeroblob(length(data)) WHERE white = {START_BLOCK_7X6}");
+    assert_eq!(damage::sql(&file, &sql, false), 1);
+    query_and_line_refuse(&db, "7x6", START_7X6);
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn flipped_bytes_in_a_block_are_refused() {
+    let db = fresh("flipped-block");
+    let file = solve(&db, "7x6", "blocks");
+    let conn = damage::edit(&file);
+    let sql = format!("SELECT white, data FROM blocks WHERE white = {START_BLOCK_7X6}");
+    let (white, mut data): (i64, Vec<u8>) = conn.query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    for i in [0, data.len() / 2, data.len() - 1] {
+        data[i] ^= 0x72;
+    }
+    conn.execute(
+        "UPDATE blocks SET data = ?1 WHERE white = ?2",
+        rusqlite::params![data, white],
+    )
+    .unwrap();
+    drop(conn);
+    query_and_line_refuse(&db, "7x6", START_7X6);
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_short_blob_is_refused_not_read_as_unreachable() {
+    let db = fresh("short-blob");
+    let file = solve(&db, "7x6", "blocks");
+    let sql = format!("UPDATE blocks SET data = substr(data, 1, 3) WHERE white = {START_BLOCK_7X6}");
+    assert_eq!(damage::sql(&file, &sql, false), 1);
+    let msg = query_and_line_refuse(&db, "7x6", START_7X6);
+    assert!(msg.contains("a block of 3 bytes"), "{msg}");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_truncated_file_is_refused_and_rebuilt_by_solve() {
+    let db = fresh("truncated");
+    let file = solve(&db, "5x4", "rows");
+    let len = fs::metadata(&file).unwrap().len();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let msg = run_in(&db, &["query", START_5X4]).refused(1);
+    assert!(msg.contains("truncated"), "{msg}");
+    let rebuilt = run_in(&db, &["solve", "5x4"]).ok();
+    assert!(rebuilt.stderr.contains("rebuilding it"), "{rebuilt:#?}");
+    assert!(rebuilt.stdout.contains("solved in"), "{rebuilt:#?}");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Fields outside the tables: checked before any command uses them
+// ---------------------------------------------------------------------------
+
+/// Each edit is refused whether or not the header checksum is rewritten to
+/// match it: by the header checksum, and then by the consistency checks.
+fn header_edit_is_refused_everywhere(name: &str, sql: &str, expected: &str) {
+    for reseal in [false, true] {
+        let db = fresh(&format!("{name}-{reseal}"));
+        let file = solve(&db, "5x4", "rows");
+        assert_eq!(damage::sql(&file, sql, reseal), 1, "{sql}");
+        let stats = run_in(&db, &["stats", "5x4"]).refused(1);
+        untrusted(&stats, &db, "5x4");
+        let wanted = if reseal { expected } else { "header checksum" };
+        assert!(stats.contains(wanted), "{sql}: {stats}");
+        run_in(&db, &["query", START_5X4]).refused(1);
+        let variants = run_in(&db, &["variants"]).ok();
+        let row = variants.stdout.lines().find(|l| l.starts_with("5x4 ")).unwrap();
+        assert!(row.contains("damaged") && !row.contains("18446744"), "{row}");
+        // solve without --force rebuilds it, and the rebuilt file is right.
+        let rebuilt = run_in(&db, &["solve", "5x4"]).ok();
+        assert!(rebuilt.stderr.contains("rebuilding it"), "{rebuilt:#?}");
+        assert!(
+            rebuilt.stdout.contains("start remoteness 18, largest 19"),
+            "{rebuilt:#?}"
+        );
+        run_in(&db, &["stats", "5x4"]).ok();
+        fs::remove_dir_all(&db).unwrap();
+    }
+}
+
+#[test]
+fn an_out_of_range_hardest_position_is_refused_not_a_panic() {
+    header_edit_is_refused_everywhere("hardest", "UPDATE classes SET hardest = '[999999]'", "hardest");
+}
+
+#[test]
+fn a_hardest_position_that_is_not_hardest_is_refused() {
+    // The start (remoteness 18) listed as a hardest position (19).
+    header_edit_is_refused_everywhere(
+        "hardest-wrong",
+        "UPDATE classes SET hardest = '[' || start_hash || ']'",
+        "among the hardest",
+    );
+}
+
+#[test]
+fn zero_legal_positions_is_refused_not_an_underflow() {
+    header_edit_is_refused_everywhere("legal-zero", "UPDATE classes SET legal = 0", "legal is 0");
+}
+
+#[test]
+fn an_edited_histogram_is_refused() {
+    header_edit_is_refused_everywhere(
+        "histogram",
+        "UPDATE classes SET histogram = '[1,2,2,3,4,5,7,9,8,6,7,9,7,5,4,4,3,2,2,2]'",
+        "histogram",
+    );
+}
+
+#[test]
+fn an_edited_start_remoteness_is_refused_everywhere() {
+    header_edit_is_refused_everywhere(
+        "start-remoteness",
+        "UPDATE meta SET value = '3' WHERE key = 'start_remoteness'",
+        "start_remoteness is 3",
+    );
+}
+
+#[test]
+fn an_edited_position_count_is_refused() {
+    header_edit_is_refused_everywhere(
+        "legal-positions",
+        "UPDATE meta SET value = '99' WHERE key = 'legal_positions'",
+        "legal_positions is 99",
+    );
+}
+
+#[test]
+fn a_database_of_the_old_format_is_rebuilt_by_solve() {
+    let db = fresh("old-format");
+    let file = solve(&db, "5x4", "rows");
+    damage::sql(&file, "UPDATE meta SET value = '1' WHERE key = 'format_version'", true);
+    let msg = run_in(&db, &["query", START_5X4]).refused(1);
+    assert!(msg.contains("format version 1"), "{msg}");
+    let rebuilt = run_in(&db, &["solve", "5x4"]).ok();
+    assert!(rebuilt.stdout.contains("solved in"), "{rebuilt:#?}");
+    run_in(&db, &["query", START_5X4]).ok();
+    fs::remove_dir_all(&db).unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Interrupted and concurrent solves
+// ---------------------------------------------------------------------------
+
+/// The variant the kill tests solve: long enough to be caught mid-search
+/// and mid-write (a few seconds with the test build), and in blocks.
+const LONG: &str = "9x8";
+
+fn spawn_solve(db: &Path, variant: &str) -> Child {
+    let mut cmd = bishops();
+    cmd.arg("--db")
+        .arg(db)
+        .args(["solve", variant])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.spawn().unwrap()
+}
+
+/// Waits (at most two minutes) until `found` holds of the file names in `dir`.
+fn wait_for(dir: &Path, what: &str, found: impl Fn(&[String]) -> bool) {
+    let started = Instant::now();
+    while !found(&names(dir)) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no {what} in {}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_temp(name: &str) -> bool {
+    name.contains(".sqlite.tmp-")
+}
+
+fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill(2) with a child's pid and a signal number.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+}
+
+/// Waits for `child` and asserts that it died of `sig`, without a panic.
+fn died_of(child: Child, sig: i32) -> Run {
+    use std::os::unix::process::ExitStatusExt;
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(sig), "{out:#?}");
+    let run = output(out);
+    assert!(!run.stderr.contains("panicked"), "{run:#?}");
+    run
+}
+
+#[test]
+fn sigterm_while_writing_removes_the_temporary_file() {
+    let db = fresh("sigterm-write");
+    let child = spawn_solve(&db, LONG);
+    wait_for(&db, "temporary file", |n| n.iter().any(|n| is_temp(n)));
+    signal(&child, libc::SIGTERM);
+    died_of(child, libc::SIGTERM);
+    assert_eq!(names(&db), Vec::<String>::new(), "left behind");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn ctrl_c_while_searching_leaves_nothing_behind() {
+    let db = fresh("sigint-search");
+    let child = spawn_solve(&db, LONG);
+    // The lock is taken before the search starts.
+    wait_for(&db, "lock file", |n| n.iter().any(|n| n.ends_with(".lock")));
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, libc::SIGINT);
+    died_of(child, libc::SIGINT);
+    assert_eq!(names(&db), Vec::<String>::new(), "left behind");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn what_a_killed_solve_leaves_is_removed_by_the_next_writer() {
+    let db = fresh("sigkill-write");
+    let child = spawn_solve(&db, LONG);
+    wait_for(&db, "temporary file", |n| n.iter().any(|n| is_temp(n)));
+    signal(&child, libc::SIGKILL);
+    died_of(child, libc::SIGKILL);
+    assert!(names(&db).iter().any(|n| is_temp(n)), "kill -9 cleans nothing up");
+    // A query only reads: it leaves the directory alone.
+    run_in(&db, &["query", START_5X4]).ok();
+    run_in(&db, &["solve", "5x4"]).ok();
+    assert_eq!(names(&db), vec!["5x4.sqlite".to_owned()]);
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_solve_killed_while_searching_leaves_a_lock_the_next_writer_removes() {
+    let db = fresh("sigkill-search");
+    let child = spawn_solve(&db, LONG);
+    wait_for(&db, "lock file", |n| n.iter().any(|n| n.ends_with(".lock")));
+    signal(&child, libc::SIGKILL);
+    died_of(child, libc::SIGKILL);
+    assert_eq!(names(&db), vec![format!(".{LONG}.sqlite.lock")]);
+    run_in(&db, &["solve", "5x4"]).ok();
+    assert_eq!(names(&db), vec!["5x4.sqlite".to_owned()]);
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_live_writers_temporary_file_is_left_alone() {
+    let db = fresh("live-writer");
+    let child = spawn_solve(&db, LONG);
+    wait_for(&db, "temporary file", |n| n.iter().any(|n| is_temp(n)));
+    // Another writer of the same directory, while the first writes.
+    run_in(&db, &["solve", "5x4"]).ok();
+    let first = output(child.wait_with_output().unwrap());
+    assert_eq!(first.code, Some(0), "the first solve lost its file: {first:#?}");
+    run_in(&db, &["stats", LONG]).ok();
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_second_solve_of_a_variant_waits_then_finds_it_solved() {
+    let db = fresh("two-solves");
+    let first = spawn_solve(&db, LONG);
+    wait_for(&db, "lock file", |n| n.iter().any(|n| n.ends_with(".lock")));
+    let second = output(spawn_solve(&db, LONG).wait_with_output().unwrap());
+    let first = output(first.wait_with_output().unwrap()).ok();
+    assert!(first.stdout.contains("solved in"), "{first:#?}");
+    let second = second.ok();
+    assert!(second.stderr.contains("waiting for it to finish"), "{second:#?}");
+    assert!(second.stdout.contains("already solved"), "{second:#?}");
+    assert_eq!(names(&db), vec![format!("{LONG}.sqlite")]);
+    fs::remove_dir_all(&db).unwrap();
+}
+
+/// The children of process `pid`, from `/proc`.
+fn children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so from the last ')'.
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        if after.split(' ').nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
+            found.push(child);
+        }
+    }
+    found
+}
+
+/// Whether process `pid` is gone (or a zombie: dead, not yet reaped).
+fn gone(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'),
+        Err(_) => true,
+    }
+}
+
+fn killed_bench_kills_its_solve(sig: i32) {
+    let tmp = fresh(&format!("bench-{sig}"));
+    fs::create_dir_all(&tmp).unwrap();
+    let mut cmd = bishops();
+    cmd.env("TMPDIR", &tmp)
+        .args(["bench", LONG])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let bench = cmd.spawn().unwrap();
+    let started = Instant::now();
+    let solve = loop {
+        if let Some(&child) = children(bench.id()).first() {
+            break child;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "bench started no solve");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    wait_for(&tmp, "bench directory", |n| {
+        n.iter().any(|n| n.starts_with("bishops-bench-"))
+    });
+    signal(&bench, sig);
+    died_of(bench, sig);
+    let started = Instant::now();
+    while !gone(solve) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the solve of a killed bench runs on"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if sig != libc::SIGKILL {
+        // Interrupted, bench removes its scratch directory itself.
+        wait_for(&tmp, "empty directory", |n| n.is_empty());
+    }
+    fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn killing_bench_kills_its_solve() {
+    killed_bench_kills_its_solve(libc::SIGKILL);
+}
+
+#[test]
+fn terminating_bench_kills_its_solve_and_cleans_up() {
+    killed_bench_kills_its_solve(libc::SIGTERM);
+}
+
+// ---------------------------------------------------------------------------
+// Hostile arguments
+// ---------------------------------------------------------------------------
+
+#[test]
+fn too_many_threads_are_refused_at_once() {
+    let db = fresh("threads");
+    for args in [
+        &["--threads", "100000", "query", START_5X4][..],
+        &["solve", "5x4", "--threads", "100000"],
+        &["--threads", "0", "variants"],
+    ] {
+        let started = Instant::now();
+        let msg = run_in(&db, args).refused(2);
+        assert!(msg.contains("--threads"), "{msg}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+    assert!(!db.exists(), "nothing written");
+}
+
+#[test]
+fn a_memory_limit_that_does_not_fit_is_refused() {
+    let db = fresh("max-memory");
+    let msg = run_in(&db, &["solve", "5x4", "--max-memory", "17592186044416"]).refused(2);
+    assert!(msg.contains("--max-memory"), "{msg}");
+    assert!(!db.exists(), "nothing written");
+}
+
+#[test]
+fn an_unwritable_database_directory_is_refused_before_the_search() {
+    // Not even root can make a directory in /proc.
+    let db = Path::new("/proc/bishops-robustness-test/db");
+    let started = Instant::now();
+    let msg = run_in(db, &["solve", LONG]).refused(2);
+    assert!(started.elapsed() < Duration::from_secs(5), "searched first: {msg}");
+    assert!(
+        msg.contains("`/proc/bishops-robustness-test/db` cannot be written"),
+        "{msg}"
+    );
+    assert!(!msg.contains("tmp"), "{msg}");
+}
+
+#[test]
+fn a_file_given_as_the_database_directory_is_refused() {
+    let dir = fresh("db-is-file");
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("db");
+    fs::write(&file, "not a directory").unwrap();
+    for args in [
+        &["query", START_5X4][..],
+        &["solve", "5x4"],
+        &["variants"],
+        &["stats", "5x4"],
+    ] {
+        let msg = run_in(&file, args).refused(2);
+        assert!(msg.contains("is a file, not a directory"), "{args:?}: {msg}");
+        assert!(!msg.contains("--force"), "{msg}");
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "not a directory");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_directory_where_the_database_belongs_is_refused() {
+    let db = fresh("dir-as-file");
+    fs::create_dir_all(db.join("5x4.sqlite")).unwrap();
+    for args in [
+        &["query", START_5X4][..],
+        &["solve", "5x4"],
+        &["solve", "5x4", "--force"],
+        &["variants"],
+        &["stats", "5x4"],
+    ] {
+        let msg = run_in(&db, args).refused(2);
+        assert!(msg.contains("5x4.sqlite` is a directory"), "{args:?}: {msg}");
+        assert!(msg.contains("move it away"), "{msg}");
+    }
+    assert!(db.join("5x4.sqlite").is_dir());
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn empty_environment_variables_are_refused_naming_them() {
+    for (name, value) in [("BISHOPS_DB", ""), ("BISHOPS_THREADS", ""), ("BISHOPS_THREADS", "many")] {
+        let out = bishops().env(name, value).args(["query", START_5X4]).output().unwrap();
+        let msg = output(out).refused(2);
+        assert!(msg.contains(&format!("environment variable {name}")), "{msg}");
+        assert!(!msg.contains("--db") && !msg.contains("--threads"), "{msg}");
+    }
+}
+
+#[test]
+fn error_lines_are_bounded_however_long_the_input() {
+    let db = fresh("long-input");
+    let squares = vec!["a1"; 43_000].join("-");
+    let long = format!("5_4_{squares}_e1-e3");
+    assert!(long.len() > 129_000);
+    let msg = run_in(&db, &["query", &long]).refused(2);
+    assert!(msg.len() < 400, "{} bytes", msg.len());
+    assert!(msg.contains(&format!("({} characters)", long.len())), "{msg}");
+    let name = "x".repeat(5000);
+    let msg = run_in(&db, &["stats", &name]).refused(2);
+    assert!(
+        msg.contains("unknown variant") && msg.contains("5000 characters"),
+        "{msg}"
+    );
+    assert!(!msg.contains("or or"), "{msg}");
+    let msg = run_in(&db, &["query", START_5X4, "--variant", &name]).refused(2);
+    assert!(msg.len() < 400, "{msg}");
+    assert!(!db.exists(), "nothing written");
+}
+
+// ---------------------------------------------------------------------------
+// The last line of defence: answers checked against the rules
+// ---------------------------------------------------------------------------
+
+/// Rewrites every checksum of a rows-layout database for its rows as they
+/// now are, following the README's definitions: what a careful forger (or a
+/// bug in a writer) would produce. Only the rules can catch what is left.
+fn rechecksum_rows(path: &Path, block_size: i64) {
+    let conn = damage::edit(path);
+    let rows: Vec<(i64, i64, Option<i64>)> = conn
+        .prepare("SELECT class, hash, remoteness FROM positions ORDER BY class, hash")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let byte = |r: Option<i64>| r.map_or(254u8, |r| r as u8);
+    let whole = damage::fnv(rows.iter().map(|&(_, _, r)| byte(r)));
+    conn.execute("UPDATE classes SET checksum = ?1", [format!("{whole:016x}")])
+        .unwrap();
+    let mut white_sets: Vec<(i64, i64)> = rows.iter().map(|&(c, h, _)| (c, h / block_size)).collect();
+    white_sets.dedup();
+    for (class, white) in white_sets {
+        let cells = rows
+            .iter()
+            .filter(|&&(c, h, _)| c == class && h / block_size == white)
+            .map(|&(_, _, r)| byte(r));
+        let bytes = [class as u8].into_iter().chain(white.to_le_bytes()).chain(cells);
+        let sum = damage::fnv(bytes) as i64;
+        let changed = conn
+            .execute(
+                "UPDATE row_checksums SET checksum = ?1 WHERE class = ?2 AND white = ?3",
+                [sum, class, white],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
+    damage::reseal(&conn);
+}
+
+#[test]
+fn a_consistent_forgery_is_caught_by_the_rules() {
+    let db = fresh("forgery");
+    let file = solve(&db, "5x4", "rows");
+    // Checksums rewritten without an edit change nothing: the README's
+    // definitions are the program's. (C(10 - 2, 2) = 28 hashes per white
+    // set of 5x4.)
+    rechecksum_rows(&file, 28);
+    run_in(&db, &["query", START_5X4]).ok();
+    // A neighbour of the start (17) made 3, every checksum made to match.
+    let neighbour = "5_4_a1-b2_e1-e3";
+    let probe: serde_json::Value =
+        serde_json::from_str(&run_in(&db, &["query", neighbour, "--json"]).ok().stdout).unwrap();
+    assert_eq!(probe["remoteness"], 17);
+    let sql = format!(
+        "UPDATE positions SET remoteness = 3 WHERE hash = {}",
+        probe["class_hashes"][0]
+    );
+    assert_eq!(damage::sql(&file, &sql, false), 1);
+    rechecksum_rows(&file, 28);
+    run_in(&db, &["stats", "5x4"]).ok();
+    let msg = query_and_line_refuse(&db, "5x4", neighbour);
+    assert!(
+        msg.contains("gives 5_4_a1-b2_e1-e3 remoteness 3, but its best move leads to"),
+        "{msg}"
+    );
+    let msg = run_in(&db, &["query", START_5X4]).refused(1);
+    assert!(
+        msg.contains("gives 5_4_a1-a3_e1-e3 remoteness 18, but its best move leads to 3"),
+        "{msg}"
+    );
+    // A full read recomputes the histogram, so solve rebuilds it.
+    let rebuilt = run_in(&db, &["solve", "5x4"]).ok();
+    assert!(rebuilt.stderr.contains("does not bear out"), "{rebuilt:#?}");
+    run_in(&db, &["query", neighbour]).ok();
+    fs::remove_dir_all(&db).unwrap();
+}
