@@ -16,7 +16,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Interrupted, remove the temporary files being written; without the
     // handlers a run still works, it just may leave them to the next writer.
-    if let Err(e) = bishops::cleanup::install_signal_handlers() {
+    // `serve` stops on a signal itself, letting requests in flight finish.
+    let serving = matches!(cli.command, cli::Command::Serve(_));
+    if !serving && let Err(e) = bishops::cleanup::install_signal_handlers() {
         eprintln!("bishops: warning: no signal handlers ({e}); an interrupted solve may leave a temporary file");
     }
     let stdout = io::stdout();

@@ -101,7 +101,10 @@ fn a_histogram_that_differs_from_the_table_is_found() {
     let msg = check_written("histogram", &variant, &solution, Layout::Rows)
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("stores counts for class 0 that differ from its table"), "{msg}");
+    assert!(
+        msg.contains("stores counts for class 0 that differ from its table"),
+        "{msg}"
+    );
 }
 
 #[test]
