@@ -17,6 +17,7 @@
 //! [`Mirror`]), only one is searched and the other is derived from it.
 
 pub mod dense;
+mod kernel;
 pub mod parallel;
 
 use std::time::{Duration, Instant};
