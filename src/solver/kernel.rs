@@ -17,19 +17,19 @@ use crate::tight::TightIndex;
 /// [`rank_within`](crate::index::rank_within) does, by table lookups.
 #[derive(Clone, Debug)]
 pub(super) struct Ranker {
-    /// `pos[c]`: how many cells of `within` lie below cell `c`.
+    /// `pos[c]`: how many cells of `within` lie below cell `c`, for the
+    /// cells `c` of `within`.
     pos: [u8; 64],
 }
 
 impl Ranker {
-    /// The ranker of the subsets of `within`, whose cells are below `cells`.
+    /// The ranker of the subsets of `within`.
     #[inline]
-    pub(super) fn new(within: Bitboard, cells: usize) -> Ranker {
+    pub(super) fn new(within: Bitboard) -> Ranker {
+        // Only the cells of `within` are ever looked up.
         let mut pos = [0u8; 64];
-        let mut below = 0u8;
-        for (c, p) in pos.iter_mut().enumerate().take(cells) {
-            *p = below;
-            below += (within.0 >> c & 1) as u8;
+        for (k, c) in within.iter().enumerate() {
+            pos[usize::from(c)] = k as u8;
         }
         Ranker { pos }
     }
@@ -86,12 +86,11 @@ impl<'a> Kernel<'a> {
     /// allocation: the white moves out of it that black bishops do not
     /// block, each with the block it leads to.
     pub(super) fn block(&self, r: u64, block: &mut Block) {
-        let n = self.geo.len();
         let white = colex_unrank(r, self.index.white());
         block.white = white;
         block.safe = self.index.safe(r);
         block.start = self.index.block(r).start;
-        block.ranker = Some(Ranker::new(block.safe, n));
+        block.ranker = Some(Ranker::new(block.safe));
         block.white_moves.clear();
         for from in white {
             let rest = white.without(from);
@@ -118,7 +117,7 @@ impl<'a> Kernel<'a> {
                     block.white_moves.push(WhiteMove {
                         forbid,
                         start: range.start,
-                        ranker: Ranker::new(safe, n),
+                        ranker: Ranker::new(safe),
                     });
                 }
             }
@@ -163,7 +162,7 @@ mod tests {
     #[test]
     fn ranker_agrees_with_rank_within() {
         let within = Bitboard(0b1011_0110_1101_0011);
-        let ranker = Ranker::new(within, 16);
+        let ranker = Ranker::new(within);
         for k in 0..=within.count() {
             for set in Subsets::new(within, k) {
                 assert_eq!(ranker.rank(set), rank_within(set, within));
