@@ -70,16 +70,40 @@ pub(super) struct Block {
 }
 
 /// The moves of one class over its tight index.
-#[derive(Copy, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Kernel<'a> {
     geo: &'a Geometry,
     index: &'a TightIndex,
+    /// `rays[c][d]`: the rays of the geometry, kept here so that the black
+    /// moves' attack sets inline into the search loops.
+    rays: Vec<[Bitboard; 4]>,
 }
 
 impl<'a> Kernel<'a> {
     /// The kernel of `index`, a tight index over `geo`.
     pub(super) fn new(geo: &'a Geometry, index: &'a TightIndex) -> Kernel<'a> {
-        Kernel { geo, index }
+        let rays = (0..geo.len() as u8)
+            .map(|c| [0, 1, 2, 3].map(|d| geo.ray(c, d)))
+            .collect();
+        Kernel { geo, index, rays }
+    }
+
+    /// The cells a bishop on `cell` attacks when `occupied` cells block, as
+    /// [`Geometry::attacks`] gives them.
+    #[inline]
+    fn attacks(&self, cell: u8, occupied: Bitboard) -> Bitboard {
+        let rays = &self.rays[usize::from(cell)];
+        let mut attacks = Bitboard::EMPTY;
+        for (d, &ray) in rays.iter().enumerate() {
+            let blockers = ray & occupied;
+            // Rays 0 and 1 run up the cell numbers, 2 and 3 down.
+            let nearest = if d < 2 { blockers.first() } else { blockers.last() };
+            attacks |= match nearest {
+                Some(b) => ray ^ self.rays[usize::from(b)][d],
+                None => ray,
+            };
+        }
+        attacks
     }
 
     /// Fills `block` for the white set of colex rank `r`, reusing its
@@ -130,18 +154,32 @@ impl<'a> Kernel<'a> {
     /// returns whether it did.
     #[inline]
     pub(super) fn neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
+        self.black_neighbours(block, black, &mut f) || Self::white_neighbours(block, black, f)
+    }
+
+    /// As [`neighbours`](Self::neighbours), black moves only: they keep the
+    /// white set, so they stay in the block.
+    #[inline]
+    fn black_neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
         let occupied = block.white | black;
         // Safe cells hold no white bishop already.
         let empty = block.safe & !black;
         let ranker = block.ranker.as_ref().expect("a filled block");
         for from in black {
             let rest = black.without(from);
-            for to in self.geo.attacks(from, occupied) & empty {
+            for to in self.attacks(from, occupied) & empty {
                 if f(block.start + ranker.rank(rest.with(to))) {
                     return true;
                 }
             }
         }
+        false
+    }
+
+    /// As [`neighbours`](Self::neighbours), white moves only: each goes to
+    /// another block, legal when black stays safe there.
+    #[inline]
+    fn white_neighbours(block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
         // White moves go to another block, legal when black stays safe there.
         for m in &block.white_moves {
             if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank(black)) {
