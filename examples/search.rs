@@ -5,7 +5,11 @@
 //! ```sh
 //! cargo run --release --example search -- 9x8 bytes
 //! cargo run --release --example search -- 9x8 twobit
+//! cargo run --release --example search -- 11x10-full plan
 //! ```
+//!
+//! `plan` builds the tight indices and prints the memory both searches
+//! would need, without searching.
 
 use bishops::Variant;
 use bishops::solver::{Method, Plan};
@@ -13,9 +17,9 @@ use bishops::solver::{Method, Plan};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (name, search) = match args.as_slice() {
-        [name, search] if search == "bytes" || search == "twobit" => (name, search.as_str()),
+        [name, search] if ["bytes", "twobit", "plan"].contains(&search.as_str()) => (name, search.as_str()),
         _ => {
-            eprintln!("usage: search VARIANT bytes|twobit");
+            eprintln!("usage: search VARIANT bytes|twobit|plan");
             std::process::exit(2);
         }
     };
@@ -24,6 +28,17 @@ fn main() {
         std::process::exit(2)
     });
     let plan = Plan::new(&variant, Method::Tight);
+    if search == "plan" {
+        let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
+        println!(
+            "{name}: legal {:?}, mirrored {:?}; byte search {:.1} MiB, two-bit search {:.1} MiB",
+            plan.legal(),
+            (0..plan.legal().len()).map(|k| plan.is_mirrored(k)).collect::<Vec<_>>(),
+            mib(plan.memory_bytes()),
+            mib(plan.two_bit_memory_bytes()),
+        );
+        return;
+    }
     let need = if search == "bytes" {
         plan.memory_bytes()
     } else {

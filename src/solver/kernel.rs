@@ -56,6 +56,13 @@ struct WhiteMove {
     ranker: Ranker,
 }
 
+impl Block {
+    /// How many white moves leave the block (of those kept).
+    pub(super) fn white_moves(&self) -> usize {
+        self.white_moves.len()
+    }
+}
+
 /// What every position of one block shares: the white set, the cells black
 /// may use, where the block starts, and the white moves out of it.
 #[derive(Clone, Debug, Default)]
@@ -67,6 +74,10 @@ pub(super) struct Block {
     pub(super) start: u64,
     ranker: Option<Ranker>,
     white_moves: Vec<WhiteMove>,
+    /// Whether [`Kernel::neighbours`] gives black moves. A pull layer turns
+    /// them off in a block with no position at the layer's depth, where no
+    /// black move could find one.
+    pub(super) black_moves: bool,
 }
 
 /// The moves of one class over its tight index.
@@ -110,11 +121,18 @@ impl<'a> Kernel<'a> {
     /// allocation: the white moves out of it that black bishops do not
     /// block, each with the block it leads to.
     pub(super) fn block(&self, r: u64, block: &mut Block) {
+        self.block_where(r, block, |_| true);
+    }
+
+    /// As [`block`](Self::block), keeping only the white moves to white sets
+    /// whose colex rank satisfies `keep`.
+    pub(super) fn block_where(&self, r: u64, block: &mut Block, keep: impl Fn(u64) -> bool) {
         let white = colex_unrank(r, self.index.white());
         block.white = white;
         block.safe = self.index.safe(r);
         block.start = self.index.block(r).start;
         block.ranker = Some(Ranker::new(block.safe));
+        block.black_moves = true;
         block.white_moves.clear();
         for from in white {
             let rest = white.without(from);
@@ -128,7 +146,7 @@ impl<'a> Kernel<'a> {
                     }
                     let target = colex_rank(rest.with(to));
                     let range = self.index.block(target);
-                    if range.is_empty() {
+                    if range.is_empty() || !keep(target) {
                         continue;
                     }
                     let safe = self.index.safe(target);
@@ -154,7 +172,7 @@ impl<'a> Kernel<'a> {
     /// returns whether it did.
     #[inline]
     pub(super) fn neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
-        self.black_neighbours(block, black, &mut f) || Self::white_neighbours(block, black, f)
+        (block.black_moves && self.black_neighbours(block, black, &mut f)) || Self::white_neighbours(block, black, f)
     }
 
     /// As [`neighbours`](Self::neighbours), black moves only: they keep the

@@ -68,12 +68,28 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
         // is left, it is cheaper to ask each unreached position whether it
         // has a neighbour in the frontier.
         let pull = frontier * PULL_RATIO > legal - total;
+        // For a pull: which blocks hold positions at `depth`. Only moves
+        // into those can find one.
+        let at_depth: Vec<bool> = if pull {
+            (0..index.white_sets() as usize)
+                .into_par_iter()
+                .with_min_len(64)
+                .map(|r| {
+                    let range = index.block(r as u64);
+                    cells[range.start as usize..range.end as usize]
+                        .iter()
+                        .any(|c| c.load(Ordering::Relaxed) == depth)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let found: u64 = (0..index.white_sets() as usize)
             .into_par_iter()
             .with_min_len(16)
             .map_init(Block::default, |block, r| {
                 if pull {
-                    layer.pull_block(r as u64, depth, block)
+                    layer.pull_block(r as u64, depth, &at_depth, block)
                 } else {
                     layer.push_block(r as u64, depth, block)
                 }
@@ -141,16 +157,33 @@ impl Layer<'_> {
     /// `depth + 1` when a neighbour is at `depth`. Only this call writes the
     /// block's cells, and it reads only cells equal to `depth`, which no one
     /// writes in this layer. Returns how many positions joined.
-    fn pull_block(&self, r: u64, depth: u8, block: &mut Block) -> u64 {
+    ///
+    /// `at_depth[r′]` says whether block `r′` holds a position at `depth`:
+    /// moves into the others are not tried, and a block that none of its
+    /// moves reaches is skipped.
+    fn pull_block(&self, r: u64, depth: u8, at_depth: &[bool], block: &mut Block) -> u64 {
+        let range = self.index.block(r);
+        let cells = &self.cells[range.start as usize..range.end as usize];
+        if !cells.iter().any(|c| c.load(Ordering::Relaxed) == UNSEEN) {
+            return 0;
+        }
+        self.kernel.block_where(r, block, |t| at_depth[t as usize]);
+        block.black_moves = at_depth[r as usize];
+        if !block.black_moves && block.white_moves() == 0 {
+            return 0;
+        }
         let mut found = 0;
-        self.for_each_at(r, UNSEEN, block, |cell, black, block| {
+        for (cell, black) in cells.iter().zip(Subsets::new(block.safe, self.index.black())) {
+            if cell.load(Ordering::Relaxed) != UNSEEN {
+                continue;
+            }
             if self.kernel.neighbours(block, black, |i| {
                 self.cells[i as usize].load(Ordering::Relaxed) == depth
             }) {
                 cell.store(depth + 1, Ordering::Relaxed);
                 found += 1;
             }
-        });
+        }
         found
     }
 

@@ -108,6 +108,10 @@ impl Mod3Table {
     }
 
     /// The remoteness mod 3 of position `i`, `None` when it is unreachable.
+    ///
+    /// # Panics
+    ///
+    /// When `i` is not below [`len`](Self::len).
     #[inline]
     pub fn get(&self, i: u64) -> Option<u8> {
         assert!(i < self.len, "position {i} of a table of {}", self.len);
@@ -116,6 +120,10 @@ impl Mod3Table {
     }
 
     /// Sets the remoteness mod 3 of position `i` (`None`: unreachable).
+    ///
+    /// # Panics
+    ///
+    /// When `i` is not below [`len`](Self::len).
     pub fn set(&mut self, i: u64, residue: Option<u8>) {
         assert!(i < self.len, "position {i} of a table of {}", self.len);
         let code = residue.map_or(UNSEEN, |r| r % 3);
@@ -290,8 +298,9 @@ impl TwoBitSolution {
         }
     }
 
-    /// The exact remoteness and a best move of `part`, a position of class
-    /// `k` of the variant `spec` describes: see [`descend`].
+    /// The exact remoteness and a best move of `part`, a legal position of
+    /// class `k`, whose spec is `spec`: see [`descend`]. `None` when it is
+    /// unreachable.
     pub fn descend(&self, k: usize, spec: &ClassSpec, part: Part) -> Option<Descent> {
         descend(&spec.geometry, spec.goal, part, |p| self.residue(k, p))
     }
