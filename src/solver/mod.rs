@@ -13,11 +13,17 @@
 //! - [`Method::Dense`] ([`dense`]) runs over the public hash R(n, w, b), one
 //!   byte per hash, on one core; it is simple and serves as a cross-check.
 //!
+//! For boards whose byte table does not fit in memory, [`twobit`] keeps the
+//! remoteness mod 3 in 2 bits per legal position ([`Plan::solve_two_bit`]);
+//! exact values come back by [`twobit::descend`].
+//!
 //! When the two classes are mirror images (an even number of columns, see
 //! [`Mirror`]), only one is searched and the other is derived from it.
 
 pub mod dense;
+mod kernel;
 pub mod parallel;
+pub mod twobit;
 
 use std::time::{Duration, Instant};
 
@@ -229,6 +235,44 @@ impl<'a> Plan<'a> {
                 .unwrap_or(0),
         };
         tables + search
+    }
+
+    /// The peak memory of a two-bit solve ([`solve_two_bit`](Self::solve_two_bit))
+    /// in bytes: 2 bits per legal position of every searched class (mirrored
+    /// classes keep no table), 1 bit per position of the class being
+    /// searched, and the index tables.
+    pub fn two_bit_memory_bytes(&self) -> u64 {
+        let searched = || {
+            self.indices
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| self.mirrors[k].is_none())
+                .map(|(_, i)| i.len())
+        };
+        let tables: u64 = searched().map(|n| n.div_ceil(32) * 8).sum();
+        let expanded = searched().map(|n| n.div_ceil(64) * 8).max().unwrap_or(0);
+        let index: u64 = self.indices.iter().map(TightIndex::table_bytes).sum();
+        tables + expanded + index
+    }
+
+    /// Runs the solve by the two-bit search ([`twobit`]), whatever the
+    /// planned method, telling `observe` of each step.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`] when a remoteness does not fit a [`Remoteness`].
+    pub fn solve_two_bit(self, observe: &mut dyn FnMut(Event)) -> Result<twobit::TwoBitSolution> {
+        let classes = twobit::solve_classes(
+            self.variant.name(),
+            self.variant.classes(),
+            self.indices,
+            &self.mirrors,
+            observe,
+        )?;
+        Ok(twobit::TwoBitSolution {
+            classes,
+            elapsed: self.started.elapsed(),
+        })
     }
 
     /// Runs the solve, telling `observe` of each step.

@@ -21,13 +21,12 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use rayon::prelude::*;
 
 use crate::bitboard::Bitboard;
-use crate::board::Geometry;
 use crate::error::Result;
-use crate::index::{colex_rank, colex_unrank, rank_within};
 use crate::remoteness::Cell;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
+use super::kernel::{Block, Kernel};
 use super::{Event, goal_index, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
@@ -59,7 +58,7 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
         legal,
     });
     let layer = Layer {
-        geo: &spec.geometry,
+        kernel: Kernel::new(&spec.geometry, index),
         index,
         cells: &cells,
     };
@@ -69,14 +68,30 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
         // is left, it is cheaper to ask each unreached position whether it
         // has a neighbour in the frontier.
         let pull = frontier * PULL_RATIO > legal - total;
+        // For a pull: which blocks hold positions at `depth`. Only moves
+        // into those can find one.
+        let at_depth: Vec<bool> = if pull {
+            (0..index.white_sets() as usize)
+                .into_par_iter()
+                .with_min_len(64)
+                .map(|r| {
+                    let range = index.block(r as u64);
+                    cells[range.start as usize..range.end as usize]
+                        .iter()
+                        .any(|c| c.load(Ordering::Relaxed) == depth)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let found: u64 = (0..index.white_sets() as usize)
             .into_par_iter()
             .with_min_len(16)
-            .map(|r| {
+            .map_init(Block::default, |block, r| {
                 if pull {
-                    layer.pull_block(r as u64, depth)
+                    layer.pull_block(r as u64, depth, &at_depth, block)
                 } else {
-                    layer.push_block(r as u64, depth)
+                    layer.push_block(r as u64, depth, block)
                 }
             })
             .sum();
@@ -100,59 +115,37 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
     Ok(cells.into_iter().map(AtomicU8::into_inner).collect())
 }
 
-/// A white move as seen from its block: legal for a black set that avoids
-/// `path` and stays inside `safe`, the safe cells of the block it leads to.
-struct WhiteMove {
-    path: Bitboard,
-    start: u64,
-    safe: Bitboard,
-}
-
-/// What every position of one block shares: the white set, the cells black
-/// may use, where the block starts, and the white moves out of it.
-struct Block {
-    white: Bitboard,
-    safe: Bitboard,
-    start: u64,
-    white_moves: Vec<WhiteMove>,
-}
-
 /// One search layer's shared view of the table.
 struct Layer<'a> {
-    geo: &'a Geometry,
+    kernel: Kernel<'a>,
     index: &'a TightIndex,
     cells: &'a [AtomicU8],
 }
 
 impl Layer<'_> {
     /// Calls `f(cell, black, block)` for every position of block `r` whose
-    /// cell holds `want`; skips the block at once when none does.
-    fn for_each_at(&self, r: u64, want: u8, mut f: impl FnMut(&AtomicU8, Bitboard, &Block)) {
+    /// cell holds `want`; skips the block at once when none does. `block` is
+    /// scratch space, refilled for `r` only when there is work.
+    fn for_each_at(&self, r: u64, want: u8, block: &mut Block, mut f: impl FnMut(&AtomicU8, Bitboard, &Block)) {
         let range = self.index.block(r);
         let cells = &self.cells[range.start as usize..range.end as usize];
         if !cells.iter().any(|c| c.load(Ordering::Relaxed) == want) {
             return;
         }
-        let white = colex_unrank(r, self.index.white());
-        let block = Block {
-            white,
-            safe: self.index.safe(r),
-            start: range.start,
-            white_moves: self.white_moves(white),
-        };
+        self.kernel.block(r, block);
         for (cell, black) in cells.iter().zip(Subsets::new(block.safe, self.index.black())) {
             if cell.load(Ordering::Relaxed) == want {
-                f(cell, black, &block);
+                f(cell, black, block);
             }
         }
     }
 
     /// Pushes from every position of block `r` at `depth`: claims its
     /// unreached neighbours for `depth + 1`. Returns how many it claimed.
-    fn push_block(&self, r: u64, depth: u8) -> u64 {
+    fn push_block(&self, r: u64, depth: u8, block: &mut Block) -> u64 {
         let mut found = 0;
-        self.for_each_at(r, depth, |_, black, block| {
-            self.neighbours(block, black, |i| {
+        self.for_each_at(r, depth, block, |_, black, block| {
+            self.kernel.neighbours(block, black, |i| {
                 found += self.claim(i, depth + 1);
                 false
             });
@@ -164,78 +157,34 @@ impl Layer<'_> {
     /// `depth + 1` when a neighbour is at `depth`. Only this call writes the
     /// block's cells, and it reads only cells equal to `depth`, which no one
     /// writes in this layer. Returns how many positions joined.
-    fn pull_block(&self, r: u64, depth: u8) -> u64 {
+    ///
+    /// `at_depth[r′]` says whether block `r′` holds a position at `depth`:
+    /// moves into the others are not tried, and a block that none of its
+    /// moves reaches is skipped.
+    fn pull_block(&self, r: u64, depth: u8, at_depth: &[bool], block: &mut Block) -> u64 {
+        let range = self.index.block(r);
+        let cells = &self.cells[range.start as usize..range.end as usize];
+        if !cells.iter().any(|c| c.load(Ordering::Relaxed) == UNSEEN) {
+            return 0;
+        }
+        self.kernel.block_where(r, block, |t| at_depth[t as usize]);
+        block.black_moves = at_depth[r as usize];
+        if !block.black_moves && block.white_moves() == 0 {
+            return 0;
+        }
         let mut found = 0;
-        self.for_each_at(r, UNSEEN, |cell, black, block| {
-            if self.neighbours(block, black, |i| {
+        for (cell, black) in cells.iter().zip(Subsets::new(block.safe, self.index.black())) {
+            if cell.load(Ordering::Relaxed) != UNSEEN {
+                continue;
+            }
+            if self.kernel.neighbours(block, black, |i| {
                 self.cells[i as usize].load(Ordering::Relaxed) == depth
             }) {
                 cell.store(depth + 1, Ordering::Relaxed);
                 found += 1;
             }
-        });
+        }
         found
-    }
-
-    /// Every move of a white bishop of `white` that black bishops do not
-    /// block, with the white set it leads to: worked out once per block and
-    /// shared by all the block's positions.
-    fn white_moves(&self, white: Bitboard) -> Vec<WhiteMove> {
-        let mut moves = Vec::new();
-        for from in white {
-            let rest = white.without(from);
-            for d in 0..4 {
-                let ray = self.geo.ray(from, d);
-                for to in ray & !white {
-                    // The cells the bishop crosses, `to` included.
-                    let path = ray ^ self.geo.ray(to, d);
-                    if !(path & white).is_empty() {
-                        continue;
-                    }
-                    let r = colex_rank(rest.with(to));
-                    let block = self.index.block(r);
-                    if !block.is_empty() {
-                        moves.push(WhiteMove {
-                            path,
-                            start: block.start,
-                            safe: self.index.safe(r),
-                        });
-                    }
-                }
-            }
-        }
-        moves
-    }
-
-    /// Calls `f` with the tight index of every position one move from the
-    /// position of `block` with black set `black`, until `f` returns true;
-    /// returns whether it did.
-    #[inline]
-    fn neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
-        let Block {
-            white,
-            safe,
-            start,
-            ref white_moves,
-        } = *block;
-        let occupied = white | black;
-        let empty = !occupied & self.geo.all();
-        // Black moves keep the white set, so they stay in this block.
-        for from in black {
-            let rest = black.without(from);
-            for to in self.geo.attacks(from, occupied) & empty & safe {
-                if f(start + rank_within(rest.with(to), safe)) {
-                    return true;
-                }
-            }
-        }
-        // White moves go to another block, legal when black stays safe there.
-        for m in white_moves {
-            if (m.path & black).is_empty() && black.is_subset(m.safe) && f(m.start + rank_within(black, m.safe)) {
-                return true;
-            }
-        }
-        false
     }
 
     /// Sets cell `i` to `next` if no layer has reached it; 1 if this call did.

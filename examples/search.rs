@@ -1,0 +1,85 @@
+//! Solves one variant in memory by the byte search or the two-bit search and
+//! prints what it found, with no database: for timing one search against the
+//! other in the same process shape.
+//!
+//! ```sh
+//! cargo run --release --example search -- 9x8 bytes
+//! cargo run --release --example search -- 9x8 twobit
+//! cargo run --release --example search -- 11x10-full plan
+//! ```
+//!
+//! `plan` builds the tight indices and prints the memory both searches
+//! would need, without searching.
+
+use bishops::Variant;
+use bishops::solver::{Method, Plan};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (name, search) = match args.as_slice() {
+        [name, search] if ["bytes", "twobit", "plan"].contains(&search.as_str()) => (name, search.as_str()),
+        _ => {
+            eprintln!("usage: search VARIANT bytes|twobit|plan");
+            std::process::exit(2);
+        }
+    };
+    let variant = Variant::named(name).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let plan = Plan::new(&variant, Method::Tight);
+    if search == "plan" {
+        let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
+        println!(
+            "{name}: legal {:?}, mirrored {:?}; byte search {:.1} MiB, two-bit search {:.1} MiB",
+            plan.legal(),
+            (0..plan.legal().len()).map(|k| plan.is_mirrored(k)).collect::<Vec<_>>(),
+            mib(plan.memory_bytes()),
+            mib(plan.two_bit_memory_bytes()),
+        );
+        return;
+    }
+    let need = if search == "bytes" {
+        plan.memory_bytes()
+    } else {
+        plan.two_bit_memory_bytes()
+    };
+    eprintln!(
+        "{name}: {search} search, planned memory {:.1} MiB",
+        need as f64 / f64::from(1 << 20)
+    );
+    let (stats, start, elapsed) = if search == "bytes" {
+        let solution = plan.solve(&mut |_| {}).expect("solve");
+        let start: u16 = variant
+            .class_hashes(variant.start())
+            .iter()
+            .zip(&solution.classes)
+            .map(|(&h, c)| c.cell(h).remoteness().expect("the start reaches the goal").0)
+            .sum();
+        let stats: Vec<_> = solution.classes.into_iter().map(|c| c.stats).collect();
+        (stats, start, solution.elapsed)
+    } else {
+        let solution = plan.solve_two_bit(&mut |_| {}).expect("solve");
+        let start: u16 = variant
+            .classes()
+            .iter()
+            .enumerate()
+            .map(|(k, spec)| {
+                solution
+                    .descend(k, spec, spec.start)
+                    .expect("the start reaches the goal")
+                    .remoteness
+                    .0
+            })
+            .sum();
+        let stats: Vec<_> = solution.classes.into_iter().map(|c| c.stats).collect();
+        (stats, start, solution.elapsed)
+    };
+    let largest: u16 = stats.iter().filter_map(|s| s.max_remoteness()).map(|r| r.0).sum();
+    println!(
+        "{name}: {search} solved in {:.3} s, start remoteness {start}, largest {largest}, reachable {:?}, hardest {:?}",
+        elapsed.as_secs_f64(),
+        stats.iter().map(|s| s.reachable).collect::<Vec<_>>(),
+        stats.iter().map(|s| s.hardest.first().copied()).collect::<Vec<_>>(),
+    );
+}
