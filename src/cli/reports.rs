@@ -41,7 +41,7 @@ pub fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
         );
     }
     if reports.iter().any(|r| r.problem.is_some()) {
-        text += "damaged: the database is there but cannot be trusted; run `bishops solve NAME --force`\n";
+        text += "damaged: the database is there but cannot be trusted; `bishops solve NAME` rebuilds it\n";
     }
     write_text(out, &text)
 }
