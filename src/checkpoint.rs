@@ -54,9 +54,9 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(600);
 pub struct CheckpointOptions {
     /// Search time between checkpoints (0: after every layer).
     pub interval: Duration,
-    /// A test hook: save a checkpoint after this layer and stop with
-    /// [`Error::Stopped`].
-    pub stop_after: Option<u16>,
+    /// A test hook: save a checkpoint after this layer (of this class, or
+    /// of the first class to reach it) and stop with [`Error::Stopped`].
+    pub stop_after: Option<(Option<Class>, u16)>,
     /// Discard any checkpoint and search from the start.
     pub restart: bool,
 }
@@ -74,25 +74,36 @@ impl Default for CheckpointOptions {
 impl CheckpointOptions {
     /// The options `solve` uses: the default interval unless
     /// `BISHOPS_CHECKPOINT_SECONDS` gives one, and the test hook
-    /// `BISHOPS_STOP_AFTER_LAYER`.
+    /// `BISHOPS_STOP_AFTER_LAYER` (`N`, or `CLASS:N` such as `a2:5`).
     ///
     /// # Errors
     ///
-    /// [`Error::Usage`] when either variable is not a whole number.
+    /// [`Error::Usage`] when either variable is not as described.
     pub fn from_env(restart: bool) -> Result<CheckpointOptions> {
-        fn var(name: &str) -> Result<Option<u64>> {
-            match std::env::var(name) {
-                Ok(v) => v
-                    .trim()
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| Error::Usage(format!("{name}={v} is not a whole number"))),
-                Err(_) => Ok(None),
+        let bad = |name: &str, v: &str| Error::Usage(format!("{name}={v} is not a whole number"));
+        let seconds = match std::env::var("BISHOPS_CHECKPOINT_SECONDS") {
+            Ok(v) => Duration::from_secs(v.trim().parse().map_err(|_| bad("BISHOPS_CHECKPOINT_SECONDS", &v))?),
+            Err(_) => DEFAULT_INTERVAL,
+        };
+        let stop_after = match std::env::var("BISHOPS_STOP_AFTER_LAYER") {
+            Ok(v) => {
+                let (class, layer) = match v.trim().split_once(':') {
+                    Some((class, layer)) => {
+                        let class = (0..2)
+                            .filter_map(Class::from_index)
+                            .find(|c| c.name() == class)
+                            .ok_or_else(|| bad("BISHOPS_STOP_AFTER_LAYER", &v))?;
+                        (Some(class), layer)
+                    }
+                    None => (None, v.trim()),
+                };
+                Some((class, layer.parse().map_err(|_| bad("BISHOPS_STOP_AFTER_LAYER", &v))?))
             }
-        }
+            Err(_) => None,
+        };
         Ok(CheckpointOptions {
-            interval: var("BISHOPS_CHECKPOINT_SECONDS")?.map_or(DEFAULT_INTERVAL, Duration::from_secs),
-            stop_after: var("BISHOPS_STOP_AFTER_LAYER")?.map(|n| n.min(u64::from(u16::MAX)) as u16),
+            interval: seconds,
+            stop_after,
             restart,
         })
     }
@@ -399,7 +410,11 @@ impl Checkpoints for Checkpointer<'_> {
 
     fn layer(&mut self, boundary: Boundary<'_>) -> Result<()> {
         let depth = boundary.found.len() as u16 - 1;
-        let stop = !boundary.done && self.options.stop_after == Some(depth);
+        let stop = !boundary.done
+            && self
+                .options
+                .stop_after
+                .is_some_and(|(class, layer)| layer == depth && class.is_none_or(|c| c == boundary.class));
         if stop || self.last.elapsed() >= self.options.interval {
             let file = self.write(&boundary)?;
             self.last = Instant::now();
