@@ -65,7 +65,8 @@ fn export(dir: &Path, variant: &str) -> Vec<u8> {
 
 /// The export of a fresh solve, once per variant.
 fn fresh_export(variant: &str) -> &'static [u8] {
-    static CACHE: OnceLock<std::sync::Mutex<Vec<(String, &'static [u8])>>> = OnceLock::new();
+    type Exports = Vec<(String, &'static [u8])>;
+    static CACHE: OnceLock<std::sync::Mutex<Exports>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut cache = cache.lock().unwrap();
     if let Some((_, e)) = cache.iter().find(|(v, _)| v == variant) {
