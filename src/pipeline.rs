@@ -204,7 +204,14 @@ impl<'a> SolvePlan<'a> {
             }
             observe(event);
         })?;
-        check_known(self.variant, &solution)?;
+        if let Err(e) = check_known(self.variant, &solution) {
+            // A wrong answer may come from a resumed checkpoint: the next
+            // solve starts over instead of resuming from it again.
+            if self.options.checkpoints.is_some() {
+                checkpoint::remove(dir, self.variant);
+            }
+            return Err(e);
+        }
         let writing = Instant::now();
         let layout = self.options.layout.unwrap_or_else(|| Layout::for_solution(&solution));
         let path = storage::write_with(dir, self.variant, &solution, layout)?;
