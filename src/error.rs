@@ -48,6 +48,9 @@ pub enum Error {
     TooLarge(String),
     /// A result disagrees with what was known or expected; nothing was written.
     Mismatch(String),
+    /// A solve stopped on purpose before the end (a test hook), its search
+    /// saved in a checkpoint.
+    Stopped(String),
     /// A database exists but cannot be trusted.
     Corrupt {
         /// The file.
@@ -83,9 +86,12 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Position(e) => e.fmt(f),
-            Error::Variant(e) | Error::Usage(e) | Error::DbPath(e) | Error::TooLarge(e) | Error::Mismatch(e) => {
-                f.write_str(e)
-            }
+            Error::Variant(e)
+            | Error::Usage(e)
+            | Error::DbPath(e)
+            | Error::TooLarge(e)
+            | Error::Mismatch(e)
+            | Error::Stopped(e) => f.write_str(e),
             Error::IllegalMove { number, mv, reason } => write!(f, "move {number} `{mv}` is refused: {reason}"),
             Error::UnknownVariant(name) => {
                 write!(

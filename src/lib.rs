@@ -46,6 +46,7 @@
 mod bitboard;
 mod board;
 pub mod check;
+pub mod checkpoint;
 pub mod cleanup;
 pub mod cli;
 mod error;

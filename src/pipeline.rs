@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::solver::{Event, Method, Plan, Solution};
@@ -41,6 +42,11 @@ pub struct SolveOptions {
     pub layout: Option<Layout>,
     /// Bytes the solve may use at most, besides what is available.
     pub max_memory: Option<u64>,
+    /// `None`: no checkpoints. Otherwise the tight search saves checkpoints
+    /// into the database directory and resumes from one ([`checkpoint`]);
+    /// the caller should hold the variant's
+    /// [`WriteLock`](crate::storage::WriteLock).
+    pub checkpoints: Option<CheckpointOptions>,
 }
 
 /// One search layer of a solve.
@@ -67,8 +73,11 @@ pub struct Solved {
     pub write_seconds: f64,
     /// Legal positions per class.
     pub legal: Vec<u64>,
-    /// Each search layer (a mirrored class has none).
+    /// Each search layer (a mirrored class has none); a resumed search
+    /// reports its saved layers with the seconds they took now.
     pub layers: Vec<LayerReport>,
+    /// Checkpoints written, with the seconds and bytes they took.
+    pub checkpoints: (u32, f64, u64),
 }
 
 /// A solve whose memory has been checked, ready to run: built by
@@ -145,9 +154,39 @@ impl<'a> SolvePlan<'a> {
     /// [`Error::Mismatch`] when the answer contradicts the known values
     /// (nothing is written then); whatever the search or the write ran into.
     pub fn run(self, dir: &Path, observe: &mut dyn FnMut(Event)) -> Result<Solved> {
+        self.run_with_notes(dir, observe, &mut |_| {})
+    }
+
+    /// As [`run`](Self::run), telling `note` what a user should know about
+    /// checkpoints: a resume, a checkpoint ignored or discarded. With
+    /// checkpoints asked for, a finished solve removes the variant's
+    /// checkpoints once its database is written.
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run); [`Error::Stopped`] when the test hook of
+    /// [`CheckpointOptions::stop_after`] stops the search.
+    pub fn run_with_notes(
+        self,
+        dir: &Path,
+        observe: &mut dyn FnMut(Event),
+        note: &mut dyn FnMut(&str),
+    ) -> Result<Solved> {
         let mut layers = Vec::new();
         let mut last = Instant::now();
-        let solution = self.plan.solve(&mut |event| {
+        let mut checkpointer = match self.options.checkpoints {
+            Some(options) => {
+                storage::check_dir(dir)?;
+                Some(Checkpointer::new(dir, self.variant, options, note))
+            }
+            None => None,
+        };
+        let mut no_checkpoints = crate::solver::parallel::NoCheckpoints;
+        let checkpoints: &mut dyn crate::solver::parallel::Checkpoints = match checkpointer.as_mut() {
+            Some(c) => c,
+            None => &mut no_checkpoints,
+        };
+        let solution = self.plan.solve_with(checkpoints, &mut |event| {
             match event {
                 Event::Counted { .. } => last = Instant::now(),
                 Event::Layer {
@@ -165,11 +204,23 @@ impl<'a> SolvePlan<'a> {
             }
             observe(event);
         })?;
-        check_known(self.variant, &solution)?;
+        if let Err(e) = check_known(self.variant, &solution) {
+            // A wrong answer may come from a resumed checkpoint: the next
+            // solve starts over instead of resuming from it again.
+            if self.options.checkpoints.is_some() {
+                checkpoint::remove(dir, self.variant);
+            }
+            return Err(e);
+        }
         let writing = Instant::now();
         let layout = self.options.layout.unwrap_or_else(|| Layout::for_solution(&solution));
         let path = storage::write_with(dir, self.variant, &solution, layout)?;
+        let written = checkpointer.map_or((0, 0.0, 0), |c| c.written);
+        if self.options.checkpoints.is_some() {
+            checkpoint::remove(dir, self.variant);
+        }
         Ok(Solved {
+            checkpoints: written,
             path,
             solve_seconds: solution.elapsed.as_secs_f64(),
             write_seconds: writing.elapsed().as_secs_f64(),

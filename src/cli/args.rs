@@ -116,6 +116,9 @@ pub struct SolveArgs {
     /// Solve again even when a valid database exists.
     #[arg(long)]
     pub force: bool,
+    /// Discard the checkpoint of an unfinished solve and search from the start.
+    #[arg(long)]
+    pub restart: bool,
     /// The search to use.
     #[arg(long, value_enum, default_value = "tight")]
     pub method: MethodArg,

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::args::{BenchArgs, SolveArgs};
 use super::output::{progress_bar, shown, stdout_error, write_json};
+use crate::checkpoint::{self, CheckpointOptions};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::pipeline::{LayerReport, SolveOptions, SolvePlan, Solved, peak_memory};
@@ -49,7 +50,9 @@ fn solve_with_progress(db: &Path, variant: &Variant, options: SolveOptions) -> R
     eprintln!("bishops: {}", plan.summary());
     let bar = progress_bar(Some(1));
     bar.enable_steady_tick(Duration::from_millis(200));
-    let solved = plan.run(db, &mut observer(variant, &bar));
+    let solved = plan.run_with_notes(db, &mut observer(variant, &bar), &mut |note| {
+        bar.suspend(|| eprintln!("bishops: {note}"));
+    });
     bar.finish_and_clear();
     solved
 }
@@ -74,6 +77,15 @@ struct SolveReport {
     /// Each search layer of a fresh solve (a mirrored class has none).
     #[serde(default)]
     layers: Vec<LayerReport>,
+    /// Checkpoints written by a fresh solve.
+    #[serde(default)]
+    checkpoints_written: u32,
+    /// Seconds spent writing them.
+    #[serde(default)]
+    checkpoint_seconds: f64,
+    /// Bytes written in them.
+    #[serde(default)]
+    checkpoint_bytes: u64,
     legal_positions: Option<u128>,
     start_remoteness: Option<Remoteness>,
     max_remoteness: Option<Remoteness>,
@@ -103,6 +115,7 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             })
         })
         .transpose()?;
+    let checkpoints = CheckpointOptions::from_env(args.restart)?;
     let mut reports = Vec::new();
     for variant in &variants {
         // Held until the database is written: a second solve of the variant
@@ -134,12 +147,18 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             }
         };
         let (database, solved) = match existing {
-            Some(database) => (database, None),
+            Some(database) => {
+                // A solve killed after its write but before it removed its
+                // checkpoint leaves one behind: the database supersedes it.
+                checkpoint::remove(db, variant);
+                (database, None)
+            }
             None => {
                 let options = SolveOptions {
                     method: args.method.into(),
                     layout: args.layout.layout(),
                     max_memory,
+                    checkpoints: Some(checkpoints),
                 };
                 let solved = solve_with_progress(db, variant, options)?;
                 (Database::open(db, variant)?, Some(solved))
@@ -159,6 +178,9 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             class_legal,
             peak_memory_bytes: peak_memory(),
             layers: solved.as_ref().map(|s| s.layers.clone()).unwrap_or_default(),
+            checkpoints_written: solved.as_ref().map_or(0, |s| s.checkpoints.0),
+            checkpoint_seconds: solved.as_ref().map_or(0.0, |s| s.checkpoints.1),
+            checkpoint_bytes: solved.as_ref().map_or(0, |s| s.checkpoints.2),
             legal_positions: database.metadata().legal_positions,
             start_remoteness: database.metadata().start_remoteness,
             max_remoteness: database.metadata().max_remoteness,

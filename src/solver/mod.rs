@@ -282,6 +282,21 @@ impl<'a> Plan<'a> {
     /// [`Error::TooLarge`] when a table does not fit the dense method's
     /// limit or a remoteness does not fit a [`Cell`].
     pub fn solve(self, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
+        self.solve_with(&mut parallel::NoCheckpoints, observe)
+    }
+
+    /// As [`solve`](Self::solve), with the tight search of each searched
+    /// class resuming from and saving to `checkpoints`
+    /// ([`parallel::search_with`]); the dense search ignores them.
+    ///
+    /// # Errors
+    ///
+    /// As [`solve`](Self::solve), and whatever `checkpoints` fails with.
+    pub fn solve_with(
+        self,
+        checkpoints: &mut dyn parallel::Checkpoints,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<Solution> {
         let specs = self.variant.classes();
         let mut classes: Vec<ClassSolution> = Vec::with_capacity(specs.len());
         for (k, (spec, index)) in specs.iter().zip(self.indices).enumerate() {
@@ -298,7 +313,10 @@ impl<'a> Plan<'a> {
                     (derive_by_mirror(&classes[*j], mirror, &index), true)
                 }
                 None => match self.method {
-                    Method::Tight => (parallel::search(self.variant.name(), spec, &index, observe)?, false),
+                    Method::Tight => (
+                        parallel::search_with(self.variant.name(), spec, &index, checkpoints, observe)?,
+                        false,
+                    ),
                     Method::Dense => (dense::search(self.variant.name(), spec, &index, observe)?, false),
                 },
             };

@@ -15,12 +15,17 @@
 //! blocks are independent within a layer: the same pass could run block
 //! ranges on different machines, exchanging only the frontier cells of the
 //! ranges their white moves reach.
+//!
+//! The table is also the search's whole state at a layer boundary, with the
+//! depth and the count of each layer: [`search_with`] hands that state to a
+//! [`Checkpoints`] after every layer, and can start from a saved one.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use rayon::prelude::*;
 
 use crate::bitboard::Bitboard;
+use crate::board::Class;
 use crate::error::Result;
 use crate::remoteness::Cell;
 use crate::tight::{Subsets, TightIndex};
@@ -36,6 +41,58 @@ const UNSEEN: u8 = Cell::UNREACHABLE.0;
 /// than the positions not reached yet. On 9x8, 2 beat 1, 3, 4 and 8.
 const PULL_RATIO: u64 = 2;
 
+/// A search's state at a layer boundary, from which it can go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resume {
+    /// `found[d]`: positions at remoteness `d`, for every complete layer.
+    pub found: Vec<u64>,
+    /// Whether the search is over (the layer after the last found nothing).
+    pub done: bool,
+    /// The table in tight-index order: each cell its remoteness if at most
+    /// `found.len() - 1`, else unreached.
+    pub cells: Vec<u8>,
+}
+
+/// A search's state at a layer boundary, as [`Checkpoints::layer`] sees it.
+#[derive(Debug)]
+pub struct Boundary<'a> {
+    /// The class searched.
+    pub class: Class,
+    /// `found[d]`: positions at remoteness `d`, for every complete layer.
+    pub found: &'a [u64],
+    /// Whether the search is over.
+    pub done: bool,
+    /// The table; no thread writes it while the boundary is seen.
+    pub cells: &'a [AtomicU8],
+}
+
+/// Where a search saves its state at layer boundaries and finds a saved one.
+pub trait Checkpoints {
+    /// The state to resume the search of `class` from, if there is one that
+    /// can be trusted; its table must have `legal` cells.
+    fn resume(&mut self, class: Class, legal: u64) -> Option<Resume>;
+
+    /// Called after every complete layer and once when the search is over.
+    ///
+    /// # Errors
+    ///
+    /// An error stops the search and is returned by it.
+    fn layer(&mut self, boundary: Boundary<'_>) -> Result<()>;
+}
+
+/// No checkpoints: nothing to resume, nothing saved.
+pub struct NoCheckpoints;
+
+impl Checkpoints for NoCheckpoints {
+    fn resume(&mut self, _: Class, _: u64) -> Option<Resume> {
+        None
+    }
+
+    fn layer(&mut self, _: Boundary<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// Searches one class over its tight index on the current rayon pool and
 /// returns its cells in `index` order.
 ///
@@ -43,27 +100,61 @@ const PULL_RATIO: u64 = 2;
 ///
 /// When a remoteness would not fit a [`Cell`].
 pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
+    search_with(name, spec, index, &mut NoCheckpoints, observe)
+}
+
+/// As [`search`], resuming from `checkpoints` when it has a saved state for
+/// the class and telling it of every layer boundary. A resumed search
+/// reports its saved layers again, in order, before the new ones.
+///
+/// # Errors
+///
+/// When a remoteness would not fit a [`Cell`], or `checkpoints` fails.
+pub fn search_with(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    checkpoints: &mut dyn Checkpoints,
+    observe: &mut dyn FnMut(Event),
+) -> Result<Vec<u8>> {
     let legal = index.len();
-    let cells: Vec<AtomicU8> = (0..legal as usize)
-        .into_par_iter()
-        .map(|_| AtomicU8::new(UNSEEN))
-        .collect();
-    cells[goal_index(spec, index) as usize].store(0, Ordering::Relaxed);
-    let mut total = 1;
-    observe(Event::Layer {
-        class: spec.class,
-        depth: 0,
-        found: 1,
-        total,
-        legal,
-    });
+    let (cells, mut found_per_layer, done) = match checkpoints.resume(spec.class, legal) {
+        Some(saved) if saved.cells.len() as u64 == legal && !saved.found.is_empty() => {
+            // In place: AtomicU8 and u8 have one layout.
+            let cells: Vec<AtomicU8> = saved.cells.into_iter().map(AtomicU8::new).collect();
+            (cells, saved.found, saved.done)
+        }
+        _ => {
+            let cells: Vec<AtomicU8> = (0..legal as usize)
+                .into_par_iter()
+                .map(|_| AtomicU8::new(UNSEEN))
+                .collect();
+            cells[goal_index(spec, index) as usize].store(0, Ordering::Relaxed);
+            (cells, vec![1], false)
+        }
+    };
+    let mut total = 0;
+    for (depth, &found) in found_per_layer.iter().enumerate() {
+        total += found;
+        observe(Event::Layer {
+            class: spec.class,
+            depth: depth as u16,
+            found,
+            total,
+            legal,
+        });
+    }
+    if done {
+        return Ok(cells.into_iter().map(AtomicU8::into_inner).collect());
+    }
     let layer = Layer {
         kernel: Kernel::new(&spec.geometry, index),
         index,
         cells: &cells,
     };
-    let mut frontier = 1;
-    for depth in 0u8.. {
+    let first = found_per_layer.len() as u8 - 1;
+    let mut frontier = *found_per_layer.last().expect("at least the goal's layer");
+    for depth in first.. {
         // Push from a small frontier; once the frontier is large next to what
         // is left, it is cheaper to ask each unreached position whether it
         // has a neighbour in the frontier.
@@ -103,6 +194,7 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
             return Err(too_deep(name));
         }
         total += found;
+        found_per_layer.push(found);
         observe(Event::Layer {
             class: spec.class,
             depth: u16::from(depth) + 1,
@@ -110,7 +202,19 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
             total,
             legal,
         });
+        checkpoints.layer(Boundary {
+            class: spec.class,
+            found: &found_per_layer,
+            done: false,
+            cells: &cells,
+        })?;
     }
+    checkpoints.layer(Boundary {
+        class: spec.class,
+        found: &found_per_layer,
+        done: true,
+        cells: &cells,
+    })?;
     // Reuses the allocation: AtomicU8 and u8 have one layout.
     Ok(cells.into_iter().map(AtomicU8::into_inner).collect())
 }
