@@ -53,8 +53,8 @@ fn main() {
         let start: u16 = variant
             .class_hashes(variant.start())
             .iter()
-            .zip(&solution.classes)
-            .map(|(&h, c)| c.cell(h).remoteness().expect("the start reaches the goal").0)
+            .enumerate()
+            .map(|(k, &h)| solution.cell(k, h).remoteness().expect("the start reaches the goal").0)
             .sum();
         let stats: Vec<_> = solution.classes.into_iter().map(|c| c.stats).collect();
         (stats, start, solution.elapsed)

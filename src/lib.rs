@@ -38,7 +38,7 @@
 //! let variant = Variant::for_position(&position, None).unwrap();
 //! let solution = solver::solve(&variant, &mut |_| {}).unwrap();
 //! let hash = variant.class_hashes(&position)[0];
-//! assert_eq!(solution.classes[0].cell(hash).remoteness(), Some(Remoteness(17)));
+//! assert_eq!(solution.cell(0, hash).remoteness(), Some(Remoteness(17)));
 //! ```
 
 #![warn(missing_docs)]

@@ -290,11 +290,10 @@ fn check_known(variant: &Variant, solution: &Solution) -> Result<()> {
         .map(|c| c.stats.max_remoteness().map(|r| r.0))
         .sum();
     let starts = variant.class_hashes(variant.start());
-    let start: Option<u16> = solution
-        .classes
+    let start: Option<u16> = starts
         .iter()
-        .zip(starts)
-        .map(|(c, h)| c.cell(h).remoteness().map(|r| r.0))
+        .enumerate()
+        .map(|(k, &h)| solution.cell(k, h).remoteness().map(|r| r.0))
         .sum();
     if legal != known.legal || max != Some(known.max_remoteness) || start != Some(known.start_remoteness) {
         return Err(Error::Mismatch(format!(

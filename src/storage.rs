@@ -32,7 +32,8 @@ use crate::error::{Error, Result};
 use crate::index::{binomial, colex_rank, colex_unrank, rank_within};
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::{Part, safe_cells};
-use crate::solver::{ClassStats, HARDEST, Solution};
+use crate::solver::{ClassStats, ClassTable, HARDEST, Solution};
+use crate::symmetry::Mirror;
 use crate::tablebase::clip;
 use crate::tight::Subsets;
 use crate::variant::ClassSpec;
@@ -40,8 +41,9 @@ use crate::variant::Variant;
 
 /// The version of the database layout; a file of another version is refused
 /// (and `solve` rebuilds it). Version 2 added the per-block checksums and
-/// the header checksum.
-pub const FORMAT_VERSION: u32 = 2;
+/// the header checksum; version 3 stores a mirrored class as a reference to
+/// class 0, without rows or blocks of its own.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The tables of a database.
 pub const SCHEMA: &str = "
@@ -62,7 +64,8 @@ CREATE TABLE classes (
     max_remoteness INTEGER,             -- NULL when none does
     histogram      TEXT NOT NULL,       -- JSON array: positions per remoteness
     hardest        TEXT NOT NULL,       -- JSON array: hashes of the hardest positions
-    mirrored       INTEGER NOT NULL,    -- 1: derived from the other class by the left-right mirror
+    mirrored       INTEGER NOT NULL,    -- 1: the left-right mirror image of class 0, with no rows or
+                                        -- blocks of its own: look up the mirrored position in class 0
     checksum       TEXT NOT NULL        -- FNV-1a 64 of the remoteness bytes in hash order, hex
 );
 CREATE TABLE positions (
@@ -439,29 +442,57 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout
         for (k, (spec, table)) in variant.classes().iter().zip(&solution.classes).enumerate() {
             let class = spec.class.index() as i64;
             let mut checksum = Checksum::default();
-            checksum.add(&table.cells);
             let index = &table.index;
-            for r in 0..index.white_sets() {
-                let block = index.block(r);
-                let cells = &table.cells[block.start as usize..block.end as usize];
-                if cells.is_empty() {
-                    continue;
-                }
-                let block_sum = block_checksum(spec.class.index(), r, cells).signed();
-                match layout {
-                    Layout::Blocks => {
-                        block_row
-                            .execute(params![class, r as i64, cells, block_sum])
-                            .map_err(sql)?;
-                    }
-                    Layout::Rows => {
-                        let white = colex_unrank(r, index.white());
-                        for (black, &byte) in Subsets::new(index.safe(r), index.black()).zip(cells) {
-                            let hash = spec.index.rank(Part { white, black });
-                            row.execute(params![class, hash as i64, Cell(byte).remoteness().map(|r| r.0)])
-                                .map_err(sql)?;
+            match &table.table {
+                // A mirrored class has no rows or blocks of its own; its
+                // checksum is still that of its cells, in its hash order.
+                ClassTable::Mirrored { from, mirror } => {
+                    let source = &solution.classes[*from];
+                    let source_cells = source.own_cells().expect("a class mirrors a searched one");
+                    let mut cells = Vec::new();
+                    for r in 0..index.white_sets() {
+                        let block = index.block(r);
+                        if block.is_empty() {
+                            continue;
                         }
-                        row_checksum.execute(params![class, r as i64, block_sum]).map_err(sql)?;
+                        let image_rank = colex_rank(mirror.cells(colex_unrank(r, index.white())));
+                        let range = source.index.block(image_rank);
+                        cells.resize((block.end - block.start) as usize, 0);
+                        mirror.block(
+                            index.safe(r),
+                            index.black(),
+                            source.index.safe(image_rank),
+                            &source_cells[range.start as usize..range.end as usize],
+                            &mut cells,
+                        );
+                        checksum.add(&cells);
+                    }
+                }
+                ClassTable::Own(all) => {
+                    checksum.add(all);
+                    for r in 0..index.white_sets() {
+                        let block = index.block(r);
+                        let cells = &all[block.start as usize..block.end as usize];
+                        if cells.is_empty() {
+                            continue;
+                        }
+                        let block_sum = block_checksum(spec.class.index(), r, cells).signed();
+                        match layout {
+                            Layout::Blocks => {
+                                block_row
+                                    .execute(params![class, r as i64, cells, block_sum])
+                                    .map_err(sql)?;
+                            }
+                            Layout::Rows => {
+                                let white = colex_unrank(r, index.white());
+                                for (black, &byte) in Subsets::new(index.safe(r), index.black()).zip(cells) {
+                                    let hash = spec.index.rank(Part { white, black });
+                                    row.execute(params![class, hash as i64, Cell(byte).remoteness().map(|r| r.0)])
+                                        .map_err(sql)?;
+                                }
+                                row_checksum.execute(params![class, r as i64, block_sum]).map_err(sql)?;
+                            }
+                        }
                     }
                 }
             }
@@ -481,11 +512,11 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout
                     stats.max_remoteness().map(|r| r.0),
                     serde_json::to_string(&stats.histogram).expect("numbers serialize"),
                     serde_json::to_string(&stats.hardest).expect("numbers serialize"),
-                    table.mirrored,
+                    table.is_mirrored(),
                     checksum.hex(),
                 ])
                 .map_err(sql)?;
-            start_remoteness = sum(start_remoteness, table.cell(starts[k]).remoteness());
+            start_remoteness = sum(start_remoteness, solution.cell(k, starts[k]).remoteness());
             max = sum(max, stats.max_remoteness());
             legal *= u128::from(stats.legal);
             reachable *= u128::from(stats.reachable);
@@ -586,6 +617,9 @@ pub struct Database {
     metadata: Metadata,
     specs: Vec<ClassSpec>,
     classes: Vec<ClassRecord>,
+    /// For each class stored as the mirror image of another: that class and
+    /// the map from this class's cells to its.
+    mirrors: Vec<Option<(usize, Mirror)>>,
     /// Blocks read and checked lately, oldest first.
     cache: RefCell<Vec<CachedBlock>>,
 }
@@ -712,11 +746,37 @@ impl Database {
         }
         let starts = variant.class_hashes(variant.start());
         let goals = variant.class_hashes(&variant.goal());
-        let mut classes = Vec::new();
+        let variant_mirrors = crate::solver::mirrors(variant.classes());
+        let mut classes: Vec<ClassRecord> = Vec::new();
+        let mut mirrors = Vec::new();
         for (k, (spec, raw)) in variant.classes().iter().zip(&raw).enumerate() {
-            let record = check_class(spec, raw, starts[k], goals[k])
-                .map_err(|what| corrupt(format!("has a damaged record of class {}: {what}", raw.class)))?;
+            let damaged = |what: String| corrupt(format!("has a damaged record of class {}: {what}", raw.class));
+            let record = check_class(spec, raw, starts[k], goals[k]).map_err(damaged)?;
+            // A mirrored class has no table of its own: it is answered
+            // through class 0, so it must be that class's mirror image and
+            // count what it counts.
+            let mirror = match (raw.mirrored, &variant_mirrors[k]) {
+                (0, _) => None,
+                (_, Some((0, mirror))) => {
+                    let source = &classes[0].stats;
+                    if (record.stats.legal, record.stats.reachable, &record.stats.histogram)
+                        != (source.legal, source.reachable, &source.histogram)
+                    {
+                        return Err(damaged(format!(
+                            "it is mirrored from class {}, but its counts differ",
+                            classes[0].class
+                        )));
+                    }
+                    Some((0, mirror.clone()))
+                }
+                _ => {
+                    return Err(damaged(
+                        "it is marked mirrored, but it is not the mirror image of class 0".into(),
+                    ));
+                }
+            };
             classes.push(record);
+            mirrors.push(mirror);
         }
         let text = |key: &str| -> Result<Option<String>> { Ok(meta(key)?.filter(|v| !v.is_empty())) };
         let parse =
@@ -762,6 +822,7 @@ impl Database {
             metadata,
             specs: variant.classes().to_vec(),
             classes,
+            mirrors,
             cache: RefCell::new(Vec::new()),
         };
         database.check_metadata(&starts, &goals)?;
@@ -884,8 +945,20 @@ impl Database {
         if len == 0 {
             return Ok(Vec::new());
         }
-        let read = |e| self.read_error(e);
         let wrong = |what: String| self.corrupt(format!("has {what} in white set {white} of class {class}"));
+        if let Some((from, mirror)) = &self.mirrors[k] {
+            // One source block, checked as it is read, permuted.
+            let image = mirror.cells(white_set);
+            let source = self.read_block(*from, colex_rank(image))?;
+            if source.len() as u64 != len {
+                return Err(wrong(format!("a mirror image of {} positions for {len}", source.len())));
+            }
+            let mut cells = vec![0u8; len as usize];
+            let image_safe = safe_cells(&self.specs[*from].geometry, image);
+            mirror.block(safe, black_count, image_safe, &source, &mut cells);
+            return Ok(cells);
+        }
+        let read = |e| self.read_error(e);
         let (cells, stored) = match self.metadata.layout {
             Layout::Blocks => {
                 let row = self
@@ -1051,6 +1124,8 @@ impl Database {
             .query_row(sql, [record.class as i64], |r| r.get(0))
             .map_err(|e| self.read_error(e))?;
         let expected = match self.metadata.layout {
+            // A mirrored class keeps no rows or blocks of its own.
+            _ if self.mirrors[k].is_some() => 0,
             Layout::Rows => positions,
             Layout::Blocks => blocks,
         };

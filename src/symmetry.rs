@@ -8,8 +8,10 @@
 
 use crate::bitboard::Bitboard;
 use crate::board::Geometry;
+use crate::index::rank_within;
 use crate::rules::Part;
 use crate::square::Square;
+use crate::tight::Subsets;
 
 /// Directions as the mirror sees them: up-right and up-left swap, and so do
 /// down-right and down-left.
@@ -69,6 +71,16 @@ impl Mirror {
         Some(mirror)
     }
 
+    /// The map back: from the cells of `to` to those of `from`, which
+    /// preserves every ray as well.
+    pub fn inverse(&self) -> Mirror {
+        let mut map = vec![0u8; self.map.len()];
+        for (cell, &image) in self.map.iter().enumerate() {
+            map[usize::from(image)] = cell as u8;
+        }
+        Mirror { map }
+    }
+
     /// The image of one cell.
     pub fn cell(&self, cell: u8) -> u8 {
         self.map[usize::from(cell)]
@@ -77,6 +89,19 @@ impl Mirror {
     /// The image of a set of cells.
     pub fn cells(&self, set: Bitboard) -> Bitboard {
         set.iter().map(|c| self.cell(c)).collect()
+    }
+
+    /// Fills `out` with one block of the mirrored class from the block of its
+    /// image: every position of a block has one white set, whose safe cells
+    /// are `safe`, and its image has one white set too, whose safe cells are
+    /// `image_safe`, so a block is a permutation of its image's block.
+    /// `source` holds the image block's cells and `out` receives this
+    /// block's, each in colex order of the `black`-bishop sets among the
+    /// safe cells.
+    pub fn block(&self, safe: Bitboard, black: u32, image_safe: Bitboard, source: &[u8], out: &mut [u8]) {
+        for (cell, set) in out.iter_mut().zip(Subsets::new(safe, black)) {
+            *cell = source[rank_within(self.cells(set), image_safe) as usize];
+        }
     }
 
     /// The image of a part: each bishop moved to its mirror square.

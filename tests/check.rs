@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use bishops::check::{self, CheckOptions};
-use bishops::solver::{self, ClassStats, Solution};
+use bishops::solver::{self, ClassStats, ClassTable, Solution};
 use bishops::storage::{self, Layout};
 use bishops::{Cell, Error, Variant};
 
@@ -57,8 +57,11 @@ fn correct_tables_are_proven_in_both_layouts() {
 fn tampered(test: &str, i: usize, byte: u8) -> String {
     let (variant, mut solution) = solved("7x6");
     let class = &mut solution.classes[0];
-    class.cells[i] = byte;
-    class.stats = ClassStats::of(&class.cells, &class.index);
+    let ClassTable::Own(cells) = &mut class.table else {
+        panic!("7x6 class 0 is searched")
+    };
+    cells[i] = byte;
+    class.stats = ClassStats::of(cells, &class.index);
     match check_written(test, &variant, &solution, Layout::Blocks) {
         Err(e @ Error::Corrupt { .. }) => e.to_string(),
         other => panic!("{test}: expected a failed check, got {other:?}"),
@@ -70,7 +73,7 @@ fn a_wrong_value_is_named_at_its_position() {
     let (variant, solution) = solved("7x6");
     let class = &solution.classes[0];
     // A position of remoteness 5 raised to 7: its best neighbour has 4.
-    let i = class.cells.iter().position(|&c| c == 5).unwrap();
+    let i = class.own_cells().unwrap().iter().position(|&c| c == 5).unwrap();
     let position = variant.position(&[class.index.unrank(i as u64)]).to_string();
     let msg = tampered("raised", i, 7);
     assert!(msg.contains(&position), "{msg}");
@@ -84,7 +87,7 @@ fn a_wrong_value_is_named_at_its_position() {
 fn a_wrong_goal_or_unreachable_mark_is_found() {
     let (_, solution) = solved("7x6");
     let class = &solution.classes[0];
-    let goal = class.cells.iter().position(|&c| c == 0).unwrap();
+    let goal = class.own_cells().unwrap().iter().position(|&c| c == 0).unwrap();
     let msg = tampered("goal", goal, 1);
     assert!(msg.contains("goal"), "{msg}");
     let msg = tampered("unreachable", goal + 1, Cell::UNREACHABLE.0);

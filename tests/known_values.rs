@@ -38,7 +38,7 @@ impl Solved {
 fn remoteness(variant: &Variant, solution: &Solution, position: &Position) -> Result<Option<u64>, String> {
     let mut total = Some(0);
     for (k, hash) in variant.class_hashes(position).into_iter().enumerate() {
-        let cell = solution.classes[k].cell(hash);
+        let cell = solution.cell(k, hash);
         if !cell.is_legal() {
             return Err(format!("{position}: class {k} hash {hash} is illegal in the table"));
         }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use bishops::solver::{ClassSolution, Method, Plan, Solution};
+use bishops::solver::{Method, Plan, Solution};
 use bishops::{Cell, Class, ClassSpec, Variant};
 use common::tables::assert_same_table;
 
@@ -34,7 +34,10 @@ fn remoteness(cell: Cell, what: &str) -> u16 {
 /// `samples` positions drawn from `seed`: every move changes the remoteness
 /// by at most one, and every position but the goal has a move one closer.
 /// Every position must reach the goal.
-fn locally_consistent(name: &str, spec: &ClassSpec, table: &ClassSolution, samples: usize, seed: u64) {
+fn locally_consistent(name: &str, spec: &ClassSpec, solution: &Solution, k: usize, samples: usize, seed: u64) {
+    let table = &solution.classes[k];
+    let cells = solution.class_cells(k);
+    let cell = |hash| solution.cell(k, hash);
     let len = table.index.len();
     let goal = spec.index.rank(spec.goal);
     let mut state = seed;
@@ -47,8 +50,8 @@ fn locally_consistent(name: &str, spec: &ClassSpec, table: &ClassSolution, sampl
         let what = format!("{name} class {:?} tight index {i} (hash {hash}, {part:?})", table.class);
         assert!(part.is_legal(&spec.geometry), "{what}: unranks to an illegal part");
         assert_eq!(spec.index.rank(part), hash, "{what}: tight and public hash");
-        assert_eq!(table.cell(hash), Cell(table.cells[i as usize]), "{what}: cell by hash");
-        let r = remoteness(table.cell(hash), &what);
+        assert_eq!(cell(hash), Cell(cells[i as usize]), "{what}: cell by hash");
+        let r = remoteness(cell(hash), &what);
         assert_eq!(r == 0, hash == goal, "{what}: remoteness 0 is the goal's alone");
         let (mut moves, mut closer) = (0, 0);
         part.for_each_move(&spec.geometry, |colour, from, to, after| {
@@ -58,7 +61,7 @@ fn locally_consistent(name: &str, spec: &ClassSpec, table: &ClassSolution, sampl
                 .rank(after)
                 .unwrap_or_else(|| panic!("{what}: {colour:?} {from}->{to} leaves an illegal part"));
             assert_eq!(table.index.to_hash(j), after_hash, "{what}: {from}->{to}: tight index");
-            let s = remoteness(table.cell(after_hash), &what);
+            let s = remoteness(cell(after_hash), &what);
             assert!(
                 r.abs_diff(s) <= 1,
                 "{what}: {colour:?} {from}->{to} goes from remoteness {r} to {s}"
@@ -84,29 +87,34 @@ fn nine_by_eight() {
         assert_eq!(table.class, spec.class);
         assert_eq!(spec.counts(), (4, 4), "9x8 class {k}: bishops");
         assert_eq!(table.stats.legal, LEGAL, "9x8 class {k}: legal positions");
-        assert_eq!(table.cells.len() as u64, LEGAL, "9x8 class {k}: cells");
+        let cells = solution.class_cells(k);
+        assert_eq!(cells.len() as u64, LEGAL, "9x8 class {k}: cells");
         assert_eq!(table.index.len(), LEGAL, "9x8 class {k}: tight index");
         assert_eq!(table.stats.reachable, LEGAL, "9x8 class {k}: all reachable");
         assert!(
-            table.cells.iter().all(|&c| Cell(c).remoteness().is_some()),
+            cells.iter().all(|&c| Cell(c).remoteness().is_some()),
             "9x8 class {k}: a cell that does not reach the goal"
         );
         assert_eq!(table.stats.histogram.iter().sum::<u64>(), LEGAL);
         assert_eq!(table.stats.histogram[0], 1, "9x8 class {k}: one goal");
         assert_eq!(
-            table.cell(spec.index.rank(spec.goal)),
+            solution.cell(k, spec.index.rank(spec.goal)),
             Cell(0),
             "9x8 class {k}: the goal"
         );
     }
-    assert!(!solution.classes[0].mirrored, "9x8: the a1 class is searched");
-    assert!(solution.classes[1].mirrored, "9x8: the a2 class is mirrored");
+    assert!(!solution.classes[0].is_mirrored(), "9x8: the a1 class is searched");
+    assert!(solution.classes[1].is_mirrored(), "9x8: the a2 class is mirrored");
+    assert!(
+        solution.classes[1].own_cells().is_none(),
+        "9x8: the a2 class keeps no cells"
+    );
 
     let start: u16 = variant
         .class_hashes(variant.start())
         .iter()
-        .zip(&solution.classes)
-        .map(|(&h, t)| remoteness(t.cell(h), "9x8 start"))
+        .enumerate()
+        .map(|(k, &h)| remoteness(solution.cell(k, h), "9x8 start"))
         .sum();
     assert_eq!(start, 40, "9x8: start remoteness");
     let largest: u16 = solution
@@ -129,12 +137,14 @@ fn nine_by_eight() {
     );
     assert_eq!(odd_spec.goal, full_spec.goal, "9x8-a2: the goal of the a2 class of 9x8");
     let odd_solution = solve(&odd);
-    let searched = &odd_solution.classes[0];
-    let mirrored = &solution.classes[1];
-    assert!(!searched.mirrored, "9x8-a2: searched, not mirrored");
-    assert_same_table("9x8-a2 against the mirrored a2 class of 9x8", searched, mirrored);
+    assert!(!odd_solution.classes[0].is_mirrored(), "9x8-a2: searched, not mirrored");
+    assert_same_table(
+        "9x8-a2 against the mirrored a2 class of 9x8",
+        (&odd_solution, 0),
+        (&solution, 1),
+    );
 
-    for (k, (spec, table)) in variant.classes().iter().zip(&solution.classes).enumerate() {
-        locally_consistent("9x8", spec, table, 2_000, 0x98 + k as u64);
+    for (k, spec) in variant.classes().iter().enumerate() {
+        locally_consistent("9x8", spec, &solution, k, 2_000, 0x98 + k as u64);
     }
 }

@@ -46,12 +46,12 @@ impl Solved {
             .variant
             .classes()
             .iter()
-            .zip(&self.solution.classes)
+            .enumerate()
             .zip(seeds)
-            .map(|((spec, table), &seed)| {
+            .map(|((k, spec), &seed)| {
                 let len = spec.index.len();
                 let wanted = |h: u64| {
-                    let cell = table.cell(h);
+                    let cell = self.solution.cell(k, h);
                     if reachable {
                         cell.remoteness().is_some()
                     } else {
@@ -79,7 +79,7 @@ impl Solved {
     fn remoteness(&self, position: &Position) -> Option<u32> {
         let mut total = Some(0);
         for (k, hash) in self.variant.class_hashes(position).into_iter().enumerate() {
-            let cell = self.solution.classes[k].cell(hash);
+            let cell = self.solution.cell(k, hash);
             assert!(
                 cell.is_legal(),
                 "{position}: class {k} hash {hash} is illegal in the table"

@@ -370,7 +370,7 @@ fn compare(
 /// mismatches. Returns how many hashes the solver calls legal.
 fn solver_compare_every(c: &Checked, k: usize) -> u64 {
     let spec = &c.variant.classes()[k];
-    let table = &c.solution.classes[k];
+    let solution = &c.solution;
     let len = spec.index.len();
     let chunk = len.div_ceil(threads() as u64).max(1);
     let runs: Vec<(u64, u64, Vec<String>)> = std::thread::scope(|s| {
@@ -380,7 +380,7 @@ fn solver_compare_every(c: &Checked, k: usize) -> u64 {
                     let (mut legal, mut wrong, mut first) = (0, 0, Vec::new());
                     for hash in t * chunk..((t + 1) * chunk).min(len) {
                         let want = c.expected[k][hash as usize];
-                        let got = answer(table.cell(hash));
+                        let got = answer(solution.cell(k, hash));
                         legal += u64::from(got.is_some());
                         if got != want {
                             wrong += 1;
@@ -420,7 +420,11 @@ fn solver_agrees(name: &str) {
         let reference_reachable = c.expected[k].iter().filter(|e| matches!(e, Some(Some(_)))).count() as u64;
         assert_eq!(legal_hashes, reference_legal, "{name} class {k}: legal positions");
         assert_eq!(table.stats.legal, reference_legal, "{name} class {k}: stats.legal");
-        assert_eq!(table.cells.len() as u64, reference_legal, "{name} class {k}: cells");
+        assert_eq!(
+            c.solution.class_cells(k).len() as u64,
+            reference_legal,
+            "{name} class {k}: cells"
+        );
         assert_eq!(
             table.stats.reachable, reference_reachable,
             "{name} class {k}: stats.reachable"
@@ -431,7 +435,11 @@ fn solver_agrees(name: &str) {
             "{name} class {k}: largest remoteness"
         );
         let goal = spec.index.rank(spec.goal);
-        assert_eq!(table.cell(goal), Cell(0), "{name} class {k}: the goal has remoteness 0");
+        assert_eq!(
+            c.solution.cell(k, goal),
+            Cell(0),
+            "{name} class {k}: the goal has remoteness 0"
+        );
     }
 }
 
@@ -459,7 +467,7 @@ fn five_by_four_full_matches_reference() {
     let start: u32 = starts
         .iter()
         .enumerate()
-        .map(|(k, &h)| u32::from(c.solution.classes[k].cell(h).remoteness().expect("start reachable").0))
+        .map(|(k, &h)| u32::from(c.solution.cell(k, h).remoteness().expect("start reachable").0))
         .sum();
     assert_eq!(start, 36, "5x4-full: start remoteness");
     let reference_start: u32 = starts
@@ -505,16 +513,16 @@ fn nine_by_six_matches_reference() {
     // The solver searches the a1 class and mirrors it onto the a2 class; the
     // reference solved the a2 class on its own, from its own goal, so the
     // comparison above also checked the mirror.
-    assert!(!c.solution.classes[0].mirrored, "9x6: the a1 class is searched");
+    assert!(!c.solution.classes[0].is_mirrored(), "9x6: the a1 class is searched");
     assert!(
-        c.solution.classes[1].mirrored,
+        c.solution.classes[1].is_mirrored(),
         "9x6: the a2 class is derived by the mirror"
     );
     let starts = c.variant.class_hashes(c.variant.start());
     let solver_start: Vec<Expected> = starts
         .iter()
         .enumerate()
-        .map(|(k, &h)| answer(c.solution.classes[k].cell(h)))
+        .map(|(k, &h)| answer(c.solution.cell(k, h)))
         .collect();
     let reference_start: Vec<Expected> = starts
         .iter()
@@ -554,7 +562,7 @@ fn database_agrees(name: &str, test: &str, hashes: impl Fn(&Checked, usize) -> V
     let solver_start = starts
         .iter()
         .enumerate()
-        .map(|(k, &h)| c.solution.classes[k].cell(h).remoteness())
+        .map(|(k, &h)| c.solution.cell(k, h).remoteness())
         .try_fold(bishops::Remoteness(0), |acc, r| Some(acc + r?));
     assert_eq!(
         database.remoteness(&starts).unwrap(),
@@ -631,8 +639,12 @@ fn tight_and_dense_agree(name: &str) {
     assert_eq!(dense.classes.len(), variant.classes().len(), "{name}: dense classes");
     for (k, (t, d)) in tight.classes.iter().zip(&dense.classes).enumerate() {
         assert_eq!(t.class, d.class, "{name} class {k}");
-        assert_eq!(t.mirrored, d.mirrored, "{name} class {k}: mirrored");
-        assert_same_table(&format!("{name} class {k}, tight against dense"), t, d);
+        assert_eq!(t.is_mirrored(), d.is_mirrored(), "{name} class {k}: mirrored");
+        assert_same_table(
+            &format!("{name} class {k}, tight against dense"),
+            (&tight, k),
+            (&dense, k),
+        );
         assert!(
             t.stats.legal > 0 && t.stats.reachable > 0,
             "{name} class {k}: an empty table"

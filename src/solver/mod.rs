@@ -25,16 +25,17 @@ mod kernel;
 pub mod parallel;
 pub mod twobit;
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::index::{DenseIndex, colex_rank, colex_unrank, rank_within};
+use crate::index::{DenseIndex, colex_rank, colex_unrank};
 use crate::remoteness::{Cell, Remoteness};
 use crate::symmetry::Mirror;
-use crate::tight::{Subsets, TightIndex};
+use crate::tight::TightIndex;
 use crate::variant::{ClassSpec, Variant};
 
 /// How many of the hardest positions a solution keeps per class.
@@ -130,31 +131,49 @@ impl ClassStats {
     }
 }
 
-/// The solved table of one colour class: a [`Cell`] byte per legal position,
-/// in tight-index order (which is also public-hash order).
+/// Where the cells of one solved class come from.
+#[derive(Clone, Debug)]
+pub enum ClassTable {
+    /// The class was searched: one cell per legal position, in tight-index
+    /// order (which is also public-hash order).
+    Own(Vec<u8>),
+    /// The class is the mirror image of class `from` (its place in
+    /// [`Solution::classes`]) and has no cells of its own: the cell of a
+    /// position is that of its image under `mirror` there.
+    Mirrored {
+        /// The class whose table answers for this one.
+        from: usize,
+        /// Carries this class's cells onto those of `from`.
+        mirror: Mirror,
+    },
+}
+
+/// The solved table of one colour class.
 #[derive(Clone, Debug)]
 pub struct ClassSolution {
     /// The class.
     pub class: Class,
     /// The public hash of the class.
     pub dense: DenseIndex,
-    /// The tight index the cells follow.
+    /// The tight index of the class; its own cells follow its order.
     pub index: TightIndex,
-    /// One cell per legal position.
-    pub cells: Vec<u8>,
+    /// Its cells, or the class whose cells answer for it.
+    pub table: ClassTable,
     /// What the table holds.
     pub stats: ClassStats,
-    /// Whether the table was derived from the other class's mirror image.
-    pub mirrored: bool,
 }
 
 impl ClassSolution {
-    /// The cell of public hash `hash`: [`Cell::ILLEGAL`] when no legal
-    /// position has it.
-    pub fn cell(&self, hash: u64) -> Cell {
-        match self.index.from_hash(hash) {
-            Some(i) => Cell(self.cells[i as usize]),
-            None => Cell::ILLEGAL,
+    /// Whether the class is answered through the other class's mirror image.
+    pub fn is_mirrored(&self) -> bool {
+        matches!(self.table, ClassTable::Mirrored { .. })
+    }
+
+    /// The class's own cells, in tight-index order; `None` when mirrored.
+    pub fn own_cells(&self) -> Option<&[u8]> {
+        match &self.table {
+            ClassTable::Own(cells) => Some(cells),
+            ClassTable::Mirrored { .. } => None,
         }
     }
 }
@@ -166,6 +185,61 @@ pub struct Solution {
     pub classes: Vec<ClassSolution>,
     /// Time spent solving, building the indices included.
     pub elapsed: Duration,
+}
+
+impl Solution {
+    /// The cell of public hash `hash` in class `k`: [`Cell::ILLEGAL`] when
+    /// no legal position has it. A mirrored class answers through its source.
+    pub fn cell(&self, k: usize, hash: u64) -> Cell {
+        let class = &self.classes[k];
+        match &class.table {
+            ClassTable::Own(cells) => match class.index.from_hash(hash) {
+                Some(i) => Cell(cells[i as usize]),
+                None => Cell::ILLEGAL,
+            },
+            ClassTable::Mirrored { from, mirror } => {
+                if hash >= class.dense.len() {
+                    return Cell::ILLEGAL;
+                }
+                let image = mirror.part(class.dense.unrank(hash));
+                let source = &self.classes[*from];
+                match (&source.table, source.index.rank(image)) {
+                    (ClassTable::Own(cells), Some(i)) => Cell(cells[i as usize]),
+                    (ClassTable::Mirrored { .. }, _) => unreachable!("a class mirrors a searched one"),
+                    (_, None) => Cell::ILLEGAL,
+                }
+            }
+        }
+    }
+
+    /// The cells of class `k` in tight-index order: borrowed when the class
+    /// has its own, built through the mirror when not (a full table: for
+    /// tests and small boards).
+    pub fn class_cells(&self, k: usize) -> Cow<'_, [u8]> {
+        let class = &self.classes[k];
+        match &class.table {
+            ClassTable::Own(cells) => Cow::Borrowed(cells),
+            ClassTable::Mirrored { from, mirror } => {
+                Cow::Owned(derive_by_mirror(&self.classes[*from], mirror, &class.index))
+            }
+        }
+    }
+}
+
+/// For each class of `specs`, the earlier class it is the left-right mirror
+/// image of, start included, and the verified map from its cells to that
+/// class's: such a class is answered through the other, not searched.
+pub fn mirrors(specs: &[ClassSpec]) -> Vec<Option<(usize, Mirror)>> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(k, spec)| {
+            specs[..k].iter().enumerate().find_map(|(j, earlier)| {
+                let mirror = Mirror::left_right(&spec.geometry, &earlier.geometry)?;
+                (mirror.part(spec.start) == earlier.start).then_some((j, mirror))
+            })
+        })
+        .collect()
 }
 
 /// What a solve will do and need, worked out before it starts: the tight
@@ -189,16 +263,7 @@ impl<'a> Plan<'a> {
             .iter()
             .map(|s| TightIndex::new(&s.geometry, s.counts().0, s.counts().1))
             .collect();
-        let mirrors = specs
-            .iter()
-            .enumerate()
-            .map(|(k, spec)| {
-                specs[..k].iter().enumerate().find_map(|(j, earlier)| {
-                    let mirror = Mirror::left_right(&spec.geometry, &earlier.geometry)?;
-                    (mirror.part(spec.start) == earlier.start).then_some((j, mirror))
-                })
-            })
-            .collect();
+        let mirrors = mirrors(specs);
         Plan {
             variant,
             method,
@@ -218,11 +283,17 @@ impl<'a> Plan<'a> {
         self.mirrors[k].is_some()
     }
 
-    /// The peak memory of the solve in bytes: every class's table (they are
-    /// all held until written) and the index tables, plus, for the dense
-    /// method, the dense table of the class being searched and its frontier.
+    /// The peak memory of the solve in bytes: every searched class's table
+    /// (they are all held until written; a mirrored class keeps none) and
+    /// the index tables, plus, for the dense method, the dense table of the
+    /// class being searched and its frontier.
     pub fn memory_bytes(&self) -> u64 {
-        let tables: u64 = self.indices.iter().map(|i| i.len() + i.table_bytes()).sum();
+        let tables: u64 = self
+            .indices
+            .iter()
+            .enumerate()
+            .map(|(k, i)| if self.mirrors[k].is_some() { 0 } else { i.len() } + i.table_bytes())
+            .sum();
         let search = match self.method {
             Method::Tight => 0,
             Method::Dense => self
@@ -304,30 +375,38 @@ impl<'a> Plan<'a> {
                 class: spec.class,
                 legal: index.len(),
             });
-            let (cells, mirrored) = match &self.mirrors[k] {
+            let (table, stats) = match &self.mirrors[k] {
                 Some((j, mirror)) => {
                     observe(Event::Mirrored {
                         class: spec.class,
                         from: classes[*j].class,
                     });
-                    (derive_by_mirror(&classes[*j], mirror, &index), true)
+                    let stats = mirrored_stats(&classes[*j], mirror, &spec.index);
+                    (
+                        ClassTable::Mirrored {
+                            from: *j,
+                            mirror: mirror.clone(),
+                        },
+                        stats,
+                    )
                 }
-                None => match self.method {
-                    Method::Tight => (
-                        parallel::search_with(self.variant.name(), spec, &index, checkpoints, observe)?,
-                        false,
-                    ),
-                    Method::Dense => (dense::search(self.variant.name(), spec, &index, observe)?, false),
-                },
+                None => {
+                    let cells = match self.method {
+                        Method::Tight => {
+                            parallel::search_with(self.variant.name(), spec, &index, checkpoints, observe)?
+                        }
+                        Method::Dense => dense::search(self.variant.name(), spec, &index, observe)?,
+                    };
+                    let stats = ClassStats::of(&cells, &index);
+                    (ClassTable::Own(cells), stats)
+                }
             };
-            let stats = ClassStats::of(&cells, &index);
             classes.push(ClassSolution {
                 class: spec.class,
                 dense: spec.index,
                 index,
-                cells,
+                table,
                 stats,
-                mirrored,
             });
         }
         Ok(Solution {
@@ -350,18 +429,59 @@ impl<'a> Plan<'a> {
 ///
 /// let variant = Variant::named("5x4").unwrap();
 /// let solution = solver::solve(&variant, &mut |_| {}).unwrap();
-/// let class = &solution.classes[0];
-/// assert_eq!(class.stats.legal, 100);
+/// assert_eq!(solution.classes[0].stats.legal, 100);
 /// let start = variant.class_hashes(variant.start())[0];
-/// assert_eq!(class.cell(start).remoteness(), Some(Remoteness(18)));
+/// assert_eq!(solution.cell(0, start).remoteness(), Some(Remoteness(18)));
 /// ```
 pub fn solve(variant: &Variant, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
     Plan::new(variant, Method::default()).solve(observe)
 }
 
+/// The statistics of a class whose positions mirror those of `source`'s
+/// class by `mirror` (from this class to the source's), without building its
+/// table: the counts are the source's, and the hardest positions are the
+/// images of the source's positions of the largest remoteness, lowest
+/// public hash (`dense`) first.
+fn mirrored_stats(source: &ClassSolution, mirror: &Mirror, dense: &DenseIndex) -> ClassStats {
+    let ClassTable::Own(cells) = &source.table else {
+        unreachable!("a class mirrors a searched one")
+    };
+    let back = mirror.inverse();
+    let index = &source.index;
+    let hardest = match source.stats.max_remoteness() {
+        Some(top) => (0..index.white_sets() as usize)
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|r| {
+                let mut found: Vec<u64> = index
+                    .block(r as u64)
+                    .filter(|&i| u16::from(cells[i as usize]) == top.0)
+                    .map(|i| dense.rank(back.part(index.unrank(i))))
+                    .collect();
+                found.sort_unstable();
+                found.truncate(HARDEST);
+                found
+            })
+            .reduce(Vec::new, |mut a, b| {
+                a.extend(b);
+                a.sort_unstable();
+                a.truncate(HARDEST);
+                a
+            }),
+        None => Vec::new(),
+    };
+    ClassStats {
+        hardest,
+        ..source.stats.clone()
+    }
+}
+
 /// The table of a class whose positions mirror those of `source`'s class:
 /// each position's remoteness is its mirror image's.
 fn derive_by_mirror(source: &ClassSolution, mirror: &Mirror, index: &TightIndex) -> Vec<u8> {
+    let ClassTable::Own(source_cells) = &source.table else {
+        unreachable!("a class mirrors a searched one")
+    };
     let mut cells = vec![0u8; index.len() as usize];
     // One slice of the table per block, so blocks fill in parallel.
     let mut blocks = Vec::with_capacity(index.white_sets() as usize);
@@ -377,13 +497,15 @@ fn derive_by_mirror(source: &ClassSolution, mirror: &Mirror, index: &TightIndex)
             return;
         }
         // Every position of the block has the same white set, and so does its image.
-        let image = mirror.cells(colex_unrank(r, index.white()));
-        let image_rank = colex_rank(image);
-        let (start, safe) = (source.index.block(image_rank).start, source.index.safe(image_rank));
-        for (cell, black) in block.iter_mut().zip(Subsets::new(index.safe(r), index.black())) {
-            let i = start + rank_within(mirror.cells(black), safe);
-            *cell = source.cells[i as usize];
-        }
+        let image_rank = colex_rank(mirror.cells(colex_unrank(r, index.white())));
+        let range = source.index.block(image_rank);
+        mirror.block(
+            index.safe(r),
+            index.black(),
+            source.index.safe(image_rank),
+            &source_cells[range.start as usize..range.end as usize],
+            block,
+        );
     });
     cells
 }
@@ -421,7 +543,7 @@ mod tests {
             assert_eq!(class.stats.histogram.iter().sum::<u64>(), 100);
             assert_eq!(class.stats.histogram[0], 1);
             let start = variant.class_hashes(variant.start())[0];
-            assert_eq!(class.cell(start), Cell(18));
+            assert_eq!(solution.cell(0, start), Cell(18));
         }
     }
 
@@ -430,8 +552,8 @@ mod tests {
         for name in ["7x4", "7x6", "5x4-full", "7x5-full"] {
             let (_, tight) = solved(name, Method::Tight);
             let (_, dense) = solved(name, Method::Dense);
-            for (t, d) in tight.classes.iter().zip(&dense.classes) {
-                assert_eq!(t.cells, d.cells, "{name}");
+            for (k, (t, d)) in tight.classes.iter().zip(&dense.classes).enumerate() {
+                assert_eq!(tight.class_cells(k), dense.class_cells(k), "{name}");
                 assert_eq!(t.stats, d.stats, "{name}");
             }
         }
@@ -441,13 +563,24 @@ mod tests {
     fn mirrored_class_equals_a_searched_one() {
         // 5x4-full derives its a2 class; 5x4-a2 searches it.
         let (_, full) = solved("5x4-full", Method::Tight);
-        assert!(full.classes[1].mirrored);
+        assert!(full.classes[1].is_mirrored());
+        assert!(full.classes[1].own_cells().is_none(), "a mirrored class keeps no cells");
         let (_, odd) = solved("5x4-a2", Method::Tight);
-        assert!(!odd.classes[0].mirrored);
-        assert_eq!(full.classes[1].cells, odd.classes[0].cells);
+        assert!(!odd.classes[0].is_mirrored());
+        assert_eq!(full.class_cells(1), odd.class_cells(0));
+        // The stats computed without the table are those of the table.
+        assert_eq!(full.classes[1].stats, odd.classes[0].stats);
+        assert_eq!(
+            full.classes[1].stats,
+            ClassStats::of(&full.class_cells(1), &full.classes[1].index)
+        );
+        // Every hash, legal or not, answers as the searched class does.
+        for hash in 0..full.classes[1].dense.len() {
+            assert_eq!(full.cell(1, hash), odd.cell(0, hash), "hash {hash}");
+        }
         // 7x5 has an odd number of columns: no mirror, both searched.
         let (_, full) = solved("7x5-full", Method::Tight);
-        assert!(!full.classes[1].mirrored);
+        assert!(!full.classes[1].is_mirrored());
     }
 
     #[test]

@@ -216,8 +216,7 @@ pub struct Descent {
 /// let variant = Variant::named("5x4").unwrap();
 /// let spec = &variant.classes()[0];
 /// let solved = solver::solve(&variant, &mut |_| {}).unwrap();
-/// let class = &solved.classes[0];
-/// let residue = |p: Part| class.cell(spec.index.rank(p)).remoteness().map(|r| (r.0 % 3) as u8);
+/// let residue = |p: Part| solved.cell(0, spec.index.rank(p)).remoteness().map(|r| (r.0 % 3) as u8);
 /// let descent = twobit::descend(&spec.geometry, spec.goal, spec.start, residue).unwrap();
 /// assert_eq!(descent.remoteness, Remoteness(18));
 /// ```
@@ -672,11 +671,12 @@ mod tests {
         let spec = &variant.classes()[0];
         let solved = Plan::new(&variant, Method::Tight).solve(&mut |_| {}).unwrap();
         let class = &solved.classes[0];
-        let exact = |p: Part| class.cells[class.index.rank(p).unwrap() as usize];
+        let cells = class.own_cells().unwrap();
+        let exact = |p: Part| cells[class.index.rank(p).unwrap() as usize];
         for i in 0..class.index.len() {
             let part = class.index.unrank(i);
             let descent = descend(&spec.geometry, spec.goal, part, |p| Some(exact(p) % 3)).unwrap();
-            assert_eq!(descent.remoteness, Remoteness(u16::from(class.cells[i as usize])));
+            assert_eq!(descent.remoteness, Remoteness(u16::from(cells[i as usize])));
             match descent.best {
                 None => assert_eq!(part, spec.goal),
                 Some(best) => assert_eq!(exact(best) + 1, exact(part)),
@@ -693,8 +693,9 @@ mod tests {
             let two = Plan::new(&variant, Method::Tight).solve_two_bit(&mut |_| {}).unwrap();
             for (k, (b, t)) in bytes.classes.iter().zip(&two.classes).enumerate() {
                 assert_eq!(b.stats, t.stats, "{name} class {k}");
+                let cells = bytes.class_cells(k);
                 for i in 0..b.index.len() {
-                    let expected = Cell(b.cells[i as usize]).remoteness().map(|r| (r.0 % 3) as u8);
+                    let expected = Cell(cells[i as usize]).remoteness().map(|r| (r.0 % 3) as u8);
                     assert_eq!(
                         two.residue(k, b.index.unrank(i)),
                         expected,

@@ -1,19 +1,21 @@
 //! Comparing two solved class tables of the crate (unlike `reference`, this
 //! module uses the crate: it checks the crate against itself).
 
-use bishops::solver::ClassSolution;
+use bishops::solver::Solution;
 
-/// Panics unless `a` and `b` hold the same cells and statistics, naming the
+/// Panics unless class `ka` of `a` and class `kb` of `b` hold the same cells
+/// (a mirrored class's built through its mirror) and statistics, naming the
 /// first position where they differ.
-pub fn assert_same_table(label: &str, a: &ClassSolution, b: &ClassSolution) {
-    assert_eq!(a.cells.len(), b.cells.len(), "{label}: legal positions");
-    if let Some(i) = a.cells.iter().zip(&b.cells).position(|(x, y)| x != y) {
+pub fn assert_same_table(label: &str, (a, ka): (&Solution, usize), (b, kb): (&Solution, usize)) {
+    let (cells_a, cells_b) = (a.class_cells(ka), b.class_cells(kb));
+    assert_eq!(cells_a.len(), cells_b.len(), "{label}: legal positions");
+    if let Some(i) = cells_a.iter().zip(cells_b.iter()).position(|(x, y)| x != y) {
         panic!(
             "{label}: tables differ at tight index {i} (hash {}): {} vs {}",
-            a.index.to_hash(i as u64),
-            a.cells[i],
-            b.cells[i]
+            a.classes[ka].index.to_hash(i as u64),
+            cells_a[i],
+            cells_b[i]
         );
     }
-    assert_eq!(a.stats, b.stats, "{label}: stats");
+    assert_eq!(a.classes[ka].stats, b.classes[kb].stats, "{label}: stats");
 }
