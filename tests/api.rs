@@ -4,19 +4,12 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use bishops::{Error, Move, Position, Remoteness, Square, Table, Tablebase, Value, Variant};
 use common::reference::{Placement, Reference};
+use common::scratch;
 use hashbrown::HashMap;
-
-/// A scratch database directory per test process and variant.
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("api-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 /// A variant's table (solved on demand into a scratch directory) and the
 /// reference solver's distances for every reachable placement.
@@ -42,7 +35,7 @@ fn case(name: &'static str) -> &'static Case {
     let mut cases = cases.lock().unwrap();
     cases.entry(name).or_insert_with(|| {
         let variant = Variant::named(name).unwrap();
-        let tablebase = Tablebase::new(scratch(name));
+        let tablebase = Tablebase::new(scratch("api", name));
         let table = tablebase.table(variant.start(), Some(name)).unwrap();
         let board = variant.board();
         let reference = Reference::new(board.rows(), board.cols());

@@ -1,24 +1,13 @@
 //! `check` proves correct tables and names the first bad position of wrong
 //! ones, even when the wrong table was written with valid checksums.
 
-use std::path::PathBuf;
+mod common;
 
 use bishops::check::{self, CheckOptions};
-use bishops::solver::{self, ClassStats, ClassTable, Solution};
+use bishops::solver::{ClassStats, ClassTable, Solution};
 use bishops::storage::{self, Layout};
 use bishops::{Cell, Error, Variant};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("check-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn solved(name: &str) -> (Variant, Solution) {
-    let variant = Variant::named(name).unwrap();
-    let solution = solver::solve(&variant, &mut |_| {}).unwrap();
-    (variant, solution)
-}
+use common::{scratch, solved};
 
 /// Writes `solution` (tampered or not) as a database with valid checksums
 /// and checks it in full.
@@ -28,7 +17,7 @@ fn check_written(
     solution: &Solution,
     layout: Layout,
 ) -> Result<check::CheckReport, Error> {
-    let dir = scratch(test);
+    let dir = scratch("check", test);
     storage::write_with(&dir, variant, solution, layout).unwrap();
     let result = check::check(&dir, variant, CheckOptions::default(), &mut |_, _| {});
     std::fs::remove_dir_all(&dir).unwrap();
@@ -113,7 +102,7 @@ fn a_histogram_that_differs_from_the_table_is_found() {
 #[test]
 fn a_sample_is_seeded_and_reported() {
     let (variant, solution) = solved("5x4-full");
-    let dir = scratch("sample");
+    let dir = scratch("check", "sample");
     storage::write(&dir, &variant, &solution).unwrap();
     let options = CheckOptions {
         sample: Some(50),

@@ -2,25 +2,14 @@
 //! holds no table of its own, and answers every position through the mirror
 //! exactly as the solution in memory does.
 
-use std::path::PathBuf;
+mod common;
 
+use bishops::Error;
 use bishops::index::colex_rank;
-use bishops::solver::{self, Solution};
+use bishops::solver;
 use bishops::storage::{self, Database, Layout};
-use bishops::{Error, Variant};
+use common::{scratch, solved};
 use rusqlite::Connection;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("mirror-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn solved(name: &str) -> (Variant, Solution) {
-    let variant = Variant::named(name).unwrap();
-    let solution = solver::solve(&variant, &mut |_| {}).unwrap();
-    (variant, solution)
-}
 
 /// Rows of `table` that belong to class `class`.
 fn rows(conn: &Connection, table: &str, class: i64) -> i64 {
@@ -39,7 +28,7 @@ fn a_mirrored_class_is_stored_once_and_answers_every_position() {
         assert!(solution.classes[1].is_mirrored(), "{name}: class 1 is mirrored");
         for layout in [Layout::Rows, Layout::Blocks] {
             let what = format!("{name} {layout:?}");
-            let dir = scratch(&format!("{name}-{layout:?}"));
+            let dir = scratch("mirror", &format!("{name}-{layout:?}"));
             let path = storage::write_with(&dir, &variant, &solution, layout).unwrap();
 
             let conn = Connection::open(&path).unwrap();
@@ -102,7 +91,7 @@ fn a_mirrored_class_is_stored_once_and_answers_every_position() {
 #[test]
 fn a_damaged_source_block_fails_a_lookup_in_the_mirrored_class() {
     let (variant, solution) = solved("5x4-full");
-    let dir = scratch("damaged");
+    let dir = scratch("mirror", "damaged");
     let path = storage::write_with(&dir, &variant, &solution, Layout::Blocks).unwrap();
     // A position of class 1 and the block of class 0 that answers for it.
     let class = &solution.classes[1];

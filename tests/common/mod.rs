@@ -2,3 +2,23 @@
 
 pub mod reference;
 pub mod tables;
+
+use std::path::PathBuf;
+
+use bishops::Variant;
+use bishops::solver::{self, Solution};
+
+/// `<target tmp>/<prefix>-<name>-<process id>`, removed when it exists: a
+/// scratch directory of one test process, not yet created.
+pub fn scratch(prefix: &str, name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{prefix}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The variant `name`, solved in memory by the default search.
+pub fn solved(name: &str) -> (Variant, Solution) {
+    let variant = Variant::named(name).unwrap();
+    let solution = solver::solve(&variant, &mut |_| {}).unwrap();
+    (variant, solution)
+}
