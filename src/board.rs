@@ -267,12 +267,15 @@ impl Geometry {
     /// The cells a bishop on `cell` sees along diagonal `direction` on an
     /// empty board. Directions are numbered 0 to 3: up-right, up-left,
     /// down-right, down-left.
+    #[inline]
     pub fn ray(&self, cell: u8, direction: usize) -> Bitboard {
         self.rays[usize::from(cell)][direction]
     }
 
     /// The cells a bishop on `cell` attacks when `occupied` cells block:
     /// along each diagonal up to and including the first occupied cell.
+    /// Inlined where it is called: it sits in the searches' inner loops.
+    #[inline]
     pub fn attacks(&self, cell: u8, occupied: Bitboard) -> Bitboard {
         let rays = &self.rays[usize::from(cell)];
         let mut attacks = Bitboard::EMPTY;

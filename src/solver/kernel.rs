@@ -85,36 +85,12 @@ pub(super) struct Block {
 pub(super) struct Kernel<'a> {
     geo: &'a Geometry,
     index: &'a TightIndex,
-    /// `rays[c][d]`: the rays of the geometry, kept here so that the black
-    /// moves' attack sets inline into the search loops.
-    rays: Vec<[Bitboard; 4]>,
 }
 
 impl<'a> Kernel<'a> {
     /// The kernel of `index`, a tight index over `geo`.
     pub(super) fn new(geo: &'a Geometry, index: &'a TightIndex) -> Kernel<'a> {
-        let rays = (0..geo.len() as u8)
-            .map(|c| [0, 1, 2, 3].map(|d| geo.ray(c, d)))
-            .collect();
-        Kernel { geo, index, rays }
-    }
-
-    /// The cells a bishop on `cell` attacks when `occupied` cells block, as
-    /// [`Geometry::attacks`] gives them.
-    #[inline]
-    fn attacks(&self, cell: u8, occupied: Bitboard) -> Bitboard {
-        let rays = &self.rays[usize::from(cell)];
-        let mut attacks = Bitboard::EMPTY;
-        for (d, &ray) in rays.iter().enumerate() {
-            let blockers = ray & occupied;
-            // Rays 0 and 1 run up the cell numbers, 2 and 3 down.
-            let nearest = if d < 2 { blockers.first() } else { blockers.last() };
-            attacks |= match nearest {
-                Some(b) => ray ^ self.rays[usize::from(b)][d],
-                None => ray,
-            };
-        }
-        attacks
+        Kernel { geo, index }
     }
 
     /// Fills `block` for the white set of colex rank `r`, reusing its
@@ -185,7 +161,7 @@ impl<'a> Kernel<'a> {
         let ranker = block.ranker.as_ref().expect("a filled block");
         for from in black {
             let rest = black.without(from);
-            for to in self.attacks(from, occupied) & empty {
+            for to in self.geo.attacks(from, occupied) & empty {
                 if f(block.start + ranker.rank(rest.with(to))) {
                     return true;
                 }
