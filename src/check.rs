@@ -221,9 +221,11 @@ fn check_class(
                 return None;
             }
             let white = colex_unrank(r, white_count);
+            // One buffer for the block: a position has at most a few dozen moves.
+            let mut neighbours = Vec::with_capacity(64);
             for (i, black) in block.clone().zip(Subsets::new(index.safe(r), black_count)) {
                 let part = Part { white, black };
-                let mut neighbours = Vec::with_capacity(64);
+                neighbours.clear();
                 part.for_each_move(geo, |_, _, _, after| neighbours.push(index.rank(after)));
                 if neighbours.iter().any(Option::is_none) {
                     return Some((part, "has a move to an illegal position".to_owned()));
