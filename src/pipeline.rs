@@ -29,15 +29,18 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
-use crate::solver::{Event, Method, Plan, Solution};
+use crate::remoteness::Remoteness;
+use crate::solver::twobit::TwoBitSolution;
+use crate::solver::{ClassStats, Event, Method, Plan, Solution};
 use crate::storage::{self, Layout};
 use crate::variant::Variant;
 
 /// How a solve runs.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct SolveOptions {
-    /// The search.
-    pub method: Method,
+    /// The search; `None` picks the tight search when its byte table fits
+    /// in memory and the two-bit search when only that fits.
+    pub method: Option<Method>,
     /// `None`: rows or blocks by size.
     pub layout: Option<Layout>,
     /// Bytes the solve may use at most, besides what is available.
@@ -104,10 +107,71 @@ impl<'a> SolvePlan<'a> {
             .iter()
             .map(|s| binomial(s.geometry.len() as u32, s.counts().0).saturating_mul(16))
             .fold(0u64, u64::saturating_add);
-        check_memory(variant, index_bytes, options.max_memory)?;
-        let plan = Plan::new(variant, options.method);
-        check_memory(variant, plan.memory_bytes(), options.max_memory)?;
+        let available = memory_limit(options.max_memory);
+        check_memory(variant, index_bytes, available)?;
+        let plan = Plan::new(variant, options.method.unwrap_or_default());
+        let plan = match options.method {
+            Some(_) => plan,
+            // A byte per position while it fits, else two bits.
+            None => {
+                let fits = |need: u64| available.is_none_or(|a| need <= a);
+                if !fits(plan.memory_bytes()) && fits(plan.two_bit_memory_bytes()) {
+                    plan.with_method(Method::TwoBit)
+                } else {
+                    plan
+                }
+            }
+        };
+        check_memory(variant, plan.memory_bytes(), available)?;
         Ok(SolvePlan { variant, plan, options })
+    }
+
+    /// The search the solve runs.
+    pub fn method(&self) -> Method {
+        self.plan.method()
+    }
+
+    /// Bytes of disk the solve needs at most: the database, and with
+    /// checkpoints two of them (a new one is written before the old one goes).
+    pub fn disk_bytes(&self) -> u64 {
+        let searched = self
+            .legal()
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| !self.plan.is_mirrored(k))
+            .map(|(_, &n)| n)
+            .max()
+            .unwrap_or(0);
+        let (database, checkpoint) = match self.method() {
+            // Two bits a position, and three in a checkpoint (the expanded bit).
+            Method::TwoBit => (self.legal().iter().map(|n| n.div_ceil(4)).sum::<u64>(), searched.div_ceil(8) * 3),
+            Method::Tight | Method::Dense => (self.legal().iter().sum::<u64>(), searched),
+        };
+        // SQLite's pages and keys: a little over the tables.
+        let database = database + database / 16;
+        if self.options.checkpoints.is_some() {
+            database + 2 * checkpoint
+        } else {
+            database
+        }
+    }
+
+    /// Refuses a solve into `dir` that would not fit in its free disk space.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`] naming what it needs and what is free.
+    pub fn check_disk(&self, dir: &Path) -> Result<()> {
+        match free_disk(dir) {
+            Some(free) if self.disk_bytes() > free => Err(Error::TooLarge(format!(
+                "variant {} needs about {} of disk in {}, only {} is free",
+                self.variant.name(),
+                human_bytes(self.disk_bytes()),
+                dir.display(),
+                human_bytes(free)
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Legal positions per class.
@@ -125,24 +189,32 @@ impl<'a> SolvePlan<'a> {
         self.plan.memory_bytes()
     }
 
-    /// One line saying what the solve will do and need.
-    pub fn summary(&self) -> String {
+    /// One line saying what the solve will do and need, in memory and on
+    /// the disk of `dir`.
+    pub fn summary(&self, dir: &Path) -> String {
         let legal = self.legal();
         let mirrored = self.mirrored();
+        let chosen = if self.options.method.is_none() && self.method() == Method::TwoBit {
+            format!(
+                ", as a byte per position would need {}",
+                human_bytes(self.plan.byte_memory_bytes(Method::Tight))
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "solving {} ({} search, {} threads): {} legal positions in {} class{}{}; needs about {}{}",
+            "solving {} ({} search{chosen}, {} threads): {} legal positions in {} class{}{}; needs about {}{} and {} of disk{}",
             self.variant.name(),
-            match self.options.method {
-                Method::Tight => "tight",
-                Method::Dense => "dense",
-            },
+            self.method().name(),
             rayon::current_num_threads(),
             legal.iter().map(u64::to_string).collect::<Vec<_>>().join(" + "),
             legal.len(),
             if legal.len() == 1 { "" } else { "es" },
             if mirrored > 0 { " (one by mirror symmetry)" } else { "" },
             human_bytes(self.memory_bytes()),
-            available_memory().map_or(String::new(), |a| format!(" of {} available", human_bytes(a)))
+            available_memory().map_or(String::new(), |a| format!(" of {} available", human_bytes(a))),
+            human_bytes(self.disk_bytes()),
+            free_disk(dir).map_or(String::new(), |f| format!(" of {} free", human_bytes(f)))
         )
     }
 
@@ -186,7 +258,7 @@ impl<'a> SolvePlan<'a> {
             Some(c) => c,
             None => &mut no_checkpoints,
         };
-        let solution = self.plan.solve_with(checkpoints, &mut |event| {
+        let mut observe_layers = |event: Event| {
             match event {
                 Event::Counted { .. } => last = Instant::now(),
                 Event::Layer {
@@ -203,8 +275,15 @@ impl<'a> SolvePlan<'a> {
                 Event::Mirrored { .. } => {}
             }
             observe(event);
-        })?;
-        if let Err(e) = check_known(self.variant, &solution) {
+        };
+        let legal = self.legal();
+        let found = if self.plan.method() == Method::TwoBit {
+            Found::TwoBit(self.plan.solve_two_bit(&mut observe_layers)?)
+        } else {
+            Found::Bytes(self.plan.solve_with(checkpoints, &mut observe_layers)?)
+        };
+        let known = check_known(self.variant, &found.answer(self.variant));
+        if let Err(e) = known {
             // A wrong answer may come from a resumed checkpoint: the next
             // solve starts over instead of resuming from it again.
             if self.options.checkpoints.is_some() {
@@ -213,8 +292,13 @@ impl<'a> SolvePlan<'a> {
             return Err(e);
         }
         let writing = Instant::now();
-        let layout = self.options.layout.unwrap_or_else(|| Layout::for_solution(&solution));
-        let path = storage::write_with(dir, self.variant, &solution, layout)?;
+        let path = match &found {
+            Found::TwoBit(solution) => storage::write_two_bit(dir, self.variant, solution)?,
+            Found::Bytes(solution) => {
+                let layout = self.options.layout.unwrap_or_else(|| Layout::for_solution(solution));
+                storage::write_with(dir, self.variant, solution, layout)?
+            }
+        };
         let written = checkpointer.map_or((0, 0.0, 0), |c| c.written);
         if self.options.checkpoints.is_some() {
             checkpoint::remove(dir, self.variant);
@@ -222,9 +306,9 @@ impl<'a> SolvePlan<'a> {
         Ok(Solved {
             checkpoints: written,
             path,
-            solve_seconds: solution.elapsed.as_secs_f64(),
+            solve_seconds: found.elapsed().as_secs_f64(),
             write_seconds: writing.elapsed().as_secs_f64(),
-            legal: solution.classes.iter().map(|c| c.stats.legal).collect(),
+            legal,
             layers,
         })
     }
@@ -260,13 +344,37 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
-/// Refuses a solve that needs more memory than is available, or than
-/// `limit` bytes when given.
-fn check_memory(variant: &Variant, need: u64, limit: Option<u64>) -> Result<()> {
-    let available = match (available_memory(), limit) {
+/// Bytes free to this user on the file system of `dir` (or of its nearest
+/// existing ancestor, when it is still to be made).
+pub fn free_disk(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut at = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    while !at.exists() {
+        at = at.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    }
+    let path = std::ffi::CString::new(at.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `path` is a NUL-terminated string and `stat` is writable
+    // memory of the right type, which statvfs fills when it returns 0.
+    let stat = unsafe {
+        if libc::statvfs(path.as_ptr(), stat.as_mut_ptr()) != 0 {
+            return None;
+        }
+        stat.assume_init()
+    };
+    u64::from(stat.f_bavail).checked_mul(u64::from(stat.f_frsize))
+}
+
+/// The memory a solve may use: what is available, and at most `limit`.
+fn memory_limit(limit: Option<u64>) -> Option<u64> {
+    match (available_memory(), limit) {
         (Some(a), Some(l)) => Some(a.min(l)),
         (a, l) => a.or(l),
-    };
+    }
+}
+
+/// Refuses a solve that needs more than `available` bytes of memory.
+fn check_memory(variant: &Variant, need: u64, available: Option<u64>) -> Result<()> {
     match available {
         Some(available) if need > available => Err(Error::TooLarge(format!(
             "variant {} needs about {} of memory to solve, only {} is available",
@@ -278,24 +386,60 @@ fn check_memory(variant: &Variant, need: u64, limit: Option<u64>) -> Result<()> 
     }
 }
 
-/// Checks a solution against the answers the variant file knows.
-fn check_known(variant: &Variant, solution: &Solution) -> Result<()> {
+/// The tables a search filled.
+enum Found {
+    Bytes(Solution),
+    TwoBit(TwoBitSolution),
+}
+
+impl Found {
+    fn elapsed(&self) -> std::time::Duration {
+        match self {
+            Found::Bytes(s) => s.elapsed,
+            Found::TwoBit(s) => s.elapsed,
+        }
+    }
+
+    /// What the tables say of `variant`, to hold against its known answers.
+    fn answer(&self, variant: &Variant) -> Answer {
+        let starts = variant.class_hashes(variant.start());
+        let (stats, start): (Vec<&ClassStats>, Option<Remoteness>) = match self {
+            Found::Bytes(s) => (
+                s.classes.iter().map(|c| &c.stats).collect(),
+                Remoteness::total((0..starts.len()).map(|k| s.cell(k, starts[k]).remoteness())),
+            ),
+            Found::TwoBit(s) => (
+                s.classes.iter().map(|c| &c.stats).collect(),
+                Remoteness::total(variant.classes().iter().enumerate().map(|(k, spec)| {
+                    s.descend(k, spec, spec.index.unrank(starts[k])).map(|d| d.remoteness)
+                })),
+            ),
+        };
+        Answer {
+            legal: stats.iter().map(|s| s.legal).collect(),
+            max: Remoteness::total(stats.iter().map(|s| s.max_remoteness())),
+            start,
+        }
+    }
+}
+
+/// What a solve found, as the variant file records it.
+struct Answer {
+    /// Legal positions per class.
+    legal: Vec<u64>,
+    /// The largest remoteness of a whole position.
+    max: Option<Remoteness>,
+    /// The start's remoteness.
+    start: Option<Remoteness>,
+}
+
+/// Checks a solve's answer against the answers the variant file knows.
+fn check_known(variant: &Variant, answer: &Answer) -> Result<()> {
     let Some(known) = variant.known() else {
         return Ok(());
     };
-    let legal: Vec<u64> = solution.classes.iter().map(|c| c.stats.legal).collect();
-    let max: Option<u16> = solution
-        .classes
-        .iter()
-        .map(|c| c.stats.max_remoteness().map(|r| r.0))
-        .sum();
-    let starts = variant.class_hashes(variant.start());
-    let start: Option<u16> = starts
-        .iter()
-        .enumerate()
-        .map(|(k, &h)| solution.cell(k, h).remoteness().map(|r| r.0))
-        .sum();
-    if legal != known.legal || max != Some(known.max_remoteness) || start != Some(known.start_remoteness) {
+    let (legal, start, max) = (&answer.legal, answer.start.map(|r| r.0), answer.max.map(|r| r.0));
+    if *legal != known.legal || max != Some(known.max_remoteness) || start != Some(known.start_remoteness) {
         return Err(Error::Mismatch(format!(
             "variant {}: solved {legal:?} legal positions, start {start:?}, largest {max:?}, but {} give {:?}, {}, {}; nothing written",
             variant.name(),

@@ -35,6 +35,20 @@ impl std::ops::Add for Remoteness {
     }
 }
 
+impl Remoteness {
+    /// The remoteness of a whole position from those of its class parts:
+    /// their sum, `None` when any part cannot reach the goal.
+    ///
+    /// ```
+    /// use bishops::Remoteness;
+    /// assert_eq!(Remoteness::total([Some(Remoteness(3)), Some(Remoteness(4))]), Some(Remoteness(7)));
+    /// assert_eq!(Remoteness::total([Some(Remoteness(3)), None]), None);
+    /// ```
+    pub fn total(parts: impl IntoIterator<Item = Option<Remoteness>>) -> Option<Remoteness> {
+        parts.into_iter().try_fold(Remoteness(0), |sum, r| Some(sum + r?))
+    }
+}
+
 impl fmt::Display for Remoteness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)

@@ -25,13 +25,16 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::types::ValueRef;
+use rayon::prelude::*;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::index::{binomial, colex_rank, colex_unrank, rank_within};
 use crate::remoteness::{Cell, Remoteness};
+use crate::position::Position;
 use crate::rules::{Part, safe_cells};
+use crate::solver::twobit::{Residues, TwoBitSolution};
 use crate::solver::{ClassStats, ClassTable, HARDEST, Solution};
 use crate::symmetry::Mirror;
 use crate::tablebase::clip;
@@ -42,7 +45,8 @@ use crate::variant::Variant;
 /// The version of the database layout; a file of another version is refused
 /// (and `solve` rebuilds it). Version 2 added the per-block checksums and
 /// the header checksum; version 3 stores a mirrored class as a reference to
-/// class 0, without rows or blocks of its own.
+/// class 0, without rows or blocks of its own, and adds the `residues`
+/// layout of the two-bit search.
 pub const FORMAT_VERSION: u32 = 3;
 
 /// The tables of a database.
@@ -66,7 +70,8 @@ CREATE TABLE classes (
     hardest        TEXT NOT NULL,       -- JSON array: hashes of the hardest positions
     mirrored       INTEGER NOT NULL,    -- 1: the left-right mirror image of class 0, with no rows or
                                         -- blocks of its own: look up the mirrored position in class 0
-    checksum       TEXT NOT NULL        -- FNV-1a 64 of the remoteness bytes in hash order, hex
+    checksum       TEXT NOT NULL        -- FNV-1a 64 of the remoteness bytes in hash order, hex;
+                                        -- residues layout: of the block checksums in white order
 );
 CREATE TABLE positions (
     class      INTEGER NOT NULL,
@@ -84,7 +89,9 @@ CREATE TABLE blocks (
     class    INTEGER NOT NULL,
     white    INTEGER NOT NULL,          -- colex rank of the white set: hash / C(n - w, b)
     data     BLOB NOT NULL,             -- a byte per legal black set beside it, in colex order
-                                        -- among the safe cells: remoteness, or 254 unreachable
+                                        -- among the safe cells: remoteness, or 254 unreachable;
+                                        -- residues layout: 2 bits per black set, 4 a byte from
+                                        -- the low bits: remoteness mod 3, or 3 unreachable
     checksum INTEGER NOT NULL,          -- block checksum of data
     PRIMARY KEY (class, white)
 );
@@ -98,6 +105,12 @@ pub enum Layout {
     /// A row of `blocks` per white set, a byte per position: about one byte
     /// per legal position on disk, for large boards.
     Blocks,
+    /// A row of `blocks` per white set, two bits per position holding the
+    /// remoteness mod 3, as the two-bit search leaves it
+    /// ([`twobit`](crate::solver::twobit)): a quarter of a byte per legal
+    /// position, for boards too large for a byte. Exact remoteness is found
+    /// by descending to the goal through neighbours one less mod 3.
+    Residues,
 }
 
 impl Layout {
@@ -111,10 +124,12 @@ impl Layout {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// The name the file gives it in `meta.layout`.
+    pub fn name(self) -> &'static str {
         match self {
             Layout::Rows => "rows",
             Layout::Blocks => "blocks",
+            Layout::Residues => "residues",
         }
     }
 }
@@ -390,6 +405,64 @@ pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathB
 ///
 /// As [`write()`].
 pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<PathBuf> {
+    if layout == Layout::Residues {
+        return Err(Error::Usage(
+            "the residues layout holds tables of the two-bit search: solve with --method two-bit".into(),
+        ));
+    }
+    write_atomically(dir, variant, &Solved::Bytes(solution), layout)
+}
+
+/// Writes a variant solved by the two-bit search ([`Layout::Residues`]),
+/// as [`write()`] does: atomically, replacing an older file.
+///
+/// # Errors
+///
+/// As [`write()`].
+pub fn write_two_bit(dir: &Path, variant: &Variant, solution: &TwoBitSolution) -> Result<PathBuf> {
+    write_atomically(dir, variant, &Solved::TwoBit(solution), Layout::Residues)
+}
+
+/// A solved variant as the writer takes it, from either search.
+enum Solved<'a> {
+    Bytes(&'a Solution),
+    TwoBit(&'a TwoBitSolution),
+}
+
+impl Solved<'_> {
+    fn stats(&self, k: usize) -> &ClassStats {
+        match self {
+            Solved::Bytes(s) => &s.classes[k].stats,
+            Solved::TwoBit(s) => &s.classes[k].stats,
+        }
+    }
+
+    fn is_mirrored(&self, k: usize) -> bool {
+        match self {
+            Solved::Bytes(s) => s.classes[k].is_mirrored(),
+            Solved::TwoBit(s) => matches!(s.classes[k].residues, Residues::Mirrored { .. }),
+        }
+    }
+
+    fn elapsed(&self) -> std::time::Duration {
+        match self {
+            Solved::Bytes(s) => s.elapsed,
+            Solved::TwoBit(s) => s.elapsed,
+        }
+    }
+
+    /// The remoteness of the class part `hash` of class `k`.
+    fn remoteness(&self, spec: &ClassSpec, k: usize, hash: u64) -> Option<Remoteness> {
+        match self {
+            Solved::Bytes(s) => s.cell(k, hash).remoteness(),
+            Solved::TwoBit(s) => s.descend(k, spec, spec.index.unrank(hash)).map(|d| d.remoteness),
+        }
+    }
+}
+
+/// Writes `solved` into a temporary file in `dir` and renames it over the
+/// variant's database.
+fn write_atomically(dir: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout) -> Result<PathBuf> {
     check_dir(dir)?;
     fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
     let dest = path(dir, variant.name());
@@ -398,7 +471,7 @@ pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: La
     }
     let tmp = temp_path(dir, variant.name(), std::process::id());
     let _pending = Pending::register(&tmp);
-    let result = write_file(&tmp, variant, solution, layout).and_then(|()| {
+    let result = write_file(&tmp, variant, solved, layout).and_then(|()| {
         fs::rename(&tmp, &dest).map_err(|e| Error::Io(dest.clone(), e))?;
         // Make the rename itself durable.
         if let Ok(d) = fs::File::open(dir) {
@@ -412,7 +485,102 @@ pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: La
     result.map(|()| dest)
 }
 
-fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<()> {
+/// Block checksums of the two-bit tables are computed this many white sets
+/// at a time, in parallel, and then written in order.
+const PACK_BATCH: u64 = 1 << 14;
+
+/// The packed two-bit block (see [`pack`]) of each white set of class `k` in
+/// `range`, with its checksum; empty blocks are left out.
+fn residue_blocks(solution: &TwoBitSolution, k: usize, range: std::ops::Range<u64>) -> Vec<(u64, Vec<u8>, Checksum)> {
+    let class = &solution.classes[k];
+    let index = &class.index;
+    range
+        .into_par_iter()
+        .filter_map(|r| {
+            let block = index.block(r);
+            if block.is_empty() {
+                return None;
+            }
+            let packed = match &class.residues {
+                Residues::Searched(table) => pack(block.map(|i| table.get(i).unwrap_or(UNREACHABLE_CODE))),
+                Residues::Mirrored { from, mirror } => {
+                    let source = &solution.classes[*from];
+                    let Residues::Searched(table) = &source.residues else {
+                        unreachable!("a class mirrors a searched one")
+                    };
+                    let image_rank = colex_rank(mirror.cells(colex_unrank(r, index.white())));
+                    let codes: Vec<u8> = source
+                        .index
+                        .block(image_rank)
+                        .map(|i| table.get(i).unwrap_or(UNREACHABLE_CODE))
+                        .collect();
+                    let mut cells = vec![0u8; (block.end - block.start) as usize];
+                    mirror.block(
+                        index.safe(r),
+                        index.black(),
+                        source.index.safe(image_rank),
+                        &codes,
+                        &mut cells,
+                    );
+                    pack(cells.into_iter())
+                }
+            };
+            let checksum = block_checksum(class.class.index(), r, &packed);
+            Some((r, packed, checksum))
+        })
+        .collect()
+}
+
+/// The code of an unreachable position in a packed two-bit block.
+const UNREACHABLE_CODE: u8 = 3;
+
+/// Packs two-bit codes (0 to 2: remoteness mod 3; 3: unreachable) four to a
+/// byte, the first in the low bits; the last byte is padded with 3.
+///
+/// ```
+/// assert_eq!(bishops::storage::pack([0u8, 1, 2, 3, 1].into_iter()), [0b11_10_01_00, 0b11_11_11_01]);
+/// ```
+pub fn pack(codes: impl Iterator<Item = u8>) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(codes.size_hint().0.div_ceil(4));
+    let (mut byte, mut filled) = (0u8, 0);
+    for code in codes {
+        byte |= (code & 3) << (2 * filled);
+        filled += 1;
+        if filled == 4 {
+            bytes.push(byte);
+            (byte, filled) = (0, 0);
+        }
+    }
+    if filled > 0 {
+        bytes.push(byte | (0xff << (2 * filled)));
+    }
+    bytes
+}
+
+/// The `len` codes packed in `bytes` by [`pack`]; `None` when `bytes` has
+/// another length or its padding is not 3.
+///
+/// ```
+/// use bishops::storage::{pack, unpack};
+/// assert_eq!(unpack(&pack([2u8, 0, 1].into_iter()), 3), Some(vec![2, 0, 1]));
+/// assert_eq!(unpack(&[0b0000_0001], 1), None);
+/// ```
+pub fn unpack(bytes: &[u8], len: usize) -> Option<Vec<u8>> {
+    if bytes.len() != len.div_ceil(4) {
+        return None;
+    }
+    let codes: Vec<u8> = bytes
+        .iter()
+        .flat_map(|&b| [b & 3, b >> 2 & 3, b >> 4 & 3, b >> 6])
+        .collect();
+    codes[len..].iter().all(|&c| c == UNREACHABLE_CODE).then(|| {
+        let mut codes = codes;
+        codes.truncate(len);
+        codes
+    })
+}
+
+fn write_file(tmp: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout) -> Result<()> {
     let _ = fs::remove_file(tmp);
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let mut conn = Connection::open(tmp).map_err(sql)?;
@@ -439,64 +607,90 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout
         let mut class_row = tx
             .prepare("INSERT INTO classes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")
             .map_err(sql)?;
-        for (k, (spec, table)) in variant.classes().iter().zip(&solution.classes).enumerate() {
+        for (k, spec) in variant.classes().iter().enumerate() {
             let class = spec.class.index() as i64;
             let mut checksum = Checksum::default();
-            let index = &table.index;
-            match &table.table {
-                // A mirrored class has no rows or blocks of its own; its
-                // checksum is still that of its cells, in its hash order.
-                ClassTable::Mirrored { from, mirror } => {
-                    let source = &solution.classes[*from];
-                    let source_cells = source.own_cells().expect("a class mirrors a searched one");
-                    let mut cells = Vec::new();
-                    for r in 0..index.white_sets() {
-                        let block = index.block(r);
-                        if block.is_empty() {
-                            continue;
-                        }
-                        let image_rank = colex_rank(mirror.cells(colex_unrank(r, index.white())));
-                        let range = source.index.block(image_rank);
-                        cells.resize((block.end - block.start) as usize, 0);
-                        mirror.block(
-                            index.safe(r),
-                            index.black(),
-                            source.index.safe(image_rank),
-                            &source_cells[range.start as usize..range.end as usize],
-                            &mut cells,
-                        );
-                        checksum.add(&cells);
-                    }
-                }
-                ClassTable::Own(all) => {
-                    checksum.add(all);
-                    for r in 0..index.white_sets() {
-                        let block = index.block(r);
-                        let cells = &all[block.start as usize..block.end as usize];
-                        if cells.is_empty() {
-                            continue;
-                        }
-                        let block_sum = block_checksum(spec.class.index(), r, cells).signed();
-                        match layout {
-                            Layout::Blocks => {
+            match solved {
+                // The class checksum is that of the block checksums, so that
+                // it is computed in parallel; a mirrored class's blocks are
+                // derived (and checksummed) but not stored.
+                Solved::TwoBit(solution) => {
+                    let white_sets = solution.classes[k].index.white_sets();
+                    for first in (0..white_sets).step_by(PACK_BATCH as usize) {
+                        let batch = residue_blocks(solution, k, first..(first + PACK_BATCH).min(white_sets));
+                        for (r, packed, block_sum) in batch {
+                            checksum.add(&block_sum.signed().to_le_bytes());
+                            if !solved.is_mirrored(k) {
                                 block_row
-                                    .execute(params![class, r as i64, cells, block_sum])
+                                    .execute(params![class, r as i64, packed, block_sum.signed()])
                                     .map_err(sql)?;
                             }
-                            Layout::Rows => {
-                                let white = colex_unrank(r, index.white());
-                                for (black, &byte) in Subsets::new(index.safe(r), index.black()).zip(cells) {
-                                    let hash = spec.index.rank(Part { white, black });
-                                    row.execute(params![class, hash as i64, Cell(byte).remoteness().map(|r| r.0)])
-                                        .map_err(sql)?;
+                        }
+                    }
+                }
+                Solved::Bytes(solution) => {
+                    let table = &solution.classes[k];
+                    let index = &table.index;
+                    match &table.table {
+                        // A mirrored class has no rows or blocks of its own; its
+                        // checksum is still that of its cells, in its hash order.
+                        ClassTable::Mirrored { from, mirror } => {
+                            let source = &solution.classes[*from];
+                            let source_cells = source.own_cells().expect("a class mirrors a searched one");
+                            let mut cells = Vec::new();
+                            for r in 0..index.white_sets() {
+                                let block = index.block(r);
+                                if block.is_empty() {
+                                    continue;
                                 }
-                                row_checksum.execute(params![class, r as i64, block_sum]).map_err(sql)?;
+                                let image_rank = colex_rank(mirror.cells(colex_unrank(r, index.white())));
+                                let range = source.index.block(image_rank);
+                                cells.resize((block.end - block.start) as usize, 0);
+                                mirror.block(
+                                    index.safe(r),
+                                    index.black(),
+                                    source.index.safe(image_rank),
+                                    &source_cells[range.start as usize..range.end as usize],
+                                    &mut cells,
+                                );
+                                checksum.add(&cells);
+                            }
+                        }
+                        ClassTable::Own(all) => {
+                            checksum.add(all);
+                            for r in 0..index.white_sets() {
+                                let block = index.block(r);
+                                let cells = &all[block.start as usize..block.end as usize];
+                                if cells.is_empty() {
+                                    continue;
+                                }
+                                let block_sum = block_checksum(spec.class.index(), r, cells).signed();
+                                match layout {
+                                    Layout::Blocks | Layout::Residues => {
+                                        block_row
+                                            .execute(params![class, r as i64, cells, block_sum])
+                                            .map_err(sql)?;
+                                    }
+                                    Layout::Rows => {
+                                        let white = colex_unrank(r, index.white());
+                                        for (black, &byte) in Subsets::new(index.safe(r), index.black()).zip(cells) {
+                                            let hash = spec.index.rank(Part { white, black });
+                                            row.execute(params![
+                                                class,
+                                                hash as i64,
+                                                Cell(byte).remoteness().map(|r| r.0)
+                                            ])
+                                            .map_err(sql)?;
+                                        }
+                                        row_checksum.execute(params![class, r as i64, block_sum]).map_err(sql)?;
+                                    }
+                                }
                             }
                         }
                     }
                 }
             }
-            let stats = &table.stats;
+            let stats = solved.stats(k);
             let (white, black) = spec.counts();
             class_row
                 .execute(params![
@@ -512,11 +706,11 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout
                     stats.max_remoteness().map(|r| r.0),
                     serde_json::to_string(&stats.histogram).expect("numbers serialize"),
                     serde_json::to_string(&stats.hardest).expect("numbers serialize"),
-                    table.is_mirrored(),
+                    solved.is_mirrored(k),
                     checksum.hex(),
                 ])
                 .map_err(sql)?;
-            start_remoteness = sum(start_remoteness, solution.cell(k, starts[k]).remoteness());
+            start_remoteness = sum(start_remoteness, solved.remoteness(spec, k, starts[k]));
             max = sum(max, stats.max_remoteness());
             legal *= u128::from(stats.legal);
             reachable *= u128::from(stats.reachable);
@@ -542,7 +736,7 @@ fn write_file(tmp: &Path, variant: &Variant, solution: &Solution, layout: Layout
             start_remoteness.map_or(String::new(), |r| r.to_string()),
         ),
         ("program_version", env!("CARGO_PKG_VERSION").into()),
-        ("solve_seconds", format!("{:.6}", solution.elapsed.as_secs_f64())),
+        ("solve_seconds", format!("{:.6}", solved.elapsed().as_secs_f64())),
         ("created_unix", created.to_string()),
     ];
     for (key, value) in meta {
@@ -731,6 +925,7 @@ impl Database {
         let layout = match meta("layout")?.as_deref() {
             Some("rows") => Layout::Rows,
             Some("blocks") => Layout::Blocks,
+            Some("residues") => Layout::Residues,
             other => {
                 return Err(corrupt(format!(
                     "has an unknown layout `{}`",
@@ -876,7 +1071,18 @@ impl Database {
             }
             let record = &self.classes[k];
             for &hash in &record.stats.hardest {
-                if self.remoteness_of(k, hash)? != record.stats.max_remoteness() {
+                // A descent per hardest position would cost every open of a
+                // two-bit table dearly: its residue is checked instead.
+                let stored = match self.metadata.layout {
+                    Layout::Residues => {
+                        let part = self.legal_part(k, hash).ok_or_else(|| self.not_legal(k, hash))?;
+                        let residue = self.residue(k, part)?;
+                        let max = record.stats.max_remoteness();
+                        (residue.map(u16::from) == max.map(|r| r.0 % 3)).then_some(max).flatten()
+                    }
+                    Layout::Rows | Layout::Blocks => self.remoteness_of(k, hash)?,
+                };
+                if stored != record.stats.max_remoteness() {
                     return Err(self.corrupt(format!(
                         "lists hash {hash} among the hardest of class {}, but its table disagrees",
                         record.class
@@ -960,7 +1166,7 @@ impl Database {
         }
         let read = |e| self.read_error(e);
         let (cells, stored) = match self.metadata.layout {
-            Layout::Blocks => {
+            Layout::Blocks | Layout::Residues => {
                 let row = self
                     .conn
                     .prepare_cached("SELECT data, checksum FROM blocks WHERE class = ?1 AND white = ?2")
@@ -972,8 +1178,19 @@ impl Database {
                     })
                     .map_err(read)?;
                 let (data, checksum) = row.ok_or_else(|| wrong("no block".into()))?;
-                if data.len() as u64 != len {
+                let bytes = if self.metadata.layout == Layout::Residues {
+                    len.div_ceil(4)
+                } else {
+                    len
+                };
+                if data.len() as u64 != bytes {
                     return Err(wrong(format!("a block of {} bytes for {len} positions", data.len())));
+                }
+                if self.metadata.layout == Layout::Residues {
+                    if block_checksum(class, white, &data).signed() != checksum {
+                        return Err(wrong("a block that fails its checksum".into()));
+                    }
+                    return unpack(&data, len as usize).ok_or_else(|| wrong("a block with bad padding".into()));
                 }
                 (data, checksum)
             }
@@ -1035,24 +1252,114 @@ impl Database {
         Ok(cells)
     }
 
-    /// The cell of `hash` in the `k`-th class of the variant: one checked
-    /// block read. A hash that names no legal position is [`Cell::ILLEGAL`].
+    /// How the tables are held.
+    pub fn layout(&self) -> Layout {
+        self.metadata.layout
+    }
+
+    /// The legal part of class `k` whose hash is `hash`; `None` when no legal
+    /// position has that hash.
+    fn legal_part(&self, k: usize, hash: u64) -> Option<Part> {
+        let spec = &self.specs[k];
+        if hash >= spec.index.len() {
+            return None;
+        }
+        let part = spec.index.unrank(hash);
+        part.black.is_subset(safe_cells(&spec.geometry, part.white)).then_some(part)
+    }
+
+    /// What the table holds for the legal part `part` of class `k`: its
+    /// cell, or in the residues layout its two-bit code.
+    fn stored(&self, k: usize, part: Part) -> Result<u8> {
+        let safe = safe_cells(&self.specs[k].geometry, part.white);
+        let cells = self.block(k, colex_rank(part.white))?;
+        Ok(cells[rank_within(part.black, safe) as usize])
+    }
+
+    /// The remoteness mod 3 of the legal part `part` of class `k` in the
+    /// residues layout, `None` when it cannot reach the goal.
+    fn residue(&self, k: usize, part: Part) -> Result<Option<u8>> {
+        let code = self.stored(k, part)?;
+        Ok((code != UNREACHABLE_CODE).then_some(code))
+    }
+
+    /// The exact remoteness of the legal part `part` of class `k` in the
+    /// residues layout: the length of a walk to the goal, each step to a
+    /// neighbour one less mod 3, which is one move closer
+    /// ([`twobit`](crate::solver::twobit)).
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] when the block cannot be read or fails its checks.
-    pub fn cell(&self, k: usize, hash: u64) -> Result<Cell> {
+    /// [`Error::Corrupt`] when the walk finds no closer neighbour, takes more
+    /// steps than the class's largest remoteness, or ends at a goal whose
+    /// residue is not 0: a table no search leaves.
+    fn descend(&self, k: usize, part: Part) -> Result<Option<Remoteness>> {
         let spec = &self.specs[k];
-        if hash >= spec.index.len() {
-            return Ok(Cell::ILLEGAL);
+        let record = &self.classes[k];
+        let max = record.stats.max_remoteness().map_or(0, |r| r.0);
+        let position = |p: Part| Position::from_parts(spec.geometry.board(), &[(&spec.geometry, p)]);
+        let Some(mut here) = self.residue(k, part)? else {
+            return Ok(None);
+        };
+        let mut at = part;
+        let mut steps = 0u16;
+        let mut neighbours = Vec::with_capacity(64);
+        while at != spec.goal {
+            if steps == max {
+                return Err(self.corrupt(format!(
+                    "gives {} of class {} no way to the goal within {max} moves, its largest remoteness",
+                    position(part),
+                    record.class
+                )));
+            }
+            let closer = (here + 2) % 3;
+            // Moves of black bishops keep the white set, and so the block:
+            // try them first, as they are read from the block already at hand.
+            neighbours.clear();
+            at.for_each_move(&spec.geometry, |_, _, _, after| neighbours.push(after));
+            neighbours.sort_by_key(|after| after.white != at.white);
+            let mut next = None;
+            for &after in &neighbours {
+                if self.residue(k, after)? == Some(closer) {
+                    next = Some(after);
+                    break;
+                }
+            }
+            at = next.ok_or_else(|| {
+                self.corrupt(format!(
+                    "gives {} of class {} the residue {here}, but none of its neighbours the residue {closer}",
+                    position(at),
+                    record.class
+                ))
+            })?;
+            here = closer;
+            steps += 1;
         }
-        let part = spec.index.unrank(hash);
-        let safe = safe_cells(&spec.geometry, part.white);
-        if !part.black.is_subset(safe) {
-            return Ok(Cell::ILLEGAL);
+        if here != 0 {
+            return Err(self.corrupt(format!("gives the goal of class {} the residue {here}", record.class)));
         }
-        let cells = self.block(k, colex_rank(part.white))?;
-        Ok(Cell(cells[rank_within(part.black, safe) as usize]))
+        Ok(Some(Remoteness(steps)))
+    }
+
+    /// The cell of `hash` in the `k`-th class of the variant: one checked
+    /// block read, or in the residues layout the exact remoteness found by
+    /// descent. A hash that names no legal position is [`Cell::ILLEGAL`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when a block cannot be read or fails its checks,
+    /// or a descent fails.
+    pub fn cell(&self, k: usize, hash: u64) -> Result<Cell> {
+        let Some(part) = self.legal_part(k, hash) else {
+            return Ok(Cell::ILLEGAL);
+        };
+        if self.metadata.layout == Layout::Residues {
+            return Ok(match self.descend(k, part)? {
+                Some(r) => Cell(u8::try_from(r.0).unwrap_or(Cell::MAX_REMOTENESS)),
+                None => Cell::UNREACHABLE,
+            });
+        }
+        Ok(Cell(self.stored(k, part)?))
     }
 
     /// The remoteness of the legal class part `hash` of the `k`-th class,
@@ -1065,12 +1372,48 @@ impl Database {
     pub fn remoteness_of(&self, k: usize, hash: u64) -> Result<Option<Remoteness>> {
         let cell = self.cell(k, hash)?;
         if !cell.is_legal() {
-            return Err(self.corrupt(format!(
-                "names hash {hash} of class {}, which is not a legal position",
-                self.classes[k].class
-            )));
+            return Err(self.not_legal(k, hash));
         }
         Ok(cell.remoteness())
+    }
+
+    fn not_legal(&self, k: usize, hash: u64) -> Error {
+        self.corrupt(format!(
+            "names hash {hash} of class {}, which is not a legal position",
+            self.classes[k].class
+        ))
+    }
+
+    /// As [`remoteness_of`](Self::remoteness_of), for a class part one move
+    /// from a part whose remoteness is known to be `beside`: in the residues
+    /// layout that takes one lookup instead of a descent, as a neighbour is
+    /// one closer, as far or one further, and those three differ mod 3.
+    ///
+    /// # Errors
+    ///
+    /// As [`remoteness_of`](Self::remoteness_of), and [`Error::Corrupt`]
+    /// when the part and its neighbour disagree on reaching the goal.
+    pub fn remoteness_beside(&self, k: usize, hash: u64, beside: Option<Remoteness>) -> Result<Option<Remoteness>> {
+        if self.metadata.layout != Layout::Residues {
+            return self.remoteness_of(k, hash);
+        }
+        let part = self.legal_part(k, hash).ok_or_else(|| self.not_legal(k, hash))?;
+        let residue = self.residue(k, part)?;
+        let value = match (beside, residue) {
+            (None, None) => return Ok(None),
+            (Some(r), Some(residue)) => [r.0.checked_sub(1), Some(r.0), r.0.checked_add(1)]
+                .into_iter()
+                .flatten()
+                .find(|v| v % 3 == u16::from(residue)),
+            _ => None,
+        };
+        value.map(|v| Some(Remoteness(v))).ok_or_else(|| {
+            self.corrupt(format!(
+                "gives hash {hash} of class {} a value that no neighbour of a position at {} can have",
+                self.classes[k].class,
+                beside.map_or("no remoteness".into(), |r| format!("remoteness {r}"))
+            ))
+        })
     }
 
     /// The remoteness of a position given by its class hashes, `None` when it
@@ -1090,14 +1433,44 @@ impl Database {
     /// Calls `f(hash, part, cell)` for every legal position of the `k`-th
     /// class in hash order, reading and checking the table block by block,
     /// then checks the whole table against its checksum and its row count.
+    /// In the residues layout each cell is the exact remoteness, found by
+    /// descent.
     ///
     /// # Errors
     ///
     /// What `f` returns, or [`Error::Corrupt`] when the table is damaged.
     pub fn for_each_row(&self, k: usize, mut f: impl FnMut(u64, Part, Cell) -> Result<()>) -> Result<()> {
         let spec = &self.specs[k];
-        let record = &self.classes[k];
         let (white_count, black_count) = spec.counts();
+        self.for_each_block(k, |r, cells| {
+            let white = colex_unrank(r, white_count);
+            let safe = safe_cells(&spec.geometry, white);
+            for (black, &byte) in Subsets::new(safe, black_count).zip(cells) {
+                let part = Part { white, black };
+                let cell = match self.metadata.layout {
+                    Layout::Residues => self
+                        .descend(k, part)?
+                        .map_or(Cell::UNREACHABLE, |r| Cell(u8::try_from(r.0).unwrap_or(Cell::MAX_REMOTENESS))),
+                    Layout::Rows | Layout::Blocks => Cell(byte),
+                };
+                f(spec.index.rank(part), part, cell)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Calls `f(white, cells)` for every non-empty block of the `k`-th class
+    /// in white-set order with its checked cells (two-bit codes in the
+    /// residues layout), then checks the whole table against its checksum
+    /// and its row count.
+    ///
+    /// # Errors
+    ///
+    /// What `f` returns, or [`Error::Corrupt`] when the table is damaged.
+    fn for_each_block(&self, k: usize, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        let spec = &self.specs[k];
+        let record = &self.classes[k];
+        let (white_count, _) = spec.counts();
         let mut checksum = Checksum::default();
         let (mut positions, mut blocks) = (0u64, 0u64);
         for r in 0..binomial(spec.geometry.len() as u32, white_count) {
@@ -1105,19 +1478,21 @@ impl Database {
             if cells.is_empty() {
                 continue;
             }
-            checksum.add(&cells);
+            match self.metadata.layout {
+                Layout::Residues => checksum.add(
+                    &block_checksum(record.class, r, &pack(cells.iter().copied()))
+                        .signed()
+                        .to_le_bytes(),
+                ),
+                Layout::Rows | Layout::Blocks => checksum.add(&cells),
+            }
             positions += cells.len() as u64;
             blocks += 1;
-            let white = colex_unrank(r, white_count);
-            let safe = safe_cells(&spec.geometry, white);
-            for (black, &byte) in Subsets::new(safe, black_count).zip(&cells) {
-                let part = Part { white, black };
-                f(spec.index.rank(part), part, Cell(byte))?;
-            }
+            f(r, &cells)?;
         }
         let sql = match self.metadata.layout {
             Layout::Rows => "SELECT count(*) FROM positions WHERE class = ?1",
-            Layout::Blocks => "SELECT count(*) FROM blocks WHERE class = ?1",
+            Layout::Blocks | Layout::Residues => "SELECT count(*) FROM blocks WHERE class = ?1",
         };
         let stored: i64 = self
             .conn
@@ -1127,7 +1502,7 @@ impl Database {
             // A mirrored class keeps no rows or blocks of its own.
             _ if self.mirrors[k].is_some() => 0,
             Layout::Rows => positions,
-            Layout::Blocks => blocks,
+            Layout::Blocks | Layout::Residues => blocks,
         };
         if stored as u64 != expected || positions != record.stats.legal {
             return Err(self.corrupt(format!(
@@ -1145,6 +1520,10 @@ impl Database {
     /// against their checksums, and recomputes every count, histogram and
     /// hardest position from it: a full read, so done before trusting a file
     /// for a whole export or before `solve` keeps it, not on every lookup.
+    /// In the residues layout it counts the positions of each residue
+    /// against the histogram's layers of that residue, and the hardest
+    /// positions were checked for the largest remoteness's residue when the
+    /// file was opened; `bishops check` proves such a table whole.
     ///
     /// # Errors
     ///
@@ -1155,13 +1534,44 @@ impl Database {
             let mut counts = [0u64; 256];
             let max = record.stats.max_remoteness().map_or(0, |r| usize::from(r.0));
             let mut hardest = Vec::new();
-            self.for_each_row(k, |hash, _, cell| {
-                counts[usize::from(cell.0)] += 1;
-                if usize::from(cell.0) == max && hardest.len() < HARDEST {
-                    hardest.push(hash);
+            let spec = &self.specs[k];
+            let residues = self.metadata.layout == Layout::Residues;
+            let (white_count, black_count) = spec.counts();
+            self.for_each_block(k, |r, cells| {
+                for &byte in cells {
+                    counts[usize::from(byte)] += 1;
+                }
+                if !residues && hardest.len() < HARDEST && cells.contains(&(max as u8)) {
+                    let white = colex_unrank(r, white_count);
+                    let safe = safe_cells(&spec.geometry, white);
+                    for (black, _) in Subsets::new(safe, black_count)
+                        .zip(cells)
+                        .filter(|&(_, &c)| usize::from(c) == max)
+                    {
+                        if hardest.len() < HARDEST {
+                            hardest.push(spec.index.rank(Part { white, black }));
+                        }
+                    }
                 }
                 Ok(())
             })?;
+            let bad = || {
+                self.corrupt(format!(
+                    "has counts for class {} that its table does not bear out",
+                    record.class
+                ))
+            };
+            if residues {
+                let mut expected = [0u64; 4];
+                for (d, &n) in record.stats.histogram.iter().enumerate() {
+                    expected[d % 3] += n;
+                }
+                expected[usize::from(UNREACHABLE_CODE)] = record.stats.legal - record.stats.reachable;
+                if counts[..4] != expected {
+                    return Err(bad());
+                }
+                continue;
+            }
             let reachable = &counts[..=usize::from(Cell::MAX_REMOTENESS)];
             let top = reachable.iter().rposition(|&n| n > 0).map_or(0, |t| t + 1);
             let found = ClassStats {
@@ -1171,10 +1581,7 @@ impl Database {
                 hardest,
             };
             if found != record.stats {
-                return Err(self.corrupt(format!(
-                    "has counts for class {} that its table does not bear out",
-                    record.class
-                )));
+                return Err(bad());
             }
         }
         Ok(())

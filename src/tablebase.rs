@@ -394,17 +394,34 @@ impl Table {
     /// says contradicts the rules (the remoteness is not 0 exactly at the
     /// goal and otherwise one more than the best move's).
     pub fn probe(&self, position: &Position) -> Result<Probe> {
+        Ok(self.probe_known(position, None)?.0)
+    }
+
+    /// [`Table::probe`], given the remoteness of each class part when it is
+    /// known already (from the probe of a neighbour); also gives each move's
+    /// class parts, for the next probe along a line. In a two-bit table a
+    /// part's remoteness takes a descent to the goal, and a neighbour's one
+    /// lookup once it is known.
+    fn probe_known(
+        &self,
+        position: &Position,
+        known: Option<Vec<Option<Remoteness>>>,
+    ) -> Result<(Probe, Vec<Vec<Option<Remoteness>>>)> {
         let db = self.database();
         let hashes = self.variant.class_hashes(position);
-        let parts = self.class_remoteness(&db, &hashes)?;
+        let parts = match known {
+            Some(parts) => parts,
+            None => self.class_remoteness(&db, &hashes)?,
+        };
         let remoteness = total(&parts);
         let mut moves = Vec::new();
+        let mut move_parts = Vec::new();
         for (mv, after) in position.moves() {
             // A move changes one class: only that part is looked up again.
             let k = self.class_number(Class::of(mv.from));
             let spec = &self.variant.classes()[k];
             let mut after_parts = parts.clone();
-            after_parts[k] = db.remoteness_of(k, spec.index.rank(after.part(&spec.geometry)))?;
+            after_parts[k] = db.remoteness_beside(k, spec.index.rank(after.part(&spec.geometry)), parts[k])?;
             let r = total(&after_parts);
             let (value, delta) = Value::of(remoteness, r);
             moves.push(MoveValue {
@@ -414,6 +431,7 @@ impl Table {
                 delta,
                 value,
             });
+            move_parts.push(after_parts);
         }
         let probe = Probe {
             position: position.clone(),
@@ -428,7 +446,7 @@ impl Table {
         if let Some(problem) = self.contradiction(&probe) {
             return Err(db.corrupt(problem));
         }
-        Ok(probe)
+        Ok((probe, move_parts))
     }
 
     /// What is wrong with `probe` by the rules, if anything.
@@ -477,7 +495,7 @@ impl Table {
     ///
     /// As [`Table::probe`].
     pub fn line(&self, position: &Position) -> Result<Line> {
-        let mut probe = self.probe(position)?;
+        let (mut probe, mut parts) = self.probe_known(position, None)?;
         let mut line = Line {
             position: position.clone(),
             variant: self.variant.name().to_owned(),
@@ -487,9 +505,10 @@ impl Table {
             positions: Vec::new(),
         };
         while let Some(best) = probe.best_move() {
+            let i = probe.moves.iter().position(|m| m.mv == best.mv).expect("the best move is a move");
             line.moves.push(best.mv);
             line.positions.push(best.position.clone());
-            probe = self.probe(&best.position)?;
+            (probe, parts) = self.probe_known(&best.position, Some(parts.swap_remove(i)))?;
         }
         Ok(line)
     }
@@ -514,7 +533,7 @@ impl Table {
     ///
     /// As [`Table::verify`].
     pub fn verify_written(&self, position: &Position, moves: &[impl AsRef<str>]) -> Result<Verification> {
-        let start = self.probe(position)?;
+        let (start, mut parts) = self.probe_known(position, None)?;
         let mut verdict = Verification {
             position: position.clone(),
             variant: self.variant.name().to_owned(),
@@ -537,7 +556,9 @@ impl Table {
                 .parse()
                 .map_err(|_| refuse("it is not a move: write it like `a1-b2`".into()))?;
             let after = here.position.try_play(mv).map_err(|e| refuse(e.to_string()))?;
-            let next = self.probe(&after)?;
+            let i = here.moves.iter().position(|m| m.mv == mv).expect("a legal move is among the moves");
+            let next;
+            (next, parts) = self.probe_known(&after, Some(parts.swap_remove(i)))?;
             let (value, delta) = Value::of(here.remoteness, next.remoteness);
             if verdict.first_mistake.is_none() && here.remoteness.is_some() && value != Value::Better {
                 verdict.first_mistake = Some(i + 1);

@@ -80,27 +80,30 @@ pub struct BenchArgs {
 /// The search methods, as `--method` names them.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
-    /// Parallel search over legal positions only.
+    /// Tight while a byte per position fits in memory, two-bit beyond.
+    Auto,
+    /// Parallel search over legal positions only, a byte each.
     Tight,
     /// One-core search over the dense public hash (a cross-check).
     Dense,
+    /// Parallel search keeping two bits per position (remoteness mod 3),
+    /// for boards too large for a byte.
+    TwoBit,
 }
 
 impl MethodArg {
     /// The name `--method` takes.
     pub fn name(self) -> &'static str {
-        match self {
-            MethodArg::Tight => "tight",
-            MethodArg::Dense => "dense",
-        }
+        self.method().map_or("auto", Method::name)
     }
-}
 
-impl From<MethodArg> for Method {
-    fn from(m: MethodArg) -> Method {
-        match m {
-            MethodArg::Tight => Method::Tight,
-            MethodArg::Dense => Method::Dense,
+    /// The search asked for; `None` lets the memory decide.
+    pub fn method(self) -> Option<Method> {
+        match self {
+            MethodArg::Auto => None,
+            MethodArg::Tight => Some(Method::Tight),
+            MethodArg::Dense => Some(Method::Dense),
+            MethodArg::TwoBit => Some(Method::TwoBit),
         }
     }
 }
@@ -120,7 +123,7 @@ pub struct SolveArgs {
     #[arg(long)]
     pub restart: bool,
     /// The search to use.
-    #[arg(long, value_enum, default_value = "tight")]
+    #[arg(long, value_enum, default_value = "auto")]
     pub method: MethodArg,
     /// How to store the tables: a row per position (readable with sqlite3),
     /// a blob per white set (compact), or rows up to a million positions per class.

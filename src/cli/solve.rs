@@ -47,7 +47,8 @@ fn observer<'a>(variant: &Variant, bar: &'a ProgressBar) -> impl FnMut(Event) + 
 /// Plans, announces on stderr, solves with a progress bar, checks and writes.
 fn solve_with_progress(db: &Path, variant: &Variant, options: SolveOptions) -> Result<Solved> {
     let plan = SolvePlan::new(variant, options)?;
-    eprintln!("bishops: {}", plan.summary());
+    eprintln!("bishops: {}", plan.summary(db));
+    plan.check_disk(db)?;
     let bar = progress_bar(Some(1));
     bar.enable_steady_tick(Duration::from_millis(200));
     let solved = plan.run_with_notes(db, &mut observer(variant, &bar), &mut |note| {
@@ -155,7 +156,7 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             }
             None => {
                 let options = SolveOptions {
-                    method: args.method.into(),
+                    method: args.method.method(),
                     layout: args.layout.layout(),
                     max_memory,
                     checkpoints: Some(checkpoints),

@@ -49,6 +49,22 @@ pub enum Method {
     Tight,
     /// One-core search over the dense public hash.
     Dense,
+    /// Parallel search over the tight index keeping two bits per position,
+    /// the remoteness mod 3 ([`twobit`]), for boards too large for a byte
+    /// per position. Run by [`Plan::solve_two_bit`]; [`Plan::solve`] gives
+    /// byte tables and runs the tight search for it.
+    TwoBit,
+}
+
+impl Method {
+    /// The name `--method` and the reports give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Tight => "tight",
+            Method::Dense => "dense",
+            Method::TwoBit => "two-bit",
+        }
+    }
 }
 
 /// Something worth telling a watching user while solving.
@@ -273,6 +289,16 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// The same plan, run by `method`.
+    pub fn with_method(self, method: Method) -> Plan<'a> {
+        Plan { method, ..self }
+    }
+
+    /// The search the plan runs.
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
     /// Legal positions per class.
     pub fn legal(&self) -> Vec<u64> {
         self.indices.iter().map(TightIndex::len).collect()
@@ -286,16 +312,26 @@ impl<'a> Plan<'a> {
     /// The peak memory of the solve in bytes: every searched class's table
     /// (they are all held until written; a mirrored class keeps none) and
     /// the index tables, plus, for the dense method, the dense table of the
-    /// class being searched and its frontier.
+    /// class being searched and its frontier; for the two-bit method,
+    /// [`two_bit_memory_bytes`](Self::two_bit_memory_bytes).
     pub fn memory_bytes(&self) -> u64 {
+        if self.method == Method::TwoBit {
+            return self.two_bit_memory_bytes();
+        }
+        self.byte_memory_bytes(self.method)
+    }
+
+    /// The peak memory of a byte search by `method` (the tight search for
+    /// [`Method::TwoBit`]).
+    pub fn byte_memory_bytes(&self, method: Method) -> u64 {
         let tables: u64 = self
             .indices
             .iter()
             .enumerate()
             .map(|(k, i)| if self.mirrors[k].is_some() { 0 } else { i.len() } + i.table_bytes())
             .sum();
-        let search = match self.method {
-            Method::Tight => 0,
+        let search = match method {
+            Method::Tight | Method::TwoBit => 0,
             Method::Dense => self
                 .variant
                 .classes()
@@ -392,7 +428,7 @@ impl<'a> Plan<'a> {
                 }
                 None => {
                     let cells = match self.method {
-                        Method::Tight => {
+                        Method::Tight | Method::TwoBit => {
                             parallel::search_with(self.variant.name(), spec, &index, checkpoints, observe)?
                         }
                         Method::Dense => dense::search(self.variant.name(), spec, &index, observe)?,
