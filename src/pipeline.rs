@@ -112,15 +112,10 @@ impl<'a> SolvePlan<'a> {
         let plan = Plan::new(variant, options.method.unwrap_or_default());
         let plan = match options.method {
             Some(_) => plan,
-            // A byte per position while it fits, else two bits.
-            None => {
-                let fits = |need: u64| available.is_none_or(|a| need <= a);
-                if !fits(plan.memory_bytes()) && fits(plan.two_bit_memory_bytes()) {
-                    plan.with_method(Method::TwoBit)
-                } else {
-                    plan
-                }
-            }
+            // A byte per position while it fits, else two bits (and when
+            // neither fits, the refusal names the smaller need).
+            None if available.is_some_and(|a| plan.memory_bytes() > a) => plan.with_method(Method::TwoBit),
+            None => plan,
         };
         check_memory(variant, plan.memory_bytes(), available)?;
         Ok(SolvePlan { variant, plan, options })

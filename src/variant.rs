@@ -18,6 +18,7 @@ const VARIANT_FILES: &[(&str, &str)] = &[
     ("9x6.json", include_str!("../variants/9x6.json")),
     ("9x8.json", include_str!("../variants/9x8.json")),
     ("11x8.json", include_str!("../variants/11x8.json")),
+    ("11x10.json", include_str!("../variants/11x10.json")),
 ];
 
 /// A file of `variants/`.

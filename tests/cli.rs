@@ -473,10 +473,11 @@ fn line_from_the_start_of_5x4_full_reaches_the_goal_in_36() {
 // solve and variants
 // ---------------------------------------------------------------------------
 
-/// The named variants small enough to solve in a test; `9x6`, `9x8` and
-/// `11x8` are listed after them and solved only by `bishops bench`.
+/// The named variants small enough to solve in a test; `9x6`, `9x8`,
+/// `11x8` and `11x10` are listed after them and solved only by `bishops
+/// bench` or by hand.
 const ALL: [&str; 4] = ["5x4", "7x4", "7x6", "5x4-full"];
-const LARGE: [&str; 3] = ["9x6", "9x8", "11x8"];
+const LARGE: [&str; 4] = ["9x6", "9x8", "11x8", "11x10"];
 const FILES: [&str; 4] = ["5x4-full.sqlite", "5x4.sqlite", "7x4.sqlite", "7x6.sqlite"];
 
 fn solved_flags(db: &Db) -> Vec<(String, bool)> {
