@@ -139,7 +139,10 @@ impl<'a> SolvePlan<'a> {
             .unwrap_or(0);
         let (database, checkpoint) = match self.method() {
             // Two bits a position, and three in a checkpoint (the expanded bit).
-            Method::TwoBit => (self.legal().iter().map(|n| n.div_ceil(4)).sum::<u64>(), searched.div_ceil(8) * 3),
+            Method::TwoBit => (
+                self.legal().iter().map(|n| n.div_ceil(4)).sum::<u64>(),
+                searched.div_ceil(8) * 3,
+            ),
             Method::Tight | Method::Dense => (self.legal().iter().sum::<u64>(), searched),
         };
         // SQLite's pages and keys: a little over the tables.
@@ -343,9 +346,16 @@ pub fn human_bytes(bytes: u64) -> String {
 /// existing ancestor, when it is still to be made).
 pub fn free_disk(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
-    let mut at = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let mut at = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     while !at.exists() {
-        at = at.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        at = at
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
     }
     let path = std::ffi::CString::new(at.as_os_str().as_bytes()).ok()?;
     let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
@@ -405,9 +415,13 @@ impl Found {
             ),
             Found::TwoBit(s) => (
                 s.classes.iter().map(|c| &c.stats).collect(),
-                Remoteness::total(variant.classes().iter().enumerate().map(|(k, spec)| {
-                    s.descend(k, spec, spec.index.unrank(starts[k])).map(|d| d.remoteness)
-                })),
+                Remoteness::total(
+                    variant
+                        .classes()
+                        .iter()
+                        .enumerate()
+                        .map(|(k, spec)| s.descend(k, spec, spec.index.unrank(starts[k])).map(|d| d.remoteness)),
+                ),
             ),
         };
         Answer {

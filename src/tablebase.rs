@@ -505,7 +505,11 @@ impl Table {
             positions: Vec::new(),
         };
         while let Some(best) = probe.best_move() {
-            let i = probe.moves.iter().position(|m| m.mv == best.mv).expect("the best move is a move");
+            let i = probe
+                .moves
+                .iter()
+                .position(|m| m.mv == best.mv)
+                .expect("the best move is a move");
             line.moves.push(best.mv);
             line.positions.push(best.position.clone());
             (probe, parts) = self.probe_known(&best.position, Some(parts.swap_remove(i)))?;
@@ -556,7 +560,11 @@ impl Table {
                 .parse()
                 .map_err(|_| refuse("it is not a move: write it like `a1-b2`".into()))?;
             let after = here.position.try_play(mv).map_err(|e| refuse(e.to_string()))?;
-            let i = here.moves.iter().position(|m| m.mv == mv).expect("a legal move is among the moves");
+            let i = here
+                .moves
+                .iter()
+                .position(|m| m.mv == mv)
+                .expect("a legal move is among the moves");
             let next;
             (next, parts) = self.probe_known(&after, Some(parts.swap_remove(i)))?;
             let (value, delta) = Value::of(here.remoteness, next.remoteness);

@@ -109,8 +109,18 @@ fn same_answers(name: &str, probes: usize) {
     // The same counts and answers in the metadata and class records.
     let (bm, tm) = (bdb.metadata(), tdb.metadata());
     assert_eq!(
-        (bm.legal_positions, bm.reachable_positions, bm.max_remoteness, bm.start_remoteness),
-        (tm.legal_positions, tm.reachable_positions, tm.max_remoteness, tm.start_remoteness),
+        (
+            bm.legal_positions,
+            bm.reachable_positions,
+            bm.max_remoteness,
+            bm.start_remoteness
+        ),
+        (
+            tm.legal_positions,
+            tm.reachable_positions,
+            tm.max_remoteness,
+            tm.start_remoteness
+        ),
         "{name}: metadata"
     );
     let stats = |db: &Database| db.classes().iter().map(|c| c.stats.clone()).collect::<Vec<_>>();
@@ -132,7 +142,11 @@ fn same_answers(name: &str, probes: usize) {
     }
     let start = p.variant.start();
     let (bl, tl) = (btable.line(start).unwrap(), ttable.line(start).unwrap());
-    assert_eq!(serde_json::to_value(&bl).unwrap(), serde_json::to_value(&tl).unwrap(), "{name}: line");
+    assert_eq!(
+        serde_json::to_value(&bl).unwrap(),
+        serde_json::to_value(&tl).unwrap(),
+        "{name}: line"
+    );
     let verdict = ttable.verify(start, &tl.moves).unwrap();
     assert!(verdict.optimal && verdict.reached_goal, "{name}");
 
@@ -192,8 +206,11 @@ fn a_damaged_two_bit_block_is_refused() {
         .query_row("SELECT data FROM blocks WHERE white = ?1", [white as i64], |r| r.get(0))
         .unwrap();
     data[0] ^= 1;
-    conn.execute("UPDATE blocks SET data = ?1 WHERE white = ?2", rusqlite::params![data, white as i64])
-        .unwrap();
+    conn.execute(
+        "UPDATE blocks SET data = ?1 WHERE white = ?2",
+        rusqlite::params![data, white as i64],
+    )
+    .unwrap();
     drop(conn);
     let err = Database::open(&dir, &variant).unwrap_err();
     assert!(err.to_string().contains("checksum"), "{err}");

@@ -1,7 +1,7 @@
 //! `solve` and `bench`: the solve pipeline with a progress bar, and timing
 //! it in a fresh process.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -23,23 +23,60 @@ use crate::variant::Variant;
 /// The variants `bench` times unless told otherwise.
 pub const BENCH_VARIANTS: [&str; 4] = ["7x6", "9x6", "9x8", "11x8"];
 
-/// Shows a solve's layers on a progress bar, one bar per class.
-fn observer<'a>(variant: &Variant, bar: &'a ProgressBar) -> impl FnMut(Event) + 'a {
+/// Solves of at least this many legal positions write a line per layer to
+/// stderr when it is not a terminal (a log of a long run), where the
+/// progress bar is not drawn.
+const LOG_LAYERS_FROM: u64 = 100_000_000;
+
+/// Shows a solve's layers on a progress bar, one bar per class, and when
+/// `log` is set also as a line per layer: positions found, in all, and an
+/// estimate of the time left at the rate so far.
+fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -> impl FnMut(Event) + 'a {
     let name = variant.name().to_owned();
+    let mut started = Instant::now();
     move |event| match event {
         Event::Counted { class, legal } => {
             bar.reset();
             bar.set_length(legal);
             bar.set_message(format!("{name} {}: counted", class.name()));
+            started = Instant::now();
+            if log {
+                eprintln!("bishops: {name} {}: {legal} legal positions", class.name());
+            }
         }
         Event::Layer {
-            class, depth, total, ..
+            class,
+            depth,
+            found,
+            total,
+            legal,
         } => {
             bar.set_position(total);
             bar.set_message(format!("{name} {} layer {depth}", class.name()));
+            if log {
+                let elapsed = started.elapsed().as_secs_f64();
+                // The positions not reached yet, at the rate so far: a rough
+                // estimate, and none before a percent is reached.
+                let left = if total * 100 >= legal {
+                    format!(
+                        ", about {:.0} min left",
+                        elapsed / total as f64 * (legal - total) as f64 / 60.0
+                    )
+                } else {
+                    String::new()
+                };
+                eprintln!(
+                    "bishops: {name} {} layer {depth}: {found} found, {total} of {legal} ({:.2}%), {elapsed:.0} s{left}",
+                    class.name(),
+                    100.0 * total as f64 / legal as f64,
+                );
+            }
         }
         Event::Mirrored { class, from } => {
             bar.set_message(format!("{name} {}: mirroring {}", class.name(), from.name()));
+            if log {
+                eprintln!("bishops: {name} {}: the mirror image of {}", class.name(), from.name());
+            }
         }
     }
 }
@@ -51,7 +88,8 @@ fn solve_with_progress(db: &Path, variant: &Variant, options: SolveOptions) -> R
     plan.check_disk(db)?;
     let bar = progress_bar(Some(1));
     bar.enable_steady_tick(Duration::from_millis(200));
-    let solved = plan.run_with_notes(db, &mut observer(variant, &bar), &mut |note| {
+    let log = !std::io::stderr().is_terminal() && plan.legal().iter().sum::<u64>() >= LOG_LAYERS_FROM;
+    let solved = plan.run_with_notes(db, &mut observer(variant, &bar, log), &mut |note| {
         bar.suspend(|| eprintln!("bishops: {note}"));
     });
     bar.finish_and_clear();

@@ -150,6 +150,49 @@ impl Mod3Table {
         self.bytes().collect()
     }
 
+    /// The codes of positions `range`, packed as [`bytes`](Self::bytes)
+    /// packs the whole table (4 a byte from the low bits, the last byte
+    /// padded with code 3): a block of the residues layout, cut from the
+    /// words eight bits at a time.
+    ///
+    /// # Panics
+    ///
+    /// When the range ends beyond [`len`](Self::len).
+    ///
+    /// ```
+    /// use bishops::solver::twobit::Mod3Table;
+    ///
+    /// let mut table = Mod3Table::new(40);
+    /// for i in 0..40 {
+    ///     table.set(i, Some((i % 3) as u8));
+    /// }
+    /// let packed = table.pack_range(33..38);
+    /// assert_eq!(packed, [0b00_10_01_00, 0b11_11_11_01]);
+    /// ```
+    pub fn pack_range(&self, range: std::ops::Range<u64>) -> Vec<u8> {
+        assert!(range.end <= self.len, "positions {range:?} of a table of {}", self.len);
+        let len = range.end.saturating_sub(range.start);
+        let bit = |b: u64| -> u64 {
+            // Bits b.. of the table, at least 8 of them, padded with ones.
+            let (w, shift) = ((b / 64) as usize, b % 64);
+            let low = self.words.get(w).map_or(u64::MAX, |x| x >> shift);
+            let high = if shift == 0 {
+                0
+            } else {
+                self.words.get(w + 1).map_or(u64::MAX, |x| x << (64 - shift))
+            };
+            low | high
+        };
+        let mut bytes: Vec<u8> = (0..len.div_ceil(4))
+            .map(|j| bit(2 * (range.start + 4 * j)) as u8)
+            .collect();
+        if len % 4 != 0 {
+            let last = bytes.len() - 1;
+            bytes[last] |= 0xff << (2 * (len % 4));
+        }
+        bytes
+    }
+
     /// The table of `len` positions packed in `bytes`, as [`bytes`](Self::bytes)
     /// gives them; `None` when the length does not match.
     pub fn from_bytes(bytes: &[u8], len: u64) -> Option<Mod3Table> {
@@ -651,6 +694,20 @@ mod tests {
             let counts = table.counts();
             assert_eq!(counts.iter().sum::<u64>(), len);
             assert_eq!(counts[3], (0..len).filter(|i| i % 5 == 4).count() as u64);
+        }
+        // Any range packs as the codes one by one would.
+        let mut table = Mod3Table::new(200);
+        for i in 0..200 {
+            table.set(i, (i % 7 != 3).then_some((i * i % 3) as u8));
+        }
+        for (start, end) in [(0, 0), (0, 1), (3, 9), (31, 97), (64, 128), (130, 200), (199, 200)] {
+            let codes = (start..end).map(|i| table.get(i).unwrap_or(3)).collect::<Vec<u8>>();
+            let mut expected = vec![0xffu8; codes.len().div_ceil(4)];
+            for (j, c) in codes.iter().enumerate() {
+                expected[j / 4] &= !(3 << (2 * (j % 4)));
+                expected[j / 4] |= c << (2 * (j % 4));
+            }
+            assert_eq!(table.pack_range(start..end), expected, "{start}..{end}");
         }
         // Padding reads as unreachable whatever it holds.
         let table = Mod3Table::from_bytes(&[0b0000_0001], 1).unwrap();
