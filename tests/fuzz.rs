@@ -272,8 +272,13 @@ fn pristine(name: &str, layout: Layout) -> Pristine {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-{name}-{layout:?}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     let variant = Variant::named(name).unwrap();
-    let solution = bishops::solver::solve(&variant, &mut |_| {}).unwrap();
-    storage::write_with(&dir, &variant, &solution, layout).unwrap();
+    if layout == Layout::Residues {
+        let plan = bishops::solver::Plan::new(&variant, bishops::solver::Method::TwoBit);
+        storage::write_two_bit(&dir, &variant, &plan.solve_two_bit(&mut |_| {}).unwrap()).unwrap();
+    } else {
+        let solution = bishops::solver::solve(&variant, &mut |_| {}).unwrap();
+        storage::write_with(&dir, &variant, &solution, layout).unwrap();
+    }
     let table = Tablebase::new(&dir)
         .with_quick_solve(0)
         .variant_table(variant.clone())
@@ -307,6 +312,11 @@ fn rows_5x4() -> &'static Pristine {
 fn blocks_full() -> &'static Pristine {
     static P: OnceLock<Pristine> = OnceLock::new();
     P.get_or_init(|| pristine("5x4-full", Layout::Blocks))
+}
+
+fn residues_full() -> &'static Pristine {
+    static P: OnceLock<Pristine> = OnceLock::new();
+    P.get_or_init(|| pristine("5x4-full", Layout::Residues))
 }
 
 /// A refusal of a damaged database: an error of the file, never bad input.
@@ -411,6 +421,11 @@ fn damaged_blocks_databases_answer_right_or_refuse() {
     check(cases(128), damage(), |d| damaged_database(blocks_full(), d));
 }
 
+#[test]
+fn damaged_residues_databases_answer_right_or_refuse() {
+    check(cases(128), damage(), |d| damaged_database(residues_full(), d));
+}
+
 /// The long run: 100,000 cases of every property. Minutes to hours; run it
 /// with `cargo test --release --test fuzz -- --ignored`.
 #[test]
@@ -421,4 +436,5 @@ fn fuzz_long() {
     check(n, text(), move_parser);
     check(n, damage(), |d| damaged_database(rows_5x4(), d));
     check(n, damage(), |d| damaged_database(blocks_full(), d));
+    check(n, damage(), |d| damaged_database(residues_full(), d));
 }

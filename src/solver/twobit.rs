@@ -175,13 +175,9 @@ impl Mod3Table {
         let bit = |b: u64| -> u64 {
             // Bits b.. of the table, at least 8 of them, padded with ones.
             let (w, shift) = ((b / 64) as usize, b % 64);
-            let low = self.words.get(w).map_or(u64::MAX, |x| x >> shift);
-            let high = if shift == 0 {
-                0
-            } else {
-                self.words.get(w + 1).map_or(u64::MAX, |x| x << (64 - shift))
-            };
-            low | high
+            let word = |w: usize| self.words.get(w).copied().unwrap_or(u64::MAX);
+            let high = if shift == 0 { 0 } else { word(w + 1) << (64 - shift) };
+            word(w) >> shift | high
         };
         let mut bytes: Vec<u8> = (0..len.div_ceil(4))
             .map(|j| bit(2 * (range.start + 4 * j)) as u8)
