@@ -420,6 +420,8 @@ pub struct TwoBitResume {
 pub struct TwoBitBoundary<'a> {
     /// The class searched.
     pub class: Class,
+    /// The class's legal positions.
+    pub legal: u64,
     /// `found[d]`: positions at remoteness `d`, for every complete layer.
     pub found: &'a [u64],
     /// Whether the search is over.
@@ -550,6 +552,7 @@ pub fn search_with(
             });
             checkpoints.two_bit_layer(TwoBitBoundary {
                 class: spec.class,
+                legal,
                 found: &layers,
                 done: false,
                 codes: &codes,
@@ -558,6 +561,7 @@ pub fn search_with(
         }
         checkpoints.two_bit_layer(TwoBitBoundary {
             class: spec.class,
+            legal,
             found: &layers,
             done: true,
             codes: &codes,
