@@ -750,3 +750,132 @@ impl Checkpoints for Checkpointer<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::twobit;
+    use crate::tight::TightIndex;
+
+    /// Keeps a copy of the state at every two-bit boundary.
+    #[derive(Default)]
+    struct Recorder(Vec<TwoBitResume>);
+
+    impl Checkpoints for Recorder {
+        fn resume(&mut self, _: Class, _: u64) -> Option<Resume> {
+            None
+        }
+
+        fn layer(&mut self, _: Boundary<'_>) -> Result<()> {
+            Ok(())
+        }
+
+        fn two_bit_layer(&mut self, b: TwoBitBoundary<'_>) -> Result<()> {
+            let load = |w: &[AtomicU64]| w.iter().map(|w| w.load(Ordering::Relaxed)).collect();
+            self.0.push(TwoBitResume {
+                found: b.found.to_vec(),
+                done: b.done,
+                codes: load(b.codes),
+                expanded: load(b.expanded),
+            });
+            Ok(())
+        }
+    }
+
+    /// The boundaries of the two-bit search of class 0 of `name`, and its
+    /// legal positions.
+    fn boundaries(name: &str) -> (Vec<TwoBitResume>, u64) {
+        let variant = Variant::named(name).unwrap();
+        let spec = &variant.classes()[0];
+        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let mut recorder = Recorder::default();
+        twobit::search_with(name, spec, &index, &mut recorder, &mut |_| {}).unwrap();
+        (recorder.0, index.len())
+    }
+
+    #[test]
+    fn every_two_bit_boundary_is_consistent() {
+        for name in ["5x4", "7x4", "7x5-full"] {
+            let (all, legal) = boundaries(name);
+            assert!(all.len() > 3, "{name}");
+            assert!(all.last().unwrap().done && all[..all.len() - 1].iter().all(|b| !b.done));
+            for b in &all {
+                // The invariant in numbers: the expanded bits count exactly
+                // the layers expanded_layers gives.
+                let set: u64 = b.expanded.iter().map(|w| u64::from(w.count_ones())).sum();
+                let want: u64 = b.found[..expanded_layers(b.found.len(), b.done)].iter().sum();
+                assert_eq!(set, want, "{name} at {} layers", b.found.len());
+                assert_eq!(
+                    check_two_bit(&b.found, b.done, legal, &b.codes, &b.expanded),
+                    Ok(()),
+                    "{name} at {} layers",
+                    b.found.len()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn inconsistent_two_bit_states_are_refused() {
+        let (all, legal) = boundaries("7x4");
+        let b = &all[all.len() / 2];
+        let check = |found: &[u64], done: bool, codes: &[u64], expanded: &[u64]| {
+            check_two_bit(found, done, legal, codes, expanded)
+        };
+        assert_eq!(check(&b.found, b.done, &b.codes, &b.expanded), Ok(()));
+        // The same state claimed finished has a layer too few expanded.
+        assert!(check(&b.found, true, &b.codes, &b.expanded).is_err());
+        // A layer more or less, a count off by one.
+        assert!(check(&b.found[..b.found.len() - 1], b.done, &b.codes, &b.expanded).is_err());
+        let mut found = b.found.clone();
+        *found.last_mut().unwrap() += 1;
+        assert!(check(&found, b.done, &b.codes, &b.expanded).is_err());
+        assert!(check(&[], false, &b.codes, &b.expanded).is_err());
+        // A reached position forgotten; an unreached one expanded.
+        let mut codes = b.codes.clone();
+        let i = (0..legal)
+            .find(|&i| codes[(i / 32) as usize] >> (2 * (i % 32)) & 3 != 3)
+            .unwrap();
+        codes[(i / 32) as usize] |= 3 << (2 * (i % 32));
+        assert!(check(&b.found, b.done, &codes, &b.expanded).is_err());
+        let mut expanded = b.expanded.clone();
+        let j = (0..legal)
+            .find(|&i| b.codes[(i / 32) as usize] >> (2 * (i % 32)) & 3 == 3)
+            .unwrap();
+        expanded[(j / 64) as usize] |= 1 << (j % 64);
+        assert!(check(&b.found, b.done, &b.codes, &expanded).is_err());
+        // A frontier position marked expanded.
+        let mut expanded = b.expanded.clone();
+        let last = ((b.found.len() - 1) % 3) as u64;
+        let k = (0..legal)
+            .find(|&i| {
+                b.codes[(i / 32) as usize] >> (2 * (i % 32)) & 3 == last
+                    && b.expanded[(i / 64) as usize] >> (i % 64) & 1 == 0
+            })
+            .unwrap();
+        expanded[(k / 64) as usize] |= 1 << (k % 64);
+        assert!(check(&b.found, b.done, &b.codes, &expanded).is_err());
+        // Padding that is not unseen, and the wrong number of words.
+        if !legal.is_multiple_of(32) {
+            let mut codes = b.codes.clone();
+            *codes.last_mut().unwrap() &= !(3 << 62);
+            assert!(check(&b.found, b.done, &codes, &b.expanded).is_err());
+        }
+        assert!(check(&b.found, b.done, &b.codes[1..], &b.expanded).is_err());
+        assert!(check(&b.found, b.done, &b.codes, &[]).is_err());
+    }
+
+    #[test]
+    fn word_checksum_sees_every_word_and_the_split() {
+        let words: Vec<u64> = (0..300_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let sum = word_checksum(&[&words[..1000], &words[1000..]]);
+        let mut other = words.clone();
+        other[250_000] ^= 1 << 17;
+        assert_ne!(sum, word_checksum(&[&other[..1000], &other[1000..]]));
+        assert_ne!(sum, word_checksum(&[&words[..999], &words[999..]]));
+        let atomics: Vec<AtomicU64> = words.iter().map(|&w| AtomicU64::new(w)).collect();
+        assert_eq!(sum, atomic_checksum(&[&atomics[..1000], &atomics[1000..]]));
+        assert_eq!(spread(0b1011), 0b0100_0101);
+        assert_eq!(spread(u32::MAX), 0x5555_5555_5555_5555);
+    }
+}
