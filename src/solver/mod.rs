@@ -369,11 +369,28 @@ impl<'a> Plan<'a> {
     ///
     /// [`Error::TooLarge`] when a remoteness does not fit a [`Remoteness`].
     pub fn solve_two_bit(self, observe: &mut dyn FnMut(Event)) -> Result<twobit::TwoBitSolution> {
+        self.solve_two_bit_with(&mut parallel::NoCheckpoints, observe)
+    }
+
+    /// As [`solve_two_bit`](Self::solve_two_bit), with the search of each
+    /// searched class resuming from and saving to `checkpoints`
+    /// ([`twobit::search_with`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`solve_two_bit`](Self::solve_two_bit), and whatever `checkpoints`
+    /// fails with.
+    pub fn solve_two_bit_with(
+        self,
+        checkpoints: &mut dyn parallel::Checkpoints,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<twobit::TwoBitSolution> {
         let classes = twobit::solve_classes(
             self.variant.name(),
             self.variant.classes(),
             self.indices,
             &self.mirrors,
+            checkpoints,
             observe,
         )?;
         Ok(twobit::TwoBitSolution {

@@ -32,6 +32,7 @@ use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
 use super::kernel::{Block, Kernel};
+use super::twobit::{TwoBitBoundary, TwoBitResume};
 use super::{Event, goal_index, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
@@ -78,6 +79,25 @@ pub trait Checkpoints {
     ///
     /// An error stops the search and is returned by it.
     fn layer(&mut self, boundary: Boundary<'_>) -> Result<()>;
+
+    /// The state to resume the two-bit search ([`twobit`](super::twobit))
+    /// of `class` from, if there is one that can be trusted; its table must
+    /// cover `legal` positions. None by default.
+    fn resume_two_bit(&mut self, class: Class, legal: u64) -> Option<TwoBitResume> {
+        let _ = (class, legal);
+        None
+    }
+
+    /// Called after every complete layer of the two-bit search and once when
+    /// it is over. Does nothing by default.
+    ///
+    /// # Errors
+    ///
+    /// An error stops the search and is returned by it.
+    fn two_bit_layer(&mut self, boundary: TwoBitBoundary<'_>) -> Result<()> {
+        let _ = boundary;
+        Ok(())
+    }
 }
 
 /// No checkpoints: nothing to resume, nothing saved.

@@ -21,6 +21,13 @@
 //! with residue `D mod 3` that are not expanded are exactly layer `D`: the
 //! hardest positions. Per-layer counts give the exact histogram.
 //!
+//! The table, the expanded bits and the count of each layer are the
+//! search's whole state at a layer boundary: [`search_with`] hands them to a
+//! [`Checkpoints`] after every layer ([`TwoBitBoundary`]) and can start from
+//! a saved one ([`TwoBitResume`]). At the boundary after layer `d + 1` was
+//! found the expanded bits hold layers `0` to `d − 1`; once the search is
+//! over, every layer but the last ([`expanded_layers`]).
+//!
 //! The search needs 3 bits per legal position (2 for the table, 1 for
 //! `expanded`) plus the tight index tables. When the two classes are mirror
 //! images only one is searched and the other is answered through the mirror
@@ -41,6 +48,7 @@ use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
 use super::kernel::{Block, Kernel};
+use super::parallel::{Checkpoints, NoCheckpoints};
 use super::{ClassStats, Event, HARDEST, goal_index};
 
 /// The code of a position no layer has reached: left so, it is unreachable.
@@ -430,6 +438,60 @@ fn lowest(a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
     all
 }
 
+/// A two-bit search's state at a layer boundary, from which it can go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwoBitResume {
+    /// `found[d]`: positions at remoteness `d`, for every complete layer.
+    pub found: Vec<u64>,
+    /// Whether the search is over (the layer after the last found nothing).
+    pub done: bool,
+    /// The table, as the words of a [`Mod3Table`]: `legal / 32` rounded up,
+    /// padding codes unseen.
+    pub codes: Vec<u64>,
+    /// The expanded bits, 64 positions per word: `legal / 64` rounded up.
+    /// They hold exactly the layers [`expanded_layers`] gives.
+    pub expanded: Vec<u64>,
+}
+
+/// A two-bit search's state at a layer boundary, as
+/// [`Checkpoints::two_bit_layer`] sees it.
+#[derive(Debug)]
+pub struct TwoBitBoundary<'a> {
+    /// The class searched.
+    pub class: Class,
+    /// The class's legal positions.
+    pub legal: u64,
+    /// `found[d]`: positions at remoteness `d`, for every complete layer.
+    pub found: &'a [u64],
+    /// Whether the search is over.
+    pub done: bool,
+    /// The table, 32 positions per word as in [`Mod3Table`]; no thread
+    /// writes it while the boundary is seen.
+    pub codes: &'a [AtomicU64],
+    /// The expanded bits, 64 positions per word; no thread writes them
+    /// while the boundary is seen.
+    pub expanded: &'a [AtomicU64],
+}
+
+/// How many of the layers counted by `found` (`found.len()`, at least 1)
+/// have their expanded bits set at a layer boundary: all but the last two
+/// while the search goes on (layer `d` marks layer `d − 1` and finds layer
+/// `d + 1`), all but the last once it is over (the last layer, which found
+/// nothing, marked the one before).
+pub fn expanded_layers(layers: usize, done: bool) -> usize {
+    layers.saturating_sub(if done { 1 } else { 2 })
+}
+
+/// Words of the table of `legal` positions.
+pub fn code_words(legal: u64) -> u64 {
+    legal.div_ceil(PER_WORD)
+}
+
+/// Words of the expanded bits of `legal` positions.
+pub fn expanded_words(legal: u64) -> u64 {
+    legal.div_ceil(64)
+}
+
 /// Searches one class by two bits per position, plus one bit of working
 /// state, on the current rayon pool, telling `observe` of each layer.
 ///
@@ -438,56 +500,112 @@ fn lowest(a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
 /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not fit
 /// a [`Remoteness`].
 pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Searched> {
+    search_with(name, spec, index, &mut NoCheckpoints, observe)
+}
+
+/// As [`search`], resuming from `checkpoints` when it has a saved state for
+/// the class ([`Checkpoints::resume_two_bit`]) and telling it of every layer
+/// boundary ([`Checkpoints::two_bit_layer`]). A resumed search reports its
+/// saved layers again, in order, before the new ones.
+///
+/// # Errors
+///
+/// As [`search`], and whatever `checkpoints` fails with.
+pub fn search_with(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    checkpoints: &mut dyn Checkpoints,
+    observe: &mut dyn FnMut(Event),
+) -> Result<Searched> {
     let legal = index.len();
-    let codes: Vec<AtomicU64> = (0..legal.div_ceil(PER_WORD))
-        .into_par_iter()
-        .map(|_| AtomicU64::new(u64::MAX))
-        .collect();
-    let expanded: Vec<AtomicU64> = (0..legal.div_ceil(64))
-        .into_par_iter()
-        .map(|_| AtomicU64::new(0))
-        .collect();
+    let (codes, expanded, mut layers, done) = match checkpoints.resume_two_bit(spec.class, legal) {
+        Some(saved)
+            if saved.codes.len() as u64 == code_words(legal)
+                && saved.expanded.len() as u64 == expanded_words(legal)
+                && !saved.found.is_empty() =>
+        {
+            // In place: AtomicU64 and u64 have one layout, so neither
+            // collect allocates.
+            let codes: Vec<AtomicU64> = saved.codes.into_iter().map(AtomicU64::new).collect();
+            let expanded: Vec<AtomicU64> = saved.expanded.into_iter().map(AtomicU64::new).collect();
+            (codes, expanded, saved.found, saved.done)
+        }
+        _ => {
+            let codes: Vec<AtomicU64> = (0..code_words(legal))
+                .into_par_iter()
+                .map(|_| AtomicU64::new(u64::MAX))
+                .collect();
+            let expanded: Vec<AtomicU64> = (0..expanded_words(legal))
+                .into_par_iter()
+                .map(|_| AtomicU64::new(0))
+                .collect();
+            (codes, expanded, vec![1u64], false)
+        }
+    };
     let state = State {
         kernel: Kernel::new(&spec.geometry, index),
         index,
         codes: &codes,
         expanded: &expanded,
     };
-    state.write(goal_index(spec, index), 0);
-    let mut layers = vec![1u64];
-    let mut total = 1;
-    observe(Event::Layer {
-        class: spec.class,
-        depth: 0,
-        found: 1,
-        total,
-        legal,
-    });
-    for depth in 0u64.. {
-        let frontier = layers[depth as usize];
-        let pull = frontier * PULL_RATIO > legal - total;
-        let found: u64 = (0..index.white_sets() as usize)
-            .into_par_iter()
-            .with_min_len(16)
-            .map_init(Block::default, |block, r| {
-                state.layer_block(r as u64, depth, pull, block)
-            })
-            .sum();
-        if found == 0 {
-            break;
-        }
-        let depth = u16::try_from(depth + 1).map_err(|_| {
-            crate::Error::TooLarge(format!("variant {name}: a remoteness above {} does not fit", u16::MAX))
-        })?;
+    if layers.len() == 1 && !done {
+        state.write(goal_index(spec, index), 0);
+    }
+    let mut total = 0;
+    for (depth, &found) in layers.iter().enumerate() {
         total += found;
-        layers.push(found);
         observe(Event::Layer {
             class: spec.class,
-            depth,
+            depth: depth as u16,
             found,
             total,
             legal,
         });
+    }
+    if !done {
+        for depth in layers.len() as u64 - 1.. {
+            let frontier = layers[depth as usize];
+            let pull = frontier * PULL_RATIO > legal - total;
+            let found: u64 = (0..index.white_sets() as usize)
+                .into_par_iter()
+                .with_min_len(16)
+                .map_init(Block::default, |block, r| {
+                    state.layer_block(r as u64, depth, pull, block)
+                })
+                .sum();
+            if found == 0 {
+                break;
+            }
+            let depth = u16::try_from(depth + 1).map_err(|_| {
+                crate::Error::TooLarge(format!("variant {name}: a remoteness above {} does not fit", u16::MAX))
+            })?;
+            total += found;
+            layers.push(found);
+            observe(Event::Layer {
+                class: spec.class,
+                depth,
+                found,
+                total,
+                legal,
+            });
+            checkpoints.two_bit_layer(TwoBitBoundary {
+                class: spec.class,
+                legal,
+                found: &layers,
+                done: false,
+                codes: &codes,
+                expanded: &expanded,
+            })?;
+        }
+        checkpoints.two_bit_layer(TwoBitBoundary {
+            class: spec.class,
+            legal,
+            found: &layers,
+            done: true,
+            codes: &codes,
+            expanded: &expanded,
+        })?;
     }
     // Both collects reuse their allocation: AtomicU64 and u64 have one layout.
     Ok(Searched {
@@ -606,13 +724,15 @@ impl State<'_> {
     }
 }
 
-/// Solves every class of a planned variant by the two-bit search; see
-/// [`Plan::solve_two_bit`](super::Plan::solve_two_bit).
+/// Solves every class of a planned variant by the two-bit search, resuming
+/// from and saving to `checkpoints`; see
+/// [`Plan::solve_two_bit_with`](super::Plan::solve_two_bit_with).
 pub(super) fn solve_classes(
     name: &str,
     specs: &[ClassSpec],
     indices: Vec<TightIndex>,
     mirrors: &[Option<(usize, Mirror)>],
+    checkpoints: &mut dyn Checkpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Vec<TwoBitClass>> {
     let mut stats: Vec<Option<ClassStats>> = vec![None; specs.len()];
@@ -633,7 +753,7 @@ pub(super) fn solve_classes(
             });
             continue;
         }
-        let searched = search(name, spec, &indices[k], observe)?;
+        let searched = search_with(name, spec, &indices[k], checkpoints, observe)?;
         stats[k] = Some(searched.stats(&indices[k]));
         // The classes mirroring this one take their hardest positions from
         // its last layer, which only the expanded bits tell apart.

@@ -1,0 +1,77 @@
+//! Times one checkpoint of the two-bit search: stops a solve after a layer
+//! (writing one checkpoint), reads it back as a resume would, then resumes
+//! and stops after the next layer (writing a second one).
+//!
+//! `cargo run --release --example twobit_checkpoint -- [VARIANT [LAYER [DIR]]]`
+//! (default `11x8`, layer 3, a scratch directory under the system's
+//! temporary directory, removed at the end).
+
+use std::time::{Duration, Instant};
+
+use bishops::checkpoint::{self, CheckpointOptions, Checkpointer};
+use bishops::solver::parallel::Checkpoints;
+use bishops::solver::{Method, Plan};
+use bishops::{Error, Variant};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let name = args.next().unwrap_or_else(|| "11x8".to_owned());
+    let layer: u16 = args.next().map_or(Ok(3), |l| l.parse())?;
+    let dir = args.next().map_or_else(
+        || std::env::temp_dir().join(format!("bishops-twobit-checkpoint-{}", std::process::id())),
+        Into::into,
+    );
+    let variant = Variant::named(&name)?;
+    let legal = Plan::new(&variant, Method::Tight).legal()[0];
+    let class = variant.classes()[0].class;
+    let options = |stop: u16| CheckpointOptions {
+        interval: Duration::from_secs(1 << 30),
+        stop_after: Some((None, stop)),
+        restart: false,
+    };
+    let mut note = |s: &str| eprintln!("note: {s}");
+
+    for stop in [layer, layer + 1] {
+        let mut checkpoints = Checkpointer::new(&dir, &variant, options(stop), &mut note);
+        let began = Instant::now();
+        match Plan::new(&variant, Method::Tight).solve_two_bit_with(&mut checkpoints, &mut |_| {}) {
+            Err(Error::Stopped(_)) => {}
+            other => return Err(format!("the solve did not stop after layer {stop}: {:?}", other.err()).into()),
+        }
+        let (count, seconds, bytes) = checkpoints.written;
+        println!(
+            "{name} class {} ({legal} legal): stopped after layer {stop} in {:.2} s; wrote {count} checkpoint of {bytes} bytes in {seconds:.3} s ({:.0} MB/s)",
+            class.name(),
+            began.elapsed().as_secs_f64(),
+            bytes as f64 / seconds / 1e6
+        );
+    }
+
+    let file = checkpoint::path(&dir, &name, class);
+    let size = std::fs::metadata(&file)?.len();
+    let mut checkpoints = Checkpointer::new(&dir, &variant, options(u16::MAX), &mut note);
+    let began = Instant::now();
+    let resumed = checkpoints
+        .resume_two_bit(class, legal)
+        .ok_or("the checkpoint was not taken")?;
+    let seconds = began.elapsed().as_secs_f64();
+    println!(
+        "read and checked {size} bytes at layer {} in {seconds:.3} s ({:.0} MB/s)",
+        resumed.found.len() - 1,
+        size as f64 / seconds / 1e6
+    );
+    // The part of that which is computing, not the disk: the checksum and
+    // the consistency check, again on the words read.
+    let began = Instant::now();
+    let sum = checkpoint::word_checksum(&[&resumed.codes, &resumed.expanded]);
+    let checksum = began.elapsed().as_secs_f64();
+    let began = Instant::now();
+    checkpoint::check_two_bit(&resumed.found, resumed.done, legal, &resumed.codes, &resumed.expanded)?;
+    println!(
+        "of which the checksum ({sum:016x}) takes {checksum:.3} s and the consistency check {:.3} s",
+        began.elapsed().as_secs_f64()
+    );
+    drop(checkpoints);
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
