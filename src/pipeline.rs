@@ -45,8 +45,9 @@ pub struct SolveOptions {
     pub layout: Option<Layout>,
     /// Bytes the solve may use at most, besides what is available.
     pub max_memory: Option<u64>,
-    /// `None`: no checkpoints. Otherwise the tight search saves checkpoints
-    /// into the database directory and resumes from one ([`checkpoint`]);
+    /// `None`: no checkpoints. Otherwise the tight and two-bit searches save
+    /// checkpoints into the database directory and resume from one
+    /// ([`checkpoint`]);
     /// the caller should hold the variant's
     /// [`WriteLock`](crate::storage::WriteLock).
     pub checkpoints: Option<CheckpointOptions>,
@@ -276,7 +277,7 @@ impl<'a> SolvePlan<'a> {
         };
         let legal = self.legal();
         let found = if self.plan.method() == Method::TwoBit {
-            Found::TwoBit(self.plan.solve_two_bit(&mut observe_layers)?)
+            Found::TwoBit(self.plan.solve_two_bit_with(checkpoints, &mut observe_layers)?)
         } else {
             Found::Bytes(self.plan.solve_with(checkpoints, &mut observe_layers)?)
         };
