@@ -38,8 +38,9 @@ use crate::variant::Variant;
 /// How a solve runs.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct SolveOptions {
-    /// The search; `None` picks the tight search when its byte table fits
-    /// in memory and the two-bit search when only that fits.
+    /// The search; `None` picks the tight search when its byte tables take
+    /// at most half the memory available (or `max_memory`), and the two-bit
+    /// search otherwise.
     pub method: Option<Method>,
     /// `None`: rows or blocks by size.
     pub layout: Option<Layout>,
@@ -113,9 +114,11 @@ impl<'a> SolvePlan<'a> {
         let plan = Plan::new(variant, options.method.unwrap_or_default());
         let plan = match options.method {
             Some(_) => plan,
-            // A byte per position while it fits, else two bits (and when
-            // neither fits, the refusal names the smaller need).
-            None if available.is_some_and(|a| plan.memory_bytes() > a) => plan.with_method(Method::TwoBit),
+            // A byte per position while it takes at most half the memory,
+            // so that a large solve leaves the machine room to work; else
+            // two bits, at about 1.2 times the time (and when neither fits,
+            // the refusal names the smaller need).
+            None if available.is_some_and(|a| plan.memory_bytes() > a / 2) => plan.with_method(Method::TwoBit),
             None => plan,
         };
         check_memory(variant, plan.memory_bytes(), available)?;
@@ -195,7 +198,7 @@ impl<'a> SolvePlan<'a> {
         let mirrored = self.mirrored();
         let chosen = if self.options.method.is_none() && self.method() == Method::TwoBit {
             format!(
-                ", as a byte per position would need {}",
+                ", as a byte per position would need {}, over half the memory",
                 human_bytes(self.plan.byte_memory_bytes(Method::Tight))
             )
         } else {
