@@ -237,3 +237,30 @@ fn a_bad_hook_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The two-bit search resumes through the binary as the byte search does:
+/// stopped after a layer, resumed by the next `solve --method two-bit`,
+/// and its export is the byte search's, row for row.
+#[test]
+fn a_stopped_two_bit_solve_resumes_and_exports_the_fresh_table() {
+    let dir = fresh_dir("two-bit");
+    let output = run(
+        &dir,
+        &[
+            ("BISHOPS_STOP_AFTER_LAYER", "7"),
+            ("BISHOPS_CHECKPOINT_SECONDS", "100000"),
+        ],
+        &["solve", "9x6", "--method", "two-bit"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(hidden(&dir), [".9x6.a1.checkpoint"]);
+    let err = ok(&dir, &[], &["solve", "9x6", "--method", "two-bit"]);
+    assert!(err.contains("two-bit search"), "{err}");
+    assert!(
+        err.contains("resuming 9x6 class a1 from the checkpoint") && err.contains("at layer 7"),
+        "{err}"
+    );
+    assert_eq!(hidden(&dir), Vec::<String>::new(), "a finished solve removes its checkpoint");
+    assert!(export(&dir, "9x6") == fresh_export("9x6"), "the resumed two-bit table differs");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
