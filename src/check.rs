@@ -327,7 +327,9 @@ pub fn check_residues(
 /// Checks `n` positions of the class `spec` (class number `k` of its
 /// variant) drawn uniformly with `seed`, the same draws as the byte sample
 /// check, given its two-bit table `residues` in memory; `max` is the stored
-/// largest remoteness. The samples run in parallel on the current rayon pool.
+/// largest remoteness. When `n` is the number of positions or more, each
+/// position is checked once instead. The samples run in parallel on the
+/// current rayon pool.
 ///
 /// For a drawn position `p` its value `v` is the length of its descent
 /// ([`exact`]); then each neighbour `q` is descended too, but only `v − 2`
@@ -372,7 +374,12 @@ pub fn sample_residues(
         .into_par_iter()
         .with_min_len(16)
         .map_init(SampleScratch::default, |scratch, j| {
-            let i = splitmix_at(start, j as u64) % index.len();
+            // Asked for every position or more: each once, a full check.
+            let i = if n == index.len() {
+                j as u64
+            } else {
+                splitmix_at(start, j as u64) % index.len()
+            };
             check_sample(&walker, index.unrank(i), i, limit, scratch).err()
         })
         .find_map_first(|failure| failure);
