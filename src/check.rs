@@ -52,7 +52,7 @@ use crate::position::Position;
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
 use crate::solver::ClassStats;
-use crate::solver::exact;
+use crate::solver::exact::{self, Known};
 use crate::solver::twobit::Mod3Table;
 use crate::storage::Database;
 use crate::tight::{Subsets, TightIndex};
@@ -416,7 +416,7 @@ impl Hasher for IndexHasher {
 #[derive(Default)]
 struct SampleScratch {
     /// Descent values learnt in this sample, by tight index.
-    known: HashMap<u64, u16, BuildHasherDefault<IndexHasher>>,
+    known: HashMap<u64, Known, BuildHasherDefault<IndexHasher>>,
     path: Vec<u64>,
     neighbours: Vec<Part>,
 }
@@ -452,9 +452,21 @@ fn check_sample(
         let found = walker
             .walk(q, j, here, budget, &mut |k| known.get(&k).copied(), path)
             .map_err(descent_failed)?;
-        if let Some(v) = found {
-            for (t, &k) in path.iter().enumerate() {
-                known.insert(k, v - t as u16);
+        for (t, &k) in path.iter().enumerate() {
+            let t = t as u16;
+            match found {
+                Some(v) => {
+                    known.insert(k, Known::Exact(v - t));
+                }
+                // Above the budget: the t-th position is above budget − t.
+                None if budget + 1 > t => {
+                    let low = budget + 1 - t;
+                    let entry = known.entry(k).or_insert(Known::AtLeast(low));
+                    if let Known::AtLeast(old) = entry {
+                        *old = (*old).max(low);
+                    }
+                }
+                None => {}
             }
         }
         Ok::<_, String>(found)

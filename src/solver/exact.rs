@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use rayon::prelude::*;
 
 use crate::board::Geometry;
-use crate::index::colex_unrank;
+use crate::index::{colex_rank, colex_unrank, rank_within};
 use crate::position::Position;
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::{Part, safe_cells};
@@ -301,19 +301,72 @@ pub(crate) struct Walker<'a> {
     pub residues: &'a Mod3Table,
 }
 
+/// What a walk may already know of a position's descent value.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Known {
+    /// The value.
+    Exact(u16),
+    /// A lower bound of the value.
+    AtLeast(u16),
+}
+
 impl Walker<'_> {
+    /// The first neighbour of `at` (black moves first) whose residue is
+    /// `want`, with its tight index. A black move keeps the white set, so
+    /// its block and safe cells are looked up once.
+    #[inline]
+    fn closer(&self, at: Part, want: u8) -> Option<(Part, u64)> {
+        let geo = &self.spec.geometry;
+        let occupied = at.occupied();
+        let empty = !occupied & geo.all();
+        let r = colex_rank(at.white);
+        let (start, safe) = (self.index.block(r).start, self.index.safe(r));
+        for from in at.black {
+            let black = at.black.without(from);
+            for to in geo.attacks(from, occupied) & empty & safe {
+                let after = black.with(to);
+                let k = start + rank_within(after, safe);
+                if self.residues.get(k) == Some(want) {
+                    return Some((
+                        Part {
+                            white: at.white,
+                            black: after,
+                        },
+                        k,
+                    ));
+                }
+            }
+        }
+        for from in at.white {
+            let white = at.white.without(from);
+            for to in geo.attacks(from, occupied) & empty {
+                let after = Part {
+                    white: white.with(to),
+                    black: at.black,
+                };
+                if let Some(k) = self.index.rank(after)
+                    && self.residues.get(k) == Some(want)
+                {
+                    return Some((after, k));
+                }
+            }
+        }
+        None
+    }
+
     /// The descent value of `part` (tight index `i`, residue `here`), when
     /// the walk settles it within `budget` steps: it reaches the goal, or a
-    /// position whose value `known` gives. `Ok(None)` when it has taken
-    /// `budget` steps without. `path` gets the tight indices walked, `i`
-    /// first; the `t`-th has the value less `t`.
+    /// position whose value `known` gives. `Ok(None)` when the value is
+    /// above `budget`: the walk took `budget` steps without settling it, or
+    /// met a position whose lower bound shows it. `path` gets the tight
+    /// indices walked, `i` first; the `t`-th has the value less `t`.
     pub fn walk(
         &self,
         part: Part,
         i: u64,
         here: u8,
         budget: u16,
-        known: &mut impl FnMut(u64) -> Option<u16>,
+        known: &mut impl FnMut(u64) -> Option<Known>,
         path: &mut Vec<u64>,
     ) -> Result<Option<u16>, DescentError> {
         let geo = &self.spec.geometry;
@@ -331,18 +384,16 @@ impl Walker<'_> {
                 }
                 return Ok(Some(steps));
             }
-            if let Some(v) = known(j) {
-                return Ok(Some(steps + v));
+            match known(j) {
+                Some(Known::Exact(v)) => return Ok(Some(steps + v)),
+                Some(Known::AtLeast(low)) if steps + low > budget => return Ok(None),
+                _ => {}
             }
             if steps >= budget {
                 return Ok(None);
             }
             let closer = (here + 2) % 3;
-            let (next, k) = first_move(geo, at, |after| {
-                let k = self.index.rank(after)?;
-                (self.residues.get(k) == Some(closer)).then_some((after, k))
-            })
-            .ok_or_else(|| DescentError::NoCloser {
+            let (next, k) = self.closer(at, closer).ok_or_else(|| DescentError::NoCloser {
                 position: position_string(geo, at),
                 residue: here,
             })?;
@@ -437,7 +488,7 @@ pub fn resolve(
                     let part = Part { white, black };
                     let mut known = |j: u64| {
                         let v = table[j as usize].load(Ordering::Relaxed);
-                        (v != UNRESOLVED).then_some(u16::from(v))
+                        (v != UNRESOLVED).then_some(Known::Exact(u16::from(v)))
                     };
                     match walker.walk(part, i, here, limit, &mut known, path) {
                         Err(e) => return Some(e.into()),
