@@ -365,11 +365,7 @@ pub fn sample_residues(
     let limit = max.map_or(u16::from(Cell::MAX_REMOTENESS), |m| {
         m.0.min(u16::from(Cell::MAX_REMOTENESS))
     });
-    let walker = exact::Walker {
-        spec,
-        index,
-        residues,
-    };
+    let walker = exact::Walker { spec, index, residues };
     let failure = (0..n as usize)
         .into_par_iter()
         .with_min_len(16)

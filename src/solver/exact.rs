@@ -104,7 +104,10 @@ impl fmt::Display for DescentError {
                 position,
                 residue: Some(r),
             } => write!(f, "the goal {position} has remoteness {r} mod 3, not 0"),
-            DescentError::Goal { position, residue: None } => {
+            DescentError::Goal {
+                position,
+                residue: None,
+            } => {
                 write!(f, "the goal {position} is marked unreachable")
             }
         }
@@ -461,11 +464,7 @@ pub fn resolve(
         // SAFETY: `AtomicU8` has the size and alignment of `u8`, and `cells`
         // is borrowed only through `table` in this scope.
         let table: &[AtomicU8] = unsafe { &*(cells.as_mut_slice() as *mut [u8] as *const [AtomicU8]) };
-        let walker = Walker {
-            spec,
-            index,
-            residues,
-        };
+        let walker = Walker { spec, index, residues };
         let black_count = index.black();
         let failure = (0..index.white_sets() as usize)
             .into_par_iter()
