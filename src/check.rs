@@ -21,6 +21,14 @@
 //! way, neighbour a position that reaches it. A sample proves nothing, but
 //! checks the same rules on the positions it draws.
 //!
+//! A two-bit table ([`Mod3Table`], remoteness mod 3) is checked the same
+//! way, on the values its residues stand for (see [`exact`]):
+//! [`check_residues`] resolves the whole class into bytes and runs the byte
+//! check ([`check_cells`]) over them; [`sample_residues`] finds the value of
+//! each drawn position and of its neighbours by descent, each neighbour only
+//! as far as it takes to show it is not too close. Both take the table in
+//! memory, wherever it came from.
+//!
 //! # Examples
 //!
 //! ```
