@@ -21,6 +21,14 @@
 //! way, neighbour a position that reaches it. A sample proves nothing, but
 //! checks the same rules on the positions it draws.
 //!
+//! A two-bit table ([`Mod3Table`], remoteness mod 3) is checked the same
+//! way, on the values its residues stand for (see [`exact`]):
+//! [`check_residues`] resolves the whole class into bytes and runs the byte
+//! check ([`check_cells`]) over them; [`sample_residues`] finds the value of
+//! each drawn position and of its neighbours by descent, each neighbour only
+//! as far as it takes to show it is not too close. Both take the table in
+//! memory, wherever it came from.
+//!
 //! # Examples
 //!
 //! ```
@@ -37,6 +45,8 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -49,6 +59,9 @@ use crate::index::colex_unrank;
 use crate::position::Position;
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
+use crate::solver::ClassStats;
+use crate::solver::exact::{self, Known};
+use crate::solver::twobit::Mod3Table;
 use crate::storage::Database;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::{ClassSpec, Variant};
@@ -176,12 +189,11 @@ fn broken_rule(at_goal: bool, cell: Cell, neighbours: impl Iterator<Item = Cell>
 }
 
 fn bad_position(database: &Database, spec: &ClassSpec, part: Part, problem: &str) -> Error {
-    let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
-    database.corrupt(format!("fails the check at {position}, which {problem}"))
+    database.corrupt(fails_at(spec, part, problem))
 }
 
 /// Checks every position of class `k`: reads the table into memory in
-/// index order, then checks each block of positions in parallel.
+/// index order, then checks it ([`check_cells`]).
 fn check_class(
     database: &Database,
     k: usize,
@@ -207,6 +219,34 @@ fn check_class(
             spec.class.index(),
             index.len()
         )));
+    }
+    check_cells(spec, index, &table, &database.classes()[k].stats, progress).map_err(|p| database.corrupt(p))
+}
+
+/// Checks every position of the class `spec` against the rules, given its
+/// byte table `table` (one [`Cell`] per position, in the order of `index`)
+/// in memory, wherever it came from: each block of positions in parallel,
+/// then the counts per remoteness against `stored`, the statistics stored
+/// with the class.
+///
+/// # Errors
+///
+/// The problem, one line as [`Database::corrupt`] takes it: the first
+/// position (in index order) that breaks a rule, or the counts that differ.
+pub fn check_cells(
+    spec: &ClassSpec,
+    index: &TightIndex,
+    table: &[u8],
+    stored: &ClassStats,
+    progress: &mut dyn FnMut(u64),
+) -> std::result::Result<ClassCheck, String> {
+    if table.len() as u64 != index.len() {
+        return Err(format!(
+            "holds {} positions of class {}, the rules give {}",
+            table.len(),
+            spec.class.index(),
+            index.len()
+        ));
     }
     let done = AtomicU64::new(0);
     let geo = &spec.geometry;
@@ -239,11 +279,11 @@ fn check_class(
             None
         });
     if let Some((part, problem)) = failure {
-        return Err(bad_position(database, spec, part, &problem));
+        return Err(fails_at(spec, part, &problem));
     }
     progress(done.load(Ordering::Relaxed));
     let mut counts = vec![0u64; 256];
-    for &byte in &table {
+    for &byte in table {
         counts[usize::from(byte)] += 1;
     }
     let top = counts[..=usize::from(Cell::MAX_REMOTENESS)]
@@ -251,13 +291,12 @@ fn check_class(
         .rposition(|&n| n > 0)
         .map_or(0, |t| t + 1);
     let histogram = counts[..top].to_vec();
-    let stored = &database.classes()[k].stats;
     if stored.histogram != histogram || stored.legal != index.len() || stored.reachable != histogram.iter().sum::<u64>()
     {
-        return Err(database.corrupt(format!(
+        return Err(format!(
             "stores counts for class {} that differ from its table",
             spec.class.index()
-        )));
+        ));
     }
     Ok(ClassCheck {
         class: spec.class.index(),
@@ -267,6 +306,242 @@ fn check_class(
     })
 }
 
+/// Checks every position of the class `spec` given its two-bit table
+/// `residues` (remoteness mod 3 in the order of `index`) in memory: resolves
+/// the exact remoteness of every position ([`exact::resolve`], with `max`
+/// the stored largest remoteness), then checks that table as the byte path
+/// does ([`check_cells`]), counts against `stored` included. A pass proves
+/// the residues, as the byte check proves a byte table.
+///
+/// Memory: one byte per position besides the residues.
+///
+/// # Errors
+///
+/// The problem, one line as [`Database::corrupt`] takes it, naming a
+/// position: residues that cannot be resolved, or the first position that
+/// breaks a rule, or counts that differ.
+pub fn check_residues(
+    spec: &ClassSpec,
+    index: &TightIndex,
+    residues: &Mod3Table,
+    max: Option<Remoteness>,
+    stored: &ClassStats,
+    progress: &mut dyn FnMut(u64),
+) -> std::result::Result<ClassCheck, String> {
+    let table = exact::resolve(spec, index, residues, max).map_err(|e| format!("fails the check: {e}"))?;
+    check_cells(spec, index, &table, stored, progress)
+}
+
+/// Checks `n` positions of the class `spec` (class number `k` of its
+/// variant) drawn uniformly with `seed`, the same draws as the byte sample
+/// check, given its two-bit table `residues` in memory; `max` is the stored
+/// largest remoteness. When `n` is the number of positions or more, each
+/// position is checked once instead. The samples run in parallel on the
+/// current rayon pool.
+///
+/// For a drawn position `p` its value `v` is the length of its descent
+/// ([`exact`]); then each neighbour `q` is descended too, but only `v − 2`
+/// steps: a descent not at the goal by then shows `q` is no closer than
+/// `v − 1`, and the first step of `p`'s own descent is a neighbour at
+/// `v − 1`. Descents of one sample share what they learn (a position met on
+/// an earlier walk ends a later one). The rules are those of the byte check:
+/// the goal, and only the goal, at 0; a reachable position has a neighbour
+/// exactly one closer and none closer; an unreachable position (and only
+/// one) has no reachable neighbour.
+///
+/// # Errors
+///
+/// The problem, one line as [`Database::corrupt`] takes it, of the first
+/// failing sample in draw order, naming a position.
+pub fn sample_residues(
+    spec: &ClassSpec,
+    index: &TightIndex,
+    residues: &Mod3Table,
+    max: Option<Remoteness>,
+    (k, n, seed): (usize, u64, u64),
+) -> std::result::Result<ClassCheck, String> {
+    if residues.len() != index.len() {
+        return Err(format!(
+            "holds {} residues of class {}, the rules give {}",
+            residues.len(),
+            spec.class.index(),
+            index.len()
+        ));
+    }
+    let n = n.min(index.len());
+    let start = sample_state(seed, k);
+    let limit = max.map_or(u16::from(Cell::MAX_REMOTENESS), |m| {
+        m.0.min(u16::from(Cell::MAX_REMOTENESS))
+    });
+    let walker = exact::Walker { spec, index, residues };
+    let failure = (0..n as usize)
+        .into_par_iter()
+        .with_min_len(16)
+        .map_init(SampleScratch::default, |scratch, j| {
+            // Asked for every position or more: each once, a full check.
+            let i = if n == index.len() {
+                j as u64
+            } else {
+                splitmix_at(start, j as u64) % index.len()
+            };
+            check_sample(&walker, index.unrank(i), i, limit, scratch).err()
+        })
+        .find_map_first(|failure| failure);
+    if let Some(problem) = failure {
+        return Err(problem);
+    }
+    Ok(ClassCheck {
+        class: spec.class.index(),
+        legal: index.len(),
+        checked: n,
+        histogram: Vec::new(),
+    })
+}
+
+/// A fast hash for tight indices, which are already well spread.
+#[derive(Default)]
+struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (i ^ (i >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    }
+}
+
+/// The buffers of one thread's samples.
+#[derive(Default)]
+struct SampleScratch {
+    /// Descent values learnt in this sample, by tight index.
+    known: HashMap<u64, Known, BuildHasherDefault<IndexHasher>>,
+    path: Vec<u64>,
+    neighbours: Vec<Part>,
+}
+
+/// Checks one drawn position `part` (tight index `i`): see [`sample_residues`].
+fn check_sample(
+    walker: &exact::Walker<'_>,
+    part: Part,
+    i: u64,
+    limit: u16,
+    scratch: &mut SampleScratch,
+) -> std::result::Result<(), String> {
+    let spec = walker.spec;
+    let (index, residues) = (walker.index, walker.residues);
+    let SampleScratch {
+        known,
+        path,
+        neighbours,
+    } = scratch;
+    known.clear();
+    neighbours.clear();
+    part.for_each_move(&spec.geometry, |_, _, _, after| neighbours.push(after));
+    let mut ranked = Vec::with_capacity(neighbours.len());
+    for &q in neighbours.iter() {
+        match index.rank(q) {
+            Some(j) => ranked.push((q, j, residues.get(j))),
+            None => return Err(fails_at(spec, part, "has a move to an illegal position")),
+        }
+    }
+    let descent_failed = |e: exact::DescentError| format!("fails the check: {e}");
+    // The full descent of a position, sharing what earlier walks learnt.
+    let value = |q: Part, j: u64, here: u8, budget: u16, known: &mut HashMap<_, _, _>, path: &mut Vec<u64>| {
+        let found = walker
+            .walk(q, j, here, budget, &mut |k| known.get(&k).copied(), path)
+            .map_err(descent_failed)?;
+        for (t, &k) in path.iter().enumerate() {
+            let t = t as u16;
+            match found {
+                Some(v) => {
+                    known.insert(k, Known::Exact(v - t));
+                }
+                // Above the budget: the t-th position is above budget − t.
+                None if budget + 1 > t => {
+                    let low = budget + 1 - t;
+                    let entry = known.entry(k).or_insert(Known::AtLeast(low));
+                    if let Known::AtLeast(old) = entry {
+                        *old = (*old).max(low);
+                    }
+                }
+                None => {}
+            }
+        }
+        Ok::<_, String>(found)
+    };
+    let Some(here) = residues.get(i) else {
+        if part == spec.goal {
+            return Err(fails_at(spec, part, "is the goal but is marked unreachable"));
+        }
+        for &(q, j, r) in &ranked {
+            if let Some(r) = r {
+                return Err(match value(q, j, r, limit, known, path)? {
+                    Some(b) => fails_at(
+                        spec,
+                        part,
+                        &format!("is marked unreachable but a neighbour has remoteness {b}"),
+                    ),
+                    None => fails_at(spec, part, "is marked unreachable but a neighbour is not"),
+                });
+            }
+        }
+        return Ok(());
+    };
+    let Some(v) = value(part, i, here, limit, known, path)? else {
+        return Err(descent_failed(exact::DescentError::TooLong {
+            position: exact::position_string(&spec.geometry, part),
+            max_steps: limit,
+        }));
+    };
+    if v > limit {
+        return Err(fails_at(
+            spec,
+            part,
+            &format!("has remoteness {v}, above the largest, {limit}"),
+        ));
+    }
+    if part == spec.goal {
+        return Ok(());
+    }
+    let mut best: Option<u16> = None;
+    for &(q, j, r) in &ranked {
+        let Some(r) = r else {
+            return Err(fails_at(
+                spec,
+                q,
+                &format!("is marked unreachable but a neighbour has remoteness {v}"),
+            ));
+        };
+        // Only a value below v − 1 matters: v − 2 steps settle that.
+        if v >= 2
+            && let Some(w) = value(q, j, r, v - 2, known, path)?
+            && w + 1 < v
+        {
+            best = Some(best.map_or(w, |b| b.min(w)));
+        }
+    }
+    match best {
+        Some(b) => Err(fails_at(
+            spec,
+            part,
+            &format!("has remoteness {v} but its best neighbour has {b}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The problem of `part` breaking a rule, as [`Database::corrupt`] takes it.
+fn fails_at(spec: &ClassSpec, part: Part, problem: &str) -> String {
+    let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
+    format!("fails the check at {position}, which {problem}")
+}
+
 /// splitmix64: a small, seedable sequence for sampling.
 fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -274,6 +549,18 @@ fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// The splitmix state before the first draw of class `k` with `seed`.
+fn sample_state(seed: u64, k: usize) -> u64 {
+    seed ^ (k as u64).wrapping_mul(0x5851_f42d_4c95_7f2d)
+}
+
+/// The draw `j` (from 0) of the splitmix sequence from `state`: what the
+/// `j + 1`-th call of [`splitmix`] gives, without the calls before it.
+fn splitmix_at(state: u64, j: u64) -> u64 {
+    let mut s = state.wrapping_add(j.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    splitmix(&mut s)
 }
 
 /// Checks `n` positions of class `k` drawn uniformly with `seed`, each and
@@ -286,7 +573,7 @@ fn sample_class(
     n: u64,
     seed: u64,
 ) -> Result<ClassCheck> {
-    let mut state = seed ^ (k as u64).wrapping_mul(0x5851_f42d_4c95_7f2d);
+    let mut state = sample_state(seed, k);
     let n = n.min(index.len());
     let cell = |part: Part| database.cell(k, spec.index.rank(part));
     for _ in 0..n {

@@ -21,6 +21,7 @@
 //! [`Mirror`]), only one is searched and the other is derived from it.
 
 pub mod dense;
+pub mod exact;
 mod kernel;
 pub mod parallel;
 pub mod twobit;

@@ -1,0 +1,557 @@
+//! Exact remoteness from remoteness mod 3: the answers a two-bit table
+//! ([`Mod3Table`]) stands for, recovered without trusting it.
+//!
+//! The state graph is undirected, so the neighbours of a position at
+//! remoteness `k` are at `k − 1`, `k` or `k + 1`, and those differ mod 3: a
+//! neighbour whose residue is one less mod 3 is exactly one move closer.
+//! Stepping to such a neighbour until the goal is reached therefore walks an
+//! optimal path, and the number of steps is the remoteness ([`descend`]).
+//!
+//! On a damaged table the walk can go wrong in three ways, each refused with
+//! a [`DescentError`] instead of a panic or an endless loop: a position with
+//! no neighbour one less mod 3, a walk longer than the largest remoteness
+//! there can be (the residues then form a cycle), or a goal whose residue is
+//! not 0.
+//!
+//! At each step the walk prefers a closer neighbour reached by moving a
+//! *black* bishop: that keeps the white set, so the neighbour lies in the
+//! same block of the tight index (the same storage block), which makes
+//! database lookups hit the block cache. The path found is therefore *an*
+//! optimal path, not the first one in move order.
+//!
+//! [`resolve`] turns a whole class's residues into its byte table (one
+//! [`Cell`] per position, in tight-index order) by descent with
+//! memoisation: from a position not resolved yet it walks along closer
+//! neighbours until it meets a resolved one (or the goal), then assigns the
+//! values back along the path. Each position is resolved once, so the cost
+//! is about that of one search layer, spread over all cores. It needs the
+//! output bytes (one per legal position) plus the residues (two bits per
+//! position) and a short path per thread: nothing else.
+//!
+//! The walk is deterministic (the neighbour chosen depends only on the
+//! residues), so every position has one *descent value*, the length of its
+//! walk; that is what [`resolve`] writes and what the checks in
+//! [`check`](crate::check) test against the rules.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use rayon::prelude::*;
+
+use crate::board::Geometry;
+use crate::index::{colex_rank, colex_unrank, rank_within};
+use crate::position::Position;
+use crate::remoteness::{Cell, Remoteness};
+use crate::rules::{Part, safe_cells};
+use crate::tight::{Subsets, TightIndex};
+use crate::variant::ClassSpec;
+
+use super::twobit::Mod3Table;
+
+/// The answer of [`descend`]: the exact remoteness of a position and the
+/// position after one optimal move.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Descent {
+    /// The fewest moves to the goal.
+    pub remoteness: Remoteness,
+    /// The position one optimal move on; `None` at the goal.
+    pub best: Option<Part>,
+}
+
+/// Why residues could not be descended: the table is not the remoteness
+/// mod 3 of a breadth-first search from the goal. Each names a position as
+/// the program's position string (the bishops of its class alone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DescentError {
+    /// `position` has residue `residue` and no neighbour one less mod 3.
+    NoCloser {
+        /// The position.
+        position: String,
+        /// Its residue.
+        residue: u8,
+    },
+    /// The walk from `position` took more than `max_steps` steps without
+    /// reaching the goal: the residues form a cycle, or the remoteness is
+    /// above the largest there is.
+    TooLong {
+        /// Where the walk started.
+        position: String,
+        /// The steps allowed.
+        max_steps: u16,
+    },
+    /// The goal's residue is not 0 (`None`: unreachable, or illegal).
+    Goal {
+        /// The goal.
+        position: String,
+        /// Its residue.
+        residue: Option<u8>,
+    },
+}
+
+impl fmt::Display for DescentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DescentError::NoCloser { position, residue } => write!(
+                f,
+                "position {position} has remoteness {residue} mod 3 but no neighbour at {} mod 3",
+                (residue + 2) % 3
+            ),
+            DescentError::TooLong { position, max_steps } => write!(
+                f,
+                "the descent from position {position} takes more than {max_steps} steps (the residues form a cycle)"
+            ),
+            DescentError::Goal {
+                position,
+                residue: Some(r),
+            } => write!(f, "the goal {position} has remoteness {r} mod 3, not 0"),
+            DescentError::Goal {
+                position,
+                residue: None,
+            } => {
+                write!(f, "the goal {position} is marked unreachable")
+            }
+        }
+    }
+}
+
+impl std::error::Error for DescentError {}
+
+/// Why [`resolve`] refused a class's residues.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResolveError {
+    /// A descent failed.
+    Descent(DescentError),
+    /// `position` resolves to `remoteness`, above `max` (the stored largest
+    /// remoteness, or [`Cell::MAX_REMOTENESS`]).
+    TooHigh {
+        /// The position.
+        position: String,
+        /// Its value.
+        remoteness: u16,
+        /// The largest allowed.
+        max: u16,
+    },
+    /// The table does not hold one residue per legal position.
+    Length {
+        /// Positions in the table.
+        table: u64,
+        /// Legal positions of the class.
+        legal: u64,
+    },
+}
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResolveError::Descent(e) => e.fmt(f),
+            ResolveError::TooHigh {
+                position,
+                remoteness,
+                max,
+            } => write!(
+                f,
+                "position {position} resolves to remoteness {remoteness}, above the largest, {max}"
+            ),
+            ResolveError::Length { table, legal } => {
+                write!(f, "the residue table holds {table} positions, the class has {legal}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {}
+
+impl From<DescentError> for ResolveError {
+    fn from(e: DescentError) -> ResolveError {
+        ResolveError::Descent(e)
+    }
+}
+
+/// The position string of `part`, the bishops of one class.
+pub(crate) fn position_string(geo: &Geometry, part: Part) -> String {
+    Position::from_parts(geo.board(), &[(geo, part)]).to_string()
+}
+
+/// The first `f(after)` that is `Some`, over the legal moves of `part`: the
+/// moves of black bishops first (same white set, so the same block), then
+/// those of white bishops. The moves are those of [`Part::for_each_move`].
+#[inline]
+pub(crate) fn first_move<T>(geo: &Geometry, part: Part, mut f: impl FnMut(Part) -> Option<T>) -> Option<T> {
+    let occupied = part.occupied();
+    let empty = !occupied & geo.all();
+    let safe = safe_cells(geo, part.white);
+    for from in part.black {
+        let black = part.black.without(from);
+        for to in geo.attacks(from, occupied) & empty & safe {
+            let found = f(Part {
+                white: part.white,
+                black: black.with(to),
+            });
+            if found.is_some() {
+                return found;
+            }
+        }
+    }
+    for from in part.white {
+        let white = part.white.without(from);
+        for to in geo.attacks(from, occupied) & empty {
+            let after = Part {
+                white: white.with(to),
+                black: part.black,
+            };
+            if after.is_legal(geo) {
+                let found = f(after);
+                if found.is_some() {
+                    return found;
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The exact remoteness of `part`, a legal position of the class `geo`
+/// whose goal is `goal`, from remoteness mod 3 alone: `residue` gives it for
+/// any legal position (`None` for unreachable ones). `Ok(None)` when `part`
+/// is unreachable.
+///
+/// It walks to the goal, each step to a neighbour whose residue is one less
+/// mod 3, which is one move closer, black moves first (see the [module
+/// docs](self)): the remoteness is the number of steps, `best` the first.
+///
+/// # Errors
+///
+/// A [`DescentError`] when `residue` is not the remoteness mod 3 of a
+/// breadth-first search from `goal`: a step finds no closer neighbour, the
+/// walk takes more than `max_steps` steps, or it ends at a goal whose
+/// residue is not 0.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::solver::{self, exact};
+/// use bishops::{Part, Remoteness, Variant};
+///
+/// let variant = Variant::named("5x4").unwrap();
+/// let spec = &variant.classes()[0];
+/// let solved = solver::solve(&variant, &mut |_| {}).unwrap();
+/// let residue = |p: Part| solved.cell(0, spec.index.rank(p)).remoteness().map(|r| (r.0 % 3) as u8);
+/// let descent = exact::descend(&spec.geometry, spec.goal, spec.start, 253, residue).unwrap().unwrap();
+/// assert_eq!(descent.remoteness, Remoteness(18));
+/// // Too few steps allowed: refused, not looped on.
+/// assert!(exact::descend(&spec.geometry, spec.goal, spec.start, 17, residue).is_err());
+/// ```
+pub fn descend(
+    geo: &Geometry,
+    goal: Part,
+    part: Part,
+    max_steps: u16,
+    mut residue: impl FnMut(Part) -> Option<u8>,
+) -> Result<Option<Descent>, DescentError> {
+    let Some(mut here) = residue(part) else {
+        if part == goal {
+            return Err(DescentError::Goal {
+                position: position_string(geo, goal),
+                residue: None,
+            });
+        }
+        return Ok(None);
+    };
+    let mut at = part;
+    let mut steps = 0u16;
+    let mut best = None;
+    while at != goal {
+        if steps >= max_steps {
+            return Err(DescentError::TooLong {
+                position: position_string(geo, part),
+                max_steps,
+            });
+        }
+        let closer = (here + 2) % 3;
+        let next = first_move(geo, at, |after| (residue(after) == Some(closer)).then_some(after)).ok_or_else(|| {
+            DescentError::NoCloser {
+                position: position_string(geo, at),
+                residue: here,
+            }
+        })?;
+        if steps == 0 {
+            best = Some(next);
+        }
+        at = next;
+        here = closer;
+        steps += 1;
+    }
+    if here != 0 {
+        return Err(DescentError::Goal {
+            position: position_string(geo, goal),
+            residue: Some(here),
+        });
+    }
+    Ok(Some(Descent {
+        remoteness: Remoteness(steps),
+        best,
+    }))
+}
+
+/// One walk over a class's residues in tight-index order, for [`resolve`]
+/// and the checks.
+pub(crate) struct Walker<'a> {
+    /// The class.
+    pub spec: &'a ClassSpec,
+    /// Its tight index.
+    pub index: &'a TightIndex,
+    /// Its residues, in `index` order.
+    pub residues: &'a Mod3Table,
+}
+
+/// What a walk may already know of a position's descent value.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Known {
+    /// The value.
+    Exact(u16),
+    /// A lower bound of the value.
+    AtLeast(u16),
+}
+
+impl Walker<'_> {
+    /// The first neighbour of `at` (black moves first) whose residue is
+    /// `want`, with its tight index. A black move keeps the white set, so
+    /// its block and safe cells are looked up once.
+    #[inline]
+    fn closer(&self, at: Part, want: u8) -> Option<(Part, u64)> {
+        let geo = &self.spec.geometry;
+        let occupied = at.occupied();
+        let empty = !occupied & geo.all();
+        let r = colex_rank(at.white);
+        let (start, safe) = (self.index.block(r).start, self.index.safe(r));
+        for from in at.black {
+            let black = at.black.without(from);
+            for to in geo.attacks(from, occupied) & empty & safe {
+                let after = black.with(to);
+                let k = start + rank_within(after, safe);
+                if self.residues.get(k) == Some(want) {
+                    return Some((
+                        Part {
+                            white: at.white,
+                            black: after,
+                        },
+                        k,
+                    ));
+                }
+            }
+        }
+        for from in at.white {
+            let white = at.white.without(from);
+            for to in geo.attacks(from, occupied) & empty {
+                let after = Part {
+                    white: white.with(to),
+                    black: at.black,
+                };
+                if let Some(k) = self.index.rank(after)
+                    && self.residues.get(k) == Some(want)
+                {
+                    return Some((after, k));
+                }
+            }
+        }
+        None
+    }
+
+    /// The descent value of `part` (tight index `i`, residue `here`), when
+    /// the walk settles it within `budget` steps: it reaches the goal, or a
+    /// position whose value `known` gives. `Ok(None)` when the value is
+    /// above `budget`: the walk took `budget` steps without settling it, or
+    /// met a position whose lower bound shows it. `path` gets the tight
+    /// indices walked, `i` first; the `t`-th has the value less `t`.
+    pub fn walk(
+        &self,
+        part: Part,
+        i: u64,
+        here: u8,
+        budget: u16,
+        known: &mut impl FnMut(u64) -> Option<Known>,
+        path: &mut Vec<u64>,
+    ) -> Result<Option<u16>, DescentError> {
+        let geo = &self.spec.geometry;
+        path.clear();
+        path.push(i);
+        let (mut at, mut j, mut here) = (part, i, here);
+        let mut steps = 0u16;
+        loop {
+            if at == self.spec.goal {
+                if here != 0 {
+                    return Err(DescentError::Goal {
+                        position: position_string(geo, at),
+                        residue: Some(here),
+                    });
+                }
+                return Ok(Some(steps));
+            }
+            match known(j) {
+                Some(Known::Exact(v)) => return Ok(Some(steps + v)),
+                Some(Known::AtLeast(low)) if steps + low > budget => return Ok(None),
+                _ => {}
+            }
+            if steps >= budget {
+                return Ok(None);
+            }
+            let closer = (here + 2) % 3;
+            let (next, k) = self.closer(at, closer).ok_or_else(|| DescentError::NoCloser {
+                position: position_string(geo, at),
+                residue: here,
+            })?;
+            path.push(k);
+            (at, j, here) = (next, k, closer);
+            steps += 1;
+        }
+    }
+}
+
+/// A cell not resolved yet, while [`resolve`] runs.
+const UNRESOLVED: u8 = Cell::ILLEGAL.0;
+
+/// The exact remoteness of every position of the class `spec`, whose tight
+/// index is `index`, from its residues: one [`Cell`] byte per position in
+/// tight-index order, [`Cell::UNREACHABLE`] where the residue is `None`.
+/// `max` is the largest remoteness the class is known to have (stored with
+/// it), if any.
+///
+/// Each position is resolved once, by descent with memoisation (see the
+/// [module docs](self)), in parallel over blocks on the current rayon pool;
+/// threads that meet on a path write the same values, since the walk is
+/// deterministic. Memory: the output (one byte per position) besides the
+/// residues.
+///
+/// The result is what the residues say, not a proof: a damaged table can
+/// resolve to values that break the rules without failing here, which is
+/// what [`check`](crate::check) looks for.
+///
+/// # Errors
+///
+/// A [`ResolveError`] naming a position: a descent fails ([`DescentError`]),
+/// or a value is above `max` or [`Cell::MAX_REMOTENESS`]; or the table's
+/// length is not the class's.
+pub fn resolve(
+    spec: &ClassSpec,
+    index: &TightIndex,
+    residues: &Mod3Table,
+    max: Option<Remoteness>,
+) -> Result<Vec<u8>, ResolveError> {
+    if residues.len() != index.len() {
+        return Err(ResolveError::Length {
+            table: residues.len(),
+            legal: index.len(),
+        });
+    }
+    let geo = &spec.geometry;
+    let limit = max.map_or(u16::from(Cell::MAX_REMOTENESS), |m| {
+        m.0.min(u16::from(Cell::MAX_REMOTENESS))
+    });
+    let goal_residue = index.rank(spec.goal).and_then(|g| residues.get(g));
+    let goal = match (index.rank(spec.goal), goal_residue) {
+        (Some(g), Some(0)) => g,
+        _ => {
+            return Err(DescentError::Goal {
+                position: position_string(geo, spec.goal),
+                residue: goal_residue,
+            }
+            .into());
+        }
+    };
+    let mut cells = vec![UNRESOLVED; index.len() as usize];
+    cells[goal as usize] = 0;
+    {
+        // SAFETY: `AtomicU8` has the size and alignment of `u8`, and `cells`
+        // is borrowed only through `table` in this scope.
+        let table: &[AtomicU8] = unsafe { &*(cells.as_mut_slice() as *mut [u8] as *const [AtomicU8]) };
+        let walker = Walker { spec, index, residues };
+        let black_count = index.black();
+        let failure = (0..index.white_sets() as usize)
+            .into_par_iter()
+            .with_min_len(16)
+            .map_init(Vec::new, |path, r| {
+                let r = r as u64;
+                let block = index.block(r);
+                if block.is_empty() {
+                    return None;
+                }
+                let white = colex_unrank(r, index.white());
+                for (i, black) in block.zip(Subsets::new(index.safe(r), black_count)) {
+                    if table[i as usize].load(Ordering::Relaxed) != UNRESOLVED {
+                        continue;
+                    }
+                    let Some(here) = residues.get(i) else {
+                        table[i as usize].store(Cell::UNREACHABLE.0, Ordering::Relaxed);
+                        continue;
+                    };
+                    let part = Part { white, black };
+                    let mut known = |j: u64| {
+                        let v = table[j as usize].load(Ordering::Relaxed);
+                        (v != UNRESOLVED).then_some(Known::Exact(u16::from(v)))
+                    };
+                    match walker.walk(part, i, here, limit, &mut known, path) {
+                        Err(e) => return Some(e.into()),
+                        Ok(None) => {
+                            return Some(ResolveError::Descent(DescentError::TooLong {
+                                position: position_string(geo, part),
+                                max_steps: limit,
+                            }));
+                        }
+                        Ok(Some(value)) if value > limit => {
+                            return Some(ResolveError::TooHigh {
+                                position: position_string(geo, part),
+                                remoteness: value,
+                                max: limit,
+                            });
+                        }
+                        Ok(Some(value)) => {
+                            for (t, &j) in path.iter().enumerate() {
+                                table[j as usize].store((value - t as u16) as u8, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                }
+                None
+            })
+            .find_map_first(|failure| failure);
+        if let Some(e) = failure {
+            return Err(e);
+        }
+    }
+    Ok(cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Variant;
+
+    /// The black-first move order visits exactly the moves of
+    /// `Part::for_each_move`.
+    #[test]
+    fn first_move_visits_every_move() {
+        for name in ["5x4", "7x4", "5x4-full"] {
+            let variant = Variant::named(name).unwrap();
+            for spec in variant.classes() {
+                let (w, b) = spec.counts();
+                let index = TightIndex::new(&spec.geometry, w, b);
+                for i in 0..index.len() {
+                    let part = index.unrank(i);
+                    let mut expected = Vec::new();
+                    part.for_each_move(&spec.geometry, |_, _, _, after| expected.push(after));
+                    let mut seen = Vec::new();
+                    let none: Option<()> = first_move(&spec.geometry, part, |after| {
+                        seen.push(after);
+                        None
+                    });
+                    assert!(none.is_none());
+                    let black_first = seen.iter().take_while(|p| p.white == part.white).count();
+                    assert!(seen[black_first..].iter().all(|p| p.white != part.white), "{name} {i}");
+                    expected.sort();
+                    seen.sort();
+                    assert_eq!(expected, seen, "{name} {i}");
+                }
+            }
+        }
+    }
+}
