@@ -385,6 +385,7 @@ fn write_words(out: &mut impl Write, words: &[AtomicU64]) -> std::io::Result<()>
 
 /// Saves and finds the checkpoints of one solve: the
 /// [`Checkpoints`] a [`Plan::solve_with`](crate::solver::Plan::solve_with)
+/// or [`Plan::solve_two_bit_with`](crate::solver::Plan::solve_two_bit_with)
 /// is given.
 pub struct Checkpointer<'a> {
     dir: PathBuf,
