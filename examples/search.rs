@@ -67,6 +67,7 @@ fn main() {
             .map(|(k, spec)| {
                 solution
                     .descend(k, spec, spec.start)
+                    .expect("the two-bit table descends")
                     .expect("the start reaches the goal")
                     .remoteness
                     .0

@@ -56,13 +56,14 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::index::colex_unrank;
+use crate::pipeline::{available_memory, human_bytes};
 use crate::position::Position;
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
 use crate::solver::ClassStats;
 use crate::solver::exact::{self, Known};
 use crate::solver::twobit::Mod3Table;
-use crate::storage::Database;
+use crate::storage::{Database, Layout};
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::{ClassSpec, Variant};
 
@@ -140,9 +141,33 @@ pub fn check(
     let mut classes = Vec::new();
     let mut done = 0;
     for (k, (spec, index)) in variant.classes().iter().zip(&indices).enumerate() {
-        let class = match options.sample {
-            None => check_class(&database, k, spec, index, &mut |n| progress(done + n, total))?,
-            Some(n) => sample_class(&database, k, spec, index, n, options.seed)?,
+        let class = if database.layout() == Layout::Residues {
+            let stored = &database.classes()[k].stats;
+            if options.sample.is_none() {
+                // The full check resolves exact values: a byte a position.
+                let need = index.len() + index.len().div_ceil(4);
+                if let Some(available) = available_memory().filter(|&a| need > a) {
+                    return Err(Error::TooLarge(format!(
+                        "checking every position of class {} of {} needs {} of memory, only {} is available; check a sample with --sample N",
+                        spec.class.index(),
+                        variant.name(),
+                        human_bytes(need),
+                        human_bytes(available)
+                    )));
+                }
+            }
+            let residues = database.residues(k)?;
+            let max = stored.max_remoteness();
+            match options.sample {
+                None => check_residues(spec, index, &residues, max, stored, &mut |n| progress(done + n, total)),
+                Some(n) => sample_residues(spec, index, &residues, max, (k, n, options.seed)),
+            }
+            .map_err(|problem| database.corrupt(problem))?
+        } else {
+            match options.sample {
+                None => check_class(&database, k, spec, index, &mut |n| progress(done + n, total))?,
+                Some(n) => sample_class(&database, k, spec, index, n, options.seed)?,
+            }
         };
         done += class.checked;
         progress(done, total);

@@ -284,7 +284,9 @@ impl<'a> SolvePlan<'a> {
         } else {
             Found::Bytes(self.plan.solve_with(checkpoints, &mut observe_layers)?)
         };
-        let known = check_known(self.variant, &found.answer(self.variant));
+        let known = found
+            .answer(self.variant)
+            .and_then(|answer| check_known(self.variant, &answer));
         if let Err(e) = known {
             // A wrong answer may come from a resumed checkpoint: the next
             // solve starts over instead of resuming from it again.
@@ -410,29 +412,38 @@ impl Found {
     }
 
     /// What the tables say of `variant`, to hold against its known answers.
-    fn answer(&self, variant: &Variant) -> Answer {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mismatch`] when a two-bit table fails a descent.
+    fn answer(&self, variant: &Variant) -> Result<Answer> {
         let starts = variant.class_hashes(variant.start());
         let (stats, start): (Vec<&ClassStats>, Option<Remoteness>) = match self {
             Found::Bytes(s) => (
                 s.classes.iter().map(|c| &c.stats).collect(),
                 Remoteness::total((0..starts.len()).map(|k| s.cell(k, starts[k]).remoteness())),
             ),
-            Found::TwoBit(s) => (
-                s.classes.iter().map(|c| &c.stats).collect(),
-                Remoteness::total(
-                    variant
-                        .classes()
-                        .iter()
-                        .enumerate()
-                        .map(|(k, spec)| s.descend(k, spec, spec.index.unrank(starts[k])).map(|d| d.remoteness)),
-                ),
-            ),
+            Found::TwoBit(s) => {
+                let parts = variant
+                    .classes()
+                    .iter()
+                    .enumerate()
+                    .map(|(k, spec)| {
+                        s.descend(k, spec, spec.index.unrank(starts[k]))
+                            .map(|d| d.map(|d| d.remoteness))
+                    })
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|e| {
+                        Error::Mismatch(format!("the two-bit search left a table that fails a descent: {e}"))
+                    })?;
+                (s.classes.iter().map(|c| &c.stats).collect(), Remoteness::total(parts))
+            }
         };
-        Answer {
+        Ok(Answer {
             legal: stats.iter().map(|s| s.legal).collect(),
             max: Remoteness::total(stats.iter().map(|s| s.max_remoteness())),
             start,
-        }
+        })
     }
 }
 

@@ -31,14 +31,14 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::index::{binomial, colex_rank, colex_unrank, rank_within};
-use crate::position::Position;
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::{Part, safe_cells};
-use crate::solver::twobit::{Residues, TwoBitSolution};
+use crate::solver::exact;
+use crate::solver::twobit::{Mod3Table, Residues, TwoBitSolution};
 use crate::solver::{ClassStats, ClassTable, HARDEST, Solution};
 use crate::symmetry::Mirror;
 use crate::tablebase::clip;
-use crate::tight::Subsets;
+use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 use crate::variant::Variant;
 
@@ -453,10 +453,18 @@ impl Solved<'_> {
     }
 
     /// The remoteness of the class part `hash` of class `k`.
-    fn remoteness(&self, spec: &ClassSpec, k: usize, hash: u64) -> Option<Remoteness> {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mismatch`] when a two-bit table fails a descent: no search
+    /// leaves such a table, and nothing is written from it.
+    fn remoteness(&self, spec: &ClassSpec, k: usize, hash: u64) -> Result<Option<Remoteness>> {
         match self {
-            Solved::Bytes(s) => s.cell(k, hash).remoteness(),
-            Solved::TwoBit(s) => s.descend(k, spec, spec.index.unrank(hash)).map(|d| d.remoteness),
+            Solved::Bytes(s) => Ok(s.cell(k, hash).remoteness()),
+            Solved::TwoBit(s) => s
+                .descend(k, spec, spec.index.unrank(hash))
+                .map(|d| d.map(|d| d.remoteness))
+                .map_err(|e| Error::Mismatch(format!("the two-bit search left a table that fails a descent: {e}"))),
         }
     }
 }
@@ -695,7 +703,7 @@ fn write_file(tmp: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout
                 ])
                 .map_err(sql)?;
             class_checksums.push(checksum);
-            start_remoteness = sum(start_remoteness, solved.remoteness(spec, k, starts[k]));
+            start_remoteness = sum(start_remoteness, solved.remoteness(spec, k, starts[k])?);
             max = sum(max, stats.max_remoteness());
             legal *= u128::from(stats.legal);
             reachable *= u128::from(stats.reachable);
@@ -1275,59 +1283,93 @@ impl Database {
     /// The exact remoteness of the legal part `part` of class `k` in the
     /// residues layout: the length of a walk to the goal, each step to a
     /// neighbour one less mod 3, which is one move closer
-    /// ([`twobit`](crate::solver::twobit)).
+    /// ([`exact::descend`]).
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] when the walk finds no closer neighbour, takes more
-    /// steps than the class's largest remoteness, or ends at a goal whose
-    /// residue is not 0: a table no search leaves.
+    /// [`Error::Corrupt`] when a block cannot be read, or the walk finds no
+    /// closer neighbour, takes more steps than the class's largest
+    /// remoteness, or ends at a goal whose residue is not 0: a table no
+    /// search leaves.
     fn descend(&self, k: usize, part: Part) -> Result<Option<Remoteness>> {
         let spec = &self.specs[k];
         let record = &self.classes[k];
         let max = record.stats.max_remoteness().map_or(0, |r| r.0);
-        let position = |p: Part| Position::from_parts(spec.geometry.board(), &[(&spec.geometry, p)]);
-        let Some(mut here) = self.residue(k, part)? else {
-            return Ok(None);
-        };
-        let mut at = part;
-        let mut steps = 0u16;
-        let mut neighbours = Vec::with_capacity(64);
-        while at != spec.goal {
-            if steps == max {
-                return Err(self.corrupt(format!(
-                    "gives {} of class {} no way to the goal within {max} moves, its largest remoteness",
-                    position(part),
-                    record.class
-                )));
+        // A failed read ends the walk; its error is the one reported.
+        let mut failed = None;
+        let descent = exact::descend(&spec.geometry, spec.goal, part, max, |p| match self.residue(k, p) {
+            Ok(residue) => residue,
+            Err(e) => {
+                failed.get_or_insert(e);
+                None
             }
-            let closer = (here + 2) % 3;
-            // Moves of black bishops keep the white set, and so the block:
-            // try them first, as they are read from the block already at hand.
-            neighbours.clear();
-            at.for_each_move(&spec.geometry, |_, _, _, after| neighbours.push(after));
-            neighbours.sort_by_key(|after| after.white != at.white);
-            let mut next = None;
-            for &after in &neighbours {
-                if self.residue(k, after)? == Some(closer) {
-                    next = Some(after);
-                    break;
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        descent
+            .map(|d| d.map(|d| d.remoteness))
+            .map_err(|e| self.corrupt(format!("fails a descent in class {}: {e}", record.class)))
+    }
+
+    /// The residues of the `k`-th class in tight-index order (the order of
+    /// its blocks), each block checked as it is read: the whole two-bit
+    /// table in memory, a quarter of a byte per position.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the table is damaged; [`Error::Usage`] when
+    /// the database is not of the residues layout.
+    pub fn residues(&self, k: usize) -> Result<Mod3Table> {
+        if self.metadata.layout != Layout::Residues {
+            return Err(Error::Usage(format!(
+                "{} holds a byte per position, not residues",
+                self.path.display()
+            )));
+        }
+        let mut table = Mod3Table::new(self.classes[k].stats.legal);
+        let mut i = 0u64;
+        self.for_each_block(k, |_, codes| {
+            for &code in codes {
+                // A table longer than its record fails for_each_block at the end.
+                if i < table.len() {
+                    table.set(i, (code != UNREACHABLE_CODE).then_some(code));
                 }
+                i += 1;
             }
-            at = next.ok_or_else(|| {
-                self.corrupt(format!(
-                    "gives {} of class {} the residue {here}, but none of its neighbours the residue {closer}",
-                    position(at),
-                    record.class
-                ))
-            })?;
-            here = closer;
-            steps += 1;
+            Ok(())
+        })?;
+        Ok(table)
+    }
+
+    /// The exact remoteness of every position of the `k`-th class of a
+    /// residues database as byte cells in tight-index order, resolved in
+    /// memory ([`exact::resolve`]): 1.25 bytes per position.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`] when that does not fit in the memory available;
+    /// [`Error::Corrupt`] when the table is damaged or cannot be resolved.
+    fn exact_cells(&self, k: usize) -> Result<Vec<u8>> {
+        let spec = &self.specs[k];
+        let record = &self.classes[k];
+        let need = record.stats.legal + record.stats.legal.div_ceil(4);
+        if let Some(available) = crate::pipeline::available_memory()
+            && need > available
+        {
+            return Err(Error::TooLarge(format!(
+                "reading every position of class {} of {} needs {} of memory for its exact values, only {} is available; ask for positions one at a time (query, or check --sample)",
+                record.class,
+                self.metadata.variant,
+                crate::pipeline::human_bytes(need),
+                crate::pipeline::human_bytes(available)
+            )));
         }
-        if here != 0 {
-            return Err(self.corrupt(format!("gives the goal of class {} the residue {here}", record.class)));
-        }
-        Ok(Some(Remoteness(steps)))
+        let residues = self.residues(k)?;
+        let (white, black) = spec.counts();
+        let index = TightIndex::new(&spec.geometry, white, black);
+        exact::resolve(spec, &index, &residues, record.stats.max_remoteness())
+            .map_err(|e| self.corrupt(format!("cannot be resolved in class {}: {e}", record.class)))
     }
 
     /// The cell of `hash` in the `k`-th class of the variant: one checked
@@ -1422,8 +1464,8 @@ impl Database {
     /// Calls `f(hash, part, cell)` for every legal position of the `k`-th
     /// class in hash order, reading and checking the table block by block,
     /// then checks the whole table against its checksum and its row count.
-    /// In the residues layout each cell is the exact remoteness, found by
-    /// descent.
+    /// In the residues layout each cell is the exact remoteness, resolved
+    /// in memory first (see [`Database::residues`]).
     ///
     /// # Errors
     ///
@@ -1431,18 +1473,21 @@ impl Database {
     pub fn for_each_row(&self, k: usize, mut f: impl FnMut(u64, Part, Cell) -> Result<()>) -> Result<()> {
         let spec = &self.specs[k];
         let (white_count, black_count) = spec.counts();
+        let exact = match self.metadata.layout {
+            Layout::Residues => Some(self.exact_cells(k)?),
+            Layout::Rows | Layout::Blocks => None,
+        };
+        let mut i = 0;
         self.for_each_block(k, |r, cells| {
             let white = colex_unrank(r, white_count);
             let safe = safe_cells(&spec.geometry, white);
             for (black, &byte) in Subsets::new(safe, black_count).zip(cells) {
                 let part = Part { white, black };
-                let cell = match self.metadata.layout {
-                    Layout::Residues => self.descend(k, part)?.map_or(Cell::UNREACHABLE, |r| {
-                        Cell(u8::try_from(r.0).unwrap_or(Cell::MAX_REMOTENESS))
-                    }),
-                    Layout::Rows | Layout::Blocks => Cell(byte),
-                };
-                f(spec.index.rank(part), part, cell)?;
+                let cell = exact
+                    .as_ref()
+                    .map_or(byte, |e| e.get(i).copied().unwrap_or(Cell::ILLEGAL.0));
+                i += 1;
+                f(spec.index.rank(part), part, Cell(cell))?;
             }
             Ok(())
         })

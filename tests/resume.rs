@@ -260,7 +260,14 @@ fn a_stopped_two_bit_solve_resumes_and_exports_the_fresh_table() {
         err.contains("resuming 9x6 class a1 from the checkpoint") && err.contains("at layer 7"),
         "{err}"
     );
-    assert_eq!(hidden(&dir), Vec::<String>::new(), "a finished solve removes its checkpoint");
-    assert!(export(&dir, "9x6") == fresh_export("9x6"), "the resumed two-bit table differs");
+    assert_eq!(
+        hidden(&dir),
+        Vec::<String>::new(),
+        "a finished solve removes its checkpoint"
+    );
+    assert!(
+        export(&dir, "9x6") == fresh_export("9x6"),
+        "the resumed two-bit table differs"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

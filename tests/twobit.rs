@@ -64,7 +64,7 @@ fn check(name: &str, sample: Option<usize>) {
         for i in indices {
             let part = b.index.unrank(i);
             let exact = Cell(cells[i as usize]).remoteness();
-            let descent = two.descend(k, spec, part);
+            let descent = two.descend(k, spec, part).unwrap();
             assert_eq!(descent.map(|d| d.remoteness), exact, "{what}: index {i}");
             if let Some(best) = descent.and_then(|d| d.best) {
                 let after = bytes.cell(k, spec.index.rank(best)).remoteness();
@@ -110,6 +110,7 @@ fn start_remoteness_by_descent() {
             .enumerate()
             .map(|(k, spec)| {
                 two.descend(k, spec, spec.start)
+                    .unwrap()
                     .expect("the start reaches the goal")
                     .remoteness
                     .0

@@ -215,3 +215,30 @@ fn a_damaged_two_bit_block_is_refused() {
     let err = Database::open(&dir, &variant).unwrap_err();
     assert!(err.to_string().contains("checksum"), "{err}");
 }
+
+/// `--method auto` runs the byte search while it takes at most half the
+/// memory it may use, and the two-bit search beyond; a solve that fits
+/// neither is refused naming the smaller need.
+#[test]
+fn auto_picks_two_bits_when_bytes_take_over_half_the_memory() {
+    let variant = Variant::named("9x6").unwrap();
+    let plan = |max_memory: u64| {
+        SolvePlan::new(
+            &variant,
+            SolveOptions {
+                max_memory: Some(max_memory),
+                ..SolveOptions::default()
+            },
+        )
+    };
+    let roomy = plan(1 << 30).unwrap();
+    assert_eq!(roomy.method(), Method::Tight);
+    let bytes = roomy.memory_bytes();
+    let tight = plan(2 * bytes).unwrap();
+    assert_eq!(tight.method(), Method::Tight);
+    let two = plan(2 * bytes - 1).unwrap();
+    assert_eq!(two.method(), Method::TwoBit);
+    assert!(two.memory_bytes() < bytes);
+    let err = plan(two.memory_bytes() - 1).unwrap_err().to_string();
+    assert!(err.contains("needs about"), "{err}");
+}

@@ -15,7 +15,7 @@
 //!
 //! For boards whose byte table does not fit in memory, [`twobit`] keeps the
 //! remoteness mod 3 in 2 bits per legal position ([`Plan::solve_two_bit`]);
-//! exact values come back by [`twobit::descend`].
+//! exact values come back by [`exact::descend`].
 //!
 //! When the two classes are mirror images (an even number of columns, see
 //! [`Mirror`]), only one is searched and the other is derived from it.

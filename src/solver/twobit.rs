@@ -8,7 +8,7 @@
 //!
 //! - the neighbours of a position at remoteness `k` are at `k − 1`, `k` or
 //!   `k + 1`, and those three differ mod 3, so a neighbour whose residue is
-//!   one less mod 3 is exactly one move closer ([`descend`]);
+//!   one less mod 3 is exactly one move closer ([`exact::descend`](super::exact::descend));
 //! - while layer `d` is expanded, a position not reached yet has no
 //!   neighbour at any depth below `d`, so one whose neighbour has residue
 //!   `d mod 3` is at `d + 1` (the *pull* direction).
@@ -38,15 +38,16 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use crate::board::{Class, Geometry};
+use crate::board::Class;
 use crate::error::Result;
 use crate::index::DenseIndex;
-use crate::remoteness::{Cell, Remoteness};
+use crate::remoteness::Cell;
 use crate::rules::Part;
 use crate::symmetry::Mirror;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
+use super::exact::{Descent, DescentError};
 use super::kernel::{Block, Kernel};
 use super::parallel::{Checkpoints, NoCheckpoints};
 use super::{ClassStats, Event, HARDEST, goal_index};
@@ -230,70 +231,6 @@ impl Mod3Table {
     }
 }
 
-/// The answer of [`descend`]: the exact remoteness of a position and the
-/// position after one optimal move.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Descent {
-    /// The fewest moves to the goal.
-    pub remoteness: Remoteness,
-    /// The position one optimal move on; `None` at the goal.
-    pub best: Option<Part>,
-}
-
-/// The exact remoteness of `part`, a legal position of the class `geo` whose
-/// goal is `goal`, from remoteness mod 3 alone: `residue` gives it for any
-/// legal position (`None` for unreachable ones). `None` when `part` is
-/// unreachable.
-///
-/// It walks to the goal, each step to the first neighbour whose residue is
-/// one less mod 3, which is one move closer: the remoteness is the number of
-/// steps. `best` is the first step.
-///
-/// # Panics
-///
-/// When `residue` is not the remoteness mod 3 of a breadth-first search from
-/// `goal` (a step finds no closer neighbour).
-///
-/// # Examples
-///
-/// ```
-/// use bishops::solver::{self, twobit};
-/// use bishops::{Part, Remoteness, Variant};
-///
-/// let variant = Variant::named("5x4").unwrap();
-/// let spec = &variant.classes()[0];
-/// let solved = solver::solve(&variant, &mut |_| {}).unwrap();
-/// let residue = |p: Part| solved.cell(0, spec.index.rank(p)).remoteness().map(|r| (r.0 % 3) as u8);
-/// let descent = twobit::descend(&spec.geometry, spec.goal, spec.start, residue).unwrap();
-/// assert_eq!(descent.remoteness, Remoteness(18));
-/// ```
-pub fn descend(geo: &Geometry, goal: Part, part: Part, mut residue: impl FnMut(Part) -> Option<u8>) -> Option<Descent> {
-    let mut here = residue(part)?;
-    let mut at = part;
-    let mut steps = 0u16;
-    let mut best = None;
-    while at != goal {
-        let closer = (here + 2) % 3;
-        let mut next = None;
-        at.for_each_move(geo, |_, _, _, after| {
-            if next.is_none() && residue(after) == Some(closer) {
-                next = Some(after);
-            }
-        });
-        let next = next.unwrap_or_else(|| panic!("{at:?} has residue {here} and no neighbour at {closer}"));
-        if steps == 0 {
-            best = Some(next);
-        }
-        at = next;
-        here = closer;
-        steps += 1;
-    }
-    Some(Descent {
-        remoteness: Remoteness(steps),
-        best,
-    })
-}
-
 /// Where the residues of one class come from.
 #[derive(Clone, Debug)]
 pub enum Residues {
@@ -345,10 +282,11 @@ impl TwoBitSolution {
     }
 
     /// The exact remoteness and a best move of `part`, a legal position of
-    /// class `k`, whose spec is `spec`: see [`descend`]. `None` when it is
+    /// class `k`, whose spec is `spec`: see [`exact::descend`](super::exact::descend). `None` when it is
     /// unreachable.
-    pub fn descend(&self, k: usize, spec: &ClassSpec, part: Part) -> Option<Descent> {
-        descend(&spec.geometry, spec.goal, part, |p| self.residue(k, p))
+    pub fn descend(&self, k: usize, spec: &ClassSpec, part: Part) -> Result<Option<Descent>, DescentError> {
+        let max = self.classes[k].stats.max_remoteness().map_or(0, |r| r.0);
+        super::exact::descend(&spec.geometry, spec.goal, part, max, |p| self.residue(k, p))
     }
 }
 
@@ -848,14 +786,19 @@ mod tests {
         let exact = |p: Part| cells[class.index.rank(p).unwrap() as usize];
         for i in 0..class.index.len() {
             let part = class.index.unrank(i);
-            let descent = descend(&spec.geometry, spec.goal, part, |p| Some(exact(p) % 3)).unwrap();
+            let descent = super::super::exact::descend(&spec.geometry, spec.goal, part, 253, |p| Some(exact(p) % 3))
+                .unwrap()
+                .unwrap();
             assert_eq!(descent.remoteness, Remoteness(u16::from(cells[i as usize])));
             match descent.best {
                 None => assert_eq!(part, spec.goal),
                 Some(best) => assert_eq!(exact(best) + 1, exact(part)),
             }
         }
-        assert_eq!(descend(&spec.geometry, spec.goal, spec.start, |_| None), None);
+        assert_eq!(
+            super::super::exact::descend(&spec.geometry, spec.goal, spec.start, 253, |_| None).unwrap(),
+            None
+        );
     }
 
     #[test]
