@@ -373,7 +373,10 @@ pub fn free_disk(dir: &Path) -> Option<u64> {
         }
         stat.assume_init()
     };
-    u64::from(stat.f_bavail).checked_mul(u64::from(stat.f_frsize))
+    // The field types differ between platforms; they are u64 here.
+    #[allow(clippy::useless_conversion)]
+    let (blocks, size) = (u64::from(stat.f_bavail), u64::from(stat.f_frsize));
+    blocks.checked_mul(size)
 }
 
 /// The memory a solve may use: what is available, and at most `limit`.

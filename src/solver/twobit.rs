@@ -191,7 +191,7 @@ impl Mod3Table {
         let mut bytes: Vec<u8> = (0..len.div_ceil(4))
             .map(|j| bit(2 * (range.start + 4 * j)) as u8)
             .collect();
-        if len % 4 != 0 {
+        if !len.is_multiple_of(4) {
             let last = bytes.len() - 1;
             bytes[last] |= 0xff << (2 * (len % 4));
         }
@@ -789,7 +789,7 @@ mod tests {
             let descent = super::super::exact::descend(&spec.geometry, spec.goal, part, 253, |p| Some(exact(p) % 3))
                 .unwrap()
                 .unwrap();
-            assert_eq!(descent.remoteness, Remoteness(u16::from(cells[i as usize])));
+            assert_eq!(descent.remoteness, crate::Remoteness(u16::from(cells[i as usize])));
             match descent.best {
                 None => assert_eq!(part, spec.goal),
                 Some(best) => assert_eq!(exact(best) + 1, exact(part)),
