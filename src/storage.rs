@@ -1314,7 +1314,8 @@ impl Database {
 
     /// The residues of the `k`-th class in tight-index order (the order of
     /// its blocks), each block checked as it is read: the whole two-bit
-    /// table in memory, a quarter of a byte per position.
+    /// table in memory, a quarter of a byte per position (a mirrored class
+    /// holds its source's for a while too).
     ///
     /// # Errors
     ///
@@ -1326,6 +1327,9 @@ impl Database {
                 "{} holds a byte per position, not residues",
                 self.path.display()
             )));
+        }
+        if let Some((from, mirror)) = &self.mirrors[k] {
+            return self.mirrored_residues(k, *from, mirror);
         }
         let mut table = Mod3Table::new(self.classes[k].stats.legal);
         let mut i = 0u64;
@@ -1339,6 +1343,48 @@ impl Database {
             }
             Ok(())
         })?;
+        Ok(table)
+    }
+
+    /// The residues of the `k`-th class, the mirror image of class `from`
+    /// through `mirror`, from the checked residues of `from` in memory: each
+    /// block is a permutation of its image's block, built in parallel.
+    fn mirrored_residues(&self, k: usize, from: usize, mirror: &Mirror) -> Result<Mod3Table> {
+        let source = self.residues(from)?;
+        let index_of = |spec: &ClassSpec| TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let (index, source_index) = (index_of(&self.specs[k]), index_of(&self.specs[from]));
+        if source.len() != source_index.len() || index.len() != self.classes[k].stats.legal {
+            return Err(self.corrupt(format!(
+                "has a class {} of another size than its mirror image",
+                self.classes[k].class
+            )));
+        }
+        let mut table = Mod3Table::new(index.len());
+        let white_sets = index.white_sets();
+        for first in (0..white_sets).step_by(PACK_BATCH as usize) {
+            let blocks: Vec<(u64, Vec<u8>)> = (first..(first + PACK_BATCH).min(white_sets))
+                .into_par_iter()
+                .filter_map(|r| {
+                    let block = index.block(r);
+                    if block.is_empty() {
+                        return None;
+                    }
+                    let image = colex_rank(mirror.cells(colex_unrank(r, index.white())));
+                    let codes: Vec<u8> = source_index
+                        .block(image)
+                        .map(|i| source.get(i).unwrap_or(UNREACHABLE_CODE))
+                        .collect();
+                    let mut cells = vec![0u8; (block.end - block.start) as usize];
+                    mirror.block(index.safe(r), index.black(), source_index.safe(image), &codes, &mut cells);
+                    Some((block.start, cells))
+                })
+                .collect();
+            for (start, cells) in blocks {
+                for (i, &code) in (start..).zip(&cells) {
+                    table.set(i, (code != UNREACHABLE_CODE).then_some(code));
+                }
+            }
+        }
         Ok(table)
     }
 

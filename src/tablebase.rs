@@ -560,13 +560,13 @@ impl Table {
                 .parse()
                 .map_err(|_| refuse("it is not a move: write it like `a1-b2`".into()))?;
             let after = here.position.try_play(mv).map_err(|e| refuse(e.to_string()))?;
-            let i = here
+            let played = here
                 .moves
                 .iter()
                 .position(|m| m.mv == mv)
                 .expect("a legal move is among the moves");
             let next;
-            (next, parts) = self.probe_known(&after, Some(parts.swap_remove(i)))?;
+            (next, parts) = self.probe_known(&after, Some(parts.swap_remove(played)))?;
             let (value, delta) = Value::of(here.remoteness, next.remoteness);
             if verdict.first_mistake.is_none() && here.remoteness.is_some() && value != Value::Better {
                 verdict.first_mistake = Some(i + 1);

@@ -243,7 +243,13 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
         reports.push(report);
     }
     if args.json {
-        write_json(out, &serde_json::json!({ "variants": reports }))?;
+        // Not through `serde_json::Value`, which cannot hold counts beyond
+        // 64 bits (11x10 has 3.5 × 10^20 legal positions).
+        #[derive(Serialize)]
+        struct Reports<'a> {
+            variants: &'a [SolveReport],
+        }
+        write_json(out, &Reports { variants: &reports })?;
     }
     Ok(())
 }
@@ -358,7 +364,12 @@ pub fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Re
         }
     }
     if args.json {
-        write_json(out, &serde_json::json!({ "threads": threads, "bench": rows }))?;
+        #[derive(Serialize)]
+        struct Bench<'a> {
+            threads: Option<usize>,
+            bench: &'a [BenchRow],
+        }
+        write_json(out, &Bench { threads, bench: &rows })?;
     }
     Ok(())
 }
