@@ -1268,6 +1268,11 @@ impl Database {
     /// What the table holds for the legal part `part` of class `k`: its
     /// cell, or in the residues layout its two-bit code.
     fn stored(&self, k: usize, part: Part) -> Result<u8> {
+        // A mirrored class is answered by the image position in its source:
+        // one cell read, not a whole block permuted.
+        if let Some((from, mirror)) = &self.mirrors[k] {
+            return self.stored(*from, mirror.part(part));
+        }
         let safe = safe_cells(&self.specs[k].geometry, part.white);
         let cells = self.block(k, colex_rank(part.white))?;
         Ok(cells[rank_within(part.black, safe) as usize])
@@ -1375,7 +1380,13 @@ impl Database {
                         .map(|i| source.get(i).unwrap_or(UNREACHABLE_CODE))
                         .collect();
                     let mut cells = vec![0u8; (block.end - block.start) as usize];
-                    mirror.block(index.safe(r), index.black(), source_index.safe(image), &codes, &mut cells);
+                    mirror.block(
+                        index.safe(r),
+                        index.black(),
+                        source_index.safe(image),
+                        &codes,
+                        &mut cells,
+                    );
                     Some((block.start, cells))
                 })
                 .collect();
