@@ -53,6 +53,16 @@ fn a_mirrored_class_is_stored_once_and_answers_every_position() {
                 .collect::<Result<_, _>>()
                 .unwrap();
             assert_eq!(mirrored, [0, 1], "{what}: the mirrored column");
+            // Every read of class 1 is a checked read of class 0, so it
+            // carries class 0's checksum.
+            let checksums: Vec<String> = conn
+                .prepare("SELECT checksum FROM classes ORDER BY class")
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(checksums[0], checksums[1], "{what}: the mirrored class's checksum");
             drop(conn);
 
             let db = Database::open(&dir, &variant).unwrap();
@@ -92,6 +102,30 @@ fn a_mirrored_class_is_stored_once_and_answers_every_position() {
             drop(db);
             std::fs::remove_dir_all(&dir).unwrap();
         }
+    }
+}
+
+#[test]
+fn a_mirrored_class_with_another_checksum_is_refused() {
+    let (variant, solution) = solved("5x4-full");
+    for layout in [Layout::Rows, Layout::Blocks] {
+        let dir = scratch("mirror", &format!("checksum-{layout:?}"));
+        let path = storage::write_with(&dir, &variant, &solution, layout).unwrap();
+        let conn = Connection::open(&path).unwrap();
+        conn.execute("UPDATE classes SET checksum = '0123456789abcdef' WHERE class = 1", [])
+            .unwrap();
+        drop(conn);
+        // The header checksum covers the class records, so the file is
+        // refused at once; with it recomputed, `verify` still refuses.
+        let err = Database::open(&dir, &variant).err();
+        match err {
+            Some(err) => assert!(matches!(err, Error::Corrupt { .. }), "{layout:?}: {err}"),
+            None => {
+                let err = Database::open(&dir, &variant).unwrap().verify().unwrap_err();
+                assert!(err.to_string().contains("class 1"), "{layout:?}: {err}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 

@@ -312,7 +312,11 @@ fn a_database_of_the_old_format_is_rebuilt_by_solve() {
     // Format 2 held a mirrored class's table in full: refused as well.
     damage::sql(&file, "UPDATE meta SET value = '2' WHERE key = 'format_version'", true);
     let msg = run_in(&db, &["query", START_5X4]).refused(1);
-    assert!(msg.contains("format version 2, this program reads version 3"), "{msg}");
+    assert!(msg.contains("format version 2, this program reads version 4"), "{msg}");
+    // Format 3 checksummed a mirrored class's derived cells: refused too.
+    damage::sql(&file, "UPDATE meta SET value = '3' WHERE key = 'format_version'", true);
+    let msg = run_in(&db, &["query", START_5X4]).refused(1);
+    assert!(msg.contains("format version 3, this program reads version 4"), "{msg}");
     let rebuilt = run_in(&db, &["solve", "5x4"]).ok();
     assert!(rebuilt.stdout.contains("solved in"), "{rebuilt:#?}");
     run_in(&db, &["query", START_5X4]).ok();
