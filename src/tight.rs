@@ -213,22 +213,32 @@ impl Iterator for Subsets {
 
     #[inline]
     fn next(&mut self) -> Option<Bitboard> {
+        // Colex successor: most steps raise the lowest pick, which moves one
+        // cell; this short path is inlined into the searches' block loops.
+        if self.started && self.k > 1 {
+            let p = usize::from(self.picks[0]);
+            if p + 1 < usize::from(self.picks[1]) {
+                self.picks[0] += 1;
+                self.set = self.set.without(self.cells[p & 63]).with(self.cells[(p + 1) & 63]);
+                return Some(self.set);
+            }
+        }
+        self.step()
+    }
+}
+
+impl Subsets {
+    /// The rest of [`next`](Iterator::next): the first subset, a single
+    /// pick, or a carry into the higher picks.
+    #[cold]
+    #[inline(never)]
+    fn step(&mut self) -> Option<Bitboard> {
         if !self.started {
             self.started = true;
             return (self.k <= self.m).then_some(self.set);
         }
-        // Colex successor: raise the lowest pick that can rise, reset the ones
-        // below. Most steps raise the lowest pick, which moves one cell.
-        if self.k > 0 {
-            let p = usize::from(self.picks[0]);
-            let limit = if self.k > 1 { usize::from(self.picks[1]) } else { self.m };
-            if p + 1 < limit {
-                self.picks[0] += 1;
-                self.set = self.set.without(self.cells[p]).with(self.cells[p + 1]);
-                return Some(self.set);
-            }
-        }
-        for i in 1..self.k {
+        // Raise the lowest pick that can rise, reset the ones below.
+        for i in 0..self.k {
             let limit = if i + 1 < self.k {
                 usize::from(self.picks[i + 1])
             } else {

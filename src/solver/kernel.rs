@@ -6,11 +6,13 @@
 //! once per block. Ranking a black set among the subsets of a safe set is the
 //! inner loop of every search; [`Ranker`] does it with a per-block table of
 //! cell positions instead of a popcount per bishop (a popcount is a dozen
-//! instructions on a baseline x86-64 build, which has no `popcnt`).
+//! instructions on a baseline x86-64 build, which has no `popcnt`). The
+//! cells of a position's black set are picked out once, and every white
+//! move out of it ranks that list in its own block.
 
 use crate::bitboard::Bitboard;
 use crate::board::Geometry;
-use crate::index::{binomial, colex_rank, colex_unrank};
+use crate::index::{binomial_rows, colex_rank, colex_unrank};
 use crate::tight::TightIndex;
 
 /// Ranks subsets of one set of cells (`within`) in colex order, as
@@ -39,12 +41,35 @@ impl Ranker {
     #[inline]
     pub(super) fn rank(&self, set: Bitboard) -> u64 {
         let mut rank = 0;
-        for (i, cell) in set.iter().enumerate() {
-            rank += binomial(u32::from(self.pos[usize::from(cell)]), i as u32 + 1);
+        let mut bits = set.0;
+        // The i-th cell (from 0) adds C(pos, i + 1). Cells and positions are
+        // below 64, which the masks tell the compiler: no bounds checks.
+        for row in binomial_rows() {
+            if bits == 0 {
+                break;
+            }
+            let cell = bits.trailing_zeros() as usize & 63;
+            bits &= bits - 1;
+            rank += row[usize::from(self.pos[cell]) & 63];
         }
         rank
     }
+
+    /// As [`rank`](Self::rank), for the set whose cells, lowest first, are
+    /// `cells`.
+    #[inline]
+    fn rank_cells(&self, cells: &[u8]) -> u64 {
+        cells
+            .iter()
+            .zip(binomial_rows())
+            .map(|(&cell, row)| row[usize::from(self.pos[usize::from(cell) & 63]) & 63])
+            .sum()
+    }
 }
+
+/// The most black bishops whose cells [`Kernel::neighbours`] lists once per
+/// position; larger sets are ranked from their bitboard for every move.
+const LISTED: usize = 8;
 
 /// A white move as seen from its block: legal for a black set that avoids
 /// `forbid` (the cells the bishop crosses, and the cells that are not safe
@@ -85,12 +110,19 @@ pub(super) struct Block {
 pub(super) struct Kernel<'a> {
     geo: &'a Geometry,
     index: &'a TightIndex,
+    /// Black bishops per position, when at most [`LISTED`].
+    listed: Option<usize>,
 }
 
 impl<'a> Kernel<'a> {
     /// The kernel of `index`, a tight index over `geo`.
     pub(super) fn new(geo: &'a Geometry, index: &'a TightIndex) -> Kernel<'a> {
-        Kernel { geo, index }
+        let black = index.black() as usize;
+        Kernel {
+            geo,
+            index,
+            listed: (black <= LISTED).then_some(black),
+        }
     }
 
     /// Fills `block` for the white set of colex rank `r`, reusing its
@@ -148,7 +180,7 @@ impl<'a> Kernel<'a> {
     /// returns whether it did.
     #[inline]
     pub(super) fn neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
-        (block.black_moves && self.black_neighbours(block, black, &mut f)) || Self::white_neighbours(block, black, f)
+        (block.black_moves && self.black_neighbours(block, black, &mut f)) || self.white_neighbours(block, black, f)
     }
 
     /// As [`neighbours`](Self::neighbours), black moves only: they keep the
@@ -173,10 +205,23 @@ impl<'a> Kernel<'a> {
     /// As [`neighbours`](Self::neighbours), white moves only: each goes to
     /// another block, legal when black stays safe there.
     #[inline]
-    fn white_neighbours(block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
-        // White moves go to another block, legal when black stays safe there.
+    fn white_neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
+        let Some(len) = self.listed else {
+            for m in &block.white_moves {
+                if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank(black)) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        // The black cells, picked out once for every white move's rank.
+        let mut cells = [0u8; LISTED];
+        for (slot, cell) in cells.iter_mut().zip(black) {
+            *slot = cell;
+        }
+        let cells = &cells[..len];
         for m in &block.white_moves {
-            if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank(black)) {
+            if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank_cells(cells)) {
                 return true;
             }
         }
@@ -198,6 +243,8 @@ mod tests {
         for k in 0..=within.count() {
             for set in Subsets::new(within, k) {
                 assert_eq!(ranker.rank(set), rank_within(set, within));
+                let cells: Vec<u8> = set.iter().collect();
+                assert_eq!(ranker.rank_cells(&cells), rank_within(set, within));
             }
         }
     }
@@ -207,23 +254,31 @@ mod tests {
         for (rows, cols, w, b) in [(5, 4, 2, 2), (7, 6, 3, 3), (6, 5, 1, 3)] {
             let geo = Geometry::new(Board::new(rows, cols).unwrap(), Class::Even);
             let index = TightIndex::new(&geo, w, b);
-            let kernel = Kernel::new(&geo, &index);
-            let mut block = Block::default();
-            for r in 0..index.white_sets() {
-                kernel.block(r, &mut block);
-                for (j, black) in Subsets::new(index.safe(r), b).enumerate() {
-                    let i = index.block(r).start + j as u64;
-                    let part = index.unrank(i);
-                    let mut expected = Vec::new();
-                    part.for_each_move(&geo, |_, _, _, after| expected.push(index.rank(after).unwrap()));
-                    let mut found = Vec::new();
-                    kernel.neighbours(&block, black, |n| {
-                        found.push(n);
-                        false
-                    });
-                    expected.sort_unstable();
-                    found.sort_unstable();
-                    assert_eq!(found, expected, "{rows}x{cols} {part:?}");
+            let listed = Kernel::new(&geo, &index);
+            assert!(listed.listed.is_some());
+            // And the path for sets of more than `LISTED` black bishops.
+            let unlisted = Kernel {
+                listed: None,
+                ..listed.clone()
+            };
+            for kernel in [listed, unlisted] {
+                let mut block = Block::default();
+                for r in 0..index.white_sets() {
+                    kernel.block(r, &mut block);
+                    for (j, black) in Subsets::new(index.safe(r), b).enumerate() {
+                        let i = index.block(r).start + j as u64;
+                        let part = index.unrank(i);
+                        let mut expected = Vec::new();
+                        part.for_each_move(&geo, |_, _, _, after| expected.push(index.rank(after).unwrap()));
+                        let mut found = Vec::new();
+                        kernel.neighbours(&block, black, |n| {
+                            found.push(n);
+                            false
+                        });
+                        expected.sort_unstable();
+                        found.sort_unstable();
+                        assert_eq!(found, expected, "{rows}x{cols} {part:?}");
+                    }
                 }
             }
         }
