@@ -332,7 +332,15 @@ impl<'a> Plan<'a> {
             .map(|(k, i)| if self.mirrors[k].is_some() { 0 } else { i.len() } + i.table_bytes())
             .sum();
         let search = match method {
-            Method::Tight | Method::TwoBit => 0,
+            // The bitmap of the class being searched, a bit per position.
+            Method::Tight | Method::TwoBit => self
+                .indices
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| self.mirrors[k].is_none())
+                .map(|(_, i)| i.len().div_ceil(64) * 8)
+                .max()
+                .unwrap_or(0),
             Method::Dense => self
                 .variant
                 .classes()
