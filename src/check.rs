@@ -48,8 +48,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -114,7 +114,10 @@ pub struct ClassCheck {
 }
 
 /// Checks the database of `variant` in `dir`, telling `progress(done,
-/// total)` how far it is.
+/// total)` how far it is: positions checked so far, all classes, rising
+/// to `total`, the positions it will check. It is called a few times a
+/// second at most, from one thread at a time, not always the caller's (not
+/// while a two-bit class is resolved before its full check).
 ///
 /// # Errors
 ///
@@ -160,13 +163,17 @@ pub fn check(
             let max = stored.max_remoteness();
             match options.sample {
                 None => check_residues(spec, index, &residues, max, stored, &mut |n| progress(done + n, total)),
-                Some(n) => sample_residues(spec, index, &residues, max, (k, n, options.seed)),
+                Some(n) => sample_residues(spec, index, &residues, max, (k, n, options.seed), &mut |n| {
+                    progress(done + n, total);
+                }),
             }
             .map_err(|problem| database.corrupt(problem))?
         } else {
             match options.sample {
                 None => check_class(&database, k, spec, index, &mut |n| progress(done + n, total))?,
-                Some(n) => sample_class(&database, k, spec, index, n, options.seed)?,
+                Some(n) => sample_class(&database, k, spec, index, (n, options.seed), &mut |n| {
+                    progress(done + n, total)
+                })?,
             }
         };
         done += class.checked;
@@ -213,6 +220,46 @@ fn broken_rule(at_goal: bool, cell: Cell, neighbours: impl Iterator<Item = Cell>
     }
 }
 
+/// About how many times a sequential sample reports its progress.
+const PROGRESS_STEPS: u64 = 256;
+
+/// How often a parallel check tells its observer how far it is.
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+
+/// Runs `work` on the calling thread (so on the current rayon pool), while
+/// a second thread, asleep in between, tells `progress` the count `work`
+/// keeps in the counter it is given, every [`PROGRESS_EVERY`] that it has
+/// risen and once more when `work` is done; returns what `work` does. The
+/// work runs in one parallel pass, with no pause to report, and the
+/// observer is called from one thread at a time, with rising counts, never
+/// after this returns.
+fn with_progress<T>(progress: &mut (dyn FnMut(u64) + Send), work: impl FnOnce(&AtomicU64) -> T) -> T {
+    let done = AtomicU64::new(0);
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let reporter = scope.spawn(|| {
+            let mut told = 0;
+            loop {
+                std::thread::park_timeout(PROGRESS_EVERY);
+                // Read before the count, so that the last report has it all.
+                let last = finished.load(Ordering::Acquire);
+                let now = done.load(Ordering::Relaxed);
+                if now > told {
+                    progress(now);
+                    told = now;
+                }
+                if last {
+                    break;
+                }
+            }
+        });
+        let result = work(&done);
+        finished.store(true, Ordering::Release);
+        reporter.thread().unpark();
+        result
+    })
+}
+
 fn bad_position(database: &Database, spec: &ClassSpec, part: Part, problem: &str) -> Error {
     database.corrupt(fails_at(spec, part, problem))
 }
@@ -224,7 +271,7 @@ fn check_class(
     k: usize,
     spec: &ClassSpec,
     index: &TightIndex,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<ClassCheck> {
     let mut table = Vec::with_capacity(index.len() as usize);
     database.for_each_row(k, |hash, part, cell| {
@@ -252,7 +299,8 @@ fn check_class(
 /// byte table `table` (one [`Cell`] per position, in the order of `index`)
 /// in memory, wherever it came from: each block of positions in parallel,
 /// then the counts per remoteness against `stored`, the statistics stored
-/// with the class.
+/// with the class. `progress(done)` is told the positions checked so far
+/// while it runs, from another thread, and last with them all.
 ///
 /// # Errors
 ///
@@ -263,7 +311,7 @@ pub fn check_cells(
     index: &TightIndex,
     table: &[u8],
     stored: &ClassStats,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut (dyn FnMut(u64) + Send),
 ) -> std::result::Result<ClassCheck, String> {
     if table.len() as u64 != index.len() {
         return Err(format!(
@@ -273,40 +321,40 @@ pub fn check_cells(
             index.len()
         ));
     }
-    let done = AtomicU64::new(0);
     let geo = &spec.geometry;
     let (white_count, black_count) = spec.counts();
-    let failure = (0..index.white_sets() as usize)
-        .into_par_iter()
-        .with_min_len(64)
-        .find_map_first(|r| {
-            let r = r as u64;
-            let block = index.block(r);
-            if block.is_empty() {
-                return None;
-            }
-            let white = colex_unrank(r, white_count);
-            // One buffer for the block: a position has at most a few dozen moves.
-            let mut neighbours = Vec::with_capacity(64);
-            for (i, black) in block.clone().zip(Subsets::new(index.safe(r), black_count)) {
-                let part = Part { white, black };
-                neighbours.clear();
-                part.for_each_move(geo, |_, _, _, after| neighbours.push(index.rank(after)));
-                if neighbours.iter().any(Option::is_none) {
-                    return Some((part, "has a move to an illegal position".to_owned()));
+    let failure = with_progress(progress, |done| {
+        (0..index.white_sets() as usize)
+            .into_par_iter()
+            .with_min_len(64)
+            .find_map_first(|r| {
+                let r = r as u64;
+                let block = index.block(r);
+                if block.is_empty() {
+                    return None;
                 }
-                let values = neighbours.iter().map(|n| Cell(table[n.expect("checked") as usize]));
-                if let Some(problem) = broken_rule(part == spec.goal, Cell(table[i as usize]), values) {
-                    return Some((part, problem));
+                let white = colex_unrank(r, white_count);
+                // One buffer for the block: a position has at most a few dozen moves.
+                let mut neighbours = Vec::with_capacity(64);
+                for (i, black) in block.clone().zip(Subsets::new(index.safe(r), black_count)) {
+                    let part = Part { white, black };
+                    neighbours.clear();
+                    part.for_each_move(geo, |_, _, _, after| neighbours.push(index.rank(after)));
+                    if neighbours.iter().any(Option::is_none) {
+                        return Some((part, "has a move to an illegal position".to_owned()));
+                    }
+                    let values = neighbours.iter().map(|n| Cell(table[n.expect("checked") as usize]));
+                    if let Some(problem) = broken_rule(part == spec.goal, Cell(table[i as usize]), values) {
+                        return Some((part, problem));
+                    }
                 }
-            }
-            done.fetch_add(block.end - block.start, Ordering::Relaxed);
-            None
-        });
+                done.fetch_add(block.end - block.start, Ordering::Relaxed);
+                None
+            })
+    });
     if let Some((part, problem)) = failure {
         return Err(fails_at(spec, part, &problem));
     }
-    progress(done.load(Ordering::Relaxed));
     let mut counts = vec![0u64; 256];
     for &byte in table {
         counts[usize::from(byte)] += 1;
@@ -351,7 +399,7 @@ pub fn check_residues(
     residues: &Mod3Table,
     max: Option<Remoteness>,
     stored: &ClassStats,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut (dyn FnMut(u64) + Send),
 ) -> std::result::Result<ClassCheck, String> {
     let table = exact::resolve(spec, index, residues, max).map_err(|e| format!("fails the check: {e}"))?;
     check_cells(spec, index, &table, stored, progress)
@@ -374,6 +422,10 @@ pub fn check_residues(
 /// exactly one closer and none closer; an unreachable position (and only
 /// one) has no reachable neighbour.
 ///
+/// `progress(done)` is told the samples checked so far while it runs, from
+/// another thread, and last with them all: a sample of a large class can
+/// take minutes.
+///
 /// # Errors
 ///
 /// The problem, one line as [`Database::corrupt`] takes it, of the first
@@ -384,6 +436,7 @@ pub fn sample_residues(
     residues: &Mod3Table,
     max: Option<Remoteness>,
     (k, n, seed): (usize, u64, u64),
+    progress: &mut (dyn FnMut(u64) + Send),
 ) -> std::result::Result<ClassCheck, String> {
     if residues.len() != index.len() {
         return Err(format!(
@@ -399,19 +452,23 @@ pub fn sample_residues(
         m.0.min(u16::from(Cell::MAX_REMOTENESS))
     });
     let walker = exact::Walker { spec, index, residues };
-    let failure = (0..n as usize)
-        .into_par_iter()
-        .with_min_len(16)
-        .map_init(SampleScratch::default, |scratch, j| {
-            // Asked for every position or more: each once, a full check.
-            let i = if n == index.len() {
-                j as u64
-            } else {
-                splitmix_at(start, j as u64) % index.len()
-            };
-            check_sample(&walker, index.unrank(i), i, limit, scratch).err()
-        })
-        .find_map_first(|failure| failure);
+    let failure = with_progress(progress, |done| {
+        (0..n as usize)
+            .into_par_iter()
+            .with_min_len(16)
+            .map_init(SampleScratch::default, |scratch, j| {
+                // Asked for every position or more: each once, a full check.
+                let i = if n == index.len() {
+                    j as u64
+                } else {
+                    splitmix_at(start, j as u64) % index.len()
+                };
+                let failure = check_sample(&walker, index.unrank(i), i, limit, scratch).err();
+                done.fetch_add(1, Ordering::Relaxed);
+                failure
+            })
+            .find_map_first(|failure| failure)
+    });
     if let Some(problem) = failure {
         return Err(problem);
     }
@@ -589,19 +646,25 @@ fn splitmix_at(state: u64, j: u64) -> u64 {
 }
 
 /// Checks `n` positions of class `k` drawn uniformly with `seed`, each and
-/// its neighbours read from the database one lookup at a time.
+/// its neighbours read from the database one lookup at a time, telling
+/// `progress(done)` the samples checked so far, as [`sample_residues`]
+/// does.
 fn sample_class(
     database: &Database,
     k: usize,
     spec: &ClassSpec,
     index: &TightIndex,
-    n: u64,
-    seed: u64,
+    (n, seed): (u64, u64),
+    progress: &mut dyn FnMut(u64),
 ) -> Result<ClassCheck> {
     let mut state = sample_state(seed, k);
     let n = n.min(index.len());
+    let every = n.div_ceil(PROGRESS_STEPS).max(1);
     let cell = |part: Part| database.cell(k, spec.index.rank(part));
-    for _ in 0..n {
+    for j in 0..n {
+        if j % every == 0 && j > 0 {
+            progress(j);
+        }
         let part = index.unrank(splitmix(&mut state) % index.len());
         let mut neighbours = Vec::new();
         part.for_each_move(&spec.geometry, |_, _, _, after| neighbours.push(after));
@@ -610,6 +673,7 @@ fn sample_class(
             return Err(bad_position(database, spec, part, &problem));
         }
     }
+    progress(n);
     Ok(ClassCheck {
         class: spec.class.index(),
         legal: index.len(),

@@ -74,11 +74,90 @@ impl Part {
 
     /// Calls `f(colour, from, to, after)` for every legal move: a bishop of
     /// either colour slides diagonally over empty cells to an empty cell, and
-    /// the part after the move is legal. `self` must be legal.
+    /// the part after the move is legal. `self` must be legal. The moves come
+    /// in the order of [`find_move`](Self::find_move): black bishops first.
     #[inline]
     pub fn for_each_move(self, geo: &Geometry, mut f: impl FnMut(Colour, u8, u8, Part)) {
+        self.find_move(geo, |colour, from, to, after| -> Option<()> {
+            f(colour, from, to, after);
+            None
+        });
+    }
+
+    /// The first `Some` that `f(colour, from, to, after)` returns over the
+    /// legal moves of [`for_each_move`](Self::for_each_move), stopping
+    /// there; `None` when every call returns `None`. `self` must be legal.
+    ///
+    /// It is for searches that want one move with some property (a neighbour
+    /// one closer to the goal, say). The moves of black bishops are tried
+    /// first, by bishop, then those of white bishops: a black move keeps the
+    /// white set, so the part after it lies in the same block of the tight
+    /// index, and of a database, as `self`, and a search that finds its move
+    /// there reads no other block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bishops::{Board, Class, Colour, Geometry, Part};
+    ///
+    /// let geo = Geometry::new(Board::new(5, 4).unwrap(), Class::Even);
+    /// let start = Part { white: geo.row(0), black: geo.row(4) };
+    /// // The first move tried is a black one, and the search stops there.
+    /// let mut tried = 0;
+    /// let first = start.find_move(&geo, |colour, _, _, after| {
+    ///     tried += 1;
+    ///     Some((colour, after))
+    /// });
+    /// let (colour, after) = first.unwrap();
+    /// assert_eq!((colour, tried), (Colour::Black, 1));
+    /// assert_eq!(after.white, start.white);
+    /// // A white move, when only white ones will do.
+    /// let white = start.find_move(&geo, |colour, from, to, _| (colour == Colour::White).then_some((from, to)));
+    /// assert!(white.is_some());
+    /// ```
+    #[inline]
+    pub fn find_move<T>(self, geo: &Geometry, mut f: impl FnMut(Colour, u8, u8, Part) -> Option<T>) -> Option<T> {
+        self.find_pseudo_legal_move(geo, safe_cells(geo, self.white), |colour, from, to, after| {
+            // A black move to a safe cell is legal; a white one may not be.
+            if colour == Colour::White && !after.is_legal(geo) {
+                return None;
+            }
+            f(colour, from, to, after)
+        })
+    }
+
+    /// [`find_move`](Self::find_move) with the safe cells of the white set
+    /// given and no legality check of white moves: the black moves (all
+    /// legal) to cells of `safe`, which must be
+    /// [`safe_cells`]`(geo, self.white)`, then every slide of a white bishop
+    /// to an empty cell, legal or not, in the same order. `f` must refuse
+    /// the illegal white moves itself.
+    ///
+    /// It is for callers with a tight index at hand, which holds the safe
+    /// cells of every white set and ranks only legal parts: they skip
+    /// computing the safe cells here and checking legality twice.
+    #[inline]
+    pub(crate) fn find_pseudo_legal_move<T>(
+        self,
+        geo: &Geometry,
+        safe: Bitboard,
+        mut f: impl FnMut(Colour, u8, u8, Part) -> Option<T>,
+    ) -> Option<T> {
         let occupied = self.occupied();
         let empty = !occupied & geo.all();
+        // White does not move, so the safe cells for black stay the same.
+        for from in self.black {
+            let black = self.black.without(from);
+            for to in geo.attacks(from, occupied) & empty & safe {
+                let after = Part {
+                    white: self.white,
+                    black: black.with(to),
+                };
+                if let found @ Some(_) = f(Colour::Black, from, to, after) {
+                    return found;
+                }
+            }
+        }
         for from in self.white {
             let white = self.white.without(from);
             for to in geo.attacks(from, occupied) & empty {
@@ -86,27 +165,12 @@ impl Part {
                     white: white.with(to),
                     black: self.black,
                 };
-                if after.is_legal(geo) {
-                    f(Colour::White, from, to, after);
+                if let found @ Some(_) = f(Colour::White, from, to, after) {
+                    return found;
                 }
             }
         }
-        // White did not move, so the safe cells for black stay the same.
-        let safe = safe_cells(geo, self.white);
-        for from in self.black {
-            let black = self.black.without(from);
-            for to in geo.attacks(from, occupied) & empty & safe {
-                f(
-                    Colour::Black,
-                    from,
-                    to,
-                    Part {
-                        white: self.white,
-                        black: black.with(to),
-                    },
-                );
-            }
-        }
+        None
     }
 
     /// The first pair (attacker, victim) of opposite colours where the
@@ -167,6 +231,88 @@ mod tests {
                 assert_eq!(part.is_legal(&geo), legal_by_definition(&geo, part), "{part:?}");
             }
         }
+    }
+
+    /// The moves of `part` with legality by the definition: every slide of
+    /// a bishop over empty cells to an empty cell that leaves no bishop
+    /// attacked.
+    fn moves_by_definition(geo: &Geometry, part: Part) -> Vec<(Colour, u8, u8, Part)> {
+        let mut moves = Vec::new();
+        for (colour, bishops) in [(Colour::White, part.white), (Colour::Black, part.black)] {
+            for from in bishops {
+                let reach = geo.attacks(from, part.occupied()) & !part.occupied() & geo.all();
+                for to in reach {
+                    let after = match colour {
+                        Colour::White => Part {
+                            white: part.white.without(from).with(to),
+                            black: part.black,
+                        },
+                        Colour::Black => Part {
+                            white: part.white,
+                            black: part.black.without(from).with(to),
+                        },
+                    };
+                    if legal_by_definition(geo, after) {
+                        moves.push((colour, from, to, after));
+                    }
+                }
+            }
+        }
+        moves
+    }
+
+    #[test]
+    fn find_move_tries_every_legal_move_black_first_and_stops() {
+        let geo = Geometry::new(Board::new(7, 4).unwrap(), Class::Even);
+        let n = geo.len() as u32;
+        let mut parts = 0;
+        for white in 0u64..1 << n {
+            if white.count_ones() != 3 {
+                continue;
+            }
+            for black in 0u64..1 << n {
+                if black & white != 0 || black.count_ones() != 2 {
+                    continue;
+                }
+                let part = Part {
+                    white: Bitboard(white),
+                    black: Bitboard(black),
+                };
+                if !part.is_legal(&geo) {
+                    continue;
+                }
+                parts += 1;
+                let mut seen = Vec::new();
+                let none: Option<()> = part.find_move(&geo, |colour, from, to, after| {
+                    seen.push((colour, from, to, after));
+                    None
+                });
+                assert!(none.is_none());
+                let mut each = Vec::new();
+                part.for_each_move(&geo, |colour, from, to, after| each.push((colour, from, to, after)));
+                assert_eq!(each, seen, "{part:?}: for_each_move and find_move");
+                let blacks = seen.iter().take_while(|m| m.0 == Colour::Black).count();
+                assert!(
+                    seen[blacks..].iter().all(|m| m.0 == Colour::White),
+                    "{part:?}: black first"
+                );
+                let mut expected = moves_by_definition(&geo, part);
+                let key = |m: &(Colour, u8, u8, Part)| (m.0 == Colour::White, m.1, m.2);
+                expected.sort_by_key(key);
+                seen.sort_by_key(key);
+                assert_eq!(expected, seen, "{part:?}");
+                // Stopping at the k-th move: it is returned, and no later move is tried.
+                for (k, &expected) in each.iter().enumerate() {
+                    let mut calls = 0;
+                    let found = part.find_move(&geo, |colour, from, to, after| {
+                        calls += 1;
+                        (calls == k + 1).then_some((colour, from, to, after))
+                    });
+                    assert_eq!((found, calls), (Some(expected), k + 1), "{part:?}");
+                }
+            }
+        }
+        assert!(parts > 100);
     }
 
     #[test]

@@ -1120,6 +1120,17 @@ impl Database {
     /// remoteness or unreachable, at the right hashes (rows layout), and
     /// matching the block's checksum.
     fn read_block(&self, k: usize, white: u64) -> Result<Vec<u8>> {
+        self.read_block_summed(k, white).map(|(cells, _)| cells)
+    }
+
+    /// [`read_block`](Self::read_block), with the block's checksum when it
+    /// is a stored two-bit block (residues layout, a class of its own): the
+    /// stored checksum, which the packed bytes were just checked against,
+    /// and so the checksum of [`pack`] of the codes returned, as
+    /// [`unpack`] refuses any bytes that do not pack back to themselves.
+    /// `None` for the other layouts, whose class checksum is of the cells,
+    /// and for a mirrored class.
+    fn read_block_summed(&self, k: usize, white: u64) -> Result<(Vec<u8>, Option<Checksum>)> {
         let spec = &self.specs[k];
         let class = self.classes[k].class;
         let (white_count, black_count) = spec.counts();
@@ -1127,7 +1138,7 @@ impl Database {
         let safe = safe_cells(&spec.geometry, white_set);
         let len = binomial(safe.count(), black_count);
         if len == 0 {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
         let wrong = |what: String| self.corrupt(format!("has {what} in white set {white} of class {class}"));
         if let Some((from, mirror)) = &self.mirrors[k] {
@@ -1140,7 +1151,7 @@ impl Database {
             let mut cells = vec![0u8; len as usize];
             let image_safe = safe_cells(&self.specs[*from].geometry, image);
             mirror.block(safe, black_count, image_safe, &source, &mut cells);
-            return Ok(cells);
+            return Ok((cells, None));
         }
         let read = |e| self.read_error(e);
         let (cells, stored) = match self.metadata.layout {
@@ -1165,10 +1176,12 @@ impl Database {
                     return Err(wrong(format!("a block of {} bytes for {len} positions", data.len())));
                 }
                 if self.metadata.layout == Layout::Residues {
-                    if block_checksum(class, white, &data).signed() != checksum {
+                    let sum = block_checksum(class, white, &data);
+                    if sum.signed() != checksum {
                         return Err(wrong("a block that fails its checksum".into()));
                     }
-                    return unpack(&data, len as usize).ok_or_else(|| wrong("a block with bad padding".into()));
+                    let codes = unpack(&data, len as usize).ok_or_else(|| wrong("a block with bad padding".into()))?;
+                    return Ok((codes, Some(sum)));
                 }
                 (data, checksum)
             }
@@ -1227,7 +1240,7 @@ impl Database {
         if cells.contains(&Cell::ILLEGAL.0) {
             return Err(wrong("a cell marked illegal".into()));
         }
-        Ok(cells)
+        Ok((cells, None))
     }
 
     /// How the tables are held.
@@ -1548,17 +1561,18 @@ impl Database {
         let mut checksum = Checksum::default();
         let (mut positions, mut blocks) = (0u64, 0u64);
         for r in 0..binomial(spec.geometry.len() as u32, white_count) {
-            let cells = self.read_block(k, r)?;
+            let (cells, block_sum) = self.read_block_summed(k, r)?;
             if cells.is_empty() {
                 continue;
             }
-            match self.metadata.layout {
-                Layout::Residues => checksum.add(
-                    &block_checksum(record.class, r, &pack(cells.iter().copied()))
-                        .signed()
-                        .to_le_bytes(),
-                ),
-                Layout::Rows | Layout::Blocks => checksum.add(&cells),
+            match (self.metadata.layout, block_sum) {
+                // The stored block's checksum, checked as it was read: the
+                // class checksum is that of the block checksums in order.
+                (Layout::Residues, Some(sum)) => checksum.add(&sum.signed().to_le_bytes()),
+                // A mirrored class has no stored blocks; its checksum is
+                // its source's, not checked here.
+                (Layout::Residues, None) => {}
+                (Layout::Rows | Layout::Blocks, _) => checksum.add(&cells),
             }
             positions += cells.len() as u64;
             blocks += 1;

@@ -108,8 +108,15 @@ fn a_sample_is_seeded_and_reported() {
         sample: Some(50),
         seed: 42,
     };
-    let report = check::check(&dir, &variant, options, &mut |_, _| {}).unwrap();
+    let mut progress = Vec::new();
+    let report = check::check(&dir, &variant, options, &mut |done, total| progress.push((done, total))).unwrap();
     assert!(!report.proof);
     assert_eq!((report.mode, report.seed, report.checked), ("sample", Some(42), 100));
+    // Progress is told while the samples are drawn, not only per class, and
+    // rises to every sample.
+    assert!(progress.len() > 2, "{progress:?}");
+    assert!(progress.iter().all(|&(_, total)| total == 100), "{progress:?}");
+    assert!(progress.windows(2).all(|w| w[0].0 <= w[1].0), "{progress:?}");
+    assert_eq!(progress.last(), Some(&(100, 100)));
     std::fs::remove_dir_all(&dir).unwrap();
 }

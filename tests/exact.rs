@@ -89,15 +89,22 @@ fn checks_pass_on_correct_tables() {
     for name in ["5x4", "7x4", "5x4-full", "7x6"] {
         let (variant, _, two) = both(name);
         for (k, spec, index, table, stats) in searched(&variant, &two) {
-            let mut done = 0;
-            let full = check::check_residues(spec, index, table, stats.max_remoteness(), stats, &mut |n| done = n)
+            let mut done = Vec::new();
+            let full = check::check_residues(spec, index, table, stats.max_remoteness(), stats, &mut |n| done.push(n))
                 .unwrap_or_else(|e| panic!("{name} class {k}: {e}"));
             assert_eq!(full.checked, index.len());
-            assert_eq!(done, index.len());
+            assert!(done.windows(2).all(|w| w[0] < w[1]), "{name} class {k}: {done:?}");
+            assert_eq!(done.last(), Some(&index.len()));
             assert_eq!(full.histogram, stats.histogram);
-            let sample = check::sample_residues(spec, index, table, stats.max_remoteness(), (k, 5_000, 7))
-                .unwrap_or_else(|e| panic!("{name} class {k}: {e}"));
+            let mut counts = Vec::new();
+            let sample = check::sample_residues(spec, index, table, stats.max_remoteness(), (k, 5_000, 7), &mut |n| {
+                counts.push(n);
+            })
+            .unwrap_or_else(|e| panic!("{name} class {k}: {e}"));
             assert_eq!(sample.checked, 5_000.min(index.len()));
+            // Progress rises to every sample.
+            assert!(counts.windows(2).all(|w| w[0] < w[1]), "{name} class {k}: {counts:?}");
+            assert_eq!(counts.last(), Some(&sample.checked), "{name} class {k}");
         }
     }
 }
@@ -149,7 +156,7 @@ fn refuses_every_damage(name: &str, sample: bool) {
             let full = check::check_residues(spec, index, &bad, max, stats, &mut |_| {});
             names_a_position(&full.expect_err(&what), &names, &what);
             if sample {
-                let drawn = check::sample_residues(spec, index, &bad, max, (k, index.len(), 11));
+                let drawn = check::sample_residues(spec, index, &bad, max, (k, index.len(), 11), &mut |_| {});
                 names_a_position(&drawn.expect_err(&what), &names, &what);
             }
         }
@@ -217,7 +224,14 @@ fn a_cycle_is_refused_not_looped_on() {
     names_a_position(&resolved.unwrap_err().to_string(), &names, "resolve");
     let full = check::check_residues(spec, index, &bad, stats.max_remoteness(), stats, &mut |_| {});
     names_a_position(&full.unwrap_err(), &names, "full check");
-    let drawn = check::sample_residues(spec, index, &bad, stats.max_remoteness(), (k, index.len(), 3));
+    let drawn = check::sample_residues(
+        spec,
+        index,
+        &bad,
+        stats.max_remoteness(),
+        (k, index.len(), 3),
+        &mut |_| {},
+    );
     names_a_position(&drawn.unwrap_err(), &names, "sample check");
 }
 
@@ -291,7 +305,7 @@ fn measure() {
     };
     let (stats, max) = stats;
     let started = Instant::now();
-    let drawn = check::sample_residues(spec, &index, &table, max, (0, samples, 1)).unwrap();
+    let drawn = check::sample_residues(spec, &index, &table, max, (0, samples, 1), &mut |_| {}).unwrap();
     let seconds = started.elapsed().as_secs_f64();
     eprintln!(
         "{name} class 0: sample check of {} positions in {seconds:.2} s: {:.0} samples/s",

@@ -1,14 +1,37 @@
 //! `check`: a solved database proven (or sampled) against the rules.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::args::CheckArgs;
 use super::output::{progress_bar, write_json, write_text};
 use crate::check::{self, CheckOptions};
 use crate::error::Result;
 use crate::variant::Variant;
+
+/// When stderr is not a terminal, where the progress bar is not drawn, a
+/// check still running writes a line of progress to stderr this often (a log
+/// of a long run); a short check writes none.
+const LOG_EVERY: Duration = Duration::from_secs(60);
+
+/// A line of progress for the log: positions checked, in all, and an
+/// estimate of the time left at the rate so far once a percent is done.
+fn progress_line(name: &str, done: u64, total: u64, elapsed: Duration) -> String {
+    let elapsed = elapsed.as_secs_f64();
+    let left = if done > 0 && done * 100 >= total {
+        format!(
+            ", about {:.0} min left",
+            elapsed / done as f64 * (total - done) as f64 / 60.0
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "bishops: check {name}: {done} of {total} positions ({:.2}%), {elapsed:.0} s{left}",
+        100.0 * done as f64 / total.max(1) as f64
+    )
+}
 
 /// `bishops check`: every position (or a seeded sample) against the rules;
 /// exits 1 naming the first bad position.
@@ -26,9 +49,16 @@ pub fn check(db: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<()> {
     let bar = progress_bar(Some(1));
     bar.set_message(format!("check {}", variant.name()));
     bar.enable_steady_tick(Duration::from_millis(200));
+    let log = !std::io::stderr().is_terminal();
+    let started = Instant::now();
+    let mut logged = started;
     let report = check::check(db, &variant, options, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
+        if log && logged.elapsed() >= LOG_EVERY && done < total {
+            logged = Instant::now();
+            eprintln!("{}", progress_line(variant.name(), done, total, started.elapsed()));
+        }
     });
     bar.finish_and_clear();
     let report = report?;
@@ -59,4 +89,20 @@ pub fn check(db: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<()> {
         text += "\n";
     }
     write_text(out, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_estimate_the_time_left_from_a_percent_on() {
+        let line = progress_line("11x10", 50, 200, Duration::from_secs(120));
+        assert_eq!(
+            line,
+            "bishops: check 11x10: 50 of 200 positions (25.00%), 120 s, about 6 min left"
+        );
+        let early = progress_line("11x10", 1, 1000, Duration::from_secs(60));
+        assert_eq!(early, "bishops: check 11x10: 1 of 1000 positions (0.10%), 60 s");
+    }
 }

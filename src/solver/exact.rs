@@ -42,7 +42,7 @@ use crate::board::Geometry;
 use crate::index::{colex_rank, colex_unrank, rank_within};
 use crate::position::Position;
 use crate::remoteness::{Cell, Remoteness};
-use crate::rules::{Part, safe_cells};
+use crate::rules::{Colour, Part};
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
@@ -172,44 +172,6 @@ pub(crate) fn position_string(geo: &Geometry, part: Part) -> String {
     Position::from_parts(geo.board(), &[(geo, part)]).to_string()
 }
 
-/// The first `f(after)` that is `Some`, over the legal moves of `part`: the
-/// moves of black bishops first (same white set, so the same block), then
-/// those of white bishops. The moves are those of [`Part::for_each_move`].
-#[inline]
-pub(crate) fn first_move<T>(geo: &Geometry, part: Part, mut f: impl FnMut(Part) -> Option<T>) -> Option<T> {
-    let occupied = part.occupied();
-    let empty = !occupied & geo.all();
-    let safe = safe_cells(geo, part.white);
-    for from in part.black {
-        let black = part.black.without(from);
-        for to in geo.attacks(from, occupied) & empty & safe {
-            let found = f(Part {
-                white: part.white,
-                black: black.with(to),
-            });
-            if found.is_some() {
-                return found;
-            }
-        }
-    }
-    for from in part.white {
-        let white = part.white.without(from);
-        for to in geo.attacks(from, occupied) & empty {
-            let after = Part {
-                white: white.with(to),
-                black: part.black,
-            };
-            if after.is_legal(geo) {
-                let found = f(after);
-                if found.is_some() {
-                    return found;
-                }
-            }
-        }
-    }
-    None
-}
-
 /// The exact remoteness of `part`, a legal position of the class `geo`
 /// whose goal is `goal`, from remoteness mod 3 alone: `residue` gives it for
 /// any legal position (`None` for unreachable ones). `Ok(None)` when `part`
@@ -268,12 +230,12 @@ pub fn descend(
             });
         }
         let closer = (here + 2) % 3;
-        let next = first_move(geo, at, |after| (residue(after) == Some(closer)).then_some(after)).ok_or_else(|| {
-            DescentError::NoCloser {
+        let next = at
+            .find_move(geo, |_, _, _, after| (residue(after) == Some(closer)).then_some(after))
+            .ok_or_else(|| DescentError::NoCloser {
                 position: position_string(geo, at),
                 residue: here,
-            }
-        })?;
+            })?;
         if steps == 0 {
             best = Some(next);
         }
@@ -315,46 +277,32 @@ pub(crate) enum Known {
 
 impl Walker<'_> {
     /// The first neighbour of `at` (black moves first) whose residue is
-    /// `want`, with its tight index. A black move keeps the white set, so
-    /// its block and safe cells are looked up once.
+    /// `want`, with its tight index.
     #[inline]
     fn closer(&self, at: Part, want: u8) -> Option<(Part, u64)> {
-        let geo = &self.spec.geometry;
-        let occupied = at.occupied();
-        let empty = !occupied & geo.all();
+        self.find_neighbour(at, |after, k| {
+            (self.residues.get(k) == Some(want)).then_some((after, k))
+        })
+    }
+
+    /// The first `Some` of `f(after, k)` over the neighbours `after` of
+    /// `at`, with their tight indices `k`, in the order of
+    /// [`Part::find_move`]. The moves come from
+    /// [`Part::find_pseudo_legal_move`] with the index's safe cells: a black
+    /// move keeps the white set, so its block and safe cells are looked up
+    /// once and it is ranked within the block; a white move is ranked by
+    /// the index, which refuses the illegal ones.
+    #[inline]
+    fn find_neighbour<T>(&self, at: Part, mut f: impl FnMut(Part, u64) -> Option<T>) -> Option<T> {
         let r = colex_rank(at.white);
         let (start, safe) = (self.index.block(r).start, self.index.safe(r));
-        for from in at.black {
-            let black = at.black.without(from);
-            for to in geo.attacks(from, occupied) & empty & safe {
-                let after = black.with(to);
-                let k = start + rank_within(after, safe);
-                if self.residues.get(k) == Some(want) {
-                    return Some((
-                        Part {
-                            white: at.white,
-                            black: after,
-                        },
-                        k,
-                    ));
-                }
-            }
-        }
-        for from in at.white {
-            let white = at.white.without(from);
-            for to in geo.attacks(from, occupied) & empty {
-                let after = Part {
-                    white: white.with(to),
-                    black: at.black,
-                };
-                if let Some(k) = self.index.rank(after)
-                    && self.residues.get(k) == Some(want)
-                {
-                    return Some((after, k));
-                }
-            }
-        }
-        None
+        at.find_pseudo_legal_move(&self.spec.geometry, safe, |colour, _, _, after| {
+            let k = match colour {
+                Colour::Black => start + rank_within(after.black, safe),
+                Colour::White => self.index.rank(after)?,
+            };
+            f(after, k)
+        })
     }
 
     /// The descent value of `part` (tight index `i`, residue `here`), when
@@ -526,30 +474,39 @@ mod tests {
     use super::*;
     use crate::Variant;
 
-    /// The black-first move order visits exactly the moves of
-    /// `Part::for_each_move`.
+    /// The walk's neighbours are exactly the moves of `Part::for_each_move`,
+    /// in its order (black moves first), each with its tight index.
     #[test]
-    fn first_move_visits_every_move() {
+    fn walker_neighbours_are_the_moves() {
         for name in ["5x4", "7x4", "5x4-full"] {
             let variant = Variant::named(name).unwrap();
             for spec in variant.classes() {
                 let (w, b) = spec.counts();
                 let index = TightIndex::new(&spec.geometry, w, b);
+                let residues = Mod3Table::new(index.len());
+                let walker = Walker {
+                    spec,
+                    index: &index,
+                    residues: &residues,
+                };
                 for i in 0..index.len() {
                     let part = index.unrank(i);
                     let mut expected = Vec::new();
-                    part.for_each_move(&spec.geometry, |_, _, _, after| expected.push(after));
+                    part.for_each_move(&spec.geometry, |_, _, _, after| {
+                        expected.push((after, index.rank(after).unwrap()));
+                    });
                     let mut seen = Vec::new();
-                    let none: Option<()> = first_move(&spec.geometry, part, |after| {
-                        seen.push(after);
+                    let none: Option<()> = walker.find_neighbour(part, |after, k| {
+                        seen.push((after, k));
                         None
                     });
                     assert!(none.is_none());
-                    let black_first = seen.iter().take_while(|p| p.white == part.white).count();
-                    assert!(seen[black_first..].iter().all(|p| p.white != part.white), "{name} {i}");
-                    expected.sort();
-                    seen.sort();
                     assert_eq!(expected, seen, "{name} {i}");
+                    let black_first = seen.iter().take_while(|(p, _)| p.white == part.white).count();
+                    assert!(
+                        seen[black_first..].iter().all(|(p, _)| p.white != part.white),
+                        "{name} {i}"
+                    );
                 }
             }
         }
