@@ -31,7 +31,13 @@ fn agree(name: &str, workers: &[usize]) {
             let crossing: u64 = run.layers.iter().map(|l| l.crossing).sum();
             let messages: u64 = run.layers.iter().map(|l| l.messages).sum();
             let bytes: u64 = run.layers.iter().map(|l| l.bytes).sum();
-            assert_eq!(bytes, messages * Message::BYTES as u64, "{what}");
+            let halo: u64 = run.layers.iter().map(|l| l.halo_bytes).sum();
+            assert_eq!(bytes, messages * Message::BYTES as u64 + halo, "{what}");
+            // Both kinds of layer ran, and a pull with several workers
+            // needed other workers' frontier bits.
+            assert!(run.layers.iter().any(|l| l.pull), "{what}: no layer pulled");
+            assert!(run.layers.iter().any(|l| !l.pull), "{what}: no layer pushed");
+            assert_eq!(halo > 0, n > 1 && index.white_sets() > 1, "{what}: halo bytes");
             assert!(messages <= crossing, "{what}");
             if n == 1 {
                 assert_eq!(crossing, 0, "{what}: one worker sends nothing");

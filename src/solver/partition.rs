@@ -5,35 +5,37 @@
 //! each a contiguous range of cells. A [`Partition`] gives each worker a
 //! contiguous range of white-set ranks, balanced by positions, and the worker
 //! keeps the cells of its range only, in a `Vec<u8>` of its own. A layer
-//! runs in two steps on every worker:
+//! runs on every worker in one of two directions, chosen by the same rule as
+//! [`parallel`](super::parallel) from counts every worker knows:
 //!
-//! 1. *Expand*: the worker pushes from each of its positions at depth `d`
-//!    (through the shared [`Kernel`]). A neighbour in its own range is
-//!    claimed for `d + 1` at once; one in another worker's range becomes a
-//!    [`Message`], buffered per destination (sorted, duplicates dropped).
-//! 2. *Exchange*: one all-to-all ([`Transport::all_to_all`]) hands every
-//!    worker the byte streams the others buffered for it; it claims the
-//!    positions they name that no layer has reached. A second, small
-//!    all-to-all sums the layer's counts, so every worker knows whether the
-//!    search goes on.
+//! - *push*, while the frontier is small: the worker expands each of its
+//!   positions at depth `d` (through the shared [`Kernel`]). A neighbour in
+//!   its own range is claimed for `d + 1` at once; one in another worker's
+//!   range becomes a [`Message`], buffered per destination (sorted,
+//!   repeats dropped). One all-to-all ([`Transport::all_to_all`]) hands every
+//!   worker the streams the others buffered for it, and it claims the
+//!   positions they name that no layer has reached.
+//! - *pull*, once the frontier is large: each unreached position looks for a
+//!   neighbour at `d`. A neighbour may be another worker's, so the layer
+//!   starts with a *halo* exchange: every worker sends each other worker the
+//!   frontier bits (is this cell at `d`?) of its blocks that the other's white
+//!   moves reach, one bit per position. Black moves stay in a block, so the
+//!   halo is only the blocks one white move away; which those are is settled
+//!   once, at the first pull layer.
+//!
+//! A second, small all-to-all sums the layer's counts, so every worker knows
+//! whether the search goes on and which way the next layer runs.
 //!
 //! A layer reads only cells at `d` and writes only unreached cells, so which
 //! worker claims a position first does not matter: the table is the
 //! breadth-first distance from the goal, byte for byte the table of
 //! [`parallel::search`](super::parallel::search).
 //!
-//! Only push is done here. The single-machine search pulls once the frontier
-//! is large (each unreached position looks for a neighbour at `d`), which is
-//! cheaper then; a worker pulling would have to read cells of other workers'
-//! blocks, so it would first need a *halo*: the frontier bits (is this cell at
-//! `d`?) of every block one white move away from its range, fetched by an
-//! all-to-all before the layer. Black moves stay in a block, so the halo is
-//! only the blocks white moves reach.
-//!
 //! [`search`] runs the workers as threads of this process, each single
 //! threaded, with a [`ChannelTransport`]; [`run_worker`] is what one worker
 //! (one MPI rank) runs, over any [`Transport`].
 
+use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -48,6 +50,11 @@ use super::{goal_index, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
+
+/// A layer pulls instead of pushing when its frontier times this is more
+/// than the positions not reached yet: the rule of
+/// [`parallel`](super::parallel), so both searches pull on the same layers.
+const PULL_RATIO: u64 = 2;
 
 /// The white-set ranks of a class cut into one contiguous range per worker,
 /// balanced by the number of positions (not of blocks): the unit of
@@ -276,18 +283,26 @@ pub struct LayerStats {
     /// The remoteness of the positions the layer found; it expanded those
     /// at `depth - 1`.
     pub depth: u8,
+    /// Whether the layer pulled (through a halo) rather than pushed.
+    pub pull: bool,
     /// Positions found (0 for the last layer, which ends the search).
     pub found: u64,
-    /// Positions expanded: the previous layer.
+    /// Positions expanded: the previous layer when pushing, the positions
+    /// not reached yet when pulling.
     pub expanded: u64,
-    /// Neighbours the expanded positions have, counted with repeats.
+    /// Neighbours looked at, counted with repeats (a pull stops at the
+    /// first neighbour in the frontier).
     pub neighbours: u64,
     /// Of those, the neighbours in another worker's range.
     pub crossing: u64,
-    /// Messages sent between workers: the crossing neighbours without the
-    /// repeats a sender had for one destination.
+    /// Messages sent between workers when pushing: the crossing neighbours
+    /// without the repeats a sender had for one destination.
     pub messages: u64,
-    /// Bytes sent between workers: `messages ·` [`Message::BYTES`].
+    /// Halo bytes sent between workers when pulling: one bit per position
+    /// of every block a worker's white moves reach in another's range.
+    pub halo_bytes: u64,
+    /// Bytes sent between workers: `messages ·` [`Message::BYTES`] `+
+    /// halo_bytes` (the layer counts, `8 · 7` bytes each way, left out).
     pub bytes: u64,
     /// The most bytes one worker sent.
     pub max_worker_bytes: u64,
@@ -411,8 +426,9 @@ pub fn search(
     })
 }
 
-/// Counts one worker keeps over a layer and sums with the others'.
-const COUNTS: usize = 6;
+/// Counts one worker keeps over a layer and sums with the others': found,
+/// expanded, neighbours, crossing, messages, bytes, halo bytes.
+const COUNTS: usize = 7;
 
 /// Runs worker `transport.worker()` of a partitioned search of one class:
 /// owns the cells of its range of `partition`, expands its positions layer
@@ -454,15 +470,29 @@ pub fn run_worker<T: Transport + ?Sized>(
         cells: vec![UNSEEN; (partition.cells(me).end - partition.cells(me).start) as usize],
         block: Block::default(),
         outgoing: vec![Vec::new(); workers],
+        halo: None,
     };
     let goal = goal_index(spec, index);
     if worker.range.contains(&goal) {
         worker.cells[(goal - worker.range.start) as usize] = 0;
     }
     let mut found = vec![1u64];
+    let mut total = 1u64;
     for depth in 0u8.. {
         let started = Instant::now();
-        let mut counts = worker.expand(depth);
+        let frontier = *found.last().expect("the goal's layer");
+        let pull = frontier * PULL_RATIO > index.len() - total;
+        let mut counts = if pull {
+            if worker.halo.is_none() {
+                worker.halo = Some(Halo::new(&worker, transport)?);
+            }
+            let halo_bytes = worker.exchange_halo(transport, depth)?;
+            let mut counts = worker.pull(depth);
+            counts[6] = halo_bytes;
+            counts
+        } else {
+            worker.expand(depth)
+        };
         // Sorted and without repeats: fewer bytes, and the receiver walks
         // its cells in order.
         let mut streams = Vec::with_capacity(workers);
@@ -507,17 +537,27 @@ pub fn run_worker<T: Transport + ?Sized>(
             for (s, t) in sums.iter_mut().zip(&theirs) {
                 *s += t;
             }
-            max_worker_bytes = max_worker_bytes.max(theirs[5]);
+            max_worker_bytes = max_worker_bytes.max(theirs[5] + theirs[6]);
         }
-        let [next, expanded, neighbours, crossing, messages, bytes] = sums;
+        let [
+            next,
+            expanded,
+            neighbours,
+            crossing,
+            messages,
+            message_bytes,
+            halo_bytes,
+        ] = sums;
         report(&LayerStats {
             depth: depth.saturating_add(1),
+            pull,
             found: next,
             expanded,
             neighbours,
             crossing,
             messages,
-            bytes,
+            halo_bytes,
+            bytes: message_bytes + halo_bytes,
             max_worker_bytes,
             elapsed: started.elapsed(),
         });
@@ -528,6 +568,7 @@ pub fn run_worker<T: Transport + ?Sized>(
             return Err(too_deep(name));
         }
         found.push(next);
+        total += next;
     }
     let table = WorkerTable {
         worker: me,
@@ -550,6 +591,117 @@ struct Worker<'a> {
     block: Block,
     /// `outgoing[w]`: the positions found for worker `w` this layer.
     outgoing: Vec<Vec<Message>>,
+    /// What a pull layer sees of other workers' cells, once one has run.
+    halo: Option<Halo>,
+}
+
+/// The frontier bits of the blocks in other workers' ranges that one white
+/// move leads to from this worker's blocks: all a pull layer reads of cells
+/// it does not own (black moves stay in a block).
+struct Halo {
+    /// The blocks, ascending (so grouped by owner, in worker order).
+    blocks: Vec<u64>,
+    /// `starts[k]`: the bit of `bits` where block `blocks[k]`'s bits start.
+    starts: Vec<u64>,
+    /// `any[k]`: whether block `blocks[k]` has a position in the frontier.
+    any: Vec<bool>,
+    /// `segments[w]..segments[w + 1]`: the words of `bits` worker `w` sends.
+    segments: Vec<usize>,
+    /// `requests[w]`: this worker's blocks in worker `w`'s halo, ascending.
+    requests: Vec<Vec<u64>>,
+    /// One bit per position of the blocks: whether it is in the frontier.
+    bits: Vec<u64>,
+}
+
+impl Halo {
+    /// Works out `worker`'s halo and tells every other worker which of its
+    /// blocks it needs: a collective step, which every worker runs at the
+    /// first pull layer.
+    fn new<T: Transport + ?Sized>(worker: &Worker<'_>, transport: &mut T) -> Result<Halo> {
+        let mine = worker.partition.blocks(worker.me);
+        let wanted = RefCell::new(Vec::new());
+        let mut block = Block::default();
+        for r in mine.clone() {
+            worker.kernel.block_where(r, &mut block, |t| {
+                if !mine.contains(&t) {
+                    wanted.borrow_mut().push(t);
+                }
+                true
+            });
+        }
+        let mut blocks = wanted.into_inner();
+        blocks.sort_unstable();
+        blocks.dedup();
+        let workers = worker.partition.workers();
+        let mut starts = Vec::with_capacity(blocks.len());
+        let mut segments = vec![0; workers + 1];
+        let mut asks = vec![Vec::new(); workers];
+        let mut bit = 0u64;
+        let mut k = 0;
+        for w in 0..workers {
+            segments[w] = (bit / 64) as usize;
+            while k < blocks.len() && worker.partition.owner(blocks[k]) == w {
+                starts.push(bit);
+                let b = worker.index.block(blocks[k]);
+                bit += b.end - b.start;
+                asks[w].extend_from_slice(&blocks[k].to_le_bytes());
+                k += 1;
+            }
+            // Each sender's bits start on a word.
+            bit = bit.div_ceil(64) * 64;
+        }
+        segments[workers] = (bit / 64) as usize;
+        let asked = transport.all_to_all(asks)?;
+        let mut requests = Vec::with_capacity(workers);
+        for (w, stream) in asked.iter().enumerate() {
+            let list = words(stream)?;
+            if let Some(r) = list.iter().find(|r| !mine.contains(r)) {
+                return Err(Error::Exchange(format!(
+                    "worker {w} asked worker {} for block {r}, which it does not own",
+                    worker.me
+                )));
+            }
+            requests.push(list);
+        }
+        Ok(Halo {
+            any: vec![false; blocks.len()],
+            blocks,
+            starts,
+            segments,
+            requests,
+            bits: vec![0; bit as usize / 64],
+        })
+    }
+
+    /// Where block `t`'s bits start, if it is in the halo.
+    #[inline]
+    fn find(&self, t: u64) -> Option<usize> {
+        self.blocks.binary_search(&t).ok()
+    }
+
+    /// Whether position `i` of another worker is in the frontier.
+    #[inline]
+    fn at(&self, index: &TightIndex, i: u64) -> bool {
+        let t = index.block_of(i);
+        self.find(t).is_some_and(|k| {
+            let bit = self.starts[k] + i - index.block(t).start;
+            self.bits[(bit / 64) as usize] >> (bit % 64) & 1 == 1
+        })
+    }
+}
+
+/// The little-endian `u64` words of `stream`.
+fn words(stream: &[u8]) -> Result<Vec<u64>> {
+    if stream.len() % 8 != 0 {
+        return Err(Error::Exchange(format!(
+            "a stream of {} bytes is not a whole number of words",
+            stream.len()
+        )));
+    }
+    Ok(stream
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+        .collect())
 }
 
 impl Worker<'_> {
@@ -602,7 +754,129 @@ impl Worker<'_> {
                 });
             }
         }
-        [found, expanded, neighbours, crossing, 0, 0]
+        [found, expanded, neighbours, crossing, 0, 0, 0]
+    }
+
+    /// Sends every worker the frontier bits (cells at `depth`) of the blocks
+    /// of this worker in its halo, and takes theirs into this worker's halo.
+    /// Returns the bytes sent.
+    fn exchange_halo<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u8) -> Result<u64> {
+        let halo = self.halo.as_mut().expect("a halo before a pull");
+        let base = self.range.start;
+        let mut streams = Vec::with_capacity(halo.requests.len());
+        let mut sent = 0;
+        for list in &halo.requests {
+            let bits: u64 = list
+                .iter()
+                .map(|&r| self.index.block(r).end - self.index.block(r).start)
+                .sum();
+            let mut words = vec![0u64; bits.div_ceil(64) as usize];
+            let mut bit = 0usize;
+            for &r in list {
+                let b = self.index.block(r);
+                for &c in &self.cells[(b.start - base) as usize..(b.end - base) as usize] {
+                    words[bit / 64] |= u64::from(c == depth) << (bit % 64);
+                    bit += 1;
+                }
+            }
+            let mut stream = Vec::with_capacity(words.len() * 8);
+            for w in words {
+                stream.extend_from_slice(&w.to_le_bytes());
+            }
+            sent += stream.len() as u64;
+            streams.push(stream);
+        }
+        let incoming = transport.all_to_all(streams)?;
+        for (w, stream) in incoming.iter().enumerate() {
+            if w == self.me {
+                continue;
+            }
+            let segment = halo.segments[w]..halo.segments[w + 1];
+            let words = words(stream)?;
+            if words.len() != segment.len() {
+                return Err(Error::Exchange(format!(
+                    "worker {w} sent {} halo words, not {}",
+                    words.len(),
+                    segment.len()
+                )));
+            }
+            halo.bits[segment].copy_from_slice(&words);
+        }
+        for (k, &t) in halo.blocks.iter().enumerate() {
+            let b = self.index.block(t);
+            let first = halo.starts[k];
+            halo.any[k] =
+                (first..first + (b.end - b.start)).any(|bit| halo.bits[(bit / 64) as usize] >> (bit % 64) & 1 == 1);
+        }
+        Ok(sent)
+    }
+
+    /// Pulls into every unreached position of this worker: it joins layer
+    /// `depth + 1` when a neighbour, here or in the halo, is at `depth`.
+    /// Only moves into blocks with a position at `depth` are tried. Returns
+    /// the layer's counts so far: found, expanded, neighbours, crossing.
+    fn pull(&mut self, depth: u8) -> [u64; COUNTS] {
+        let [mut found, mut expanded, mut neighbours, mut crossing] = [0u64; 4];
+        let Worker {
+            kernel,
+            index,
+            partition,
+            range,
+            cells,
+            block,
+            halo,
+            me,
+            ..
+        } = self;
+        let halo = halo.as_ref().expect("a halo before a pull");
+        let base = range.start;
+        let mine = partition.blocks(*me);
+        let own_any: Vec<bool> = mine
+            .clone()
+            .map(|r| {
+                let b = index.block(r);
+                cells[(b.start - base) as usize..(b.end - base) as usize].contains(&depth)
+            })
+            .collect();
+        for r in mine.clone() {
+            let b = index.block(r);
+            let lo = (b.start - base) as usize;
+            let hi = (b.end - base) as usize;
+            if !cells[lo..hi].contains(&UNSEEN) {
+                continue;
+            }
+            kernel.block_where(r, block, |t| {
+                if mine.contains(&t) {
+                    own_any[(t - mine.start) as usize]
+                } else {
+                    halo.find(t).is_some_and(|k| halo.any[k])
+                }
+            });
+            block.black_moves = own_any[(r - mine.start) as usize];
+            if !block.black_moves && block.white_moves() == 0 {
+                continue;
+            }
+            for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
+                if cells[lo + j] != UNSEEN {
+                    continue;
+                }
+                expanded += 1;
+                let hit = kernel.neighbours(block, black, |i| {
+                    neighbours += 1;
+                    if range.contains(&i) {
+                        cells[(i - base) as usize] == depth
+                    } else {
+                        crossing += 1;
+                        halo.at(index, i)
+                    }
+                });
+                if hit {
+                    cells[lo + j] = depth + 1;
+                    found += 1;
+                }
+            }
+        }
+        [found, expanded, neighbours, crossing, 0, 0, 0]
     }
 
     /// Claims for `next` the unreached positions of `stream`, which another
@@ -746,6 +1020,7 @@ mod tests {
             cells: vec![UNSEEN; (partition.cells(0).end - partition.cells(0).start) as usize],
             block: Block::default(),
             outgoing: vec![Vec::new(); 2],
+            halo: None,
         };
         let foreign = Message {
             block: partition.blocks(1).start,
