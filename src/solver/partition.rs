@@ -178,7 +178,7 @@ impl Message {
     /// [`Error::Exchange`] when the stream's length is not a whole number
     /// of messages.
     pub fn decode_all(stream: &[u8]) -> Result<Vec<Message>> {
-        if stream.len() % Self::BYTES != 0 {
+        if !stream.len().is_multiple_of(Self::BYTES) {
             return Err(Error::Exchange(format!(
                 "a message stream of {} bytes is not a whole number of {}-byte messages",
                 stream.len(),
@@ -692,7 +692,7 @@ impl Halo {
 
 /// The little-endian `u64` words of `stream`.
 fn words(stream: &[u8]) -> Result<Vec<u64>> {
-    if stream.len() % 8 != 0 {
+    if !stream.len().is_multiple_of(8) {
         return Err(Error::Exchange(format!(
             "a stream of {} bytes is not a whole number of words",
             stream.len()
