@@ -1008,6 +1008,15 @@ mod tests {
     }
 
     #[test]
+    fn a_transport_for_other_workers_is_refused() {
+        let (spec, index) = class("5x4");
+        let partition = Partition::balanced(&index, 3).unwrap();
+        let mut transport = ChannelTransport::connected(2).swap_remove(0);
+        let e = run_worker("5x4", &spec, &index, &partition, &mut transport, &mut |_| {}).unwrap_err();
+        assert!(matches!(e, Error::Exchange(_)), "{e}");
+    }
+
+    #[test]
     fn a_position_outside_the_range_is_refused() {
         let (spec, index) = class("5x4");
         let partition = Partition::balanced(&index, 2).unwrap();
