@@ -60,6 +60,9 @@ pub enum Error {
         /// The variant, to name the command that rebuilds it.
         variant: String,
     },
+    /// The workers of a partitioned search could not exchange their
+    /// messages: a worker stopped, or a stream did not decode.
+    Exchange(String),
     /// SQLite failed while reading or writing a file.
     Sqlite(PathBuf, rusqlite::Error),
     /// The file system failed.
@@ -91,7 +94,8 @@ impl fmt::Display for Error {
             | Error::DbPath(e)
             | Error::TooLarge(e)
             | Error::Mismatch(e)
-            | Error::Stopped(e) => f.write_str(e),
+            | Error::Stopped(e)
+            | Error::Exchange(e) => f.write_str(e),
             Error::IllegalMove { number, mv, reason } => write!(f, "move {number} `{mv}` is refused: {reason}"),
             Error::UnknownVariant(name) => {
                 write!(

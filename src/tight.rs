@@ -110,6 +110,13 @@ impl TightIndex {
         self.offsets[r as usize]..self.offsets[r as usize + 1]
     }
 
+    /// The colex rank of the white set whose block holds tight index `i`
+    /// (the last block starting at or before `i`, so never an empty one when
+    /// `i` is below [`len`](Self::len)).
+    pub fn block_of(&self, i: u64) -> u64 {
+        (self.offsets.partition_point(|&o| o <= i) as u64).saturating_sub(1)
+    }
+
     /// The safe cells of the white set of colex rank `r`.
     pub fn safe(&self, r: u64) -> Bitboard {
         self.safe[r as usize]

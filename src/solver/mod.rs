@@ -24,6 +24,7 @@ pub mod dense;
 pub mod exact;
 mod kernel;
 pub mod parallel;
+pub mod partition;
 pub mod twobit;
 
 use std::borrow::Cow;

@@ -1,0 +1,103 @@
+//! The partitioned search against the single-machine byte search: the same
+//! table byte for byte and the same layers, for every worker count, and a
+//! wire form that round-trips.
+
+use bishops::solver::parallel;
+use bishops::solver::partition::{self, Message, Partition};
+use bishops::{TightIndex, Variant};
+use proptest::prelude::*;
+
+/// Searches every class of `name` that is not a mirror image by
+/// `parallel::search` and by the partitioned search with each of `workers`,
+/// and checks that they agree.
+fn agree(name: &str, workers: &[usize]) {
+    let variant = Variant::named(name).unwrap_or_else(|e| panic!("variant {name}: {e}"));
+    for (k, spec) in variant.classes().iter().enumerate() {
+        let (w, b) = spec.counts();
+        let index = TightIndex::new(&spec.geometry, w, b);
+        let mut parallel_layers = 0;
+        let expected = parallel::search(name, spec, &index, &mut |_| parallel_layers += 1).unwrap();
+        for &n in workers {
+            let what = format!("{name} class {k} by {n} workers");
+            let run = partition::search(name, spec, &index, n, &mut |_| {}).unwrap();
+            assert_eq!(run.tables.len(), n, "{what}");
+            let cells = run.assemble();
+            assert_eq!(cells.len(), expected.len(), "{what}");
+            if let Some(i) = cells.iter().zip(&expected).position(|(a, b)| a != b) {
+                panic!("{what}: cell {i} is {}, not {}", cells[i], expected[i]);
+            }
+            // One count per layer the parallel search reports, the goal's too.
+            assert_eq!(run.found.len(), parallel_layers, "{what}: layers");
+            let crossing: u64 = run.layers.iter().map(|l| l.crossing).sum();
+            let messages: u64 = run.layers.iter().map(|l| l.messages).sum();
+            let bytes: u64 = run.layers.iter().map(|l| l.bytes).sum();
+            let halo: u64 = run.layers.iter().map(|l| l.halo_bytes).sum();
+            assert_eq!(bytes, messages * Message::BYTES as u64 + halo, "{what}");
+            // Both kinds of layer ran, and a pull with several workers
+            // needed other workers' frontier bits.
+            assert!(run.layers.iter().any(|l| l.pull), "{what}: no layer pulled");
+            assert!(run.layers.iter().any(|l| !l.pull), "{what}: no layer pushed");
+            assert_eq!(halo > 0, n > 1 && index.white_sets() > 1, "{what}: halo bytes");
+            assert!(messages <= crossing, "{what}");
+            if n == 1 {
+                assert_eq!(crossing, 0, "{what}: one worker sends nothing");
+            } else if index.white_sets() > 1 {
+                assert!(messages > 0, "{what}: workers exchange positions");
+            }
+        }
+    }
+}
+
+#[test]
+fn five_by_four() {
+    // 45 white sets: 64 workers leave some with nothing.
+    agree("5x4", &[1, 2, 3, 5, 64]);
+}
+
+#[test]
+fn five_by_four_full() {
+    agree("5x4-full", &[1, 2, 3, 5]);
+}
+
+#[test]
+fn seven_by_four() {
+    agree("7x4", &[1, 2, 3, 5, 200]);
+}
+
+#[test]
+fn seven_by_six() {
+    agree("7x6", &[1, 2, 3, 5, 16]);
+}
+
+#[test]
+fn nine_by_six() {
+    agree("9x6", &[1, 2, 3, 5]);
+}
+
+#[test]
+fn no_workers_is_refused() {
+    let variant = Variant::named("5x4").unwrap();
+    let spec = &variant.classes()[0];
+    let (w, b) = spec.counts();
+    let index = TightIndex::new(&spec.geometry, w, b);
+    let e = partition::search("5x4", spec, &index, 0, &mut |_| {}).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "{e}");
+    assert!(Partition::balanced(&index, 0).is_err());
+}
+
+proptest! {
+    #[test]
+    fn messages_round_trip(pairs in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..50)) {
+        let messages: Vec<Message> = pairs.iter().map(|&(block, position)| Message { block, position }).collect();
+        let mut stream = Vec::new();
+        Message::encode_all(&messages, &mut stream);
+        prop_assert_eq!(stream.len(), messages.len() * Message::BYTES);
+        prop_assert_eq!(Message::decode_all(&stream).unwrap(), messages.clone());
+        for m in &messages {
+            prop_assert_eq!(Message::decode(m.encode()), *m);
+        }
+        if !stream.is_empty() {
+            prop_assert!(Message::decode_all(&stream[..stream.len() - 1]).is_err());
+        }
+    }
+}
