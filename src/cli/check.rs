@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::args::CheckArgs;
-use super::output::{progress_bar, write_json, write_text};
+use super::output::{progress_bar, time_left, write_json, write_text};
 use crate::check::{self, CheckOptions};
 use crate::error::Result;
 use crate::variant::Variant;
@@ -19,14 +19,7 @@ const LOG_EVERY: Duration = Duration::from_secs(60);
 /// estimate of the time left at the rate so far once a percent is done.
 fn progress_line(name: &str, done: u64, total: u64, elapsed: Duration) -> String {
     let elapsed = elapsed.as_secs_f64();
-    let left = if done > 0 && done * 100 >= total {
-        format!(
-            ", about {:.0} min left",
-            elapsed / done as f64 * (total - done) as f64 / 60.0
-        )
-    } else {
-        String::new()
-    };
+    let left = time_left(elapsed, done, total);
     format!(
         "bishops: check {name}: {done} of {total} positions ({:.2}%), {elapsed:.0} s{left}",
         100.0 * done as f64 / total.max(1) as f64

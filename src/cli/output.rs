@@ -25,6 +25,20 @@ pub fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<()> {
     writeln!(out).map_err(stdout_error)
 }
 
+/// For a log line of long work: `, about N min left` at the rate so far
+/// when `done` of `total` is at least a percent, else nothing (too early
+/// for an estimate worth reading).
+pub fn time_left(elapsed_seconds: f64, done: u64, total: u64) -> String {
+    if done > 0 && done.saturating_mul(100) >= total {
+        format!(
+            ", about {:.0} min left",
+            elapsed_seconds / done as f64 * total.saturating_sub(done) as f64 / 60.0
+        )
+    } else {
+        String::new()
+    }
+}
+
 /// A number, or `-` when there is none.
 pub fn shown(value: Option<impl ToString>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| v.to_string())

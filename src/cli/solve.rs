@@ -10,7 +10,7 @@ use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
 use super::args::{BenchArgs, SolveArgs};
-use super::output::{progress_bar, shown, stdout_error, write_json};
+use super::output::{progress_bar, shown, stdout_error, time_left, write_json};
 use crate::checkpoint::{self, CheckpointOptions};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
@@ -57,14 +57,7 @@ fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -> impl FnMu
                 let elapsed = started.elapsed().as_secs_f64();
                 // The positions not reached yet, at the rate so far: a rough
                 // estimate, and none before a percent is reached.
-                let left = if total * 100 >= legal {
-                    format!(
-                        ", about {:.0} min left",
-                        elapsed / total as f64 * (legal - total) as f64 / 60.0
-                    )
-                } else {
-                    String::new()
-                };
+                let left = time_left(elapsed, total, legal);
                 eprintln!(
                     "bishops: {name} {} layer {depth}: {found} found, {total} of {legal} ({:.2}%), {elapsed:.0} s{left}",
                     class.name(),
