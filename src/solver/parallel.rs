@@ -259,10 +259,7 @@ type Summary = Vec<u8>;
 /// and reads it as plain bytes, so each block is searched with `memchr`
 /// instead of one atomic load at a time.
 fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
-    // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, and
-    // the exclusive borrow of `cells` keeps every other access away while
-    // `bytes` lives.
-    let bytes: &[u8] = unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<u8>(), cells.len()) };
+    let bytes = plain(cells);
     (0..index.white_sets() as usize)
         .into_par_iter()
         .with_min_len(64)
@@ -281,12 +278,19 @@ fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
         .collect()
 }
 
+/// The table as plain bytes, for the passes between layers: the exclusive
+/// borrow keeps every atomic access away while the bytes are read.
+fn plain(cells: &mut [AtomicU8]) -> &[u8] {
+    // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, and
+    // `cells` is borrowed exclusively for as long as the result lives.
+    unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<u8>(), cells.len()) }
+}
+
 /// Sets bit `i` of `bits` exactly when cell `i` satisfies `keep`, reading
 /// the table as plain bytes: it takes the table exclusively, which no thread
 /// writes between layers.
 fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], keep: impl Fn(u8) -> bool + Sync) {
-    // SAFETY: as in `summarize`.
-    let bytes: &[u8] = unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<u8>(), cells.len()) };
+    let bytes = plain(cells);
     bits.par_iter_mut()
         .zip(bytes.par_chunks(64))
         .with_min_len(1024)
