@@ -132,6 +132,27 @@ impl TightIndex {
             .then(|| self.offsets[r as usize] + rank_within(part.black, safe))
     }
 
+    /// The tight index of black set `black` in the block of white-set rank
+    /// `r`, when it lies among the block's safe cells: [`rank`](Self::rank)
+    /// with the white set's rank already known.
+    #[inline]
+    pub fn rank_in_block(&self, r: u64, black: Bitboard) -> Option<u64> {
+        let safe = self.safe[r as usize];
+        black
+            .is_subset(safe)
+            .then(|| self.offsets[r as usize] + rank_within(black, safe))
+    }
+
+    /// Asks the processor to start loading the tables of block `r`, which
+    /// a [`rank_in_block`](Self::rank_in_block) will read soon: the
+    /// searches rank positions in random blocks in batches, fetching the
+    /// next ones' tables while they rank the ones already fetched.
+    #[inline]
+    pub(crate) fn prefetch_block(&self, r: u64) {
+        prefetch(&self.offsets[r as usize]);
+        prefetch(&self.safe[r as usize]);
+    }
+
     /// The placement of tight index `i`, which must be below
     /// [`len`](Self::len).
     pub fn unrank(&self, i: u64) -> Part {
@@ -159,6 +180,22 @@ impl TightIndex {
     pub fn table_bytes(&self) -> u64 {
         (self.offsets.len() * 8 + self.safe.len() * 8) as u64
     }
+}
+
+/// Asks the processor to start loading the cache line of `value` (a hint:
+/// it changes no result). Only x86-64 is given the hint; elsewhere this does
+/// nothing.
+#[inline(always)]
+pub(crate) fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; it reads nothing the program
+    // sees and is valid for any address, and SSE is part of every x86-64.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(value).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 /// The `k`-subsets of a set of cells in colex order, which is the order of
@@ -264,6 +301,50 @@ impl Subsets {
     }
 }
 
+/// Calls `f(upper, lows)` for the `k`-subsets of `within` in colex order,
+/// grouped into *runs*: the sets `upper | low` for each `low` in `lows` in
+/// turn, which are consecutive in colex order (their lowest cell varies
+/// fastest). A search that visits a block's positions scans a run's cells
+/// at once instead of stepping a [`Subsets`] through every position.
+///
+/// Each `low` is one cell, the cells of `within` below `upper`'s lowest;
+/// when `k` is 0 there is one run, `upper` empty and `lows` one empty set.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::{Bitboard, tight::{Subsets, for_each_run}};
+///
+/// let within = Bitboard(0b1011_0110);
+/// let mut sets = Vec::new();
+/// for_each_run(within, 3, |upper, lows| sets.extend(lows.iter().map(|&low| upper | low)));
+/// assert_eq!(sets, Subsets::new(within, 3).collect::<Vec<_>>());
+/// ```
+#[inline]
+pub fn for_each_run(within: Bitboard, k: u32, mut f: impl FnMut(Bitboard, &[Bitboard])) {
+    let mut lows = [Bitboard::EMPTY; 64];
+    let mut m = 0;
+    for (slot, cell) in lows.iter_mut().zip(within) {
+        *slot = Bitboard::single(cell);
+        m += 1;
+    }
+    if k == 0 {
+        f(Bitboard::EMPTY, &[Bitboard::EMPTY]);
+        return;
+    }
+    let Some(lowest) = within.first() else {
+        return;
+    };
+    for upper in Subsets::new(within.without(lowest), k - 1) {
+        // The cells of `within` below the upper cells' lowest.
+        let len = match upper.first() {
+            Some(c) => (within & Bitboard::below(c)).count() as usize,
+            None => m,
+        };
+        f(upper, &lows[..len]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,5 +402,26 @@ mod tests {
             assert_eq!(n, binomial(within.count(), k));
         }
         assert_eq!(Subsets::new(Bitboard(0b11), 3).count(), 0);
+    }
+
+    #[test]
+    fn runs_are_the_subsets_in_order() {
+        for within in [
+            Bitboard::EMPTY,
+            Bitboard(0b1),
+            Bitboard(0b1011_0110_1101),
+            Bitboard(u64::MAX),
+            Bitboard(0xF0F0_0000_0000_000F),
+        ] {
+            for k in 0..=within.count().min(3) + 1 {
+                let mut sets = Vec::new();
+                for_each_run(within, k, |upper, lows| {
+                    assert!(!lows.is_empty());
+                    sets.extend(lows.iter().map(|&low| upper | low));
+                });
+                let expected: Vec<Bitboard> = Subsets::new(within, k).collect();
+                assert_eq!(sets, expected, "{within:?} {k}");
+            }
+        }
     }
 }
