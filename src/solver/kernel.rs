@@ -13,6 +13,7 @@
 use crate::bitboard::Bitboard;
 use crate::board::Geometry;
 use crate::index::{binomial_rows, colex_rank, colex_unrank};
+use crate::rules::Part;
 use crate::tight::TightIndex;
 
 /// Ranks subsets of one set of cells (`within`) in colex order, as
@@ -73,10 +74,12 @@ const LISTED: usize = 8;
 
 /// A white move as seen from its block: legal for a black set that avoids
 /// `forbid` (the cells the bishop crosses, and the cells that are not safe
-/// in the block it leads to), whose positions start at `start`.
+/// in the block it leads to), whose white set is `white` and whose
+/// positions start at `start`.
 #[derive(Clone, Debug)]
 struct WhiteMove {
     forbid: Bitboard,
+    white: Bitboard,
     start: u64,
     ranker: Ranker,
 }
@@ -92,7 +95,8 @@ impl Block {
 /// may use, where the block starts, and the white moves out of it.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Block {
-    white: Bitboard,
+    /// The white set.
+    pub(super) white: Bitboard,
     /// The cells black may use beside `white`.
     pub(super) safe: Bitboard,
     /// The tight index of the block's first position.
@@ -166,6 +170,7 @@ impl<'a> Kernel<'a> {
                     }
                     block.white_moves.push(WhiteMove {
                         forbid,
+                        white: rest.with(to),
                         start: range.start,
                         ranker: Ranker::new(safe),
                     });
@@ -180,13 +185,20 @@ impl<'a> Kernel<'a> {
     /// returns whether it did.
     #[inline]
     pub(super) fn neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
+        self.neighbour_parts(block, black, |i, _| f(i))
+    }
+
+    /// As [`neighbours`](Self::neighbours), calling `f` with each
+    /// neighbour's placement as well as its tight index.
+    #[inline]
+    pub(super) fn neighbour_parts(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64, Part) -> bool) -> bool {
         (block.black_moves && self.black_neighbours(block, black, &mut f)) || self.white_neighbours(block, black, f)
     }
 
-    /// As [`neighbours`](Self::neighbours), black moves only: they keep the
-    /// white set, so they stay in the block.
+    /// As [`neighbour_parts`](Self::neighbour_parts), black moves only:
+    /// they keep the white set, so they stay in the block.
     #[inline]
-    fn black_neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
+    fn black_neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64, Part) -> bool) -> bool {
         let occupied = block.white | black;
         // Safe cells hold no white bishop already.
         let empty = block.safe & !black;
@@ -194,7 +206,12 @@ impl<'a> Kernel<'a> {
         for from in black {
             let rest = black.without(from);
             for to in self.geo.attacks(from, occupied) & empty {
-                if f(block.start + ranker.rank(rest.with(to))) {
+                let after = rest.with(to);
+                let part = Part {
+                    white: block.white,
+                    black: after,
+                };
+                if f(block.start + ranker.rank(after), part) {
                     return true;
                 }
             }
@@ -202,13 +219,14 @@ impl<'a> Kernel<'a> {
         false
     }
 
-    /// As [`neighbours`](Self::neighbours), white moves only: each goes to
-    /// another block, legal when black stays safe there.
+    /// As [`neighbour_parts`](Self::neighbour_parts), white moves only:
+    /// each goes to another block, legal when black stays safe there.
     #[inline]
-    fn white_neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
+    fn white_neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64, Part) -> bool) -> bool {
+        let part = |m: &WhiteMove| Part { white: m.white, black };
         let Some(len) = self.listed else {
             for m in &block.white_moves {
-                if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank(black)) {
+                if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank(black), part(m)) {
                     return true;
                 }
             }
@@ -221,7 +239,7 @@ impl<'a> Kernel<'a> {
         }
         let cells = &cells[..len];
         for m in &block.white_moves {
-            if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank_cells(cells)) {
+            if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank_cells(cells), part(m)) {
                 return true;
             }
         }
@@ -271,7 +289,8 @@ mod tests {
                         let mut expected = Vec::new();
                         part.for_each_move(&geo, |_, _, _, after| expected.push(index.rank(after).unwrap()));
                         let mut found = Vec::new();
-                        kernel.neighbours(&block, black, |n| {
+                        kernel.neighbour_parts(&block, black, |n, after| {
+                            assert_eq!(index.rank(after), Some(n));
                             found.push(n);
                             false
                         });

@@ -21,6 +21,14 @@
 //! ranges on different machines, exchanging only the frontier cells of the
 //! ranges their white moves reach.
 //!
+//! On a board with an odd number of rows, a position and its
+//! [`Reflection`] (mirrored top to bottom, colours exchanged) are equally
+//! far from the goal, so every layer is closed under reflection. A layer
+//! then expands only the canonical position of each pair and sets its
+//! reflection with it: a push reflects each position it claims, a pull each
+//! position it finds. That halves the moves generated, for one rank per
+//! position found.
+//!
 //! The table is also the search's whole state at a layer boundary, with the
 //! depth and the count of each layer: [`search_with`] hands that state to a
 //! [`Checkpoints`] after every layer, and can start from a saved one.
@@ -32,8 +40,11 @@ use rayon::prelude::*;
 use crate::bitboard::Bitboard;
 use crate::board::Class;
 use crate::error::Result;
+use crate::index::{colex_rank, colex_unrank};
 use crate::remoteness::Cell;
-use crate::tight::{Subsets, TightIndex};
+use crate::rules::Part;
+use crate::symmetry::Reflection;
+use crate::tight::{TightIndex, for_each_run, prefetch};
 use crate::variant::ClassSpec;
 
 use super::kernel::{Block, Kernel};
@@ -174,6 +185,8 @@ pub fn search_with(
         return Ok(cells.into_iter().map(AtomicU8::into_inner).collect());
     }
     let kernel = Kernel::new(&spec.geometry, index);
+    let reflection = Reflection::new(&spec.geometry, spec.goal);
+    let canonical = reflection.as_ref().map(|r| canonical_blocks(r, index));
     let mut cells = cells;
     let mut bits: Vec<AtomicU64> = (0..legal.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
     // Whether `bits` marks every reached position (a push keeps it so).
@@ -198,6 +211,7 @@ pub fn search_with(
             cells: &cells,
             summary: &summary,
             bits: &bits,
+            reflection: reflection.as_ref().zip(canonical.as_deref()),
         };
         let found: u64 = (0..index.white_sets() as usize)
             .into_par_iter()
@@ -210,6 +224,10 @@ pub fn search_with(
                 }
             })
             .sum();
+        if !pull {
+            let settled = settle(&mut bits, &mut cells, depth + 1);
+            debug_assert_eq!(settled, found);
+        }
         frontier = found;
         if found == 0 {
             break;
@@ -278,12 +296,34 @@ fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
         .collect()
 }
 
+/// Whether each block (by white-set rank) holds a canonical position of
+/// `reflection`: the blocks a layer that uses it visits at all.
+fn canonical_blocks(reflection: &Reflection, index: &TightIndex) -> Vec<bool> {
+    (0..index.white_sets() as usize)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|r| {
+            reflection.has_canonical(
+                colex_unrank(r as u64, index.white()),
+                index.safe(r as u64),
+                index.black(),
+            )
+        })
+        .collect()
+}
+
 /// The table as plain bytes, for the passes between layers: the exclusive
 /// borrow keeps every atomic access away while the bytes are read.
 fn plain(cells: &mut [AtomicU8]) -> &[u8] {
     // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, and
     // `cells` is borrowed exclusively for as long as the result lives.
     unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<u8>(), cells.len()) }
+}
+
+/// As [`plain`], writable.
+fn plain_mut(cells: &mut [AtomicU8]) -> &mut [u8] {
+    // SAFETY: as in `plain`; the exclusive borrow also makes writes safe.
+    unsafe { std::slice::from_raw_parts_mut(cells.as_mut_ptr().cast::<u8>(), cells.len()) }
 }
 
 /// Sets bit `i` of `bits` exactly when cell `i` satisfies `keep`, reading
@@ -302,6 +342,59 @@ fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], keep: impl Fn(u8) -> boo
         });
 }
 
+/// Ends a push layer: sets every cell that the bitmap marks reached and the
+/// table does not yet hold to `next`; returns how many it set. Like
+/// [`mark`], it reads and writes the table as plain bytes.
+fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
+    let bytes = plain_mut(cells);
+    bits.par_iter_mut()
+        .zip(bytes.par_chunks_mut(64))
+        .with_min_len(1024)
+        .map(|(word, chunk)| {
+            let reached = *word.get_mut();
+            if reached == 0 {
+                return 0;
+            }
+            let unseen = chunk
+                .iter()
+                .enumerate()
+                .fold(0, |w, (i, &c)| w | u64::from(c == UNSEEN) << i);
+            let mut new = reached & unseen;
+            let count = u64::from(new.count_ones());
+            while new != 0 {
+                chunk[new.trailing_zeros() as usize] = next;
+                new &= new - 1;
+            }
+            count
+        })
+        .sum()
+}
+
+/// How many reflections a push gathers before it claims them.
+const REFLECTIONS: usize = 16;
+
+/// The reflections of positions a push has claimed, waiting to be claimed
+/// in one batch ([`Layer::claim_reflections`]).
+#[derive(Default)]
+struct Reflections {
+    images: [Part; REFLECTIONS],
+    len: usize,
+}
+
+impl Reflections {
+    /// Adds the reflection of `part`, unless it is its own; returns whether
+    /// the batch is full.
+    #[inline]
+    fn push(&mut self, reflection: &Reflection, part: Part) -> bool {
+        let image = reflection.part(part);
+        if image != part {
+            self.images[self.len] = image;
+            self.len += 1;
+        }
+        self.len == REFLECTIONS
+    }
+}
+
 /// One search layer's shared view of the table.
 struct Layer<'a> {
     kernel: &'a Kernel<'a>,
@@ -313,6 +406,10 @@ struct Layer<'a> {
     /// set as this layer reaches it); in a pull, whether it is at the
     /// layer's depth.
     bits: &'a [AtomicU64],
+    /// The class's reflection, if it has one, and which blocks hold a
+    /// canonical position of it: then only canonical positions are
+    /// expanded, and each found position's reflection is set with it.
+    reflection: Option<(&'a Reflection, &'a [bool])>,
 }
 
 impl Layer<'_> {
@@ -324,27 +421,116 @@ impl Layer<'_> {
         if self.summary[r as usize] & AT_DEPTH == 0 {
             return;
         }
-        let range = self.index.block(r);
-        let cells = &self.cells[range.start as usize..range.end as usize];
         self.kernel.block(r, block);
-        for (cell, black) in cells.iter().zip(Subsets::new(block.safe, self.index.black())) {
-            if cell.load(Ordering::Relaxed) == want {
-                f(cell, black, block);
+        let block = &*block;
+        self.scan(r, block.safe, |c| c == want, |cell, black| f(cell, black, block));
+    }
+
+    /// Calls `f(cell, black)` for every position of block `r`, whose safe
+    /// cells are `safe`, whose cell satisfies `matches`. It goes a run of
+    /// positions at a time ([`for_each_run`]): the cells of a run are tested
+    /// together, and a black set is made only for those that match.
+    #[inline]
+    fn scan(&self, r: u64, safe: Bitboard, matches: impl Fn(u8) -> bool, mut f: impl FnMut(&AtomicU8, Bitboard)) {
+        let range = self.index.block(r);
+        let mut cells = &self.cells[range.start as usize..range.end as usize];
+        for_each_run(safe, self.index.black(), |upper, lows| {
+            let (run, rest) = cells.split_at(lows.len());
+            cells = rest;
+            // A run has at most 64 positions: one per cell of `safe`.
+            let mut hits = run
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (i, c)| m | u64::from(matches(c.load(Ordering::Relaxed))) << i);
+            while hits != 0 {
+                let i = hits.trailing_zeros() as usize;
+                hits &= hits - 1;
+                f(&run[i], upper | lows[i]);
             }
-        }
+        });
     }
 
     /// Pushes from every position of block `r` at `depth`: claims its
     /// unreached neighbours for `depth + 1`. Returns how many it claimed.
     fn push_block(&self, r: u64, depth: u8, block: &mut Block) -> u64 {
         let mut found = 0;
+        let Some((reflection, canonical)) = self.reflection else {
+            self.for_each_at(r, depth, block, |_, black, block| {
+                self.kernel.neighbours(block, black, |i| {
+                    found += self.claim(i);
+                    false
+                });
+            });
+            return found;
+        };
+        // Only canonical positions are expanded; each claim is reflected,
+        // which keeps the layer closed under reflection.
+        if !canonical[r as usize] {
+            return 0;
+        }
+        let mut claimed = Reflections::default();
         self.for_each_at(r, depth, block, |_, black, block| {
-            self.kernel.neighbours(block, black, |i| {
-                found += self.claim(i, depth + 1);
+            if !reflection.is_canonical(Part {
+                white: block.white,
+                black,
+            }) {
+                return;
+            }
+            self.kernel.neighbour_parts(block, black, |i, after| {
+                if self.claim(i) == 1 {
+                    found += 1;
+                    if claimed.push(reflection, after) {
+                        found += self.claim_reflections(&mut claimed);
+                    }
+                }
                 false
             });
         });
+        found + self.claim_reflections(&mut claimed)
+    }
+
+    /// Sets the reflections in `batch` and empties it: ranks each one, asks
+    /// `touch` to prefetch what `set` will use, then calls `set` with each
+    /// tight index; returns the sum of what `set` returned. The reflections'
+    /// blocks are scattered over memory, so the batch is worked in stages,
+    /// each asking for the next stage's memory for all of them before using
+    /// any: the cache misses overlap instead of following one another.
+    fn set_reflections(&self, batch: &mut Reflections, touch: impl Fn(u64), set: impl Fn(u64) -> u64) -> u64 {
+        let images = &batch.images[..batch.len];
+        let mut blocks = [0u64; REFLECTIONS];
+        for (r, image) in blocks.iter_mut().zip(images) {
+            *r = colex_rank(image.white);
+            self.index.prefetch_block(*r);
+        }
+        let mut indices = [0u64; REFLECTIONS];
+        for ((i, &r), image) in indices.iter_mut().zip(&blocks).zip(images) {
+            *i = self
+                .index
+                .rank_in_block(r, image.black)
+                .expect("the reflection of a legal position is legal");
+            touch(*i);
+        }
+        let found = indices[..batch.len].iter().map(|&i| set(i)).sum();
+        batch.len = 0;
         found
+    }
+
+    /// [`set_reflections`](Self::set_reflections) for a push: claims them.
+    fn claim_reflections(&self, batch: &mut Reflections) -> u64 {
+        self.set_reflections(batch, |i| prefetch(&self.bits[(i / 64) as usize]), |i| self.claim(i))
+    }
+
+    /// [`set_reflections`](Self::set_reflections) for a pull: they join
+    /// layer `next`, unreached till now as their reflections were.
+    fn store_reflections(&self, batch: &mut Reflections, next: u8) -> u64 {
+        self.set_reflections(
+            batch,
+            |i| prefetch(&self.cells[i as usize]),
+            |i| {
+                self.cells[i as usize].store(next, Ordering::Relaxed);
+                1
+            },
+        )
     }
 
     /// Pulls into every unreached position of block `r`: it joins layer
@@ -359,24 +545,47 @@ impl Layer<'_> {
         if self.summary[r as usize] & HAS_UNSEEN == 0 {
             return 0;
         }
-        let range = self.index.block(r);
-        let cells = &self.cells[range.start as usize..range.end as usize];
+        if let Some((_, canonical)) = self.reflection
+            && !canonical[r as usize]
+        {
+            return 0;
+        }
         self.kernel.block_where(r, block, at_depth);
         block.black_moves = at_depth(r);
         if !block.black_moves && block.white_moves() == 0 {
             return 0;
         }
+        let block = &*block;
         let mut found = 0;
-        for (cell, black) in cells.iter().zip(Subsets::new(block.safe, self.index.black())) {
-            if cell.load(Ordering::Relaxed) != UNSEEN {
-                continue;
-            }
-            if self.kernel.neighbours(block, black, |i| self.bit(i)) {
-                cell.store(depth + 1, Ordering::Relaxed);
-                found += 1;
-            }
-        }
-        found
+        let mut pulled = Reflections::default();
+        self.scan(
+            r,
+            block.safe,
+            |c| c == UNSEEN,
+            |cell, black| {
+                let part = Part {
+                    white: block.white,
+                    black,
+                };
+                // A non-canonical position is set by its reflection's pull,
+                // and only by it: no other pull reads or writes its cell.
+                if let Some((reflection, _)) = self.reflection
+                    && !reflection.is_canonical(part)
+                {
+                    return;
+                }
+                if self.kernel.neighbours(block, black, |i| self.bit(i)) {
+                    cell.store(depth + 1, Ordering::Relaxed);
+                    found += 1;
+                    if let Some((reflection, _)) = self.reflection
+                        && pulled.push(reflection, part)
+                    {
+                        found += self.store_reflections(&mut pulled, depth + 1);
+                    }
+                }
+            },
+        );
+        found + self.store_reflections(&mut pulled, depth + 1)
     }
 
     /// Bit `i` of the layer's bitmap.
@@ -385,17 +594,45 @@ impl Layer<'_> {
         self.bits[(i / 64) as usize].load(Ordering::Relaxed) >> (i % 64) & 1 != 0
     }
 
-    /// Sets cell `i` to `next` if no layer has reached it; 1 if this call
-    /// did. The bitmap decides, so that two threads reaching one position
-    /// count it once.
+    /// Marks position `i` reached if no layer has reached it; 1 if this
+    /// call did. The bitmap decides, so that two threads reaching one
+    /// position count it once. The cell is written after the layer, by
+    /// [`settle`], in one pass over the table instead of one cache miss per
+    /// position.
     #[inline]
-    fn claim(&self, i: u64, next: u8) -> u64 {
+    fn claim(&self, i: u64) -> u64 {
         let word = &self.bits[(i / 64) as usize];
         let bit = 1 << (i % 64);
-        if word.load(Ordering::Relaxed) & bit != 0 || word.fetch_or(bit, Ordering::Relaxed) & bit != 0 {
-            return 0;
+        u64::from(word.load(Ordering::Relaxed) & bit == 0 && word.fetch_or(bit, Ordering::Relaxed) & bit == 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variant::Variant;
+
+    /// The reference tests (`tests/reference.rs`) check these boards'
+    /// tables position by position; this keeps them on the reflection path.
+    #[test]
+    fn odd_row_boards_are_searched_by_reflection() {
+        for name in ["5x4", "5x4-full", "7x4", "7x6", "9x6", "9x8", "11x8"] {
+            let variant = Variant::named(name).unwrap();
+            for spec in variant.classes() {
+                assert!(Reflection::new(&spec.geometry, spec.goal).is_some(), "{name}");
+            }
         }
-        self.cells[i as usize].store(next, Ordering::Relaxed);
-        1
+    }
+
+    /// A board with an even number of rows has no reflection (the solver's
+    /// `tight_and_dense_searches_agree` solves one).
+    #[test]
+    fn even_row_boards_have_none() {
+        for name in ["6x4-full", "8x6-a2"] {
+            let variant = Variant::named(name).unwrap();
+            for spec in variant.classes() {
+                assert!(Reflection::new(&spec.geometry, spec.goal).is_none(), "{name}");
+            }
+        }
     }
 }
