@@ -333,13 +333,14 @@ impl<'a> Plan<'a> {
             .map(|(k, i)| if self.mirrors[k].is_some() { 0 } else { i.len() } + i.table_bytes())
             .sum();
         let search = match method {
-            // The bitmap of the class being searched, a bit per position.
+            // The bitmap of the class being searched, a bit per position,
+            // and its per-block summary and reflection flags.
             Method::Tight | Method::TwoBit => self
                 .indices
                 .iter()
                 .enumerate()
                 .filter(|&(k, _)| self.mirrors[k].is_none())
-                .map(|(_, i)| i.len().div_ceil(64) * 8)
+                .map(|(_, i)| i.len().div_ceil(64) * 8 + 2 * i.white_sets())
                 .max()
                 .unwrap_or(0),
             Method::Dense => self
