@@ -249,31 +249,43 @@ mod tests {
     use super::*;
     use crate::board::{Board, Class};
 
+    /// `n` pseudo-random placements on the cells `all` (white and black
+    /// disjoint, legal or not), from `seed`.
+    fn random_parts(all: Bitboard, mut seed: u64, n: usize) -> impl Iterator<Item = Part> {
+        (0..n).map(move |_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let white = Bitboard(seed) & all;
+            let black = Bitboard(seed.rotate_left(23)) & all & !white;
+            Part { white, black }
+        })
+    }
+
+    /// Asserts that `map` carries `part` on `from` to `image` on `to` as a
+    /// symmetry must: legality kept, and the moves of `part` mapped onto
+    /// those of `image`.
+    fn assert_carried(part: Part, from: &Geometry, image: Part, to: &Geometry, map: impl Fn(Part) -> Part) {
+        assert_eq!(part.is_legal(from), image.is_legal(to));
+        if part.is_legal(from) {
+            let mut moves = Vec::new();
+            part.for_each_move(from, |_, _, _, after| moves.push(map(after)));
+            let mut image_moves = Vec::new();
+            image.for_each_move(to, |_, _, _, after| image_moves.push(after));
+            moves.sort();
+            image_moves.sort();
+            assert_eq!(moves, image_moves);
+        }
+    }
+
     #[test]
     fn mirror_carries_legality_and_moves() {
         let board = Board::new(7, 6).unwrap();
         let odd = Geometry::new(board, Class::Odd);
         let even = Geometry::new(board, Class::Even);
         let mirror = Mirror::left_right(&odd, &even).unwrap();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..2000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let white = Bitboard(seed) & odd.all();
-            let black = Bitboard(seed.rotate_left(23)) & odd.all() & !white;
-            let part = Part { white, black };
-            let image = mirror.part(part);
-            assert_eq!(part.is_legal(&odd), image.is_legal(&even));
-            if part.is_legal(&odd) {
-                let mut moves = Vec::new();
-                part.for_each_move(&odd, |_, _, _, after| moves.push(mirror.part(after)));
-                let mut image_moves = Vec::new();
-                image.for_each_move(&even, |_, _, _, after| image_moves.push(after));
-                moves.sort();
-                image_moves.sort();
-                assert_eq!(moves, image_moves);
-            }
+        for part in random_parts(odd.all(), 0x9e37_79b9_7f4a_7c15, 2000) {
+            assert_carried(part, &odd, mirror.part(part), &even, |p| mirror.part(p));
         }
     }
 
@@ -294,31 +306,16 @@ mod tests {
                     black: bottom,
                 };
                 let reflection = Reflection::new(&geo, goal).unwrap();
-                let mut seed = 0x2545_f491_4f6c_dd1du64 ^ u64::from(rows * 16 + cols);
-                for _ in 0..2000 {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    let white = Bitboard(seed) & geo.all();
-                    let black = Bitboard(seed.rotate_left(29)) & geo.all() & !white;
-                    let part = Part { white, black };
+                let seed = 0x2545_f491_4f6c_dd1d ^ u64::from(rows * 16 + cols);
+                for part in random_parts(geo.all(), seed, 2000) {
                     let image = reflection.part(part);
                     assert_eq!(reflection.part(image), part);
-                    assert_eq!(part.is_legal(&geo), image.is_legal(&geo));
                     assert!(reflection.is_canonical(part) || reflection.is_canonical(image));
                     assert_eq!(
                         reflection.is_canonical(part) && reflection.is_canonical(image),
                         part == image
                     );
-                    if part.is_legal(&geo) {
-                        let mut moves = Vec::new();
-                        part.for_each_move(&geo, |_, _, _, after| moves.push(reflection.part(after)));
-                        let mut image_moves = Vec::new();
-                        image.for_each_move(&geo, |_, _, _, after| image_moves.push(after));
-                        moves.sort();
-                        image_moves.sort();
-                        assert_eq!(moves, image_moves);
-                    }
+                    assert_carried(part, &geo, image, &geo, |p| reflection.part(p));
                 }
             }
         }
