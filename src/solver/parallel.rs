@@ -6,8 +6,10 @@
 //! directions:
 //!
 //! - *push*, while the frontier is small: a block with cells at `d` expands
-//!   those positions and claims their unreached neighbours for `d + 1` with a
-//!   compare-and-swap, so two threads reaching one position count it once;
+//!   those positions and claims their unreached neighbours by an atomic or
+//!   into a bitmap of reached positions, so two threads reaching one position
+//!   count it once; one pass after the layer writes `d + 1` into the cells
+//!   claimed;
 //! - *pull*, once the frontier is large next to what is left: each unreached
 //!   position looks for a neighbour at `d` and stops at the first.
 //!
@@ -370,11 +372,11 @@ fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
         .sum()
 }
 
-/// How many reflections a push gathers before it claims them.
+/// How many reflections a layer gathers before it sets them.
 const REFLECTIONS: usize = 16;
 
-/// The reflections of positions a push has claimed, waiting to be claimed
-/// in one batch ([`Layer::claim_reflections`]).
+/// The reflections of positions a layer has found, waiting to be set in one
+/// batch ([`Layer::set_reflections`]).
 #[derive(Default)]
 struct Reflections {
     images: [Part; REFLECTIONS],
@@ -535,8 +537,11 @@ impl Layer<'_> {
 
     /// Pulls into every unreached position of block `r`: it joins layer
     /// `depth + 1` when a neighbour is at `depth`. Only this call writes the
-    /// block's cells, and it reads only cells equal to `depth`, which no one
-    /// writes in this layer. Returns how many positions joined.
+    /// block's canonical cells (with a reflection; else all of them), and
+    /// its neighbours are read from the bitmap of positions at `depth`,
+    /// which no one writes in this layer. The reflections of the positions
+    /// it finds are written here too: non-canonical cells, which no pull
+    /// reads. Returns how many positions joined, reflections included.
     ///
     /// Moves into blocks that the summary says hold no position at `depth`
     /// are not tried, and a block that none of its moves reaches is skipped.
