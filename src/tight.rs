@@ -125,11 +125,7 @@ impl TightIndex {
     /// The tight index of a legal `part`, `None` when it is illegal.
     #[inline]
     pub fn rank(&self, part: Part) -> Option<u64> {
-        let r = colex_rank(part.white);
-        let safe = self.safe[r as usize];
-        part.black
-            .is_subset(safe)
-            .then(|| self.offsets[r as usize] + rank_within(part.black, safe))
+        self.rank_in_block(colex_rank(part.white), part.black)
     }
 
     /// The tight index of black set `black` in the block of white-set rank
