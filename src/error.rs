@@ -101,7 +101,7 @@ impl fmt::Display for Error {
                 write!(
                     f,
                     "unknown variant `{}`: see `bishops variants`, or name a standard one like `9x6-a1`, `9x6-a2`, `9x6-full`",
-                    crate::tablebase::clip(name, 40)
+                    crate::text::clip(name, 40)
                 )
             }
             Error::AmbiguousVariant(position, names) => {

@@ -62,6 +62,7 @@ mod square;
 pub mod storage;
 mod symmetry;
 pub mod tablebase;
+pub mod text;
 pub mod tight;
 mod variant;
 

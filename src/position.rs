@@ -8,7 +8,7 @@ use bitflags::bitflags;
 use crate::board::{Board, Class, Geometry};
 use crate::rules::{Colour, Part};
 use crate::square::Square;
-use crate::tablebase::clip;
+use crate::text::{Problems, clip};
 
 bitflags! {
     /// The reasons a position string is refused. One refusal can carry
@@ -34,26 +34,39 @@ bitflags! {
     }
 }
 
+/// The longest position string parsed, in bytes. The largest board has 64
+/// squares a colour class, so a position names at most 128 squares of at
+/// most three characters each: anything longer is refused unread.
+pub const MAX_POSITION_LEN: usize = 600;
+
+/// How many distinct reasons a [`PositionError`] keeps; more are counted.
+const MAX_REASONS: usize = 4;
+
+/// How many characters of a refused square name are quoted.
+const SQUARE_QUOTE: usize = 8;
+
 /// Why a position string was refused: every reason found, in words.
 ///
-/// Displayed as one line: `bad position `…`: reason; reason`.
+/// Displayed as one line: `bad position `…`: reason; reason`. However long
+/// or bad the input, the error stays small: the input is quoted clipped,
+/// each reason is said once, and at most a few are kept (the rest counted).
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct PositionError {
-    /// The string as given.
+    /// The string as given, clipped to a few dozen characters for quoting.
     pub input: String,
     /// The kinds of reasons.
     pub reasons: Refusals,
-    /// One phrase per reason, in the order found.
-    pub details: Vec<String>,
+    /// One phrase per distinct reason, in the order found; at most a few.
+    pub details: Problems,
 }
 
 impl PositionError {
     /// An error about `input` with no reasons yet.
     pub fn new(input: &str) -> PositionError {
         PositionError {
-            input: input.to_owned(),
+            input: clip(input, 40),
             reasons: Refusals::empty(),
-            details: Vec::new(),
+            details: Problems::new(MAX_REASONS),
         }
     }
 
@@ -75,19 +88,7 @@ impl PositionError {
 
 impl fmt::Display for PositionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Bounded, however long the input: a few dozen characters of it, and
-        // the first few reasons, each clipped.
-        let shown: Vec<String> = self.details.iter().take(4).map(|d| clip(d, 100)).collect();
-        let more = match self.details.len() {
-            n if n > shown.len() => format!("; and {} more", n - shown.len()),
-            _ => String::new(),
-        };
-        write!(
-            f,
-            "bad position `{}`: {}{more}",
-            clip(&self.input, 40),
-            shown.join("; ")
-        )
+        write!(f, "bad position `{}`: {}", self.input, self.details)
     }
 }
 
@@ -357,6 +358,16 @@ impl FromStr for Position {
     /// Parses `R_C_<white>_<black>`, squares joined by `-` in any order.
     fn from_str(s: &str) -> Result<Position, PositionError> {
         let mut err = PositionError::new(s);
+        if s.len() > MAX_POSITION_LEN {
+            err.push(
+                Refusals::FIELDS,
+                format!(
+                    "it is {} bytes long; a position has at most {MAX_POSITION_LEN}",
+                    s.len()
+                ),
+            );
+            return Err(err);
+        }
         let fields: Vec<&str> = s.split('_').collect();
         if fields.len() != 4 {
             err.push(
@@ -371,7 +382,10 @@ impl FromStr for Position {
         let number = |field: &str, what: &str, err: &mut PositionError| match field.parse::<u32>() {
             Ok(n) if !field.starts_with('+') => Some(n),
             _ => {
-                err.push(Refusals::BOARD, format!("`{field}` is not a number of {what}"));
+                err.push(
+                    Refusals::BOARD,
+                    format!("`{}` is not a number of {what}", clip(field, SQUARE_QUOTE)),
+                );
                 None
             }
         };
@@ -395,8 +409,14 @@ impl FromStr for Position {
                 .split('-')
                 .filter_map(|name| match name.parse::<Square>() {
                     Ok(sq) => Some(sq),
-                    Err(e) => {
-                        err.push(Refusals::SQUARE, e.to_string());
+                    Err(_) => {
+                        err.push(
+                            Refusals::SQUARE,
+                            format!(
+                                "`{}` is not a square: write a row letter and a column number, like `a1`",
+                                clip(name, SQUARE_QUOTE)
+                            ),
+                        );
                         None
                     }
                 })
@@ -582,9 +602,37 @@ mod tests {
         assert_eq!(refusal("5_4_a1_a1").reasons, Refusals::DUPLICATE);
         let both = refusal("5_4_a1-a1_e1-e9");
         assert_eq!(both.reasons, Refusals::SQUARE | Refusals::DUPLICATE);
-        assert_eq!(both.details.len(), 2);
+        assert_eq!(both.details.kept().len(), 2);
         assert!(!both.to_string().contains('\n'));
         assert!(both.to_string().contains("e9 is off the 5x4 board"));
+    }
+
+    #[test]
+    fn a_huge_or_repetitive_string_gives_a_small_error() {
+        // Too long: refused before it is split, whatever it holds.
+        let huge = format!("5_4_{}_e1", "-".repeat(2_000_000));
+        let err = refusal(&huge);
+        assert_eq!(err.reasons, Refusals::FIELDS);
+        assert!(err.to_string().contains("2000008 bytes long"), "{err}");
+        assert!(err.to_string().len() < 200, "{err}");
+        // Within the bound, every repeat of one mistake is said once.
+        let repeats = format!("5_4_{}_e1", ["a1"; 100].join("-"));
+        let err = refusal(&repeats);
+        assert_eq!(err.to_string().matches("a1 is used twice").count(), 1, "{err}");
+        // Many different mistakes: a few said, the rest counted.
+        let many = format!(
+            "5_4_{}_e1",
+            (1..=60).map(|c| format!("a{c}")).collect::<Vec<_>>().join("-")
+        );
+        let err = refusal(&many);
+        assert!(err.to_string().contains("more"), "{err}");
+        assert!(err.to_string().len() < 400, "{err}");
+        // A long bad square is quoted clipped, with its own length.
+        let err = refusal("5_4_a1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_e1");
+        assert!(
+            err.to_string().contains("`xxxxxxxx… (30 characters)` is not a square"),
+            "{err}"
+        );
     }
 
     #[test]

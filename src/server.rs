@@ -39,7 +39,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::position::Position;
 use crate::report;
-use crate::tablebase::{Tablebase, clip};
+use crate::tablebase::Tablebase;
+use crate::text::clip;
 use crate::variant::Variant;
 
 /// The server solves on demand only variants of at most this many hash

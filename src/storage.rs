@@ -37,7 +37,7 @@ use crate::solver::exact;
 use crate::solver::twobit::{Mod3Table, Residues, TwoBitSolution};
 use crate::solver::{ClassStats, ClassTable, HARDEST, Solution};
 use crate::symmetry::Mirror;
-use crate::tablebase::clip;
+use crate::text::clip;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 use crate::variant::Variant;

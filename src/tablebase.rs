@@ -47,6 +47,7 @@ use crate::pipeline::{SolveOptions, SolvePlan};
 use crate::position::{Move, Position};
 use crate::remoteness::Remoteness;
 use crate::storage::{Database, WriteLock};
+use crate::text::clip;
 use crate::variant::Variant;
 
 /// A variant whose dense index has at most this many entries in all is
@@ -594,26 +595,6 @@ impl Table {
 /// The sum of the class parts' remoteness; `None` when any is unreachable.
 fn total(parts: &[Option<Remoteness>]) -> Option<Remoteness> {
     parts.iter().try_fold(Remoteness(0), |sum, &r| Some(sum + r?))
-}
-
-/// At most `max` characters of `text` for an error line, saying how long it
-/// was when cut; control characters (a newline) are escaped, so the line
-/// stays one line.
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    let mut shown = String::new();
-    for c in text.chars().take(max) {
-        if c.is_control() {
-            shown.extend(c.escape_default());
-        } else {
-            shown.push(c);
-        }
-    }
-    if count <= max {
-        shown
-    } else {
-        format!("{shown}… ({count} characters)")
-    }
 }
 
 /// The moves of a text written by a person: separated by whitespace or

@@ -110,7 +110,7 @@ pub fn check_environment() -> Result<()> {
         if name == "BISHOPS_THREADS" && value.trim().parse::<usize>().is_err() {
             return Err(Error::Usage(format!(
                 "environment variable {name} is `{}`, not {what}",
-                crate::tablebase::clip(&value, 20)
+                crate::text::clip(&value, 20)
             )));
         }
     }

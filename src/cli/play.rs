@@ -116,7 +116,7 @@ impl Game {
                 Ok(mv) => self.play(mv)?,
                 Err(_) => format!(
                     "unknown command `{}`: type {COMMANDS}\n",
-                    crate::tablebase::clip(text, 24)
+                    crate::text::clip(text, 24)
                 ),
             },
         })
