@@ -39,7 +39,12 @@ pub enum Error {
         variant: String,
         /// Where the database was looked for.
         path: PathBuf,
+        /// Why it was not solved on demand, when it was asked for and refused.
+        why: Option<String>,
     },
+    /// Another process holds the variant's write lock (it is solving it),
+    /// and the caller chose not to wait: try again later.
+    Busy(String),
     /// The database directory cannot be used as given: it is a file, the
     /// database file in it is a directory, or it cannot be written. The
     /// message names the path and what to do.
@@ -95,6 +100,7 @@ impl fmt::Display for Error {
             | Error::TooLarge(e)
             | Error::Mismatch(e)
             | Error::Stopped(e)
+            | Error::Busy(e)
             | Error::Exchange(e) => f.write_str(e),
             Error::IllegalMove { number, mv, reason } => write!(f, "move {number} `{mv}` is refused: {reason}"),
             Error::UnknownVariant(name) => {
@@ -110,11 +116,17 @@ impl fmt::Display for Error {
                     "position `{position}` fits several variants ({names}): choose one with --variant"
                 )
             }
-            Error::NotSolved { variant, path } => write!(
-                f,
-                "variant {variant} is not solved (no {}): run `bishops solve {variant}`",
-                path.display()
-            ),
+            Error::NotSolved { variant, path, why } => {
+                write!(
+                    f,
+                    "variant {variant} is not solved (no {}): run `bishops solve {variant}`",
+                    path.display()
+                )?;
+                match why {
+                    Some(why) => write!(f, " ({why})"),
+                    None => Ok(()),
+                }
+            }
             Error::Corrupt { path, problem, variant } => write!(
                 f,
                 "database {} {problem}; it is not trusted: run `bishops solve {variant}` to rebuild it",
@@ -122,6 +134,38 @@ impl fmt::Display for Error {
             ),
             Error::Sqlite(path, e) => write!(f, "{}: {e}", path.display()),
             Error::Io(path, e) => write!(f, "{}: {e}", path.display()),
+        }
+    }
+}
+
+impl Error {
+    /// Whether the fault is the caller's (bad input) rather than this
+    /// machine's: what a server answers 4xx rather than 5xx. A database
+    /// directory that cannot be used is the user's to fix on the command
+    /// line, but a server's own fault.
+    pub fn is_bad_input(&self) -> bool {
+        self.exit_code() == 2 && !matches!(self, Error::DbPath(_))
+    }
+
+    /// The message for someone who is not on this machine, such as a web
+    /// client: the same one line, with no path of this machine in it. What
+    /// only the operator can act on (a file system error, a database
+    /// directory that cannot be used) says so and no more; the full
+    /// message belongs in the operator's log.
+    pub fn public_message(&self) -> String {
+        match self {
+            Error::NotSolved { variant, why, .. } => {
+                let why = why.as_ref().map_or(String::new(), |w| format!(" ({w})"));
+                format!("variant {variant} is not solved: run `bishops solve {variant}`{why}")
+            }
+            Error::Corrupt { problem, variant, .. } => format!(
+                "the database of {variant} {problem}; it is not trusted: run `bishops solve {variant}` to rebuild it"
+            ),
+            Error::DbPath(_) => "the server's database directory cannot be used: see the server's log".into(),
+            Error::Sqlite(..) | Error::Io(..) => {
+                "the server could not read or write a file: see the server's log".into()
+            }
+            _ => self.to_string(),
         }
     }
 }

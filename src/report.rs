@@ -81,21 +81,24 @@ pub struct VariantsReport {
 }
 
 /// Every named variant, its sizes and whether `dir` holds a trusted database
-/// of it. Nothing is solved or written.
+/// of it. Nothing is solved or written. A database that cannot be used (a
+/// damaged file, a directory or a pipe where the file belongs) is listed
+/// with its problem, in words without paths ([`Error::public_message`]),
+/// and does not keep the others from being listed.
 ///
 /// # Errors
 ///
-/// [`Error::Variant`] when a file of `variants/` cannot be read.
+/// [`Error::Variant`] when a file of `variants/` cannot be read;
+/// [`Error::DbPath`] when `dir` itself is not a directory.
 pub fn variants(dir: &Path) -> Result<VariantsReport> {
+    crate::storage::check_dir(dir)?;
     let mut reports = Vec::new();
     for variant in Variant::builtin()? {
         let opened = Database::open(dir, &variant);
         let (solved, problem) = match &opened {
             Ok(_) => (true, None),
             Err(Error::NotSolved { .. }) => (false, None),
-            // A `--db` that cannot be used is the user's to fix, not a damaged file.
-            Err(Error::DbPath(e)) => return Err(Error::DbPath(e.clone())),
-            Err(e) => (false, Some(e.to_string())),
+            Err(e) => (false, Some(e.public_message())),
         };
         let meta = opened.as_ref().ok().map(Database::metadata);
         reports.push(VariantReport {
@@ -166,7 +169,9 @@ pub struct ClassReport {
 pub struct StatsReport {
     /// The variant's name.
     pub variant: String,
-    /// The database file.
+    /// The database file: for the command line's text, not in the JSON
+    /// document (which a server hands to clients).
+    #[serde(skip)]
     pub path: PathBuf,
     /// The start position.
     pub start: String,

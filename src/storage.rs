@@ -301,6 +301,20 @@ impl WriteLock {
         Ok(lock)
     }
 
+    /// Takes the lock of `variant` in `dir` if no other process holds it,
+    /// as [`acquire`](Self::acquire) does; `None` when one does.
+    ///
+    /// # Errors
+    ///
+    /// As [`acquire`](Self::acquire).
+    pub fn try_acquire(dir: &Path, variant: &str) -> Result<Option<WriteLock>> {
+        let lock = WriteLock::take(dir, variant, None)?;
+        if lock.is_some() {
+            sweep(dir, variant);
+        }
+        Ok(lock)
+    }
+
     /// Takes the lock when `waiting` is given (calling it before waiting),
     /// tries it and returns `None` when busy when not.
     fn take(dir: &Path, variant: &str, mut waiting: Option<&mut dyn FnMut()>) -> Result<Option<WriteLock>> {
@@ -846,6 +860,7 @@ impl Database {
                 return Err(Error::NotSolved {
                     variant: variant.name().to_owned(),
                     path,
+                    why: None,
                 });
             }
             Err(e) => return Err(Error::Io(path, e)),

@@ -37,6 +37,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
@@ -214,34 +215,78 @@ pub struct Verification {
     pub wasted: Option<u32>,
 }
 
+/// Which missing databases a [`Tablebase`] solves when asked about them,
+/// and how it treats another process that is solving one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnDemand {
+    /// The largest variant solved, in hash entries over all its classes
+    /// (0: none is).
+    pub max_entries: u64,
+    /// How many variants without a file in `variants/` (standard ones,
+    /// named like `6x4-full`) may be solved in the life of the
+    /// `Tablebase`; `None`: any number.
+    pub standard: Option<usize>,
+    /// Whether to wait while another process holds a variant's write lock
+    /// (it is solving it), or to refuse at once with [`Error::Busy`].
+    pub wait: bool,
+}
+
+impl Default for OnDemand {
+    /// What the command line does: solve any variant of at most
+    /// [`QUICK_SOLVE_ENTRIES`] entries, and wait for another solver.
+    fn default() -> OnDemand {
+        OnDemand {
+            max_entries: QUICK_SOLVE_ENTRIES,
+            standard: None,
+            wait: true,
+        }
+    }
+}
+
 /// The solved databases of one directory: the way in to every question.
 ///
-/// Databases are opened once and kept; a missing one of a small variant
-/// (at most [`QUICK_SOLVE_ENTRIES`] hash entries) is solved and written
-/// first. A `Tablebase` may be shared between threads.
+/// Databases are opened once and kept; a missing one is solved and written
+/// first when the [`OnDemand`] policy allows. A `Tablebase` may be shared
+/// between threads: each variant has its own slot, so opening or solving
+/// one variant never holds up questions about another.
 pub struct Tablebase {
     dir: PathBuf,
-    quick_solve_entries: u64,
+    on_demand: OnDemand,
+    /// Standard variants solved on demand so far (counted against
+    /// `on_demand.standard`).
+    standard_solved: AtomicUsize,
     notes: Box<dyn Fn(&str) + Send + Sync>,
-    open: Mutex<HashMap<String, Arc<Mutex<Database>>>>,
+    /// One slot per variant asked about, held only to find the slot.
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+}
+
+/// One variant's place in a [`Tablebase`]: its database once opened. The
+/// lock is held while the database is opened or solved, by the askers of
+/// this variant only.
+#[derive(Default)]
+struct Slot {
+    database: Mutex<Option<Arc<Mutex<Database>>>>,
 }
 
 impl std::fmt::Debug for Tablebase {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tablebase")
             .field("dir", &self.dir)
+            .field("on_demand", &self.on_demand)
             .finish_non_exhaustive()
     }
 }
 
 impl Tablebase {
-    /// The databases of `dir`, solving small variants on demand.
+    /// The databases of `dir`, solving small variants on demand
+    /// ([`OnDemand::default`]).
     pub fn new(dir: impl Into<PathBuf>) -> Tablebase {
         Tablebase {
             dir: dir.into(),
-            quick_solve_entries: QUICK_SOLVE_ENTRIES,
+            on_demand: OnDemand::default(),
+            standard_solved: AtomicUsize::new(0),
             notes: Box::new(|_| {}),
-            open: Mutex::new(HashMap::new()),
+            slots: Mutex::new(HashMap::new()),
         }
     }
 
@@ -249,7 +294,14 @@ impl Tablebase {
     /// never).
     #[must_use]
     pub fn with_quick_solve(mut self, entries: u64) -> Tablebase {
-        self.quick_solve_entries = entries;
+        self.on_demand.max_entries = entries;
+        self
+    }
+
+    /// Solves on demand what `policy` allows.
+    #[must_use]
+    pub fn with_on_demand(mut self, policy: OnDemand) -> Tablebase {
+        self.on_demand = policy;
         self
     }
 
@@ -271,8 +323,10 @@ impl Tablebase {
     /// # Errors
     ///
     /// A [`PositionError`](crate::PositionError) when the position does not
-    /// fit; [`Error::NotSolved`] when the database is missing and too large
-    /// to solve on demand; [`Error::Corrupt`] when it cannot be trusted.
+    /// fit; [`Error::NotSolved`] when the database is missing and the
+    /// [`OnDemand`] policy does not solve it; [`Error::Busy`] when another
+    /// process is solving it and the policy does not wait;
+    /// [`Error::Corrupt`] when it cannot be trusted.
     pub fn table(&self, position: &Position, variant: Option<&str>) -> Result<Table> {
         self.variant_table(Variant::for_position(position, variant)?)
     }
@@ -283,12 +337,16 @@ impl Tablebase {
     ///
     /// As [`Tablebase::table`].
     pub fn variant_table(&self, variant: Variant) -> Result<Table> {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let database = match open.get(variant.name()) {
+        let slot = {
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(slots.entry(variant.name().to_owned()).or_default())
+        };
+        let mut held = slot.database.lock().unwrap_or_else(|e| e.into_inner());
+        let database = match held.as_ref() {
             Some(database) => Arc::clone(database),
             None => {
                 let database = Arc::new(Mutex::new(self.open_or_solve(&variant)?));
-                open.insert(variant.name().to_owned(), Arc::clone(&database));
+                *held = Some(Arc::clone(&database));
                 database
             }
         };
@@ -306,33 +364,101 @@ impl Tablebase {
     }
 
     fn open_or_solve(&self, variant: &Variant) -> Result<Database> {
-        match Database::open(&self.dir, variant) {
-            Err(Error::NotSolved { .. })
-                if variant.hash_sizes().iter().fold(0u64, |a, &b| a.saturating_add(b)) <= self.quick_solve_entries =>
-            {
-                let _lock = WriteLock::acquire(&self.dir, variant.name(), &mut || {
-                    (self.notes)(&format!(
-                        "another process is solving {} into {}; waiting for it",
-                        variant.name(),
-                        self.dir.display()
-                    ));
-                })?;
-                // Whoever held the lock may have solved it meanwhile.
-                if let Ok(database) = Database::open(&self.dir, variant) {
-                    return Ok(database);
-                }
-                (self.notes)(&format!("variant {} is not solved yet; solving it now", variant.name()));
-                let done = SolvePlan::new(variant, SolveOptions::default())?.run(&self.dir, &mut |_| {})?;
-                (self.notes)(&format!(
-                    "solved {} in {:.3} s, wrote {}",
-                    variant.name(),
-                    done.solve_seconds,
-                    done.path.display()
-                ));
-                Database::open(&self.dir, variant)
-            }
+        let not_solved = match Database::open(&self.dir, variant) {
+            Err(e @ Error::NotSolved { .. }) => e,
+            other => return other,
+        };
+        self.may_solve(variant).map_err(|why| match not_solved {
+            Error::NotSolved { variant, path, .. } => Error::NotSolved {
+                variant,
+                path,
+                why: Some(why),
+            },
             other => other,
+        })?;
+        let name = variant.name();
+        let _lock = if self.on_demand.wait {
+            WriteLock::acquire(&self.dir, name, &mut || {
+                (self.notes)(&format!(
+                    "another process is solving {name} into {}; waiting for it",
+                    self.dir.display()
+                ));
+            })?
+        } else {
+            WriteLock::try_acquire(&self.dir, name)?.ok_or_else(|| {
+                Error::Busy(format!(
+                    "variant {name} is being solved by another process: try again when it is done"
+                ))
+            })?
+        };
+        // Whoever held the lock may have solved it meanwhile.
+        if let Ok(database) = Database::open(&self.dir, variant) {
+            return Ok(database);
         }
+        let standard = !variant.is_named();
+        if standard && !self.reserve_standard() {
+            return Err(Error::NotSolved {
+                variant: name.to_owned(),
+                path: crate::storage::path(&self.dir, name),
+                why: Some(self.policy()),
+            });
+        }
+        (self.notes)(&format!("variant {name} is not solved yet; solving it now"));
+        let solved = SolvePlan::new(variant, SolveOptions::default()).and_then(|plan| plan.run(&self.dir, &mut |_| {}));
+        let done = match solved {
+            Ok(done) => done,
+            Err(e) => {
+                if standard {
+                    self.standard_solved.fetch_sub(1, Ordering::Relaxed);
+                }
+                return Err(e);
+            }
+        };
+        (self.notes)(&format!(
+            "solved {name} in {:.3} s, wrote {}",
+            done.solve_seconds,
+            done.path.display()
+        ));
+        Database::open(&self.dir, variant)
+    }
+
+    /// Whether the policy lets `variant` be solved on demand, and if not,
+    /// why (one phrase, for the refusal).
+    fn may_solve(&self, variant: &Variant) -> std::result::Result<(), String> {
+        let entries = variant.hash_sizes().iter().fold(0u64, |a, &b| a.saturating_add(b));
+        let standard_allowed = self.on_demand.standard != Some(0);
+        if entries > self.on_demand.max_entries || (!variant.is_named() && !standard_allowed) {
+            return Err(self.policy());
+        }
+        Ok(())
+    }
+
+    /// Counts one more standard variant solved on demand, if the policy
+    /// allows one more.
+    fn reserve_standard(&self) -> bool {
+        let Some(max) = self.on_demand.standard else {
+            self.standard_solved.fetch_add(1, Ordering::Relaxed);
+            return true;
+        };
+        self.standard_solved
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1))
+            .is_ok()
+    }
+
+    /// What is solved on demand here, in words.
+    fn policy(&self) -> String {
+        let OnDemand {
+            max_entries, standard, ..
+        } = self.on_demand;
+        if max_entries == 0 {
+            return "nothing is solved on demand here".into();
+        }
+        let which = match standard {
+            Some(0) => "only named variants",
+            Some(_) => "named variants and a few others",
+            None => "variants",
+        };
+        format!("{which} of at most {max_entries} hash entries are solved on demand here")
     }
 }
 
@@ -605,8 +731,75 @@ fn total(parts: &[Option<Remoteness>]) -> Option<Remoteness> {
 /// assert_eq!(moves, ["a3-b2", "e1d2"]);
 /// ```
 pub fn split_moves(text: &str) -> Vec<&str> {
+    moves_in(text).collect()
+}
+
+/// The moves of a text, as [`split_moves`] finds them, one at a time: so a
+/// text can be counted before anything is kept of it.
+///
+/// ```
+/// assert_eq!(bishops::tablebase::moves_in("a3-b2 e1d2 # e1-b4").count(), 2);
+/// ```
+pub fn moves_in(text: &str) -> impl Iterator<Item = &str> {
     text.lines()
         .map(|line| line.split_once('#').map_or(line, |(code, _)| code))
         .flat_map(str::split_whitespace)
-        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("bishops-tablebase-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn solving_one_variant_holds_up_no_other() {
+        let dir = scratch("slots");
+        let tablebase = Tablebase::new(&dir);
+        let start: Position = "5_4_a1-a3_e1-e3".parse().unwrap();
+        tablebase.table(&start, None).unwrap();
+        let solved = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            // A variant that takes a while to solve on demand…
+            scope.spawn(|| {
+                tablebase.variant_table(Variant::named("9x6-a1").unwrap()).unwrap();
+                solved.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            // …while the open one answers at once, many times over.
+            for _ in 0..20 {
+                let probe = tablebase.probe(&start, None).unwrap();
+                assert_eq!(probe.remoteness, Some(Remoteness(18)));
+            }
+            assert!(!solved.load(Ordering::SeqCst), "9x6-a1 was solved before 5x4 answered");
+        });
+        assert!(solved.load(Ordering::SeqCst));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_policy_says_what_it_refuses() {
+        let dir = scratch("policy");
+        let tablebase = Tablebase::new(&dir).with_on_demand(OnDemand {
+            max_entries: 10_000,
+            standard: Some(0),
+            wait: false,
+        });
+        let refused = |name: &str| match tablebase.variant_table(Variant::named(name).unwrap()) {
+            Err(Error::NotSolved { why: Some(why), .. }) => why,
+            other => panic!("{name}: {other:?}"),
+        };
+        // Too large, though named; standard, though small.
+        assert!(refused("7x6").contains("at most 10000 hash entries"));
+        assert!(refused("6x4-a1").contains("only named variants"));
+        assert!(!dir.join("6x4-a1.sqlite").exists());
+        // Named and small: solved.
+        assert!(tablebase.variant_table(Variant::named("7x4").unwrap()).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -92,6 +92,8 @@ pub struct Variant {
     start: Position,
     classes: Vec<ClassSpec>,
     known: Option<Known>,
+    /// Whether it comes from a file of `variants/`.
+    named: bool,
 }
 
 impl Variant {
@@ -136,6 +138,7 @@ impl Variant {
             start,
             classes,
             known: None,
+            named: false,
         })
     }
 
@@ -158,6 +161,7 @@ impl Variant {
                     return Err(bad(format!("`known.legal` needs {} entries", variant.classes.len())));
                 }
                 variant.known = spec.known;
+                variant.named = true;
                 Ok(variant)
             })
             .collect()
@@ -335,6 +339,12 @@ impl Variant {
             );
         }
         err.or_ok(())
+    }
+
+    /// Whether the variant is one of the named ones of `variants/` rather
+    /// than a standard start made up for its board.
+    pub fn is_named(&self) -> bool {
+        self.named
     }
 
     /// Answers known before solving, if the variant file gives them.

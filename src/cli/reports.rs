@@ -41,8 +41,10 @@ pub fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
             r.start
         );
     }
-    if reports.iter().any(|r| r.problem.is_some()) {
-        text += "damaged: the database is there but cannot be trusted; `bishops solve NAME` rebuilds it\n";
+    for r in &reports {
+        if let Some(problem) = &r.problem {
+            text += &format!("{}: {problem}\n", r.name);
+        }
     }
     write_text(out, &text)
 }
