@@ -1,8 +1,12 @@
 //! Fuzzing on stable Rust with proptest: arbitrary strings and bytes fed to
 //! the position and move parsers, and arbitrary damage (truncation, byte
 //! flips, edited rows and blocks, edited metadata and class records) done to
-//! databases of both layouts. The property each time: no panic, and either
-//! the right answer or a refusal.
+//! databases of both layouts, and arbitrary requests (malformed heads,
+//! bytes that are not ASCII, wrong lengths, bodies of nonsense) sent to a
+//! real server over a loopback socket. The property each time: no panic,
+//! and either the right answer or a refusal (for the server: an answer in
+//! JSON with a status that says which, and the connection ended in bounded
+//! time).
 //!
 //! Each property runs `BISHOPS_FUZZ_CASES` cases (default: a CI-sized 512 for the parsers, 128 per database layout). The ignored test
 //! `fuzz_long` runs 100,000 of each:
@@ -13,6 +17,8 @@
 
 #[path = "common/damage.rs"]
 mod damage;
+#[path = "support/mod.rs"]
+mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -426,6 +432,150 @@ fn damaged_residues_databases_answer_right_or_refuse() {
     check(cases(128), damage(), |d| damaged_database(residues_full(), d));
 }
 
+// ---------------------------------------------------------------------------
+// Hostile requests to a real server
+// ---------------------------------------------------------------------------
+
+/// One request as bytes on the wire: a method, a target, headers and a
+/// body, each sometimes well formed and sometimes not.
+fn wire_request() -> impl Strategy<Value = Vec<u8>> {
+    let method = prop_oneof![
+        Just(b"GET".to_vec()),
+        Just(b"POST".to_vec()),
+        Just(b"DELETE".to_vec()),
+        "[A-Z]{1,8}".prop_map(String::into_bytes),
+        proptest::collection::vec(any::<u8>(), 0..6),
+    ];
+    let target = prop_oneof![
+        Just(b"/".to_vec()),
+        text().prop_map(|p| format!("/api/query?position={p}").into_bytes()),
+        text().prop_map(|p| format!("/api/line?position={p}&variant={p}").into_bytes()),
+        text().prop_map(|v| format!("/api/stats/{v}").into_bytes()),
+        Just(b"/api/verify".to_vec()),
+        Just(b"/api/variants".to_vec()),
+        "/[ -~]{0,40}".prop_map(String::into_bytes),
+        proptest::collection::vec(any::<u8>(), 0..40),
+    ];
+    let header = prop_oneof![
+        Just(b"Content-Type: application/json".to_vec()),
+        Just(b"Transfer-Encoding: chunked".to_vec()),
+        "Content-Length: [0-9]{1,14}".prop_map(String::into_bytes),
+        "[A-Za-z-]{1,12}: [ -~]{0,30}".prop_map(String::into_bytes),
+        proptest::collection::vec(any::<u8>(), 0..30),
+    ];
+    let body = prop_oneof![
+        Just(Vec::new()),
+        (text(), proptest::collection::vec(text(), 0..4))
+            .prop_map(|(p, m)| serde_json::json!({"position": p, "moves": m}).to_string().into_bytes()),
+        text().prop_map(|m| serde_json::json!({"position": "5_4_a1-a3_e1-e3", "moves": m})
+            .to_string()
+            .into_bytes()),
+        proptest::collection::vec(any::<u8>(), 0..200),
+    ];
+    (
+        method,
+        target,
+        proptest::collection::vec(header, 0..4),
+        body,
+        any::<bool>(),
+    )
+        .prop_map(|(method, target, headers, body, length)| {
+            // Never CR or LF inside a line: the head always ends, so the
+            // server answers it rather than waiting for more.
+            let line =
+                |bytes: Vec<u8>| -> Vec<u8> { bytes.into_iter().filter(|&b| b != b'\r' && b != b'\n').collect() };
+            let mut wire = [
+                line(method),
+                b" ".to_vec(),
+                line(target),
+                b" HTTP/1.1\r\nHost: fuzz\r\n".to_vec(),
+            ]
+            .concat();
+            for h in headers {
+                wire.extend(line(h));
+                wire.extend_from_slice(b"\r\n");
+            }
+            if length {
+                wire.extend(format!("Content-Length: {}\r\n", body.len()).into_bytes());
+            }
+            wire.extend_from_slice(b"\r\n");
+            wire.extend(body);
+            wire
+        })
+}
+
+/// The server every hostile request goes to, with short clocks.
+fn fuzzed_server() -> &'static support::Server {
+    static SERVER: OnceLock<support::Server> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let options = bishops::server::ServeOptions {
+            limits: bishops::server::Limits {
+                head_timeout: std::time::Duration::from_secs(1),
+                body_timeout: std::time::Duration::from_secs(1),
+                idle_timeout: std::time::Duration::from_secs(1),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        support::Server::start_with(&support::fresh_dir("fuzz-serve"), options)
+    })
+}
+
+fn hostile_request(wire: Vec<u8>) -> Result<(), TestCaseError> {
+    use std::io::{Read, Write};
+    let server = fuzzed_server();
+    let began = std::time::Instant::now();
+    let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let _ = stream.write_all(&wire);
+    // Said all it will say: the server answers, then ends the connection.
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    prop_assert!(
+        began.elapsed() < std::time::Duration::from_secs(10),
+        "the connection lasted {:?}",
+        began.elapsed()
+    );
+    let text = String::from_utf8_lossy(&raw);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        // The server may cut a connection whose request it could not use,
+        // but only by answering it first.
+        prop_assert!(raw.is_empty(), "a partial reply: {text:?}");
+        return Err(TestCaseError::fail(format!(
+            "no reply to {:?}",
+            String::from_utf8_lossy(&wire)
+        )));
+    };
+    let status: u16 = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    prop_assert!(
+        [200, 400, 404, 405, 408, 409, 411, 413, 414, 415, 431, 503].contains(&status),
+        "status {status} for {:?}: {text}",
+        String::from_utf8_lossy(&wire)
+    );
+    let html = head.to_ascii_lowercase().contains("content-type: text/");
+    if !html {
+        let json: serde_json::Value =
+            serde_json::from_str(body).map_err(|e| TestCaseError::fail(format!("not JSON ({e}): {text}")))?;
+        if status != 200 {
+            let message = json["error"].as_str().unwrap_or_default();
+            one_bounded_line(message)?;
+            prop_assert!(!message.is_empty(), "{text}");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn hostile_requests_get_json_answers_and_the_server_holds() {
+    check(cases(256), wire_request(), hostile_request);
+    let server = fuzzed_server();
+    let reply = support::http::get(server.addr, "/api/query?position=5_4_a1-a3_e1-e3");
+    assert_eq!(reply.json()["remoteness"], 18);
+}
+
 /// The long run: 100,000 cases of every property. Minutes to hours; run it
 /// with `cargo test --release --test fuzz -- --ignored`.
 #[test]
@@ -437,4 +587,5 @@ fn fuzz_long() {
     check(n, damage(), |d| damaged_database(rows_5x4(), d));
     check(n, damage(), |d| damaged_database(blocks_full(), d));
     check(n, damage(), |d| damaged_database(residues_full(), d));
+    check(n, wire_request(), hostile_request);
 }

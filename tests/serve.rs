@@ -155,7 +155,7 @@ fn bad_input_is_400_with_the_command_line_message() {
     assert!(error_of(&reply, 400).starts_with("bad request body"));
     let many = vec!["a3-b2"; bishops::server::MAX_VERIFY_MOVES + 1];
     let reply = post(server.addr, "/api/verify", &json!({"position": START, "moves": many}));
-    assert!(error_of(&reply, 400).contains("too many"));
+    assert!(error_of(&reply, 400).contains("more than 10000 moves"));
     // A wrong method.
     error_of(&get(server.addr, "/api/verify"), 405);
     error_of(&request(server.addr, "POST", "/api/query", Some("{}")).unwrap(), 405);

@@ -62,6 +62,14 @@ pub struct ServeArgs {
     /// Open the page in the desktop's browser.
     #[arg(long)]
     pub open: bool,
+    /// The largest unsolved variant solved when a client asks about it, in
+    /// hash entries (0: none).
+    #[arg(long, value_name = "ENTRIES", default_value_t = crate::server::SERVE_QUICK_SOLVE_ENTRIES)]
+    pub on_demand_entries: u64,
+    /// How many variants that have no file in `variants/` (standard ones,
+    /// like 6x4-full) clients may have solved on demand.
+    #[arg(long, value_name = "COUNT", default_value_t = 0)]
+    pub on_demand_standard: usize,
 }
 
 /// Arguments of `bench`.

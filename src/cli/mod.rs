@@ -63,7 +63,12 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
             thread_pool(cli.threads)?;
             check::check(db, args, out)
         }
-        Command::Serve(args) => crate::server::run(db, (args.bind, args.port).into(), args.open),
+        Command::Serve(args) => {
+            let mut options = crate::server::ServeOptions::default();
+            options.on_demand.max_entries = args.on_demand_entries;
+            options.on_demand.standard = Some(args.on_demand_standard);
+            crate::server::run(db, (args.bind, args.port).into(), args.open, options)
+        }
     }
 }
 

@@ -114,10 +114,7 @@ impl Game {
             "line" => self.rest_of_line()?,
             text => match text.parse::<Move>() {
                 Ok(mv) => self.play(mv)?,
-                Err(_) => format!(
-                    "unknown command `{}`: type {COMMANDS}\n",
-                    crate::text::clip(text, 24)
-                ),
+                Err(_) => format!("unknown command `{}`: type {COMMANDS}\n", crate::text::clip(text, 24)),
             },
         })
     }

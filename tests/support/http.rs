@@ -133,3 +133,27 @@ pub fn post(addr: SocketAddr, path: &str, body: &Value) -> Reply {
 pub fn delete(addr: SocketAddr, path: &str) -> Reply {
     request(addr, "DELETE", path, None).unwrap_or_else(|e| panic!("DELETE {path}: {e}"))
 }
+
+/// Sends `bytes` as they are on a new connection and reads until the server
+/// closes it or `wait` passes: the reply if one came whole, and how long
+/// the connection lasted. For requests no well-behaved client sends.
+pub fn raw(addr: SocketAddr, bytes: &[u8], wait: Duration) -> (Option<Reply>, Duration) {
+    let began = std::time::Instant::now();
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(wait)).unwrap();
+    // A server may answer and close before it has read everything sent.
+    let _ = stream.write_all(bytes);
+    let mut raw = Vec::new();
+    let mut buffer = [0; 64 * 1024];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => raw.extend_from_slice(&buffer[..n]),
+        }
+        if began.elapsed() > wait {
+            break;
+        }
+    }
+    let reply = complete(&raw).then(|| parse(&raw));
+    (reply, began.elapsed())
+}

@@ -7,12 +7,10 @@ pub mod http;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use bishops::Tablebase;
-use bishops::server::{self, SERVE_QUICK_SOLVE_ENTRIES};
+use bishops::server::{self, ServeOptions};
 
 /// A fresh, unique directory path under the cargo target's temporary
 /// directory; it does not exist when returned.
@@ -34,11 +32,17 @@ pub struct Server {
 }
 
 impl Server {
+    /// The server with the options `bishops serve` uses by default.
     pub fn start(dir: &Path) -> Server {
+        Server::start_with(dir, ServeOptions::default())
+    }
+
+    /// The server with `options`.
+    pub fn start_with(dir: &Path, options: ServeOptions) -> Server {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
-        let tablebase = Arc::new(Tablebase::new(dir).with_quick_solve(SERVE_QUICK_SOLVE_ENTRIES));
+        let dir: PathBuf = dir.to_path_buf();
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -51,7 +55,7 @@ impl Server {
                     // Waits on the blocking pool: a closed channel also stops.
                     let _ = tokio::task::spawn_blocking(move || stopped.recv()).await;
                 };
-                server::serve(listener, tablebase, shutdown).await
+                server::serve(listener, &dir, options, shutdown).await
             })
         });
         Server {
