@@ -56,7 +56,6 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::index::colex_unrank;
-use crate::pipeline::{available_memory, human_bytes};
 use crate::position::Position;
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
@@ -64,6 +63,7 @@ use crate::solver::ClassStats;
 use crate::solver::exact::{self, Known};
 use crate::solver::twobit::Mod3Table;
 use crate::storage::{Database, Layout};
+use crate::system::{available_memory, human_bytes};
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::{ClassSpec, Variant};
 

@@ -61,6 +61,7 @@ pub mod solver;
 mod square;
 pub mod storage;
 mod symmetry;
+pub mod system;
 pub mod tablebase;
 pub mod text;
 pub mod tight;

@@ -1422,15 +1422,15 @@ impl Database {
         let spec = &self.specs[k];
         let record = &self.classes[k];
         let need = record.stats.legal + record.stats.legal.div_ceil(4);
-        if let Some(available) = crate::pipeline::available_memory()
+        if let Some(available) = crate::system::available_memory()
             && need > available
         {
             return Err(Error::TooLarge(format!(
                 "reading every position of class {} of {} needs {} of memory for its exact values, only {} is available; ask for positions one at a time (query, or check --sample)",
                 record.class,
                 self.metadata.variant,
-                crate::pipeline::human_bytes(need),
-                crate::pipeline::human_bytes(available)
+                crate::system::human_bytes(need),
+                crate::system::human_bytes(available)
             )));
         }
         let residues = self.residues(k)?;

@@ -14,10 +14,11 @@ use super::output::{progress_bar, shown, stdout_error, time_left, write_json};
 use crate::checkpoint::{self, CheckpointOptions};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
-use crate::pipeline::{LayerReport, SolveOptions, SolvePlan, Solved, peak_memory};
+use crate::pipeline::{LayerReport, SolveOptions, SolvePlan, Solved};
 use crate::remoteness::Remoteness;
 use crate::solver::Event;
 use crate::storage::{Database, WriteLock};
+use crate::system::peak_memory;
 use crate::variant::Variant;
 
 /// The variants `bench` times unless told otherwise.
