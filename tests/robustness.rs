@@ -726,3 +726,124 @@ fn a_consistent_forgery_is_caught_by_the_rules() {
     run_in(&db, &["query", neighbour]).ok();
     fs::remove_dir_all(&db).unwrap();
 }
+
+// ---------------------------------------------------------------------------
+// Odd files: nothing the program did not make is opened, waited on or replaced
+// ---------------------------------------------------------------------------
+
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {}",
+        path.display()
+    );
+}
+
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Runs `cmd` with `input` on stdin, killing it (and failing) when it takes
+/// more than `seconds`: a command that hangs on an odd file fails the test
+/// instead of hanging it.
+fn run_within(mut cmd: Command, input: &[u8], seconds: u64) -> Run {
+    use std::io::Write as _;
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // The child may stop reading early: a write it refuses is no failure.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(seconds) {
+            let _ = child.kill();
+            let out = output(child.wait_with_output().unwrap());
+            panic!("still running after {seconds} s, killed: {out:#?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    writer.join().unwrap();
+    output(child.wait_with_output().unwrap())
+}
+
+/// `bishops --db DB ARGS…`, within 10 seconds.
+fn run_quickly(db: &Path, args: &[&str]) -> Run {
+    let mut cmd = bishops();
+    cmd.arg("--db").arg(db).args(args);
+    run_within(cmd, b"", 10)
+}
+
+#[test]
+fn a_fifo_at_the_database_path_is_refused_at_once_not_waited_on() {
+    let db = fresh("fifo-db");
+    fs::create_dir_all(&db).unwrap();
+    let fifo = db.join("5x4.sqlite");
+    mkfifo(&fifo);
+    for args in [
+        &["query", START_5X4][..],
+        &["line", START_5X4],
+        &["stats", "5x4"],
+        &["check", "5x4"],
+        &["export", "5x4"],
+        &["variants"],
+        &["solve", "5x4"],
+        &["solve", "5x4", "--force"],
+    ] {
+        let msg = run_quickly(&db, args).refused(2);
+        assert!(
+            msg.contains("5x4.sqlite` is a FIFO (named pipe), not a database file: move it away"),
+            "{args:?}: {msg}"
+        );
+    }
+    assert!(is_fifo(&fifo), "the FIFO is left as it was");
+    assert_eq!(names(&db), vec!["5x4.sqlite".to_owned()], "nothing else made");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_fifo_at_a_lock_or_checkpoint_path_is_refused_at_once() {
+    for name in [".5x4.sqlite.lock", ".5x4.a1.checkpoint"] {
+        let db = fresh("fifo-lock");
+        fs::create_dir_all(&db).unwrap();
+        let fifo = db.join(name);
+        mkfifo(&fifo);
+        let msg = run_quickly(&db, &["solve", "5x4"]).refused(2);
+        assert!(
+            msg.contains(&format!("{name}` is a FIFO (named pipe), not a")),
+            "{name}: {msg}"
+        );
+        assert!(msg.contains("move it away"), "{msg}");
+        assert!(is_fifo(&fifo), "{name} is left as it was");
+        assert_eq!(names(&db), vec![name.to_owned()], "nothing written");
+        fs::remove_dir_all(&db).unwrap();
+    }
+}
+
+#[test]
+fn a_link_to_a_database_is_read_but_never_replaced() {
+    let dir = fresh("db-link");
+    let (db, elsewhere) = (dir.join("db"), dir.join("elsewhere"));
+    let real = solve(&elsewhere, "5x4", "rows");
+    fs::create_dir_all(&db).unwrap();
+    std::os::unix::fs::symlink(&real, db.join("5x4.sqlite")).unwrap();
+    let before = fs::read(&real).unwrap();
+    run_quickly(&db, &["query", START_5X4]).ok();
+    run_quickly(&db, &["solve", "5x4"]).ok();
+    // A write would put a new file in place of the link: refused before
+    // the search.
+    let msg = run_quickly(&db, &["solve", "5x4", "--force"]).refused(2);
+    assert!(msg.contains("5x4.sqlite` is a symbolic link"), "{msg}");
+    assert!(fs::symlink_metadata(db.join("5x4.sqlite")).unwrap().is_symlink());
+    assert_eq!(fs::read(&real).unwrap(), before);
+    assert_eq!(names(&db), vec!["5x4.sqlite".to_owned()], "no temporary file");
+    fs::remove_dir_all(&dir).unwrap();
+}
