@@ -128,6 +128,28 @@ pub fn path(dir: &Path, variant: &str, class: Class) -> PathBuf {
     dir.join(format!(".{variant}.{}.checkpoint", class.name()))
 }
 
+/// Whether `name` is a name this module gives a file of a database
+/// directory: a checkpoint or the temporary file of one.
+///
+/// ```
+/// use bishops::checkpoint::is_own_name;
+/// assert!(is_own_name(".9x8.a1.checkpoint") && is_own_name(".9x8.a2.checkpoint.tmp-7"));
+/// assert!(!is_own_name("9x8.checkpoint.csv"));
+/// ```
+pub fn is_own_name(name: &str) -> bool {
+    name.starts_with('.') && (name.ends_with(".checkpoint") || name.contains(".checkpoint.tmp-"))
+}
+
+/// Whether `file` is a checkpoint of any variant: a regular file whose
+/// first line is `bishops checkpoint` ([`files::open_regular`]).
+pub fn is_checkpoint(file: &Path) -> bool {
+    let Ok(mut opened) = files::open_regular(file, fs::OpenOptions::new().read(true), Links::Follow) else {
+        return false;
+    };
+    let mut magic = vec![0u8; MAGIC.len()];
+    opened.read_exact(&mut magic).is_ok() && magic == MAGIC
+}
+
 /// Refuses to solve `variant` into `dir` when a checkpoint path of it holds
 /// anything but a regular file: a checkpoint is read from there and
 /// replaced there, and neither is done to a FIFO, a device, a socket, a

@@ -169,6 +169,35 @@ fn lock_variant(name: &str) -> Option<&str> {
     name.strip_prefix('.')?.strip_suffix(".sqlite.lock")
 }
 
+/// Whether `name` is a name this module gives a file of a database
+/// directory: a database (`NAME.sqlite`), a lock or a temporary file.
+///
+/// ```
+/// use bishops::storage::is_own_name;
+/// assert!(is_own_name("7x6.sqlite") && is_own_name(".7x6.sqlite.lock") && is_own_name(".7x6.sqlite.tmp-12"));
+/// assert!(!is_own_name("7x6.csv"));
+/// ```
+pub fn is_own_name(name: &str) -> bool {
+    name.ends_with(".sqlite") || lock_variant(name).is_some() || temp_variant(name).is_some()
+}
+
+/// Whether `file` is a bishops database of any variant or version: an
+/// SQLite file whose `meta` table says `format = 'bishops'`. Only a regular
+/// file is opened ([`files::open_regular`]).
+pub fn is_database(file: &Path) -> bool {
+    use std::io::Read;
+    let Ok(mut opened) = files::open_regular(file, fs::OpenOptions::new().read(true), Links::Follow) else {
+        return false;
+    };
+    let mut magic = [0u8; 16];
+    if opened.read_exact(&mut magic).is_err() || &magic != b"SQLite format 3\0" {
+        return false;
+    }
+    drop(opened);
+    Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .is_ok_and(|conn| read_meta(&conn, "format").ok().flatten().as_deref() == Some("bishops"))
+}
+
 /// A running FNV-1a 64 checksum of a class's cells in hash order (which is
 /// tight-index order): cheap, and enough to tell a damaged or edited table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -847,3 +847,162 @@ fn a_link_to_a_database_is_read_but_never_replaced() {
     assert_eq!(names(&db), vec!["5x4.sqlite".to_owned()], "no temporary file");
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A directory for files that `export -o` writes, beside a database
+/// directory holding a solved 5x4; returns (database directory, output
+/// directory, the CSV export on stdout).
+fn export_dirs(name: &str) -> (PathBuf, PathBuf, String) {
+    let dir = fresh(name);
+    let (db, out) = (dir.join("db"), dir.join("out"));
+    solve(&db, "5x4", "rows");
+    fs::create_dir_all(&out).unwrap();
+    let csv = run_in(&db, &["export", "5x4"]).ok().stdout;
+    assert_eq!(csv.lines().count(), 101);
+    (db, out, csv)
+}
+
+/// `export 5x4 -o PATH` with `extra` arguments.
+fn export_to(db: &Path, path: &Path, extra: &[&str]) -> Run {
+    let mut args = vec!["export", "5x4", "-o", path.to_str().unwrap()];
+    args.extend(extra);
+    run_quickly(db, &args)
+}
+
+#[test]
+fn export_writes_through_a_fifo_and_leaves_it_a_fifo() {
+    let (db, out, csv) = export_dirs("export-fifo");
+    let fifo = out.join("rows.fifo");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read_to_string(fifo).unwrap())
+    };
+    let run = export_to(&db, &fifo, &[]).ok();
+    assert!(run.stdout.is_empty(), "{run:#?}");
+    assert_eq!(reader.join().unwrap(), csv, "the reader got the export");
+    assert!(is_fifo(&fifo), "the FIFO is still a FIFO");
+    assert_eq!(names(&out), vec!["rows.fifo".to_owned()], "no temporary file");
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn export_replaces_an_existing_file_only_with_force() {
+    let (db, out, csv) = export_dirs("export-force");
+    let file = out.join("rows.csv");
+    fs::write(&file, "keep").unwrap();
+    let msg = export_to(&db, &file, &[]).refused(2);
+    assert!(msg.contains("rows.csv` exists: pass --force to replace it"), "{msg}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), "keep");
+    export_to(&db, &file, &["--force"]).ok();
+    assert_eq!(fs::read_to_string(&file).unwrap(), csv);
+    // A link to a file: --force replaces the file, and the link stays a link.
+    let (link, target) = (out.join("link.csv"), out.join("target.csv"));
+    fs::write(&target, "keep").unwrap();
+    std::os::unix::fs::symlink("target.csv", &link).unwrap();
+    let msg = export_to(&db, &link, &[]).refused(2);
+    assert!(msg.contains("pass --force"), "{msg}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
+    export_to(&db, &link, &["--force"]).ok();
+    assert!(fs::symlink_metadata(&link).unwrap().is_symlink(), "the link is kept");
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new("target.csv"));
+    assert_eq!(fs::read_to_string(&target).unwrap(), csv);
+    // A new file, as before.
+    export_to(&db, &out.join("new.csv"), &[]).ok();
+    assert_eq!(fs::read_to_string(out.join("new.csv")).unwrap(), csv);
+    assert_eq!(
+        names_sorted(&out),
+        ["link.csv", "new.csv", "rows.csv", "target.csv"],
+        "no temporary file"
+    );
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+fn names_sorted(dir: &Path) -> Vec<String> {
+    let mut names = names(dir);
+    names.sort();
+    names
+}
+
+#[test]
+fn export_never_replaces_the_programs_own_files_even_with_force() {
+    let (db, out, _) = export_dirs("export-own");
+    let database = db.join("5x4.sqlite");
+    let before = fs::read(&database).unwrap();
+    // A copy of a database elsewhere, a checkpoint, a file of the database
+    // directory under another name (a hard link), and a name the database
+    // directory keeps for its own files.
+    let copy = out.join("copy.sqlite");
+    fs::copy(&database, &copy).unwrap();
+    let checkpoint = out.join("saved");
+    fs::write(&checkpoint, "bishops checkpoint\n{}\n").unwrap();
+    fs::write(db.join("notes.txt"), "mine").unwrap();
+    let hard = out.join("hard");
+    fs::hard_link(db.join("notes.txt"), &hard).unwrap();
+    for (path, what) in [
+        (&database, "is a bishops database"),
+        (&copy, "is a bishops database"),
+        (&checkpoint, "is a bishops checkpoint"),
+        (&db.join("notes.txt"), "is a file of the database directory"),
+        (&hard, "is a file of the database directory"),
+        (
+            &db.join("7x6.sqlite"),
+            "is the name of a file of the database directory",
+        ),
+        (
+            &db.join(".7x6.sqlite.lock"),
+            "is the name of a file of the database directory",
+        ),
+    ] {
+        for extra in [&[][..], &["--force"]] {
+            let msg = export_to(&db, path, extra).refused(2);
+            assert!(msg.contains(what), "{} {extra:?}: {msg}", path.display());
+        }
+    }
+    assert_eq!(fs::read(&database).unwrap(), before);
+    run_in(&db, &["query", START_5X4]).ok();
+    assert_eq!(fs::read(&copy).unwrap(), before);
+    assert_eq!(fs::read_to_string(&checkpoint).unwrap(), "bishops checkpoint\n{}\n");
+    assert_eq!(fs::read_to_string(&hard).unwrap(), "mine");
+    assert_eq!(names_sorted(&db), ["5x4.sqlite", "notes.txt"], "no temporary file");
+    assert_eq!(
+        names_sorted(&out),
+        ["copy.sqlite", "hard", "saved"],
+        "no temporary file"
+    );
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn export_refuses_a_directory_and_a_link_to_nothing() {
+    let (db, out, _) = export_dirs("export-odd");
+    let msg = export_to(&db, &out, &["--force"]).refused(2);
+    assert!(msg.contains("is a directory"), "{msg}");
+    let dangling = out.join("dangling");
+    std::os::unix::fs::symlink("nowhere", &dangling).unwrap();
+    let msg = export_to(&db, &dangling, &["--force"]).refused(2);
+    assert!(msg.contains("is a symbolic link to nothing"), "{msg}");
+    assert!(!out.join("nowhere").exists());
+    assert_eq!(names(&out), ["dangling"], "no temporary file");
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+#[test]
+#[ignore = "needs root to make a device node (run by .ci/run as root)"]
+fn export_through_a_character_device_leaves_it_a_device() {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let (db, out, _) = export_dirs("export-device");
+    let null = out.join("null");
+    let c = std::ffi::CString::new(null.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path; 1, 3 is the null device.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+    assert_eq!(made, 0, "mknod: {}", std::io::Error::last_os_error());
+    for extra in [&[][..], &["--force"]] {
+        export_to(&db, &null, extra).ok();
+        let meta = fs::symlink_metadata(&null).unwrap();
+        assert!(meta.file_type().is_char_device(), "still a device");
+        assert_eq!(meta.rdev(), libc::makedev(1, 3));
+    }
+    assert_eq!(names(&out), ["null"], "no temporary file");
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
