@@ -1006,3 +1006,52 @@ fn export_through_a_character_device_leaves_it_a_device() {
     assert_eq!(names(&out), ["null"], "no temporary file");
     fs::remove_dir_all(db.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn verify_reads_at_most_a_mebibyte_of_utf8_from_stdin() {
+    let db = fresh("verify-stdin");
+    solve(&db, "5x4", "rows");
+    let verify = || {
+        let mut cmd = bishops();
+        cmd.arg("--db").arg(&db).args(["verify", START_5X4, "-"]);
+        cmd
+    };
+    let msg = run_within(verify(), b"a3-b2\n\xff\xfe\n", 10).refused(2);
+    assert!(msg.contains("not UTF-8"), "{msg}");
+    let huge = "# a comment\n".repeat(100_000);
+    assert!(huge.len() > 1 << 20);
+    let msg = run_within(verify(), huge.as_bytes(), 10).refused(2);
+    assert!(msg.contains("more than 1 MiB"), "{msg}");
+    // Just under the bound is read.
+    let mut fits = "#".repeat((1 << 20) - 7);
+    fits.push_str("\na3-b2");
+    let run = run_within(verify(), fits.as_bytes(), 10).ok();
+    assert!(run.stdout.contains("a3-b2"), "{run:#?}");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn play_explains_a_line_that_is_not_utf8_or_too_long_and_goes_on() {
+    let db = fresh("play-lines");
+    solve(&db, "5x4", "rows");
+    let mut input = b"\xff\xfe\n".to_vec();
+    input.extend("x".repeat(100_000).bytes());
+    input.extend(b"\nhint\nquit\n");
+    let mut cmd = bishops();
+    cmd.arg("--db").arg(&db).args(["play", "5x4"]);
+    let run = run_within(cmd, &input, 10).ok();
+    assert!(run.stdout.contains("that line is not UTF-8 text"), "{run:#?}");
+    assert!(run.stdout.contains("that line is longer than 1024 bytes"), "{run:#?}");
+    assert!(run.stdout.contains("hint: a3-b2"), "the game went on: {run:#?}");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_sample_of_nothing_is_refused() {
+    let db = fresh("sample-0");
+    solve(&db, "5x4", "rows");
+    let msg = run_in(&db, &["check", "5x4", "--sample", "0"]).refused(2);
+    assert!(msg.contains("--sample 0 checks nothing"), "{msg}");
+    run_in(&db, &["check", "5x4", "--sample", "1"]).ok();
+    fs::remove_dir_all(&db).unwrap();
+}
