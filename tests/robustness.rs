@@ -1047,6 +1047,32 @@ fn play_explains_a_line_that_is_not_utf8_or_too_long_and_goes_on() {
 }
 
 #[test]
+fn an_option_overrides_a_bad_environment_variable() {
+    let db = fresh("env-override");
+    for args in [
+        &["--threads", "1", "solve", "5x4"][..],
+        &["solve", "5x4", "--threads", "1"],
+    ] {
+        let mut cmd = bishops();
+        cmd.env("BISHOPS_THREADS", "abc").arg("--db").arg(&db).args(args);
+        let run = output(cmd.output().unwrap()).ok();
+        assert!(run.stdout.contains("5x4:"), "{run:#?}");
+    }
+    let mut cmd = bishops();
+    cmd.env("BISHOPS_DB", "").args(["query", START_5X4, "--db"]).arg(&db);
+    output(cmd.output().unwrap()).ok();
+    // Without the option the variable is used, and refused.
+    let mut cmd = bishops();
+    cmd.env("BISHOPS_THREADS", "abc")
+        .arg("--db")
+        .arg(&db)
+        .args(["solve", "5x4"]);
+    let msg = output(cmd.output().unwrap()).refused(2);
+    assert!(msg.contains("environment variable BISHOPS_THREADS is `abc`"), "{msg}");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
 fn a_sample_of_nothing_is_refused() {
     let db = fresh("sample-0");
     solve(&db, "5x4", "rows");
