@@ -48,6 +48,7 @@ use serde::{Deserialize, Serialize};
 use crate::board::Class;
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
+use crate::files::{self, Links, OpenError};
 use crate::remoteness::Cell;
 use crate::solver::parallel::{Boundary, Checkpoints, Resume};
 use crate::solver::twobit::{TwoBitBoundary, TwoBitResume, code_words, expanded_layers, expanded_words};
@@ -125,6 +126,54 @@ impl CheckpointOptions {
 /// The checkpoint of class `class` of `variant` in `dir`.
 pub fn path(dir: &Path, variant: &str, class: Class) -> PathBuf {
     dir.join(format!(".{variant}.{}.checkpoint", class.name()))
+}
+
+/// Whether `name` is a name this module gives a file of a database
+/// directory: a checkpoint or the temporary file of one.
+///
+/// ```
+/// use bishops::checkpoint::is_own_name;
+/// assert!(is_own_name(".9x8.a1.checkpoint") && is_own_name(".9x8.a2.checkpoint.tmp-7"));
+/// assert!(!is_own_name("9x8.checkpoint.csv"));
+/// ```
+pub fn is_own_name(name: &str) -> bool {
+    name.starts_with('.') && (name.ends_with(".checkpoint") || name.contains(".checkpoint.tmp-"))
+}
+
+/// Whether `file` is a checkpoint of any variant: a regular file whose
+/// first line is `bishops checkpoint` ([`files::open_regular`]).
+pub fn is_checkpoint(file: &Path) -> bool {
+    let Ok(mut opened) = files::open_regular(file, fs::OpenOptions::new().read(true), Links::Follow) else {
+        return false;
+    };
+    let mut magic = vec![0u8; MAGIC.len()];
+    opened.read_exact(&mut magic).is_ok() && magic == MAGIC
+}
+
+/// Refuses to solve `variant` into `dir` when a checkpoint path of it holds
+/// anything but a regular file: a checkpoint is read from there and
+/// replaced there, and neither is done to a FIFO, a device, a socket, a
+/// directory or a symbolic link.
+///
+/// # Errors
+///
+/// [`Error::DbPath`] naming the path and what it is.
+pub fn check_files(dir: &Path, variant: &Variant) -> Result<()> {
+    variant
+        .classes()
+        .iter()
+        .try_for_each(|spec| check_file(&path(dir, variant.name(), spec.class)))
+}
+
+/// Refuses a checkpoint path that holds anything but a regular file.
+fn check_file(file: &Path) -> Result<()> {
+    match fs::symlink_metadata(file).map(|m| files::Kind::of(&m)) {
+        Ok(files::Kind::Regular) | Err(_) => Ok(()),
+        Ok(kind) => Err(Error::DbPath(format!(
+            "`{}` is {kind}, not a checkpoint: move it away",
+            file.display()
+        ))),
+    }
 }
 
 /// Removes every checkpoint of `variant` in `dir`, and the temporary files
@@ -439,8 +488,13 @@ impl<'a> Checkpointer<'a> {
         method: &str,
     ) -> std::result::Result<(Header, u64, u64, BufReader<fs::File>), String> {
         let io = |e: std::io::Error| format!("cannot be read ({e})");
-        let size = fs::metadata(file).map_err(io)?.len();
-        let mut reader = BufReader::new(fs::File::open(file).map_err(io)?);
+        let opened =
+            files::open_regular(file, fs::OpenOptions::new().read(true), Links::Refuse).map_err(|e| match e {
+                OpenError::NotRegular(kind) => format!("is {kind}, not a checkpoint"),
+                OpenError::Io(e) => io(e),
+            })?;
+        let size = opened.metadata().map_err(io)?.len();
+        let mut reader = BufReader::new(opened);
         let mut magic = vec![0u8; MAGIC.len()];
         reader
             .read_exact(&mut magic)
@@ -580,19 +634,26 @@ impl<'a> Checkpointer<'a> {
         let mut head = MAGIC.to_vec();
         serde_json::to_writer(&mut head, header).expect("a header serialises");
         head.push(b'\n');
+        check_file(&file)?;
         let _pending = Pending::register(&tmp);
         let result = (|| {
             fs::create_dir_all(&self.dir)?;
-            let mut out = fs::File::create(&tmp)?;
+            let mut out = files::open_regular(
+                &tmp,
+                fs::OpenOptions::new().write(true).create(true).truncate(true),
+                Links::Refuse,
+            )
+            .map_err(|e| match e {
+                OpenError::NotRegular(kind) => std::io::Error::other(format!("{} is {kind}", tmp.display())),
+                OpenError::Io(e) => e,
+            })?;
             out.write_all(&head)?;
             body(&mut out)?;
             out.sync_all()?;
             drop(out);
             fs::rename(&tmp, &file)?;
             // Make the rename itself durable.
-            if let Ok(d) = fs::File::open(&self.dir) {
-                let _ = d.sync_all();
-            }
+            files::sync_dir(&self.dir);
             Ok(())
         })();
         if let Err(e) = result {

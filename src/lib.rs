@@ -20,6 +20,7 @@
 //! | [`solver`] | retrograde breadth-first search into remoteness tables |
 //! | [`storage`] | SQLite databases of solved variants, checked as they are read |
 //! | [`cleanup`] | temporary files removed when the process is interrupted |
+//! | [`files`] | opening only regular files, never blocking; renaming without replacing |
 //! | [`pipeline`] | solving a variant into its database: memory plan, search, check, write |
 //! | [`Tablebase`] ([`tablebase`]) | the query API: probe, best move, line, verify |
 //! | [`check`] | proving a stored table correct from the rules alone |
@@ -50,6 +51,7 @@ pub mod checkpoint;
 pub mod cleanup;
 pub mod cli;
 mod error;
+pub mod files;
 pub mod index;
 pub mod pipeline;
 mod position;

@@ -3,17 +3,17 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use bishops::Error;
-use bishops::cli::{self, Cli};
+use bishops::cli;
 
 fn main() -> ExitCode {
-    if let Err(e) = cli::check_environment() {
-        eprintln!("bishops: error: {e}");
-        return ExitCode::from(e.exit_code() as u8);
-    }
-    let cli = Cli::parse();
+    let cli = match cli::parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            eprintln!("bishops: error: {e}");
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
     // Interrupted, remove the temporary files being written; without the
     // handlers a run still works, it just may leave them to the next writer.
     // `serve` stops on a signal itself, letting requests in flight finish.

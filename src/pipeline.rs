@@ -227,7 +227,11 @@ impl<'a> SolvePlan<'a> {
     /// # Errors
     ///
     /// [`Error::Mismatch`] when the answer contradicts the known values
-    /// (nothing is written then); whatever the search or the write ran into.
+    /// (nothing is written then); [`Error::DbPath`], before the search, when
+    /// the database path (or a checkpoint path) holds what the write would
+    /// destroy: a directory, a symbolic link, a FIFO, a device, a socket
+    /// ([`storage::check_destination`]); whatever the search or the write
+    /// ran into.
     pub fn run(self, dir: &Path, observe: &mut dyn FnMut(Event)) -> Result<Solved> {
         self.run_with_notes(dir, observe, &mut |_| {})
     }
@@ -249,9 +253,12 @@ impl<'a> SolvePlan<'a> {
     ) -> Result<Solved> {
         let mut layers = Vec::new();
         let mut last = Instant::now();
+        // What the write would have to destroy is refused before the search.
+        storage::check_dir(dir)?;
+        storage::check_destination(dir, self.variant.name())?;
         let mut checkpointer = match self.options.checkpoints {
             Some(options) => {
-                storage::check_dir(dir)?;
+                checkpoint::check_files(dir, self.variant)?;
                 Some(Checkpointer::new(dir, self.variant, options, note))
             }
             None => None,

@@ -30,6 +30,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
+use crate::files::{self, Kind, Links, OpenError};
 use crate::index::{binomial, colex_rank, colex_unrank, rank_within};
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::{Part, safe_cells};
@@ -168,6 +169,35 @@ fn lock_variant(name: &str) -> Option<&str> {
     name.strip_prefix('.')?.strip_suffix(".sqlite.lock")
 }
 
+/// Whether `name` is a name this module gives a file of a database
+/// directory: a database (`NAME.sqlite`), a lock or a temporary file.
+///
+/// ```
+/// use bishops::storage::is_own_name;
+/// assert!(is_own_name("7x6.sqlite") && is_own_name(".7x6.sqlite.lock") && is_own_name(".7x6.sqlite.tmp-12"));
+/// assert!(!is_own_name("7x6.csv"));
+/// ```
+pub fn is_own_name(name: &str) -> bool {
+    name.ends_with(".sqlite") || lock_variant(name).is_some() || temp_variant(name).is_some()
+}
+
+/// Whether `file` is a bishops database of any variant or version: an
+/// SQLite file whose `meta` table says `format = 'bishops'`. Only a regular
+/// file is opened ([`files::open_regular`]).
+pub fn is_database(file: &Path) -> bool {
+    use std::io::Read;
+    let Ok(mut opened) = files::open_regular(file, fs::OpenOptions::new().read(true), Links::Follow) else {
+        return false;
+    };
+    let mut magic = [0u8; 16];
+    if opened.read_exact(&mut magic).is_err() || &magic != b"SQLite format 3\0" {
+        return false;
+    }
+    drop(opened);
+    Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .is_ok_and(|conn| read_meta(&conn, "format").ok().flatten().as_deref() == Some("bishops"))
+}
+
 /// A running FNV-1a 64 checksum of a class's cells in hash order (which is
 /// tight-index order): cheap, and enough to tell a damaged or edited table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -254,21 +284,56 @@ fn header_checksum(conn: &Connection) -> rusqlite::Result<String> {
 ///
 /// [`Error::DbPath`] naming `dir` as given.
 pub fn check_dir(dir: &Path) -> Result<()> {
-    match fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => Err(Error::DbPath(format!(
-            "database directory `{}` is a file, not a directory: give --db a directory",
-            dir.display()
+    match fs::metadata(dir).map(|m| Kind::of(&m)) {
+        Ok(Kind::Directory) | Err(_) => Ok(()),
+        Ok(kind) => Err(Error::DbPath(format!(
+            "database directory `{}` is {}, not a directory: give --db a directory",
+            dir.display(),
+            if kind == Kind::Regular {
+                "a file".to_owned()
+            } else {
+                kind.to_string()
+            }
         ))),
-        _ => Ok(()),
     }
 }
 
-/// The error for a database file that is a directory.
-fn dest_is_dir(dest: &Path, variant: &str) -> Error {
-    Error::DbPath(format!(
-        "`{}` is a directory where the database of {variant} belongs: move it away, then run `bishops solve {variant}`",
-        dest.display()
-    ))
+/// The error for something of `kind` where the database of `variant`
+/// belongs: a directory, a symbolic link that a write would replace, a FIFO,
+/// a device, a socket.
+fn not_a_database(dest: &Path, kind: Kind, variant: &str) -> Error {
+    Error::DbPath(match kind {
+        Kind::Directory => format!(
+            "`{}` is a directory where the database of {variant} belongs: move it away, then run `bishops solve {variant}`",
+            dest.display()
+        ),
+        Kind::Symlink => format!(
+            "`{}` is a symbolic link, which writing the database of {variant} would replace: move it away, or solve into the directory it points to",
+            dest.display()
+        ),
+        _ => format!(
+            "`{}` is {kind}, not a database file: move it away, then run `bishops solve {variant}`",
+            dest.display()
+        ),
+    })
+}
+
+/// Refuses to write the database of `variant` into `dir` when its path
+/// holds what a write would destroy and this program did not make: a
+/// directory, a symbolic link, a FIFO, a device, a socket. A regular file
+/// is a database, replaced only when it cannot be trusted or `--force` asks.
+///
+/// # Errors
+///
+/// [`Error::DbPath`] naming the path and what it is.
+pub fn check_destination(dir: &Path, variant: &str) -> Result<()> {
+    let dest = path(dir, variant);
+    match fs::symlink_metadata(&dest) {
+        Ok(meta) if Kind::of(&meta) != Kind::Regular => Err(not_a_database(&dest, Kind::of(&meta), variant)),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::Io(dest, e)),
+    }
 }
 
 /// The right to write the database of one variant into one directory: while
@@ -292,9 +357,10 @@ impl WriteLock {
     ///
     /// # Errors
     ///
-    /// [`Error::DbPath`] naming `dir` (or the database file) when the
-    /// directory is a file, the database file is a directory, or the
-    /// directory cannot be made or written.
+    /// [`Error::DbPath`] naming `dir` (or the file) when the directory is a
+    /// file or cannot be made or written, when the database path holds
+    /// anything but a regular file or a link to one, or when the lock file's
+    /// path holds anything but a regular file.
     pub fn acquire(dir: &Path, variant: &str, waiting: &mut dyn FnMut()) -> Result<WriteLock> {
         let lock = WriteLock::take(dir, variant, Some(waiting))?.expect("a blocking take always locks");
         sweep(dir, variant);
@@ -326,19 +392,27 @@ impl WriteLock {
         };
         check_dir(dir)?;
         fs::create_dir_all(dir).map_err(unwritable)?;
+        // A link to a database may still be read: only a write refuses it.
         let dest = path(dir, variant);
-        if dest.is_dir() {
-            return Err(dest_is_dir(&dest, variant));
+        if let Ok(meta) = fs::metadata(&dest)
+            && Kind::of(&meta) != Kind::Regular
+        {
+            return Err(not_a_database(&dest, Kind::of(&meta), variant));
         }
         let path = lock_path(dir, variant);
         let mut said = false;
         loop {
-            let file = fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .map_err(unwritable)?;
+            let file = files::open_regular(
+                &path,
+                fs::OpenOptions::new().create(true).truncate(false).write(true),
+                Links::Refuse,
+            )
+            .map_err(|e| match e {
+                OpenError::NotRegular(kind) => {
+                    Error::DbPath(format!("`{}` is {kind}, not a lock file: move it away", path.display()))
+                }
+                OpenError::Io(e) => unwritable(e),
+            })?;
             match file.try_lock() {
                 Ok(()) => {}
                 Err(fs::TryLockError::WouldBlock) => {
@@ -487,22 +561,21 @@ impl Solved<'_> {
 }
 
 /// Writes `solved` into a temporary file in `dir` and renames it over the
-/// variant's database.
+/// variant's database: over nothing or a regular file, never over what
+/// [`check_destination`] refuses.
 fn write_atomically(dir: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout) -> Result<PathBuf> {
     check_dir(dir)?;
     fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
+    check_destination(dir, variant.name())?;
     let dest = path(dir, variant.name());
-    if dest.is_dir() {
-        return Err(dest_is_dir(&dest, variant.name()));
-    }
     let tmp = temp_path(dir, variant.name(), std::process::id());
     let _pending = Pending::register(&tmp);
     let result = write_file(&tmp, variant, solved, layout).and_then(|()| {
+        // Looked at again: the write may have taken hours.
+        check_destination(dir, variant.name())?;
         fs::rename(&tmp, &dest).map_err(|e| Error::Io(dest.clone(), e))?;
         // Make the rename itself durable.
-        if let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
+        files::sync_dir(dir);
         Ok(())
     });
     if result.is_err() {
@@ -588,7 +661,14 @@ pub fn unpack(bytes: &[u8], len: usize) -> Option<Vec<u8>> {
 fn write_file(tmp: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout) -> Result<()> {
     let _ = fs::remove_file(tmp);
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
-    let mut conn = Connection::open(tmp).map_err(sql)?;
+    let mut conn = Connection::open_with_flags(
+        tmp,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(sql)?;
     // The file is private until renamed, so no journal is needed.
     // Large pages keep the blobs of big boards off overflow chains.
     conn.execute_batch("PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")
@@ -738,7 +818,11 @@ fn write_file(tmp: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout
         .map_err(sql)?;
     tx.commit().map_err(sql)?;
     conn.close().map_err(|(_, e)| sql(e))?;
-    fs::File::open(tmp)
+    files::open_regular(tmp, fs::OpenOptions::new().read(true), Links::Refuse)
+        .map_err(|e| match e {
+            OpenError::NotRegular(kind) => std::io::Error::other(format!("it is {kind}")),
+            OpenError::Io(e) => e,
+        })
         .and_then(|f| f.sync_all())
         .map_err(|e| Error::Io(tmp.to_path_buf(), e))
 }
@@ -843,8 +927,10 @@ impl Database {
     /// # Errors
     ///
     /// [`Error::NotSolved`] when there is no file, [`Error::DbPath`] when
-    /// `dir` is a file or the database file a directory, [`Error::Corrupt`]
-    /// when there is a file that cannot be trusted.
+    /// `dir` is a file or the database path holds anything but a regular
+    /// file (or a link to one: a directory, a FIFO, a device, a socket),
+    /// which is left unopened; [`Error::Corrupt`] when there is a file that
+    /// cannot be trusted.
     pub fn open(dir: &Path, variant: &Variant) -> Result<Database> {
         let path = path(dir, variant.name());
         let corrupt = |problem: String| Error::Corrupt {
@@ -853,17 +939,19 @@ impl Database {
             variant: variant.name().to_owned(),
         };
         check_dir(dir)?;
-        let len = match fs::metadata(&path) {
-            Ok(m) if m.is_dir() => return Err(dest_is_dir(&path, variant.name())),
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == ErrorKind::NotFound => {
+        // A FIFO there would hold SQLite's open forever: only a regular
+        // file (or a link to one) is handed to it.
+        let len = match files::open_regular(&path, fs::OpenOptions::new().read(true), Links::Follow) {
+            Ok(file) => file.metadata().map_err(|e| Error::Io(path.clone(), e))?.len(),
+            Err(OpenError::NotRegular(kind)) => return Err(not_a_database(&path, kind, variant.name())),
+            Err(OpenError::Io(e)) if e.kind() == ErrorKind::NotFound => {
                 return Err(Error::NotSolved {
                     variant: variant.name().to_owned(),
                     path,
                     why: None,
                 });
             }
-            Err(e) => return Err(Error::Io(path, e)),
+            Err(OpenError::Io(e)) => return Err(Error::Io(path, e)),
         };
         let sqlite = |e: rusqlite::Error| corrupt(format!("cannot be read ({})", clip(&e.to_string(), 80)));
         let conn = Connection::open_with_flags(

@@ -1032,10 +1032,18 @@ fn a_tampered_row_fails_the_export_checksum() {
     assert!(msg.contains("checksum"), "{msg}");
     assert!(!file.exists(), "no partial export");
     assert_eq!(fs::read_dir(&out).unwrap().count(), 0, "no temporary file left");
-    // An existing file is left as it was.
+    // An existing file that --force would replace is left as it was.
     fs::write(&file, "keep").unwrap();
-    db.run(&["export", "5x4", "--format", "jsonl", "-o", file.to_str().unwrap()])
-        .fails(1);
+    db.run(&[
+        "export",
+        "5x4",
+        "--format",
+        "jsonl",
+        "-o",
+        file.to_str().unwrap(),
+        "--force",
+    ])
+    .fails(1);
     assert_eq!(fs::read_to_string(&file).unwrap(), "keep");
     assert_eq!(fs::read_dir(&out).unwrap().count(), 1, "no temporary file left");
     fs::remove_dir_all(&out).unwrap();

@@ -726,3 +726,358 @@ fn a_consistent_forgery_is_caught_by_the_rules() {
     run_in(&db, &["query", neighbour]).ok();
     fs::remove_dir_all(&db).unwrap();
 }
+
+// ---------------------------------------------------------------------------
+// Odd files: nothing the program did not make is opened, waited on or replaced
+// ---------------------------------------------------------------------------
+
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {}",
+        path.display()
+    );
+}
+
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Runs `cmd` with `input` on stdin, killing it (and failing) when it takes
+/// more than `seconds`: a command that hangs on an odd file fails the test
+/// instead of hanging it.
+fn run_within(mut cmd: Command, input: &[u8], seconds: u64) -> Run {
+    use std::io::Write as _;
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // The child may stop reading early: a write it refuses is no failure.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(seconds) {
+            let _ = child.kill();
+            let out = output(child.wait_with_output().unwrap());
+            panic!("still running after {seconds} s, killed: {out:#?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    writer.join().unwrap();
+    output(child.wait_with_output().unwrap())
+}
+
+/// `bishops --db DB ARGS…`, within 10 seconds.
+fn run_quickly(db: &Path, args: &[&str]) -> Run {
+    let mut cmd = bishops();
+    cmd.arg("--db").arg(db).args(args);
+    run_within(cmd, b"", 10)
+}
+
+#[test]
+fn a_fifo_at_the_database_path_is_refused_at_once_not_waited_on() {
+    let db = fresh("fifo-db");
+    fs::create_dir_all(&db).unwrap();
+    let fifo = db.join("5x4.sqlite");
+    mkfifo(&fifo);
+    for args in [
+        &["query", START_5X4][..],
+        &["line", START_5X4],
+        &["stats", "5x4"],
+        &["check", "5x4"],
+        &["export", "5x4"],
+        &["variants"],
+        &["solve", "5x4"],
+        &["solve", "5x4", "--force"],
+    ] {
+        let msg = run_quickly(&db, args).refused(2);
+        assert!(
+            msg.contains("5x4.sqlite` is a FIFO (named pipe), not a database file: move it away"),
+            "{args:?}: {msg}"
+        );
+    }
+    assert!(is_fifo(&fifo), "the FIFO is left as it was");
+    assert_eq!(names(&db), vec!["5x4.sqlite".to_owned()], "nothing else made");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_fifo_at_a_lock_or_checkpoint_path_is_refused_at_once() {
+    for name in [".5x4.sqlite.lock", ".5x4.a1.checkpoint"] {
+        let db = fresh("fifo-lock");
+        fs::create_dir_all(&db).unwrap();
+        let fifo = db.join(name);
+        mkfifo(&fifo);
+        let msg = run_quickly(&db, &["solve", "5x4"]).refused(2);
+        assert!(
+            msg.contains(&format!("{name}` is a FIFO (named pipe), not a")),
+            "{name}: {msg}"
+        );
+        assert!(msg.contains("move it away"), "{msg}");
+        assert!(is_fifo(&fifo), "{name} is left as it was");
+        assert_eq!(names(&db), vec![name.to_owned()], "nothing written");
+        fs::remove_dir_all(&db).unwrap();
+    }
+}
+
+#[test]
+fn a_link_to_a_database_is_read_but_never_replaced() {
+    let dir = fresh("db-link");
+    let (db, elsewhere) = (dir.join("db"), dir.join("elsewhere"));
+    let real = solve(&elsewhere, "5x4", "rows");
+    fs::create_dir_all(&db).unwrap();
+    std::os::unix::fs::symlink(&real, db.join("5x4.sqlite")).unwrap();
+    let before = fs::read(&real).unwrap();
+    run_quickly(&db, &["query", START_5X4]).ok();
+    run_quickly(&db, &["solve", "5x4"]).ok();
+    // A write would put a new file in place of the link: refused before
+    // the search.
+    let msg = run_quickly(&db, &["solve", "5x4", "--force"]).refused(2);
+    assert!(msg.contains("5x4.sqlite` is a symbolic link"), "{msg}");
+    assert!(fs::symlink_metadata(db.join("5x4.sqlite")).unwrap().is_symlink());
+    assert_eq!(fs::read(&real).unwrap(), before);
+    assert_eq!(names(&db), vec!["5x4.sqlite".to_owned()], "no temporary file");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A directory for files that `export -o` writes, beside a database
+/// directory holding a solved 5x4; returns (database directory, output
+/// directory, the CSV export on stdout).
+fn export_dirs(name: &str) -> (PathBuf, PathBuf, String) {
+    let dir = fresh(name);
+    let (db, out) = (dir.join("db"), dir.join("out"));
+    solve(&db, "5x4", "rows");
+    fs::create_dir_all(&out).unwrap();
+    let csv = run_in(&db, &["export", "5x4"]).ok().stdout;
+    assert_eq!(csv.lines().count(), 101);
+    (db, out, csv)
+}
+
+/// `export 5x4 -o PATH` with `extra` arguments.
+fn export_to(db: &Path, path: &Path, extra: &[&str]) -> Run {
+    let mut args = vec!["export", "5x4", "-o", path.to_str().unwrap()];
+    args.extend(extra);
+    run_quickly(db, &args)
+}
+
+#[test]
+fn export_writes_through_a_fifo_and_leaves_it_a_fifo() {
+    let (db, out, csv) = export_dirs("export-fifo");
+    let fifo = out.join("rows.fifo");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read_to_string(fifo).unwrap())
+    };
+    let run = export_to(&db, &fifo, &[]).ok();
+    assert!(run.stdout.is_empty(), "{run:#?}");
+    assert_eq!(reader.join().unwrap(), csv, "the reader got the export");
+    assert!(is_fifo(&fifo), "the FIFO is still a FIFO");
+    assert_eq!(names(&out), vec!["rows.fifo".to_owned()], "no temporary file");
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn export_replaces_an_existing_file_only_with_force() {
+    let (db, out, csv) = export_dirs("export-force");
+    let file = out.join("rows.csv");
+    fs::write(&file, "keep").unwrap();
+    let msg = export_to(&db, &file, &[]).refused(2);
+    assert!(msg.contains("rows.csv` exists: pass --force to replace it"), "{msg}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), "keep");
+    export_to(&db, &file, &["--force"]).ok();
+    assert_eq!(fs::read_to_string(&file).unwrap(), csv);
+    // A link to a file: --force replaces the file, and the link stays a link.
+    let (link, target) = (out.join("link.csv"), out.join("target.csv"));
+    fs::write(&target, "keep").unwrap();
+    std::os::unix::fs::symlink("target.csv", &link).unwrap();
+    let msg = export_to(&db, &link, &[]).refused(2);
+    assert!(msg.contains("pass --force"), "{msg}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
+    export_to(&db, &link, &["--force"]).ok();
+    assert!(fs::symlink_metadata(&link).unwrap().is_symlink(), "the link is kept");
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new("target.csv"));
+    assert_eq!(fs::read_to_string(&target).unwrap(), csv);
+    // A new file, as before.
+    export_to(&db, &out.join("new.csv"), &[]).ok();
+    assert_eq!(fs::read_to_string(out.join("new.csv")).unwrap(), csv);
+    assert_eq!(
+        names_sorted(&out),
+        ["link.csv", "new.csv", "rows.csv", "target.csv"],
+        "no temporary file"
+    );
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+fn names_sorted(dir: &Path) -> Vec<String> {
+    let mut names = names(dir);
+    names.sort();
+    names
+}
+
+#[test]
+fn export_never_replaces_the_programs_own_files_even_with_force() {
+    let (db, out, _) = export_dirs("export-own");
+    let database = db.join("5x4.sqlite");
+    let before = fs::read(&database).unwrap();
+    // A copy of a database elsewhere, a checkpoint, a file of the database
+    // directory under another name (a hard link), and a name the database
+    // directory keeps for its own files.
+    let copy = out.join("copy.sqlite");
+    fs::copy(&database, &copy).unwrap();
+    let checkpoint = out.join("saved");
+    fs::write(&checkpoint, "bishops checkpoint\n{}\n").unwrap();
+    fs::write(db.join("notes.txt"), "mine").unwrap();
+    let hard = out.join("hard");
+    fs::hard_link(db.join("notes.txt"), &hard).unwrap();
+    for (path, what) in [
+        (&database, "is a bishops database"),
+        (&copy, "is a bishops database"),
+        (&checkpoint, "is a bishops checkpoint"),
+        (&db.join("notes.txt"), "is a file of the database directory"),
+        (&hard, "is a file of the database directory"),
+        (
+            &db.join("7x6.sqlite"),
+            "is the name of a file of the database directory",
+        ),
+        (
+            &db.join(".7x6.sqlite.lock"),
+            "is the name of a file of the database directory",
+        ),
+    ] {
+        for extra in [&[][..], &["--force"]] {
+            let msg = export_to(&db, path, extra).refused(2);
+            assert!(msg.contains(what), "{} {extra:?}: {msg}", path.display());
+        }
+    }
+    assert_eq!(fs::read(&database).unwrap(), before);
+    run_in(&db, &["query", START_5X4]).ok();
+    assert_eq!(fs::read(&copy).unwrap(), before);
+    assert_eq!(fs::read_to_string(&checkpoint).unwrap(), "bishops checkpoint\n{}\n");
+    assert_eq!(fs::read_to_string(&hard).unwrap(), "mine");
+    assert_eq!(names_sorted(&db), ["5x4.sqlite", "notes.txt"], "no temporary file");
+    assert_eq!(
+        names_sorted(&out),
+        ["copy.sqlite", "hard", "saved"],
+        "no temporary file"
+    );
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn export_refuses_a_directory_and_a_link_to_nothing() {
+    let (db, out, _) = export_dirs("export-odd");
+    let msg = export_to(&db, &out, &["--force"]).refused(2);
+    assert!(msg.contains("is a directory"), "{msg}");
+    let dangling = out.join("dangling");
+    std::os::unix::fs::symlink("nowhere", &dangling).unwrap();
+    let msg = export_to(&db, &dangling, &["--force"]).refused(2);
+    assert!(msg.contains("is a symbolic link to nothing"), "{msg}");
+    assert!(!out.join("nowhere").exists());
+    assert_eq!(names(&out), ["dangling"], "no temporary file");
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+#[test]
+#[ignore = "needs root to make a device node (run by .ci/run as root)"]
+fn export_through_a_character_device_leaves_it_a_device() {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let (db, out, _) = export_dirs("export-device");
+    let null = out.join("null");
+    let c = std::ffi::CString::new(null.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path; 1, 3 is the null device.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+    assert_eq!(made, 0, "mknod: {}", std::io::Error::last_os_error());
+    for extra in [&[][..], &["--force"]] {
+        export_to(&db, &null, extra).ok();
+        let meta = fs::symlink_metadata(&null).unwrap();
+        assert!(meta.file_type().is_char_device(), "still a device");
+        assert_eq!(meta.rdev(), libc::makedev(1, 3));
+    }
+    assert_eq!(names(&out), ["null"], "no temporary file");
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn verify_reads_at_most_a_mebibyte_of_utf8_from_stdin() {
+    let db = fresh("verify-stdin");
+    solve(&db, "5x4", "rows");
+    let verify = || {
+        let mut cmd = bishops();
+        cmd.arg("--db").arg(&db).args(["verify", START_5X4, "-"]);
+        cmd
+    };
+    let msg = run_within(verify(), b"a3-b2\n\xff\xfe\n", 10).refused(2);
+    assert!(msg.contains("not UTF-8"), "{msg}");
+    let huge = "# a comment\n".repeat(100_000);
+    assert!(huge.len() > 1 << 20);
+    let msg = run_within(verify(), huge.as_bytes(), 10).refused(2);
+    assert!(msg.contains("more than 1 MiB"), "{msg}");
+    // Just under the bound is read.
+    let mut fits = "#".repeat((1 << 20) - 7);
+    fits.push_str("\na3-b2");
+    let run = run_within(verify(), fits.as_bytes(), 10).ok();
+    assert!(run.stdout.contains("a3-b2"), "{run:#?}");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn play_explains_a_line_that_is_not_utf8_or_too_long_and_goes_on() {
+    let db = fresh("play-lines");
+    solve(&db, "5x4", "rows");
+    let mut input = b"\xff\xfe\n".to_vec();
+    input.extend("x".repeat(100_000).bytes());
+    input.extend(b"\nhint\nquit\n");
+    let mut cmd = bishops();
+    cmd.arg("--db").arg(&db).args(["play", "5x4"]);
+    let run = run_within(cmd, &input, 10).ok();
+    assert!(run.stdout.contains("that line is not UTF-8 text"), "{run:#?}");
+    assert!(run.stdout.contains("that line is longer than 1024 bytes"), "{run:#?}");
+    assert!(run.stdout.contains("hint: a3-b2"), "the game went on: {run:#?}");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn an_option_overrides_a_bad_environment_variable() {
+    let db = fresh("env-override");
+    for args in [
+        &["--threads", "1", "solve", "5x4"][..],
+        &["solve", "5x4", "--threads", "1"],
+    ] {
+        let mut cmd = bishops();
+        cmd.env("BISHOPS_THREADS", "abc").arg("--db").arg(&db).args(args);
+        let run = output(cmd.output().unwrap()).ok();
+        assert!(run.stdout.contains("5x4:"), "{run:#?}");
+    }
+    let mut cmd = bishops();
+    cmd.env("BISHOPS_DB", "").args(["query", START_5X4, "--db"]).arg(&db);
+    output(cmd.output().unwrap()).ok();
+    // Without the option the variable is used, and refused.
+    let mut cmd = bishops();
+    cmd.env("BISHOPS_THREADS", "abc")
+        .arg("--db")
+        .arg(&db)
+        .args(["solve", "5x4"]);
+    let msg = output(cmd.output().unwrap()).refused(2);
+    assert!(msg.contains("environment variable BISHOPS_THREADS is `abc`"), "{msg}");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_sample_of_nothing_is_refused() {
+    let db = fresh("sample-0");
+    solve(&db, "5x4", "rows");
+    let msg = run_in(&db, &["check", "5x4", "--sample", "0"]).refused(2);
+    assert!(msg.contains("--sample 0 checks nothing"), "{msg}");
+    run_in(&db, &["check", "5x4", "--sample", "1"]).ok();
+    fs::remove_dir_all(&db).unwrap();
+}

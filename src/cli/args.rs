@@ -258,7 +258,12 @@ pub struct ExportArgs {
     /// The output format.
     #[arg(long, value_enum, default_value = "csv")]
     pub format: Format,
-    /// Write to this file (atomically) instead of stdout.
+    /// Write to this file instead of stdout: a new file atomically, an
+    /// existing one only with --force; a FIFO or a device is written through.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Replace the file given to -o when it exists (never a database, a
+    /// checkpoint or another file of the database directory).
+    #[arg(long)]
+    pub force: bool,
 }

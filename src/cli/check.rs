@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::args::CheckArgs;
 use super::output::{progress_bar, time_left, write_json, write_text};
 use crate::check::{self, CheckOptions};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::variant::Variant;
 
 /// When stderr is not a terminal, where the progress bar is not drawn, a
@@ -29,6 +29,11 @@ fn progress_line(name: &str, done: u64, total: u64, elapsed: Duration) -> String
 /// `bishops check`: every position (or a seeded sample) against the rules;
 /// exits 1 naming the first bad position.
 pub fn check(db: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<()> {
+    if args.sample == Some(0) {
+        return Err(Error::Usage(
+            "--sample 0 checks nothing: give at least 1, or leave --sample out to check every position".into(),
+        ));
+    }
     let variant = Variant::named(&args.variant)?;
     let seed = args.seed.unwrap_or_else(|| {
         SystemTime::now()

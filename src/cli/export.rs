@@ -1,52 +1,232 @@
 //! `export`: a whole solved table, streamed as CSV or JSON lines.
+//!
+//! With `-o PATH` the destination is decided before a row is computed, and
+//! nothing the program did not make is ever replaced:
+//!
+//! | at PATH (links followed) | what happens |
+//! |---|---|
+//! | nothing | a new file, written beside it and put in place only if nothing appeared meanwhile |
+//! | a FIFO, a device, a socket | the rows are written through it; it stays what it was |
+//! | a database, a checkpoint, a file of the database directory | refused, even with `--force` |
+//! | any other regular file | refused, or with `--force` replaced atomically (a link's target, the link kept) |
+//! | a directory, a link to nothing | refused |
 
-use std::fs;
+use std::fs::{self, Metadata};
 use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::args::{ExportArgs, Format};
 use super::output::{progress_bar, stdout_error};
 use crate::bitboard::Bitboard;
+use crate::checkpoint;
+use crate::cleanup::Pending;
 use crate::error::{Error, Result};
+use crate::files::{self, Kind};
 use crate::remoteness::Cell;
 use crate::rules::Part;
-use crate::storage::Database;
+use crate::storage::{self, Database};
 use crate::variant::{ClassSpec, Variant};
 
 /// `bishops export`: checks the whole database first, then streams it to
-/// stdout or, atomically, to a file.
+/// stdout or to `-o PATH` (see the module for what PATH may be).
 pub fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
     let variant = Variant::named(&args.variant)?;
+    let destination = args
+        .output
+        .as_deref()
+        .map(|path| destination(path, db, args.force))
+        .transpose()?;
     let database = Database::open(db, &variant)?;
     // Checked before the first row goes out: a stream cannot be taken back.
     database.verify()?;
-    match &args.output {
+    let rows = |w: &mut dyn Write| export_rows(&variant, &database, args.format, w);
+    match destination {
         None => {
             let mut w = io::BufWriter::with_capacity(1 << 20, out);
-            export_rows(&variant, &database, args.format, &mut w)?;
+            rows(&mut w)?;
             w.flush().map_err(stdout_error)
         }
-        Some(path) => {
-            let file_name = path
-                .file_name()
-                .ok_or_else(|| Error::Usage(format!("{} is not a file name", path.display())))?;
-            let tmp = path.with_file_name(format!(".{}.tmp-{}", file_name.to_string_lossy(), std::process::id()));
-            let _pending = crate::cleanup::Pending::register(&tmp);
-            let result = fs::File::create(&tmp)
-                .map_err(|e| Error::Io(tmp.clone(), e))
-                .and_then(|file| {
-                    let mut w = io::BufWriter::with_capacity(1 << 20, file);
-                    export_rows(&variant, &database, args.format, &mut w)?;
-                    let file = w.into_inner().map_err(|e| Error::Io(tmp.clone(), e.into_error()))?;
-                    file.sync_all().map_err(|e| Error::Io(tmp.clone(), e))
-                })
-                .and_then(|()| fs::rename(&tmp, path).map_err(|e| Error::Io(path.clone(), e)));
-            if result.is_err() {
-                let _ = fs::remove_file(&tmp);
-            }
-            result
+        Some(Destination::New(path)) => write_beside(&path, None, rows, |tmp| {
+            files::rename_no_replace(tmp, &path).map_err(|e| match e.kind() {
+                io::ErrorKind::AlreadyExists => Error::Io(
+                    path.clone(),
+                    io::Error::new(
+                        e.kind(),
+                        "it appeared while the export was written, and is left as it is",
+                    ),
+                ),
+                _ => Error::Io(path.clone(), e),
+            })
+        }),
+        Some(Destination::Replace(target, before)) => {
+            write_beside(&target, Some(before.permissions()), rows, |tmp| {
+                // Looked at again: only the file that --force was given for is replaced.
+                let same = fs::symlink_metadata(&target)
+                    .is_ok_and(|now| now.is_file() && (now.dev(), now.ino()) == (before.dev(), before.ino()));
+                if !same {
+                    return Err(Error::Io(
+                        target.clone(),
+                        io::Error::other("it changed while the export was written, and is left as it is"),
+                    ));
+                }
+                fs::rename(tmp, &target).map_err(|e| Error::Io(target.clone(), e))
+            })
+        }
+        Some(Destination::Through(path, kind)) => {
+            let sink = open_through(&path, kind)?;
+            let mut w = io::BufWriter::with_capacity(1 << 20, sink);
+            rows(&mut w)?;
+            w.flush().map_err(|e| Error::Io(path.clone(), e))
         }
     }
+}
+
+/// Where `export -o PATH` writes.
+#[derive(Debug)]
+enum Destination {
+    /// Nothing is at the path: a new file.
+    New(PathBuf),
+    /// A regular file that `--force` replaces: the file itself (any link
+    /// followed), and what it was when the export began.
+    Replace(PathBuf, Metadata),
+    /// A FIFO, a device or a socket: written through, never replaced.
+    Through(PathBuf, Kind),
+}
+
+/// Decides where `-o path` writes, or refuses it (see the module), before
+/// a row is computed: `db` is the database directory, `force` whether
+/// `--force` was given.
+fn destination(path: &Path, db: &Path, force: bool) -> Result<Destination> {
+    let refuse = |what: &str| Error::Usage(format!("`{}` {what}", path.display()));
+    if path.file_name().is_none() {
+        return Err(refuse("is not a file name: give -o the name of a file"));
+    }
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if fs::symlink_metadata(path).is_ok() {
+                return Err(refuse(
+                    "is a symbolic link to nothing: remove it, or export to another file",
+                ));
+            }
+            if is_database_directory(path.parent(), db)
+                && path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| storage::is_own_name(n) || checkpoint::is_own_name(n))
+            {
+                return Err(refuse(
+                    "is the name of a file of the database directory: export to another file",
+                ));
+            }
+            return Ok(Destination::New(path.to_path_buf()));
+        }
+        Err(e) => return Err(Error::Io(path.to_path_buf(), e)),
+    };
+    match Kind::of(&meta) {
+        Kind::Directory => Err(refuse("is a directory: give -o the name of a file")),
+        Kind::Regular => {
+            if let Some(what) = own_file(path, &meta, db) {
+                return Err(refuse(&format!(
+                    "is {what}: export to another file (--force never replaces it)"
+                )));
+            }
+            if !force {
+                return Err(refuse("exists: pass --force to replace it, or export to another file"));
+            }
+            let target = fs::canonicalize(path).map_err(|e| Error::Io(path.to_path_buf(), e))?;
+            Ok(Destination::Replace(target, meta))
+        }
+        kind => Ok(Destination::Through(path.to_path_buf(), kind)),
+    }
+}
+
+/// Whether `dir` (a path's parent, `None` or empty for the working
+/// directory) is the database directory `db`.
+fn is_database_directory(dir: Option<&Path>, db: &Path) -> bool {
+    let dir = dir.filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    match (fs::metadata(dir), fs::metadata(db)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
+/// What of this program's the regular file at `path` (whose metadata is
+/// `meta`) is, if anything: a database, a checkpoint, or a file of the
+/// database directory `db` (the same file under any name).
+fn own_file(path: &Path, meta: &Metadata, db: &Path) -> Option<String> {
+    if storage::is_database(path) {
+        return Some("a bishops database".into());
+    }
+    if checkpoint::is_checkpoint(path) {
+        return Some("a bishops checkpoint".into());
+    }
+    let same =
+        |entry: &fs::DirEntry| fs::metadata(entry.path()).is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()));
+    fs::read_dir(db)
+        .ok()?
+        .flatten()
+        .any(|entry| same(&entry))
+        .then(|| format!("a file of the database directory `{}`", db.display()))
+}
+
+/// Writes the rows into a new temporary file beside `target` (created
+/// afresh, never over anything), with the permissions `mode` if given,
+/// syncs it, and puts it in place with `place`. On any failure the
+/// temporary file is removed and `target` is left as it was.
+fn write_beside(
+    target: &Path,
+    mode: Option<fs::Permissions>,
+    rows: impl FnOnce(&mut dyn Write) -> Result<()>,
+    place: impl FnOnce(&Path) -> Result<()>,
+) -> Result<()> {
+    let name = target
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy());
+    let tmp = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| Error::Io(tmp.clone(), e))?;
+    let _pending = Pending::register(&tmp);
+    let result = (|| {
+        if let Some(mode) = mode {
+            file.set_permissions(mode).map_err(|e| Error::Io(tmp.clone(), e))?;
+        }
+        let mut w = io::BufWriter::with_capacity(1 << 20, file);
+        rows(&mut w)?;
+        let file = w.into_inner().map_err(|e| Error::Io(tmp.clone(), e.into_error()))?;
+        file.sync_all().map_err(|e| Error::Io(tmp.clone(), e))?;
+        drop(file);
+        place(&tmp)?;
+        files::sync_dir(target.parent().unwrap_or(Path::new(".")));
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Opens the FIFO, device or socket at `path` to write the rows through
+/// it: without creating or truncating anything. A FIFO waits for a reader,
+/// as `cat > FIFO` does.
+fn open_through(path: &Path, kind: Kind) -> Result<Box<dyn Write>> {
+    let io = |e| Error::Io(path.to_path_buf(), e);
+    if kind == Kind::Socket {
+        return Ok(Box::new(std::os::unix::net::UnixStream::connect(path).map_err(io)?));
+    }
+    let file = fs::OpenOptions::new().write(true).open(path).map_err(io)?;
+    // Looked at again: a regular file put there meanwhile is not written into.
+    if file.metadata().map_err(io)?.is_file() {
+        return Err(Error::Usage(format!(
+            "`{}` became a regular file: export again to decide what to do with it",
+            path.display()
+        )));
+    }
+    Ok(Box::new(file))
 }
 
 /// Formats the rows of one class fast: square names are spelled once per

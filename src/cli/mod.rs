@@ -18,6 +18,7 @@
 //! stderr, so that `--json` output is never polluted.
 
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
 
 mod args;
 mod check;
@@ -91,35 +92,93 @@ fn check_threads(threads: Option<usize>) -> Result<()> {
     }
 }
 
-/// Refuses the environment variables the command line reads when they are
-/// set but empty, or not what they should be, naming the variable (clap
-/// would blame the option instead).
+/// The environment variables the command line reads, with the option each
+/// stands in for and what it should hold.
+const ENVIRONMENT: [(&str, &str, &str); 2] = [
+    ("BISHOPS_DB", "db", "a directory"),
+    ("BISHOPS_THREADS", "threads", "a number of threads"),
+];
+
+/// Parses the process's command line as clap's [`Cli::parse`] does, but
+/// with an option given on the command line always overriding its
+/// environment variable, even one that is not what it should be, and with
+/// a bad variable that is used refused in one line naming it (clap would
+/// blame the option instead).
+///
+/// Help, version and mistakes on the command line are clap's to print: it
+/// does, and exits, as [`Cli::parse`] does. When clap finds a mistake and a
+/// variable is bad too, the variable is what is reported.
 ///
 /// # Errors
 ///
 /// [`Error::Usage`] naming the variable.
-pub fn check_environment() -> Result<()> {
-    for (name, what) in [
-        ("BISHOPS_DB", "a directory"),
-        ("BISHOPS_THREADS", "a number of threads"),
-    ] {
-        let Some(value) = std::env::var_os(name) else {
+pub fn parse() -> Result<Cli> {
+    parse_from(std::env::args_os().collect(), |name| std::env::var_os(name))
+}
+
+/// [`parse`] of `args`, with `read` for the environment.
+fn parse_from(args: Vec<std::ffi::OsString>, read: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<Cli> {
+    use clap::{CommandFactory, FromArgMatches};
+    // Without the variables: clap reads one even where the option is given
+    // after the subcommand, and fails on a bad one. They are read below.
+    let mut command = Cli::command();
+    for (_, id, _) in ENVIRONMENT {
+        command = command.mut_arg(id, |arg| arg.env(None::<&'static str>));
+    }
+    let matches = match command.try_get_matches_from(&args) {
+        Ok(matches) => matches,
+        Err(e) if e.use_stderr() => {
+            environment(None, &read)?;
+            e.exit()
+        }
+        // Help and version, from the grammar that names the variables.
+        Err(_) => Cli::command().get_matches_from(&args),
+    };
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let values = environment(Some(&matches), &read)?;
+    cli.db = values.db.unwrap_or(cli.db);
+    cli.threads = values.threads.or(cli.threads);
+    Ok(cli)
+}
+
+/// The values of the environment variables that apply.
+#[derive(Debug, Default, PartialEq)]
+struct Environment {
+    db: Option<PathBuf>,
+    threads: Option<usize>,
+}
+
+/// Reads the environment variables (through `read`) whose options
+/// `matches` did not take from the command line (every one without
+/// `matches`), refusing one that is set but empty or not what it should be.
+fn environment(
+    matches: Option<&clap::ArgMatches>,
+    read: &impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<Environment> {
+    let mut values = Environment::default();
+    for (name, id, what) in ENVIRONMENT {
+        if matches.is_some_and(|m| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)) {
             continue;
-        };
-        let value = value.to_string_lossy();
-        if value.trim().is_empty() {
+        }
+        let Some(value) = read(name) else { continue };
+        let text = value.to_string_lossy();
+        if text.trim().is_empty() {
             return Err(Error::Usage(format!(
                 "environment variable {name} is set but empty: unset it, or set it to {what}"
             )));
         }
-        if name == "BISHOPS_THREADS" && value.trim().parse::<usize>().is_err() {
-            return Err(Error::Usage(format!(
-                "environment variable {name} is `{}`, not {what}",
-                crate::text::clip(&value, 20)
-            )));
+        if id == "threads" {
+            values.threads = Some(text.trim().parse().map_err(|_| {
+                Error::Usage(format!(
+                    "environment variable {name} is `{}`, not {what}",
+                    crate::text::clip(&text, 20)
+                ))
+            })?);
+        } else {
+            values.db = Some(PathBuf::from(value));
         }
     }
-    Ok(())
+    Ok(values)
 }
 
 /// Sizes the global thread pool for a command that searches.
@@ -130,4 +189,48 @@ fn thread_pool(threads: Option<usize>) -> Result<()> {
         let _ = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    /// [`parse_from`] of `args` with `env` as the environment.
+    fn parse_with(args: &[&str], env: &[(&str, &str)]) -> Result<Cli> {
+        let read = |name: &str| env.iter().find(|(n, _)| *n == name).map(|(_, v)| OsString::from(v));
+        parse_from(args.iter().map(OsString::from).collect(), read)
+    }
+
+    #[test]
+    fn an_option_on_the_command_line_overrides_its_variable_wherever_it_is() {
+        let bad = [("BISHOPS_THREADS", "abc"), ("BISHOPS_DB", "")];
+        for args in [
+            &["bishops", "--threads", "1", "--db", "d", "solve", "5x4"][..],
+            &["bishops", "solve", "5x4", "--threads", "1", "--db", "d"],
+        ] {
+            let cli = parse_with(args, &bad).unwrap();
+            assert_eq!((cli.threads, cli.db), (Some(1), PathBuf::from("d")), "{args:?}");
+        }
+        let cli = parse_with(
+            &["bishops", "variants"],
+            &[("BISHOPS_THREADS", " 3 "), ("BISHOPS_DB", "e")],
+        )
+        .unwrap();
+        assert_eq!((cli.threads, cli.db), (Some(3), PathBuf::from("e")));
+        let cli = parse_with(&["bishops", "variants"], &[]).unwrap();
+        assert_eq!((cli.threads, cli.db), (None, PathBuf::from("db")));
+    }
+
+    #[test]
+    fn a_bad_variable_that_is_used_is_refused_naming_it() {
+        for (env, args) in [
+            (("BISHOPS_THREADS", "abc"), &["bishops", "--db", "d", "variants"][..]),
+            (("BISHOPS_DB", " "), &["bishops", "variants", "--threads", "2"]),
+        ] {
+            let e = parse_with(args, &[env]).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("environment variable {}", env.0)), "{e}");
+            assert!(!e.contains("--"), "{e}");
+        }
+    }
 }

@@ -1,8 +1,8 @@
 //! `play`: the puzzle in the terminal, with hints.
 //!
 //! One command per line of input, so a game can be typed or piped in; a
-//! line that is not a command gets one line of explanation and the game
-//! goes on.
+//! line that is not a command (or not UTF-8 text, or longer than 1 KiB)
+//! gets one line of explanation and the game goes on.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -42,21 +42,75 @@ pub fn play(tablebase: &Tablebase, args: PlayArgs, input: &mut dyn BufRead, out:
             write_text(out, "> ")?;
             out.flush().map_err(stdout_error)?;
         }
-        let mut line = String::new();
-        if input
-            .read_line(&mut line)
-            .map_err(|e| Error::Io(PathBuf::from("stdin"), e))?
-            == 0
-        {
-            return Ok(());
-        }
-        let command = line.trim();
-        if command == "quit" || command == "exit" {
-            return Ok(());
-        }
-        let reply = game.command(command)?;
+        let reply = match read_line(input).map_err(|e| Error::Io(PathBuf::from("stdin"), e))? {
+            Line::End => return Ok(()),
+            Line::Text(line) => {
+                let command = line.trim();
+                if command == "quit" || command == "exit" {
+                    return Ok(());
+                }
+                game.command(command)?
+            }
+            Line::NotUtf8 => format!("that line is not UTF-8 text: type {COMMANDS}\n"),
+            Line::TooLong => format!("that line is longer than {MAX_LINE} bytes: type {COMMANDS}\n"),
+        };
         write_text(out, &reply)?;
     }
+}
+
+/// The longest line of input `play` reads as a command; far longer than any.
+const MAX_LINE: usize = 1024;
+
+/// A line of input, as [`read_line`] reads it.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    /// The input is over.
+    End,
+    /// A line of text, without its newline.
+    Text(String),
+    /// A line that is not UTF-8.
+    NotUtf8,
+    /// A line of more than [`MAX_LINE`] bytes, read to its end and dropped.
+    TooLong,
+}
+
+/// Reads one line of `input`, keeping at most [`MAX_LINE`] bytes of it in
+/// memory however long it is.
+fn read_line(input: &mut dyn BufRead) -> std::io::Result<Line> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let buffer = match input.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buffer.is_empty() {
+            if line.is_empty() && !too_long {
+                return Ok(Line::End);
+            }
+            break;
+        }
+        let (taken, ended) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buffer.len(), false),
+        };
+        let text = &buffer[..taken - usize::from(ended)];
+        if line.len() + text.len() > MAX_LINE {
+            too_long = true;
+        } else {
+            line.extend_from_slice(text);
+        }
+        input.consume(taken);
+        if ended {
+            break;
+        }
+    }
+    Ok(if too_long {
+        Line::TooLong
+    } else {
+        String::from_utf8(line).map_or(Line::NotUtf8, Line::Text)
+    })
 }
 
 /// A game in progress: where it started and every position since.
@@ -185,5 +239,37 @@ impl Game {
         }
         let moves: Vec<String> = line.moves.iter().map(Move::to_string).collect();
         Ok(format!("line ({} moves): {}\n", moves.len(), moves.join(" ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_read_whole_bounded_and_checked_for_utf8() {
+        let mut bytes = b"hint\r\n\xff\n".to_vec();
+        bytes.extend("x".repeat(3 * MAX_LINE).bytes().chain(*b"\n"));
+        bytes.extend("y".repeat(MAX_LINE).bytes().chain(*b"\nquit"));
+        // A reader that hands out a few bytes at a time.
+        let mut input = std::io::BufReader::with_capacity(7, &bytes[..]);
+        let mut lines = Vec::new();
+        loop {
+            let line = read_line(&mut input).unwrap();
+            if line == Line::End {
+                break;
+            }
+            lines.push(line);
+        }
+        assert_eq!(
+            lines,
+            [
+                Line::Text("hint\r".into()),
+                Line::NotUtf8,
+                Line::TooLong,
+                Line::Text("y".repeat(MAX_LINE)),
+                Line::Text("quit".into()),
+            ]
+        );
     }
 }

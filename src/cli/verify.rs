@@ -1,6 +1,6 @@
 //! `verify`: judges a move sequence someone found.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 
 use super::args::VerifyArgs;
@@ -16,11 +16,7 @@ pub fn verify(tablebase: &Tablebase, args: VerifyArgs, input: &mut dyn BufRead, 
     let text;
     let moves: Vec<&str> = match args.moves.as_slice() {
         [dash] if dash == "-" => {
-            let mut buffer = String::new();
-            input
-                .read_to_string(&mut buffer)
-                .map_err(|e| Error::Io(PathBuf::from("stdin"), e))?;
-            text = buffer;
+            text = read_moves(input)?;
             split_moves(&text)
         }
         moves if moves.iter().any(|m| m == "-") => {
@@ -37,6 +33,32 @@ pub fn verify(tablebase: &Tablebase, args: VerifyArgs, input: &mut dyn BufRead, 
         return write_json(out, &verdict);
     }
     write_text(out, &verdict_text(&verdict))
+}
+
+/// The most bytes `verify -` reads: far more than any line of moves of any
+/// board this program can solve.
+const MAX_INPUT: u64 = 1 << 20;
+
+/// The text of the moves on `input`, at most [`MAX_INPUT`] bytes of UTF-8.
+///
+/// # Errors
+///
+/// [`Error::Usage`] when there is more, or it is not UTF-8.
+fn read_moves(input: &mut dyn BufRead) -> Result<String> {
+    let mut bytes = Vec::new();
+    (&mut *input)
+        .take(MAX_INPUT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::Io(PathBuf::from("stdin"), e))?;
+    if bytes.len() as u64 > MAX_INPUT {
+        return Err(Error::Usage(format!(
+            "standard input holds more than {} MiB of moves: give at most that",
+            MAX_INPUT >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        Error::Usage("standard input is not UTF-8 text: give moves like a3-b2, separated by spaces or newlines".into())
+    })
 }
 
 fn verdict_text(v: &Verification) -> String {
