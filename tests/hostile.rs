@@ -11,6 +11,7 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -342,21 +343,42 @@ fn no_path_of_the_machine_reaches_a_client() {
     assert_eq!(variants.status, 200, "{variants:#?}");
     assert!(!variants.body.contains(&here), "{}", variants.body);
     let list = variants.json();
-    let seven = list["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["name"] == "7x4")
-        .unwrap();
+    let seven = variant_entry(&list, "7x4");
     assert_eq!(seven["solved"], false);
     assert!(seven["problem"].is_string(), "{seven}");
-    let five = list["variants"]
+    let five = variant_entry(&list, "5x4");
+    assert_eq!(five["solved"], true);
+}
+
+/// The report of `name` in a `/api/variants` document.
+fn variant_entry<'a>(list: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    list["variants"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|v| v["name"] == "5x4")
-        .unwrap();
-    assert_eq!(five["solved"], true);
+        .find(|v| v["name"] == name)
+        .unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_where_a_database_belongs_is_a_server_fault_answered_at_once() {
+    let dir = fresh_dir("hostile-fifo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("5x4.sqlite");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path in a directory of this test's own.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let server = Server::start(&dir);
+    let began = Instant::now();
+    let message = error_of(&get(server.addr, &format!("/api/query?position={START}")), 500);
+    assert!(!message.contains(&dir.display().to_string()), "{message}");
+    let variants = get(server.addr, "/api/variants");
+    assert_eq!(variants.status, 200, "{variants:#?}");
+    assert!(variant_entry(&variants.json(), "5x4")["problem"].is_string());
+    assert!(began.elapsed() < Duration::from_secs(5), "{:?}", began.elapsed());
+    // Nothing waited on the pipe, so the server stops as usual (in drop).
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
 }
 
 /// `bishops serve --port 0` over `dir`, its address read from its first line.

@@ -19,7 +19,7 @@
 //! - [`gate`]: every connection passes a gate that bounds and times each
 //!   request's head and body before hyper parses them, closes idle
 //!   connections and limits how many are served at once;
-//! - [`api`]: the routes; every answer is JSON (errors too, with no path of
+//! - `api`: the routes; every answer is JSON (errors too, with no path of
 //!   this machine), and all parsing and table work runs off the threads
 //!   that answer connections, each answer within a time limit;
 //! - the [`Tablebase`] opens or solves each variant in its own slot, so a
