@@ -613,7 +613,8 @@ mod tests {
         let huge = format!("5_4_{}_e1", "-".repeat(2_000_000));
         let err = refusal(&huge);
         assert_eq!(err.reasons, Refusals::FIELDS);
-        assert!(err.to_string().contains("2000008 bytes long"), "{err}");
+        let length = format!("{} bytes long", huge.len());
+        assert!(err.to_string().contains(&length), "{err}");
         assert!(err.to_string().len() < 200, "{err}");
         // Within the bound, every repeat of one mistake is said once.
         let repeats = format!("5_4_{}_e1", ["a1"; 100].join("-"));
