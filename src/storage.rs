@@ -14,7 +14,7 @@
 //! looked up). Every block of a table (the positions of one white set) has
 //! its own checksum, verified each time it is read, so a lookup checks what
 //! it reads at the cost of one block; [`Database::verify`] reads everything
-//! and recomputes every count. The schema (see `SCHEMA` and the README) is
+//! and recomputes every count. The schema (see `SCHEMA` and `docs/database.md`) is
 //! meant to be read by people with `sqlite3` as well as by this program.
 
 use std::cell::RefCell;

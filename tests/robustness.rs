@@ -654,7 +654,7 @@ fn error_lines_are_bounded_however_long_the_input() {
 // ---------------------------------------------------------------------------
 
 /// Rewrites every checksum of a rows-layout database for its rows as they
-/// now are, following the README's definitions: what a careful forger (or a
+/// now are, following docs/database.md's definitions: what a careful forger (or a
 /// bug in a writer) would produce. Only the rules can catch what is left.
 fn rechecksum_rows(path: &Path, block_size: i64) {
     let conn = damage::edit(path);
@@ -693,7 +693,7 @@ fn rechecksum_rows(path: &Path, block_size: i64) {
 fn a_consistent_forgery_is_caught_by_the_rules() {
     let db = fresh("forgery");
     let file = solve(&db, "5x4", "rows");
-    // Checksums rewritten without an edit change nothing: the README's
+    // Checksums rewritten without an edit change nothing: docs/database.md's
     // definitions are the program's. (C(10 - 2, 2) = 28 hashes per white
     // set of 5x4.)
     rechecksum_rows(&file, 28);
