@@ -161,7 +161,8 @@ impl Error {
             Error::Corrupt { problem, variant, .. } => format!(
                 "the database of {variant} {problem}; it is not trusted: run `bishops solve {variant}` to rebuild it"
             ),
-            Error::DbPath(_) => "the server's database directory cannot be used: see the server's log".into(),
+            // The file's name is the client's business, its directory not.
+            Error::DbPath(message) => without_directories(message),
             Error::Sqlite(..) | Error::Io(..) => {
                 "the server could not read or write a file: see the server's log".into()
             }
@@ -170,10 +171,51 @@ impl Error {
     }
 }
 
+/// `message` with each path quoted in backticks cut to its last part.
+fn without_directories(message: &str) -> String {
+    let mut out = String::new();
+    for (i, piece) in message.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // Odd pieces are inside backticks.
+        match std::path::Path::new(piece).file_name() {
+            Some(name) if i % 2 == 1 && piece.contains('/') => out.push_str(&name.to_string_lossy()),
+            _ => out.push_str(piece),
+        }
+    }
+    out
+}
+
 impl std::error::Error for Error {}
 
 impl From<PositionError> for Error {
     fn from(e: PositionError) -> Error {
         Error::Position(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_messages_name_no_directory() {
+        let e = Error::DbPath(
+            "`/srv/data/db/5x4.sqlite` is a directory where the database of 5x4 belongs: run `bishops solve 5x4`"
+                .into(),
+        );
+        assert_eq!(
+            e.public_message(),
+            "`5x4.sqlite` is a directory where the database of 5x4 belongs: run `bishops solve 5x4`"
+        );
+        let e = Error::NotSolved {
+            variant: "9x8".into(),
+            path: "/srv/data/db/9x8.sqlite".into(),
+            why: None,
+        };
+        assert!(!e.public_message().contains("/srv"), "{}", e.public_message());
+        let e = Error::Io("/srv/data/db/x".into(), std::io::Error::other("boom"));
+        assert!(!e.public_message().contains("/srv"));
     }
 }

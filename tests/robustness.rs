@@ -607,13 +607,16 @@ fn a_directory_where_the_database_belongs_is_refused() {
         &["query", START_5X4][..],
         &["solve", "5x4"],
         &["solve", "5x4", "--force"],
-        &["variants"],
         &["stats", "5x4"],
     ] {
         let msg = run_in(&db, args).refused(2);
         assert!(msg.contains("5x4.sqlite` is a directory"), "{args:?}: {msg}");
         assert!(msg.contains("move it away"), "{msg}");
     }
+    // The list of variants still lists them all, this one with its problem.
+    let list = run_in(&db, &["variants"]).ok();
+    assert!(list.stdout.contains("5x4.sqlite` is a directory"), "{list:#?}");
+    assert!(list.stdout.lines().any(|l| l.starts_with("7x6 ")), "{list:#?}");
     assert!(db.join("5x4.sqlite").is_dir());
     fs::remove_dir_all(&db).unwrap();
 }
@@ -794,7 +797,6 @@ fn a_fifo_at_the_database_path_is_refused_at_once_not_waited_on() {
         &["stats", "5x4"],
         &["check", "5x4"],
         &["export", "5x4"],
-        &["variants"],
         &["solve", "5x4"],
         &["solve", "5x4", "--force"],
     ] {
@@ -804,6 +806,9 @@ fn a_fifo_at_the_database_path_is_refused_at_once_not_waited_on() {
             "{args:?}: {msg}"
         );
     }
+    // The list of variants answers at once, this one with its problem.
+    let list = run_quickly(&db, &["variants"]).ok();
+    assert!(list.stdout.contains("5x4.sqlite` is a FIFO (named pipe)"), "{list:#?}");
     assert!(is_fifo(&fifo), "the FIFO is left as it was");
     assert_eq!(names(&db), vec!["5x4.sqlite".to_owned()], "nothing else made");
     fs::remove_dir_all(&db).unwrap();
@@ -988,7 +993,7 @@ fn export_refuses_a_directory_and_a_link_to_nothing() {
 
 #[test]
 #[ignore = "needs root to make a device node (run by .ci/run as root)"]
-fn export_through_a_character_device_leaves_it_a_device() {
+fn export_through_a_character_device_leaves_it_a_device_and_refuses_a_block_device() {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let (db, out, _) = export_dirs("export-device");
@@ -1004,6 +1009,19 @@ fn export_through_a_character_device_leaves_it_a_device() {
         assert_eq!(meta.rdev(), libc::makedev(1, 3));
     }
     assert_eq!(names(&out), ["null"], "no temporary file");
+    // A block device (a disk, here the first loop device's node) is refused:
+    // a stream would overwrite what is on it.
+    let disk = out.join("disk");
+    let c = std::ffi::CString::new(disk.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path in this test's directory.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFBLK | 0o600, libc::makedev(7, 0)) };
+    assert_eq!(made, 0, "mknod: {}", std::io::Error::last_os_error());
+    for extra in [&[][..], &["--force"]] {
+        let message = export_to(&db, &disk, extra).refused(2);
+        assert!(message.contains("block device"), "{message}");
+        assert!(fs::symlink_metadata(&disk).unwrap().file_type().is_block_device());
+    }
+    assert_eq!(names(&out), ["disk", "null"], "no temporary file");
     fs::remove_dir_all(db.parent().unwrap()).unwrap();
 }
 

@@ -6,7 +6,8 @@
 //! | at PATH (links followed) | what happens |
 //! |---|---|
 //! | nothing | a new file, written beside it and put in place only if nothing appeared meanwhile |
-//! | a FIFO, a device, a socket | the rows are written through it; it stays what it was |
+//! | a FIFO, a character device, a socket | the rows are written through it; it stays what it was |
+//! | a block device | refused: a stream would overwrite the disk |
 //! | a database, a checkpoint, a file of the database directory | refused, even with `--force` |
 //! | any other regular file | refused, or with `--force` replaced atomically (a link's target, the link kept) |
 //! | a directory, a link to nothing | refused |
@@ -90,7 +91,8 @@ enum Destination {
     /// A regular file that `--force` replaces: the file itself (any link
     /// followed), and what it was when the export began.
     Replace(PathBuf, Metadata),
-    /// A FIFO, a device or a socket: written through, never replaced.
+    /// A FIFO, a character device or a socket: written through, never
+    /// replaced. (A block device is refused.)
     Through(PathBuf, Kind),
 }
 
@@ -138,6 +140,11 @@ fn destination(path: &Path, db: &Path, force: bool) -> Result<Destination> {
             let target = fs::canonicalize(path).map_err(|e| Error::Io(path.to_path_buf(), e))?;
             Ok(Destination::Replace(target, meta))
         }
+        // A disk is not a stream's place: writing through it would
+        // destroy what is on it.
+        Kind::BlockDevice => Err(refuse(
+            "is a block device (a disk): export to a file, a pipe or a character device",
+        )),
         kind => Ok(Destination::Through(path.to_path_buf(), kind)),
     }
 }
