@@ -185,6 +185,86 @@ pub struct StatsReport {
     pub solve_seconds: Option<f64>,
     /// One report per colour class.
     pub classes: Vec<ClassReport>,
+    /// The whole board: every class's part of a position together.
+    pub board: BoardReport,
+}
+
+/// The remoteness of whole-board positions: a position's remoteness is the
+/// sum of its class parts', so the whole board's histogram is the
+/// convolution of the class histograms ([`convolve`]). Counts pass 2^64 on
+/// boards from 11x10 on, so they are 128-bit (exact in the JSON document,
+/// whose readers should parse them as big integers).
+#[derive(Clone, Debug, Serialize)]
+pub struct BoardReport {
+    /// Legal whole-board positions: the product of the classes' legal counts.
+    pub legal: u128,
+    /// Those that reach the goal: every class part does.
+    pub reachable: u128,
+    /// Those that do not.
+    pub unreachable: u128,
+    /// The largest remoteness of a whole-board position.
+    pub max_remoteness: Option<Remoteness>,
+    /// `histogram[r]`: whole-board positions of remoteness `r`.
+    pub histogram: Vec<u128>,
+    /// Whole-board positions of the largest remoteness.
+    pub hardest_count: u128,
+    /// One of them: the first hardest part of each class together.
+    pub hardest: Option<String>,
+}
+
+/// The histogram of sums: `out[r]` counts the ways to pick one entry of each
+/// histogram whose indices add up to `r`.
+///
+/// ```
+/// use bishops::report::convolve;
+///
+/// // Two classes of 1 + 2 + 1 positions at remoteness 0, 1, 2.
+/// assert_eq!(convolve(&[vec![1, 2, 1], vec![1, 2, 1]]), [1, 4, 6, 4, 1]);
+/// assert_eq!(convolve(&[vec![3, 5]]), [3, 5]);
+/// ```
+pub fn convolve(histograms: &[Vec<u64>]) -> Vec<u128> {
+    let mut out = vec![1u128];
+    for histogram in histograms {
+        if histogram.is_empty() {
+            return Vec::new();
+        }
+        let mut next = vec![0u128; out.len() + histogram.len() - 1];
+        for (i, &a) in out.iter().enumerate() {
+            for (j, &b) in histogram.iter().enumerate() {
+                // At most (2^64)^2 a term over 2 classes: no overflow.
+                next[i + j] += a * u128::from(b);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+impl BoardReport {
+    /// The whole board of `classes` of `variant`.
+    fn of(variant: &Variant, classes: &[ClassReport]) -> BoardReport {
+        let histogram = convolve(&classes.iter().map(|c| c.histogram.clone()).collect::<Vec<_>>());
+        let legal = classes.iter().map(|c| u128::from(c.legal)).product();
+        let reachable = classes.iter().map(|c| u128::from(c.reachable)).product();
+        let hardest = classes
+            .iter()
+            .zip(variant.classes())
+            .map(|(c, spec)| c.hardest.first().map(|h| (&spec.geometry, spec.index.unrank(h.hash))))
+            .collect::<Option<Vec<_>>>()
+            .map(|parts| {
+                let parts: Vec<_> = parts.iter().map(|(g, p)| (*g, *p)).collect();
+                Position::from_parts(variant.board(), &parts).to_string()
+            });
+        BoardReport {
+            legal,
+            reachable,
+            unreachable: legal - reachable,
+            max_remoteness: histogram.len().checked_sub(1).map(|r| Remoteness(r as u16)),
+            hardest_count: histogram.last().copied().unwrap_or(0),
+            histogram,
+            hardest,
+        }
+    }
 }
 
 /// Positions per remoteness and the hardest positions of the variant named
@@ -225,9 +305,10 @@ pub fn stats(dir: &Path, name: &str) -> Result<StatsReport> {
                     .collect(),
             }
         })
-        .collect();
+        .collect::<Vec<ClassReport>>();
     let meta = database.metadata();
     Ok(StatsReport {
+        board: BoardReport::of(&variant, &classes),
         variant: variant.name().to_owned(),
         path: database.path().to_path_buf(),
         start: variant.start().to_string(),

@@ -49,6 +49,17 @@ pub fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
     write_text(out, &text)
 }
 
+/// A histogram as two aligned columns, however large its counts.
+fn histogram_table<T: ToString>(counts: &[T]) -> String {
+    let counts: Vec<String> = counts.iter().map(ToString::to_string).collect();
+    let width = counts.iter().map(String::len).max().unwrap_or(0).max("positions".len());
+    let mut text = format!("  remoteness  {:>width$}\n", "positions");
+    for (r, n) in counts.iter().enumerate() {
+        text += &format!("  {r:>10}  {n:>width$}\n");
+    }
+    text
+}
+
 /// `bishops stats`: positions per remoteness and the hardest positions.
 pub fn stats(db: &Path, args: StatsArgs, out: &mut dyn Write) -> Result<()> {
     let report = report::stats(db, &args.variant)?;
@@ -76,15 +87,27 @@ pub fn stats(db: &Path, args: StatsArgs, out: &mut dyn Write) -> Result<()> {
             c.reachable,
             c.unreachable
         );
-        text += "  remoteness  positions\n";
-        for (r, n) in c.histogram.iter().enumerate() {
-            text += &format!("  {r:>10}  {n:>9}\n");
-        }
+        text += &histogram_table(&c.histogram);
         if let Some(max) = c.max_remoteness {
             text += &format!("  hardest (remoteness {max}):\n");
             for h in &c.hardest {
                 text += &format!("    {}  hash {}\n", h.position, h.hash);
             }
+        }
+    }
+    if report.classes.len() > 1 {
+        let b = &report.board;
+        text += &format!(
+            "\nwhole board: {} legal, {} reachable, {} unreachable\n",
+            b.legal, b.reachable, b.unreachable
+        );
+        text += &histogram_table(&b.histogram);
+        if let (Some(max), Some(hardest)) = (b.max_remoteness, &b.hardest) {
+            let count = match b.hardest_count {
+                1 => "1 position".to_owned(),
+                n => format!("{n} positions, such as"),
+            };
+            text += &format!("  hardest (remoteness {max}): {count}\n    {hardest}\n");
         }
     }
     write_text(out, &text)

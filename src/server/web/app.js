@@ -17,11 +17,20 @@ const $ = (id) => document.getElementById(id);
 // The API
 // ---------------------------------------------------------------------------
 
+// Counts of whole-board positions pass 2^53, where numbers stop being
+// exact: the reviver reads such integers from their source text as BigInt.
+function bigIntegers(key, value, context) {
+  if (typeof value === "number" && !Number.isSafeInteger(value) && context && /^\d+$/.test(context.source)) {
+    return BigInt(context.source);
+  }
+  return value;
+}
+
 async function api(path, options) {
   const response = await fetch(path, options);
   let body;
   try {
-    body = await response.json();
+    body = JSON.parse(await response.text(), bigIntegers);
   } catch (_) {
     body = { error: `${response.status} ${response.statusText}` };
   }
@@ -485,6 +494,7 @@ async function renderVariant(name) {
     ["start remoteness", stats.start_remoteness],
     ["largest remoteness", stats.max_remoteness],
     ["legal positions", stats.legal_positions === null ? "–" : stats.legal_positions.toLocaleString("en")],
+    ["positions at the largest", stats.board.hardest_count.toLocaleString("en")],
   ];
   summary.innerHTML = `<h2></h2><p class="description"></p><div class="facts"></div>
     <p>Start <a class="position" href="${play}"></a></p>`;
@@ -497,6 +507,27 @@ async function renderVariant(name) {
     fact.firstChild.textContent = label;
     fact.lastChild.textContent = value === null ? "–" : value;
     summary.querySelector(".facts").appendChild(fact);
+  }
+  if (stats.classes.length > 1) {
+    const b = stats.board;
+    const panel = document.createElement("div");
+    panel.className = "panel histogram board";
+    const heading = document.createElement("h2");
+    heading.textContent = `Whole board: ${b.legal.toLocaleString("en")} legal, ` +
+      `${b.unreachable.toLocaleString("en")} unreachable`;
+    panel.appendChild(heading);
+    panel.appendChild(histogram(b.histogram));
+    if (b.hardest) {
+      const hardest = document.createElement("div");
+      hardest.innerHTML = `<h2></h2><div class="hardest"><a></a></div>`;
+      hardest.firstChild.textContent = `Hardest (remoteness ${b.max_remoteness}): ` +
+        `${b.hardest_count.toLocaleString("en")} positions, such as`;
+      const link = hardest.querySelector("a");
+      link.href = `/?${new URLSearchParams({ position: b.hardest, variant: name })}`;
+      link.textContent = b.hardest;
+      panel.appendChild(hardest);
+    }
+    classes.appendChild(panel);
   }
   for (const c of stats.classes) {
     const panel = document.createElement("div");
@@ -521,11 +552,12 @@ async function renderVariant(name) {
 
 function histogram(counts) {
   const W = 640, H = 220, L = 8, R = 8, T = 18, B = 34;
-  const top = Math.max(1, ...counts);
+  // Heights need no more than a Number's precision; the labels stay exact.
+  const top = Math.max(1, ...counts.map(Number));
   const width = (W - L - R) / Math.max(1, counts.length);
   const svg = svgElement("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "Positions per remoteness" });
   counts.forEach((count, r) => {
-    const h = (count / top) * (H - T - B);
+    const h = (Number(count) / top) * (H - T - B);
     const bar = svgElement("rect", { x: L + r * width + 1, y: H - B - h, width: Math.max(1, width - 2), height: h, rx: 2 });
     bar.appendChild(svgElement("title", {}, `remoteness ${r}: ${count.toLocaleString("en")} positions`));
     svg.appendChild(bar);
