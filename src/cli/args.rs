@@ -48,6 +48,25 @@ pub enum Command {
     Bench(BenchArgs),
     /// Play and study the puzzle in a browser: a local web server and its JSON API.
     Serve(ServeArgs),
+    /// A shell completion script on stdout: `bishops completions bash > …`.
+    Completions(CompletionsArgs),
+    /// The manual page (roff) on stdout: of `bishops`, or of one command.
+    Man(ManArgs),
+}
+
+/// Arguments of `completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `man`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// A command whose page to print instead of the main page.
+    pub command: Option<String>,
 }
 
 /// Arguments of `serve`.

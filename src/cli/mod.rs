@@ -18,6 +18,8 @@
 //! stderr, so that `--json` output is never polluted.
 
 use std::io::{BufRead, Write};
+
+use clap::CommandFactory;
 use std::path::PathBuf;
 
 mod args;
@@ -43,6 +45,15 @@ use crate::tablebase::Tablebase;
 ///
 /// Whatever the command ran into; [`Error::exit_code`] gives the exit status.
 pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()> {
+    // These two describe the command line itself: no database is involved.
+    match &cli.command {
+        Command::Completions(args) => {
+            clap_complete::generate(args.shell, &mut Cli::command(), "bishops", out);
+            return Ok(());
+        }
+        Command::Man(args) => return man_page(args.command.as_deref(), out),
+        _ => {}
+    }
     let db = cli.db.as_path();
     check_threads(cli.threads)?;
     crate::storage::check_dir(db)?;
@@ -70,7 +81,38 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
             options.on_demand.standard = Some(args.on_demand_standard);
             crate::server::run(db, (args.bind, args.port).into(), args.open, options)
         }
+        // Answered above, before the database directory was looked at.
+        Command::Completions(_) | Command::Man(_) => Ok(()),
     }
+}
+
+/// Writes the manual page of `bishops`, or of one of its commands.
+fn man_page(command: Option<&str>, out: &mut dyn Write) -> Result<()> {
+    let mut cli = Cli::command();
+    cli.build();
+    let (page, title) = match command {
+        None => (cli, "bishops".to_owned()),
+        Some(name) => {
+            let known: Vec<String> = cli.get_subcommands().map(|c| c.get_name().to_owned()).collect();
+            let sub = cli
+                .find_subcommand(name)
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "no command `{}`: the commands are {}",
+                        crate::text::clip(name, 20),
+                        known.join(", ")
+                    ))
+                })?
+                .clone();
+            // The page of `bishops solve` is titled `bishops-solve`.
+            let title = format!("bishops-{}", sub.get_name());
+            (sub, title)
+        }
+    };
+    clap_mangen::Man::new(page)
+        .title(title)
+        .render(out)
+        .map_err(|e| Error::Io(PathBuf::from("stdout"), e))
 }
 
 /// The most threads `--threads` accepts: four per core, at most 1024. More
