@@ -1,5 +1,7 @@
 //! Variants: a board and a start position, named in `variants/` or standard.
 
+use std::sync::OnceLock;
+
 use serde::Deserialize;
 
 use crate::board::{Board, Class, Geometry};
@@ -142,12 +144,21 @@ impl Variant {
         })
     }
 
-    /// The named variants of `variants/`, in file order.
+    /// The named variants of `variants/`, in file order: read from the
+    /// files compiled in the first time they are asked for, then kept.
     ///
     /// # Errors
     ///
     /// When a built-in file is malformed (a test makes sure none is).
-    pub fn builtin() -> Result<Vec<Variant>> {
+    pub fn builtin() -> Result<&'static [Variant]> {
+        static BUILTIN: OnceLock<std::result::Result<Vec<Variant>, String>> = OnceLock::new();
+        BUILTIN
+            .get_or_init(|| Variant::read_builtin().map_err(|e| e.to_string()))
+            .as_deref()
+            .map_err(|e| Error::Variant(e.clone()))
+    }
+
+    fn read_builtin() -> Result<Vec<Variant>> {
         VARIANT_FILES
             .iter()
             .map(|(file, text)| {
@@ -202,8 +213,8 @@ impl Variant {
     ///
     /// [`Error::UnknownVariant`] when no variant has that name.
     pub fn named(name: &str) -> Result<Variant> {
-        if let Some(v) = Variant::builtin()?.into_iter().find(|v| v.name == name) {
-            return Ok(v);
+        if let Some(v) = Variant::builtin()?.iter().find(|v| v.name == name) {
+            return Ok(v.clone());
         }
         let unknown = || Error::UnknownVariant(name.to_owned());
         let (size, classes): (&str, &[Class]) = if let Some(size) = name.strip_suffix("-full") {
@@ -239,8 +250,9 @@ impl Variant {
             None => {
                 let counts = |p: &Position| Class::ALL.map(|c| p.counts(c));
                 let candidates: Vec<Variant> = Variant::builtin()?
-                    .into_iter()
+                    .iter()
                     .filter(|v| v.board() == position.board() && counts(&v.start) == counts(position))
+                    .cloned()
                     .collect();
                 match candidates.len() {
                     1 => candidates.into_iter().next().expect("one candidate"),

@@ -128,7 +128,7 @@ struct SolveReport {
 /// trusted, and says what each has.
 pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
     let variants: Vec<Variant> = match (args.all, args.variants.is_empty()) {
-        (true, true) => Variant::builtin()?,
+        (true, true) => Variant::builtin()?.to_vec(),
         (false, false) => args.variants.iter().map(|n| Variant::named(n)).collect::<Result<_>>()?,
         (true, false) => return Err(Error::Usage("give variant names or --all, not both".into())),
         (false, true) => {
