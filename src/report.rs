@@ -94,7 +94,7 @@ pub fn variants(dir: &Path) -> Result<VariantsReport> {
     crate::storage::check_dir(dir)?;
     let mut reports = Vec::new();
     for variant in Variant::builtin()? {
-        let opened = Database::open(dir, &variant);
+        let opened = Database::open(dir, variant);
         let (solved, problem) = match &opened {
             Ok(_) => (true, None),
             Err(Error::NotSolved { .. }) => (false, None),
