@@ -191,8 +191,11 @@ fn check_header(conn: &Connection, variant: &Variant) -> Checked<Layout> {
     }
     let version = meta("format_version")?.unwrap_or_default();
     if version != FORMAT_VERSION.to_string() {
+        // The error adds the command that rebuilds it.
+        let older = version.parse::<u32>().is_ok_and(|v| v < FORMAT_VERSION);
         return Err(Fault::Wrong(format!(
-            "is of format version {}, this program reads version {FORMAT_VERSION}",
+            "is of {} format version {}, this program reads version {FORMAT_VERSION}",
+            if older { "the older" } else { "another" },
             clip(&version, 20)
         )));
     }

@@ -10,7 +10,7 @@ use rusqlite::{Connection, params};
 
 use super::block::BlockAt;
 use super::blocks;
-use super::checksum::{Checksum, block_checksum};
+use super::checksum::{Checksum, RunningChecksum, block_checksum};
 use super::fault::{Checked, Fault};
 use crate::solver::twobit::{Residues, TwoBitSolution};
 
@@ -73,7 +73,7 @@ pub fn unpack(bytes: &[u8], len: usize) -> Option<Vec<u8>> {
 pub(super) fn write_class(tx: &Connection, solution: &TwoBitSolution, k: usize) -> rusqlite::Result<Checksum> {
     let class = solution.classes[k].class.index() as i64;
     let mut block_row = tx.prepare(blocks::INSERT)?;
-    let mut checksum = Checksum::default();
+    let mut checksum = RunningChecksum::default();
     let white_sets = solution.classes[k].index.white_sets();
     for first in (0..white_sets).step_by(PACK_BATCH as usize) {
         let batch = residue_blocks(solution, k, first..(first + PACK_BATCH).min(white_sets));
@@ -82,7 +82,7 @@ pub(super) fn write_class(tx: &Connection, solution: &TwoBitSolution, k: usize) 
             block_row.execute(params![class, r as i64, packed, block_sum.signed()])?;
         }
     }
-    Ok(checksum)
+    Ok(checksum.checksum())
 }
 
 /// The packed two-bit block (see [`pack`]) of each white set in `range` of

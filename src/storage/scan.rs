@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::checksum::Checksum;
+use super::checksum::RunningChecksum;
 use super::read::Database;
 use super::residues::{PACK_BATCH, UNREACHABLE_CODE};
 use super::schema::Layout;
@@ -176,7 +176,7 @@ impl Database {
         let spec = &self.specs[k];
         let record = &self.classes[k];
         let (white_count, _) = spec.counts();
-        let mut checksum = Checksum::default();
+        let mut checksum = RunningChecksum::default();
         let (mut positions, mut blocks) = (0u64, 0u64);
         for r in 0..binomial(spec.geometry.len() as u32, white_count) {
             let (cells, block_sum) = self.read_block_summed(k, r)?;
@@ -201,7 +201,7 @@ impl Database {
         // source's own pass checks; each block it is derived from was
         // checked as it was read.
         let mirrored = self.mirrors[k].is_some();
-        if checksum.hex() != record.checksum && !mirrored {
+        if checksum.checksum().hex() != record.checksum && !mirrored {
             return Err(self.corrupt(format!("fails its checksum for class {}", record.class)));
         }
         Ok(())

@@ -230,9 +230,7 @@ fn write_table(
                             blocks::write_class(tx, spec.class.index(), &class.index, all)?;
                         }
                     }
-                    let mut checksum = Checksum::default();
-                    checksum.add(all);
-                    Ok(checksum)
+                    Ok(Checksum::of(all))
                 }
             }
         }
