@@ -9,8 +9,9 @@
 use std::hint::black_box;
 
 use bishops::solver::{Method, Plan};
+use bishops::storage::{Checksum, block_checksum};
 use bishops::{Remoteness, TightIndex, Variant};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn index(c: &mut Criterion) {
     let variant = Variant::named("9x6-a1").unwrap();
@@ -57,5 +58,86 @@ fn solves(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, index, solves);
+/// The block checksum of database format 4 and before: FNV-1a 64, a byte
+/// at a time, of the class byte, the white rank (8 bytes, little-endian)
+/// and the cells; kept here to compare with the XXH3-64 that replaced it.
+fn fnv_block_checksum(class: usize, white: u64, cells: &[u8]) -> u64 {
+    fnv1a([class as u8].iter().chain(&white.to_le_bytes()).chain(cells))
+}
+
+/// FNV-1a 64 of `bytes`.
+fn fnv1a<'a>(bytes: impl Iterator<Item = &'a u8>) -> u64 {
+    bytes.fold(0xcbf2_9ce4_8422_2325u64, |h, &byte| {
+        (h ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The block checksum, FNV-1a 64 (format 4) against XXH3-64 (format 5),
+/// over the blocks of 11x10's residues table as they are (every 256th
+/// white set of class a1, packed two bits a position) and over 64 MiB in
+/// one piece. Throughput in bytes of cells; `docs/database.md` turns it
+/// into the cost of checksumming 11x10's whole table.
+fn checksums(c: &mut Criterion) {
+    let variant = Variant::named("11x10").unwrap();
+    let spec = &variant.classes()[0];
+    let (white, black) = spec.counts();
+    let index = TightIndex::new(&spec.geometry, white, black);
+    let mut sizes: Vec<usize> = (0..index.white_sets())
+        .map(|r| index.block(r))
+        .filter(|b| !b.is_empty())
+        .map(|b| (b.end - b.start).div_ceil(4) as usize)
+        .collect();
+    let total: usize = sizes.iter().sum();
+    let blocks: Vec<(u64, Vec<u8>)> = (0..index.white_sets())
+        .step_by(256)
+        .filter(|&r| !index.block(r).is_empty())
+        .map(|r| {
+            let len = (index.block(r).end - index.block(r).start).div_ceil(4) as usize;
+            (r, (0..len).map(|i| ((i as u64 * 0x9e37_79b9) >> 7) as u8).collect())
+        })
+        .collect();
+    let sample: usize = blocks.iter().map(|(_, b)| b.len()).sum();
+    sizes.sort_unstable();
+    eprintln!(
+        "11x10 class a1: {} blocks, {total} bytes packed; block bytes min {}, median {}, max {}; \
+         timed: {} blocks, {sample} bytes",
+        sizes.len(),
+        sizes[0],
+        sizes[sizes.len() / 2],
+        sizes[sizes.len() - 1],
+        blocks.len()
+    );
+    // The answers timed: XXH3 of the pieces is XXH3 of the whole, and
+    // FNV-1a 64 of "a" is its published value.
+    let (r, cells) = &blocks[blocks.len() / 2];
+    let whole: Vec<u8> = [0u8].iter().chain(&r.to_le_bytes()).chain(cells).copied().collect();
+    assert_eq!(block_checksum(0, *r, cells), Checksum::of(&whole));
+    assert_eq!(fnv1a(b"a".iter()), 0xaf63_dc4c_8601_ec8c);
+    let mut group = c.benchmark_group("checksum");
+    group.throughput(Throughput::Bytes(sample as u64));
+    group.bench_function("11x10 blocks, FNV-1a 64", |b| {
+        b.iter(|| {
+            blocks
+                .iter()
+                .fold(0u64, |x, (r, cells)| x ^ fnv_block_checksum(0, *r, black_box(cells)))
+        })
+    });
+    group.bench_function("11x10 blocks, XXH3-64", |b| {
+        b.iter(|| {
+            blocks.iter().fold(0i64, |x, (r, cells)| {
+                x ^ block_checksum(0, *r, black_box(cells)).signed()
+            })
+        })
+    });
+    let big: Vec<u8> = (0..64u64 << 20).map(|i| ((i * 0x9e37_79b9) >> 7) as u8).collect();
+    group.throughput(Throughput::Bytes(big.len() as u64));
+    group.sample_size(10);
+    group.bench_function("64 MiB, FNV-1a 64", |b| {
+        b.iter(|| fnv_block_checksum(0, 0, black_box(&big)))
+    });
+    group.bench_function("64 MiB, XXH3-64", |b| b.iter(|| block_checksum(0, 0, black_box(&big))));
+    group.finish();
+}
+
+criterion_group!(benches, index, solves, checksums);
 criterion_main!(benches);

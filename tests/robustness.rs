@@ -312,12 +312,22 @@ fn a_database_of_the_old_format_is_rebuilt_by_solve() {
     // Format 2 held a mirrored class's table in full: refused as well.
     damage::sql(&file, "UPDATE meta SET value = '2' WHERE key = 'format_version'", true);
     let msg = run_in(&db, &["query", START_5X4]).refused(1);
-    assert!(msg.contains("format version 2, this program reads version 4"), "{msg}");
+    assert!(msg.contains("format version 2, this program reads version 5"), "{msg}");
     // Format 3 checksummed a mirrored class's derived cells: refused too.
     damage::sql(&file, "UPDATE meta SET value = '3' WHERE key = 'format_version'", true);
     let msg = run_in(&db, &["query", START_5X4]).refused(1);
-    assert!(msg.contains("format version 3, this program reads version 4"), "{msg}");
+    assert!(msg.contains("format version 3, this program reads version 5"), "{msg}");
+    // Format 4 used FNV-1a 64 for its checksums: refused in one line that
+    // names it older and says what rebuilds it.
+    damage::sql(&file, "UPDATE meta SET value = '4' WHERE key = 'format_version'", true);
+    let msg = run_in(&db, &["query", START_5X4]).refused(1);
+    assert!(
+        msg.contains("is of the older format version 4, this program reads version 5"),
+        "{msg}"
+    );
+    untrusted(&msg, &db, "5x4");
     let rebuilt = run_in(&db, &["solve", "5x4"]).ok();
+    assert!(rebuilt.stderr.contains("rebuilding it"), "{rebuilt:#?}");
     assert!(rebuilt.stdout.contains("solved in"), "{rebuilt:#?}");
     run_in(&db, &["query", START_5X4]).ok();
     fs::remove_dir_all(&db).unwrap();
@@ -669,9 +679,8 @@ fn rechecksum_rows(path: &Path, block_size: i64) {
         .collect::<Result<_, _>>()
         .unwrap();
     let byte = |r: Option<i64>| r.map_or(254u8, |r| r as u8);
-    let whole = damage::fnv(rows.iter().map(|&(_, _, r)| byte(r)));
-    conn.execute("UPDATE classes SET checksum = ?1", [format!("{whole:016x}")])
-        .unwrap();
+    let whole = damage::checksum(rows.iter().map(|&(_, _, r)| byte(r)));
+    conn.execute("UPDATE classes SET checksum = ?1", [whole.hex()]).unwrap();
     let mut white_sets: Vec<(i64, i64)> = rows.iter().map(|&(c, h, _)| (c, h / block_size)).collect();
     white_sets.dedup();
     for (class, white) in white_sets {
@@ -680,7 +689,7 @@ fn rechecksum_rows(path: &Path, block_size: i64) {
             .filter(|&&(c, h, _)| c == class && h / block_size == white)
             .map(|&(_, _, r)| byte(r));
         let bytes = [class as u8].into_iter().chain(white.to_le_bytes()).chain(cells);
-        let sum = damage::fnv(bytes) as i64;
+        let sum = damage::checksum(bytes).signed();
         let changed = conn
             .execute(
                 "UPDATE row_checksums SET checksum = ?1 WHERE class = ?2 AND white = ?3",

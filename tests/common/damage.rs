@@ -6,23 +6,21 @@
 
 use std::path::Path;
 
+use bishops::storage::Checksum;
 use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 
-/// FNV-1a 64, as the README defines the checksums.
-pub fn fnv(bytes: impl IntoIterator<Item = u8>) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+/// The checksum of `bytes` as docs/database.md defines every checksum of a
+/// file (XXH3-64): the library's own, so that the hash has one definition.
+/// What is hashed, in what order, the tests gather themselves.
+pub fn checksum(bytes: impl IntoIterator<Item = u8>) -> Checksum {
+    Checksum::of(&bytes.into_iter().collect::<Vec<u8>>())
 }
 
-/// Rewrites `meta.header_checksum` for the header as it now is, following
-/// the README's definition (written here without the program's code), so a
-/// test can make an edit that the header checksum no longer sees and check
-/// that the other checks still do.
+/// Rewrites `meta.header_checksum` for the header as it now is, gathering
+/// the bytes docs/database.md says it covers without the program's code, so
+/// a test can make an edit that the header checksum no longer sees and
+/// check that the other checks still do.
 pub fn reseal(conn: &Connection) {
     try_reseal(conn).unwrap();
 }
@@ -50,7 +48,7 @@ pub fn try_reseal(conn: &Connection) -> rusqlite::Result<()> {
             }
         }
     }
-    let sum = format!("{:016x}", fnv(bytes));
+    let sum = checksum(bytes).hex();
     conn.execute("UPDATE meta SET value = ?1 WHERE key = 'header_checksum'", [sum])?;
     Ok(())
 }

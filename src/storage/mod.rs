@@ -1,0 +1,56 @@
+//! Solved databases: one SQLite file per variant.
+//!
+//! A database is written whole into a temporary file beside its final name,
+//! in one transaction, synced, and renamed into place, so a crash leaves
+//! either the old file or the new one, never half of one. Writers of one
+//! variant in one directory take turns ([`WriteLock`]), and the next writer
+//! removes what a killed one left behind.
+//!
+//! Nothing in a file is believed before it is checked. Opening checks the
+//! file's length, format and hash versions, variant and start, a checksum of
+//! the whole header (the `meta` table and the `classes` rows), every count,
+//! histogram and hardest position for consistency, and that the metadata
+//! repeats what the tables say (the start's and the goal's remoteness are
+//! looked up). Every block of a table (the positions of one white set) has
+//! its own checksum, verified each time it is read, so a lookup checks what
+//! it reads at the cost of one block; [`Database::verify`] reads everything
+//! and recomputes every count. The schema (see [`SCHEMA`] and `docs/database.md`) is
+//! meant to be read by people with `sqlite3` as well as by this program.
+//!
+//! One file per concern, each importing only the ones above it here:
+//!
+//! | file | owns |
+//! |---|---|
+//! | `fault.rs` | why something read is not believed |
+//! | `schema.rs` | the format version, the schema, [`Layout`], [`Metadata`], [`ClassRecord`] and their checks |
+//! | `checksum.rs` | the block, class and header checksums |
+//! | `names.rs` | the files of a database directory and what may stand at their paths |
+//! | `lock.rs` | [`WriteLock`] and the sweep of what killed writers left |
+//! | `block.rs` | one block: where its positions are, and the checks of its cells |
+//! | `rows.rs`, `blocks.rs`, `residues.rs` | each layout's writing and reading of one block |
+//! | `write.rs` | writing a whole file atomically |
+//! | `read.rs` | the open [`Database`], its block cache and lookups |
+//! | `open.rs` | opening a file, and every check before it is believed |
+//! | `scan.rs` | reading a table whole, and [`Database::verify`] |
+
+mod block;
+mod blocks;
+mod checksum;
+mod fault;
+mod lock;
+mod names;
+mod open;
+mod read;
+mod residues;
+mod rows;
+mod scan;
+mod schema;
+mod write;
+
+pub use checksum::{Checksum, block_checksum};
+pub use lock::WriteLock;
+pub use names::{check_destination, check_dir, is_database, is_own_name, path};
+pub use read::Database;
+pub use residues::{pack, unpack};
+pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, ROWS_MAX_LEGAL, SCHEMA};
+pub use write::{write, write_two_bit, write_with};

@@ -1,0 +1,156 @@
+//! The files of a database directory and what may stand at their paths:
+//! the database of each variant (`NAME.sqlite`), the temporary file a
+//! writer fills (`.NAME.sqlite.tmp-PID`) and the lock writers take turns on
+//! (`.NAME.sqlite.lock`); telling those names and bishops databases from
+//! anything else; and refusing a directory, a link, a FIFO, a device or a
+//! socket where a write would destroy it.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::schema::read_meta;
+use crate::error::{Error, Result};
+use crate::files::{self, Kind, Links};
+
+/// Where the database of `variant` lives in `dir`.
+pub fn path(dir: &Path, variant: &str) -> PathBuf {
+    dir.join(format!("{variant}.sqlite"))
+}
+
+/// The temporary file a process writes the database of `variant` into
+/// before renaming it into place: `.NAME.sqlite.tmp-PID`.
+pub(super) fn temp_path(dir: &Path, variant: &str, pid: u32) -> PathBuf {
+    dir.join(format!(".{variant}.sqlite.tmp-{pid}"))
+}
+
+/// The variant whose temporary database file is named `name`, if it is one.
+pub(super) fn temp_variant(name: &str) -> Option<&str> {
+    let (stem, pid) = name.strip_prefix('.')?.rsplit_once(".sqlite.tmp-")?;
+    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(stem)
+}
+
+/// The lock file that writers of `variant` in `dir` take turns on.
+pub(super) fn lock_path(dir: &Path, variant: &str) -> PathBuf {
+    dir.join(format!(".{variant}.sqlite.lock"))
+}
+
+/// The variant whose lock file is named `name`, if it is one.
+pub(super) fn lock_variant(name: &str) -> Option<&str> {
+    name.strip_prefix('.')?.strip_suffix(".sqlite.lock")
+}
+
+/// Whether `name` is a name this module gives a file of a database
+/// directory: a database (`NAME.sqlite`), a lock or a temporary file.
+///
+/// ```
+/// use bishops::storage::is_own_name;
+/// assert!(is_own_name("7x6.sqlite") && is_own_name(".7x6.sqlite.lock") && is_own_name(".7x6.sqlite.tmp-12"));
+/// assert!(!is_own_name("7x6.csv"));
+/// ```
+pub fn is_own_name(name: &str) -> bool {
+    name.ends_with(".sqlite") || lock_variant(name).is_some() || temp_variant(name).is_some()
+}
+
+/// Whether `file` is a bishops database of any variant or version: an
+/// SQLite file whose `meta` table says `format = 'bishops'`. Only a regular
+/// file is opened ([`files::open_regular`]).
+pub fn is_database(file: &Path) -> bool {
+    use std::io::Read;
+    let Ok(mut opened) = files::open_regular(file, fs::OpenOptions::new().read(true), Links::Follow) else {
+        return false;
+    };
+    let mut magic = [0u8; 16];
+    if opened.read_exact(&mut magic).is_err() || &magic != b"SQLite format 3\0" {
+        return false;
+    }
+    drop(opened);
+    Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .is_ok_and(|conn| read_meta(&conn, "format").ok().flatten().as_deref() == Some("bishops"))
+}
+
+/// Refuses a database directory that exists but is not a directory.
+///
+/// # Errors
+///
+/// [`Error::DbPath`] naming `dir` as given.
+pub fn check_dir(dir: &Path) -> Result<()> {
+    match fs::metadata(dir).map(|m| Kind::of(&m)) {
+        Ok(Kind::Directory) | Err(_) => Ok(()),
+        Ok(kind) => Err(Error::DbPath(format!(
+            "database directory `{}` is {}, not a directory: give --db a directory",
+            dir.display(),
+            if kind == Kind::Regular {
+                "a file".to_owned()
+            } else {
+                kind.to_string()
+            }
+        ))),
+    }
+}
+
+/// The error for something of `kind` where the database of `variant`
+/// belongs: a directory, a symbolic link that a write would replace, a FIFO,
+/// a device, a socket.
+pub(super) fn not_a_database(dest: &Path, kind: Kind, variant: &str) -> Error {
+    Error::DbPath(match kind {
+        Kind::Directory => format!(
+            "`{}` is a directory where the database of {variant} belongs: move it away, then run `bishops solve {variant}`",
+            dest.display()
+        ),
+        Kind::Symlink => format!(
+            "`{}` is a symbolic link, which writing the database of {variant} would replace: move it away, or solve into the directory it points to",
+            dest.display()
+        ),
+        _ => format!(
+            "`{}` is {kind}, not a database file: move it away, then run `bishops solve {variant}`",
+            dest.display()
+        ),
+    })
+}
+
+/// Refuses to write the database of `variant` into `dir` when its path
+/// holds what a write would destroy and this program did not make: a
+/// directory, a symbolic link, a FIFO, a device, a socket. A regular file
+/// is a database, replaced only when it cannot be trusted or `--force` asks.
+///
+/// # Errors
+///
+/// [`Error::DbPath`] naming the path and what it is.
+pub fn check_destination(dir: &Path, variant: &str) -> Result<()> {
+    let dest = path(dir, variant);
+    match fs::symlink_metadata(&dest) {
+        Ok(meta) if Kind::of(&meta) != Kind::Regular => Err(not_a_database(&dest, Kind::of(&meta), variant)),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::Io(dest, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_are_recognised_and_nothing_else() {
+        assert_eq!(temp_variant(".9x8.sqlite.tmp-123"), Some("9x8"));
+        assert_eq!(
+            temp_path(Path::new("d"), "5x4-full", 7)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(temp_variant),
+            Some("5x4-full")
+        );
+        for name in [
+            "9x8.sqlite",
+            ".9x8.sqlite.lock",
+            ".9x8.sqlite.tmp-",
+            ".9x8.sqlite.tmp-1x",
+            ".out.csv.tmp-5",
+        ] {
+            assert_eq!(temp_variant(name), None, "{name}");
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! An open, checked [`Database`] and its lookups: the cache of checked
+//! blocks, reading one block (through its layout's reader, or a mirrored
+//! class's source), and the cell and remoteness of one position, found by
+//! descent in the residues layout.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use super::block::BlockAt;
+use super::checksum::Checksum;
+use super::fault::Fault;
+use super::residues::UNREACHABLE_CODE;
+use super::schema::{ClassRecord, Layout, Metadata};
+use super::{blocks, residues, rows};
+use crate::error::{Error, Result};
+use crate::index::{colex_rank, rank_within};
+use crate::remoteness::{Cell, Remoteness};
+use crate::rules::{Part, safe_cells};
+use crate::solver::exact;
+use crate::symmetry::Mirror;
+use crate::text::clip;
+use crate::variant::ClassSpec;
+
+/// How many checked blocks a [`Database`] keeps in memory: a probe reads the
+/// block of its position and of each move's, and many of those are shared.
+const BLOCK_CACHE: usize = 64;
+
+/// A checked block kept in memory: (class number k, white rank, cells).
+type CachedBlock = (usize, u64, Arc<[u8]>);
+
+/// An open, checked database of one variant.
+pub struct Database {
+    pub(super) conn: Connection,
+    pub(super) path: PathBuf,
+    pub(super) metadata: Metadata,
+    pub(super) specs: Vec<ClassSpec>,
+    pub(super) classes: Vec<ClassRecord>,
+    /// For each class stored as the mirror image of another: that class and
+    /// the map from this class's cells to its.
+    pub(super) mirrors: Vec<Option<(usize, Mirror)>>,
+    /// Blocks read and checked lately, oldest first.
+    pub(super) cache: RefCell<Vec<CachedBlock>>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database").field("path", &self.path).finish()
+    }
+}
+
+impl Database {
+    /// What the file says of itself, checked when it was opened.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Per class: counts, histogram, hardest positions, checked when the file
+    /// was opened for consistency (and by [`Database::verify`] against the
+    /// tables).
+    pub fn classes(&self) -> &[ClassRecord] {
+        &self.classes
+    }
+
+    /// How the tables are held.
+    pub fn layout(&self) -> Layout {
+        self.metadata.layout
+    }
+
+    /// The error for this file when `problem` is found in it.
+    pub fn corrupt(&self, problem: String) -> Error {
+        Error::Corrupt {
+            path: self.path.clone(),
+            problem,
+            variant: self.metadata.variant.clone(),
+        }
+    }
+
+    /// The error for this file when SQLite cannot read it.
+    pub(super) fn read_error(&self, e: rusqlite::Error) -> Error {
+        self.corrupt(format!("cannot be read ({})", clip(&e.to_string(), 80)))
+    }
+
+    /// The checked cells of the white set of colex rank `white` in the `k`-th
+    /// class, from memory when read lately.
+    fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
+        if let Some((_, _, cells)) = self.cache.borrow().iter().find(|(c, w, _)| (*c, *w) == (k, white)) {
+            return Ok(Arc::clone(cells));
+        }
+        let cells: Arc<[u8]> = self.read_block(k, white)?.into();
+        let mut cache = self.cache.borrow_mut();
+        if cache.len() == BLOCK_CACHE {
+            cache.remove(0);
+        }
+        cache.push((k, white, Arc::clone(&cells)));
+        Ok(cells)
+    }
+
+    /// Reads the cells of the white set of colex rank `white` in the `k`-th
+    /// class, in colex order of their black sets among the safe cells, and
+    /// checks them: as many as the white set has legal positions, each a
+    /// remoteness or unreachable, at the right hashes (rows layout), and
+    /// matching the block's checksum.
+    fn read_block(&self, k: usize, white: u64) -> Result<Vec<u8>> {
+        self.read_block_summed(k, white).map(|(cells, _)| cells)
+    }
+
+    /// [`read_block`](Self::read_block), with the block's checksum when it
+    /// is a stored two-bit block (residues layout, a class of its own): the
+    /// stored checksum, which the packed bytes were just checked against,
+    /// and so the checksum of [`pack`](crate::storage::pack) of the codes
+    /// returned, as [`unpack`](crate::storage::unpack) refuses any bytes
+    /// that do not pack back to themselves. `None` for the other layouts,
+    /// whose class checksum is of the cells, and for a mirrored class.
+    pub(super) fn read_block_summed(&self, k: usize, white: u64) -> Result<(Vec<u8>, Option<Checksum>)> {
+        let spec = &self.specs[k];
+        let at = BlockAt::new(spec, white);
+        if at.len == 0 {
+            return Ok((Vec::new(), None));
+        }
+        if let Some((from, mirror)) = &self.mirrors[k] {
+            return Ok((self.read_mirrored(&at, *from, mirror)?, None));
+        }
+        match self.metadata.layout {
+            Layout::Blocks => blocks::read_block(&self.conn, &at).map(|cells| (cells, None)),
+            Layout::Residues => residues::read_block(&self.conn, &at).map(|(codes, sum)| (codes, Some(sum))),
+            Layout::Rows => rows::read_block(&self.conn, spec, &at).map(|cells| (cells, None)),
+        }
+        .map_err(|fault| self.block_fault(&at, fault))
+    }
+
+    /// The cells of the block `at` of a class stored as the mirror image of
+    /// class `from`: one source block, checked as it is read, permuted.
+    fn read_mirrored(&self, at: &BlockAt, from: usize, mirror: &Mirror) -> Result<Vec<u8>> {
+        let image = mirror.cells(at.white_set);
+        let source = self.read_block(from, colex_rank(image))?;
+        if source.len() as u64 != at.len {
+            return Err(self.block_fault(
+                at,
+                Fault::Wrong(format!("a mirror image of {} positions for {}", source.len(), at.len)),
+            ));
+        }
+        let mut cells = vec![0u8; at.len as usize];
+        let image_safe = safe_cells(&self.specs[from].geometry, image);
+        mirror.block(at.safe, at.black, image_safe, &source, &mut cells);
+        Ok(cells)
+    }
+
+    /// The error for this file when reading the block `at` found `fault`.
+    fn block_fault(&self, at: &BlockAt, fault: Fault) -> Error {
+        match fault {
+            Fault::Read(e) => self.read_error(e),
+            Fault::Wrong(what) => self.corrupt(format!("has {what} in white set {} of class {}", at.white, at.class)),
+        }
+    }
+
+    /// The legal part of class `k` whose hash is `hash`; `None` when no legal
+    /// position has that hash.
+    pub(super) fn legal_part(&self, k: usize, hash: u64) -> Option<Part> {
+        let spec = &self.specs[k];
+        if hash >= spec.index.len() {
+            return None;
+        }
+        let part = spec.index.unrank(hash);
+        part.black
+            .is_subset(safe_cells(&spec.geometry, part.white))
+            .then_some(part)
+    }
+
+    /// What the table holds for the legal part `part` of class `k`: its
+    /// cell, or in the residues layout its two-bit code.
+    fn stored(&self, k: usize, part: Part) -> Result<u8> {
+        // A mirrored class is answered by the image position in its source:
+        // one cell read, not a whole block permuted.
+        if let Some((from, mirror)) = &self.mirrors[k] {
+            return self.stored(*from, mirror.part(part));
+        }
+        let safe = safe_cells(&self.specs[k].geometry, part.white);
+        let cells = self.block(k, colex_rank(part.white))?;
+        Ok(cells[rank_within(part.black, safe) as usize])
+    }
+
+    /// The remoteness mod 3 of the legal part `part` of class `k` in the
+    /// residues layout, `None` when it cannot reach the goal.
+    pub(super) fn residue(&self, k: usize, part: Part) -> Result<Option<u8>> {
+        let code = self.stored(k, part)?;
+        Ok((code != UNREACHABLE_CODE).then_some(code))
+    }
+
+    /// The exact remoteness of the legal part `part` of class `k` in the
+    /// residues layout: the length of a walk to the goal, each step to a
+    /// neighbour one less mod 3, which is one move closer
+    /// ([`exact::descend`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when a block cannot be read, or the walk finds no
+    /// closer neighbour, takes more steps than the class's largest
+    /// remoteness, or ends at a goal whose residue is not 0: a table no
+    /// search leaves.
+    fn descend(&self, k: usize, part: Part) -> Result<Option<Remoteness>> {
+        let spec = &self.specs[k];
+        let record = &self.classes[k];
+        let max = record.stats.max_remoteness().map_or(0, |r| r.0);
+        // A failed read ends the walk; its error is the one reported.
+        let mut failed = None;
+        let descent = exact::descend(&spec.geometry, spec.goal, part, max, |p| match self.residue(k, p) {
+            Ok(residue) => residue,
+            Err(e) => {
+                failed.get_or_insert(e);
+                None
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        descent
+            .map(|d| d.map(|d| d.remoteness))
+            .map_err(|e| self.corrupt(format!("fails a descent in class {}: {e}", record.class)))
+    }
+
+    /// The cell of `hash` in the `k`-th class of the variant: one checked
+    /// block read, or in the residues layout the exact remoteness found by
+    /// descent. A hash that names no legal position is [`Cell::ILLEGAL`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when a block cannot be read or fails its checks,
+    /// or a descent fails.
+    pub fn cell(&self, k: usize, hash: u64) -> Result<Cell> {
+        let Some(part) = self.legal_part(k, hash) else {
+            return Ok(Cell::ILLEGAL);
+        };
+        if self.metadata.layout == Layout::Residues {
+            return Ok(match self.descend(k, part)? {
+                Some(r) => Cell(u8::try_from(r.0).unwrap_or(Cell::MAX_REMOTENESS)),
+                None => Cell::UNREACHABLE,
+            });
+        }
+        Ok(Cell(self.stored(k, part)?))
+    }
+
+    /// The remoteness of the legal class part `hash` of the `k`-th class,
+    /// `None` when it cannot reach the goal.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when the part is not in the table: it was checked
+    /// legal, so the table is wrong.
+    pub fn remoteness_of(&self, k: usize, hash: u64) -> Result<Option<Remoteness>> {
+        let cell = self.cell(k, hash)?;
+        if !cell.is_legal() {
+            return Err(self.not_legal(k, hash));
+        }
+        Ok(cell.remoteness())
+    }
+
+    /// The error for this file when it names `hash` of class `k` as a
+    /// position, which is not a legal one.
+    pub(super) fn not_legal(&self, k: usize, hash: u64) -> Error {
+        self.corrupt(format!(
+            "names hash {hash} of class {}, which is not a legal position",
+            self.classes[k].class
+        ))
+    }
+
+    /// As [`remoteness_of`](Self::remoteness_of), for a class part one move
+    /// from a part whose remoteness is known to be `beside`: in the residues
+    /// layout that takes one lookup instead of a descent, as a neighbour is
+    /// one closer, as far or one further, and those three differ mod 3.
+    ///
+    /// # Errors
+    ///
+    /// As [`remoteness_of`](Self::remoteness_of), and [`Error::Corrupt`]
+    /// when the part and its neighbour disagree on reaching the goal.
+    pub fn remoteness_beside(&self, k: usize, hash: u64, beside: Option<Remoteness>) -> Result<Option<Remoteness>> {
+        if self.metadata.layout != Layout::Residues {
+            return self.remoteness_of(k, hash);
+        }
+        let part = self.legal_part(k, hash).ok_or_else(|| self.not_legal(k, hash))?;
+        let residue = self.residue(k, part)?;
+        let value = match (beside, residue) {
+            (None, None) => return Ok(None),
+            (Some(r), Some(residue)) => [r.0.checked_sub(1), Some(r.0), r.0.checked_add(1)]
+                .into_iter()
+                .flatten()
+                .find(|v| v % 3 == u16::from(residue)),
+            _ => None,
+        };
+        value.map(|v| Some(Remoteness(v))).ok_or_else(|| {
+            self.corrupt(format!(
+                "gives hash {hash} of class {} a value that no neighbour of a position at {} can have",
+                self.classes[k].class,
+                beside.map_or("no remoteness".into(), |r| format!("remoteness {r}"))
+            ))
+        })
+    }
+
+    /// The remoteness of a position given by its class hashes, `None` when it
+    /// cannot reach the goal.
+    ///
+    /// # Errors
+    ///
+    /// As [`Database::remoteness_of`].
+    pub fn remoteness(&self, hashes: &[u64]) -> Result<Option<Remoteness>> {
+        let mut total = Some(Remoteness(0));
+        for (k, &hash) in hashes.iter().enumerate() {
+            total = Remoteness::total([total, self.remoteness_of(k, hash)?]);
+        }
+        Ok(total)
+    }
+}

@@ -1,0 +1,120 @@
+//! The `residues` layout of the two-bit search: the `blocks` table with two
+//! bits a position, the remoteness mod 3 or 3 for unreachable, packed four
+//! to a byte ([`pack`], [`unpack`]). Writing a searched class's blocks,
+//! packed and checksummed in parallel, and reading one block back, checked.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+use rusqlite::{Connection, params};
+
+use super::block::BlockAt;
+use super::blocks;
+use super::checksum::{Checksum, RunningChecksum, block_checksum};
+use super::fault::{Checked, Fault};
+use crate::solver::twobit::{Residues, TwoBitSolution};
+
+/// Block checksums of the two-bit tables are computed this many white sets
+/// at a time, in parallel, and then written in order.
+pub(super) const PACK_BATCH: u64 = 1 << 14;
+
+/// The code of an unreachable position in a packed two-bit block.
+pub(super) const UNREACHABLE_CODE: u8 = 3;
+
+/// Packs two-bit codes (0 to 2: remoteness mod 3; 3: unreachable) four to a
+/// byte, the first in the low bits; the last byte is padded with 3.
+///
+/// ```
+/// assert_eq!(bishops::storage::pack([0u8, 1, 2, 3, 1].into_iter()), [0b11_10_01_00, 0b11_11_11_01]);
+/// ```
+pub fn pack(codes: impl Iterator<Item = u8>) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(codes.size_hint().0.div_ceil(4));
+    let (mut byte, mut filled) = (0u8, 0);
+    for code in codes {
+        byte |= (code & 3) << (2 * filled);
+        filled += 1;
+        if filled == 4 {
+            bytes.push(byte);
+            (byte, filled) = (0, 0);
+        }
+    }
+    if filled > 0 {
+        bytes.push(byte | (0xff << (2 * filled)));
+    }
+    bytes
+}
+
+/// The `len` codes packed in `bytes` by [`pack`]; `None` when `bytes` has
+/// another length or its padding is not 3.
+///
+/// ```
+/// use bishops::storage::{pack, unpack};
+/// assert_eq!(unpack(&pack([2u8, 0, 1].into_iter()), 3), Some(vec![2, 0, 1]));
+/// assert_eq!(unpack(&[0b0000_0001], 1), None);
+/// ```
+pub fn unpack(bytes: &[u8], len: usize) -> Option<Vec<u8>> {
+    if bytes.len() != len.div_ceil(4) {
+        return None;
+    }
+    let codes: Vec<u8> = bytes
+        .iter()
+        .flat_map(|&b| [b & 3, b >> 2 & 3, b >> 4 & 3, b >> 6])
+        .collect();
+    codes[len..].iter().all(|&c| c == UNREACHABLE_CODE).then(|| {
+        let mut codes = codes;
+        codes.truncate(len);
+        codes
+    })
+}
+
+/// Writes the blocks of the searched class `k` of `solution`, and returns
+/// the class checksum: that of the block checksums (each as 8 bytes,
+/// little-endian) in white-set order, so that it is computed in parallel.
+pub(super) fn write_class(tx: &Connection, solution: &TwoBitSolution, k: usize) -> rusqlite::Result<Checksum> {
+    let class = solution.classes[k].class.index() as i64;
+    let mut block_row = tx.prepare(blocks::INSERT)?;
+    let mut checksum = RunningChecksum::default();
+    let white_sets = solution.classes[k].index.white_sets();
+    for first in (0..white_sets).step_by(PACK_BATCH as usize) {
+        let batch = residue_blocks(solution, k, first..(first + PACK_BATCH).min(white_sets));
+        for (r, packed, block_sum) in batch {
+            checksum.add(&block_sum.signed().to_le_bytes());
+            block_row.execute(params![class, r as i64, packed, block_sum.signed()])?;
+        }
+    }
+    Ok(checksum.checksum())
+}
+
+/// The packed two-bit block (see [`pack`]) of each white set in `range` of
+/// the searched class `k`, with its checksum; empty blocks are left out.
+fn residue_blocks(solution: &TwoBitSolution, k: usize, range: Range<u64>) -> Vec<(u64, Vec<u8>, Checksum)> {
+    let class = &solution.classes[k];
+    let Residues::Searched(table) = &class.residues else {
+        unreachable!("only a searched class has blocks of its own")
+    };
+    range
+        .into_par_iter()
+        .filter_map(|r| {
+            let block = class.index.block(r);
+            if block.is_empty() {
+                return None;
+            }
+            let packed = table.pack_range(block);
+            let checksum = block_checksum(class.class.index(), r, &packed);
+            Some((r, packed, checksum))
+        })
+        .collect()
+}
+
+/// Reads the two-bit codes of the block `at` and checks them: packed in as
+/// many bytes as its positions take, matching its checksum, padded with 3.
+/// Returns them with the block's checksum, which they were checked against.
+pub(super) fn read_block(conn: &Connection, at: &BlockAt) -> Checked<(Vec<u8>, Checksum)> {
+    let (data, stored) = blocks::read_row(conn, at, at.len.div_ceil(4))?;
+    let sum = block_checksum(at.class, at.white, &data);
+    if sum.signed() != stored {
+        return Err(Fault::Wrong("a block that fails its checksum".into()));
+    }
+    let codes = unpack(&data, at.len as usize).ok_or_else(|| Fault::Wrong("a block with bad padding".into()))?;
+    Ok((codes, sum))
+}

@@ -1,0 +1,321 @@
+//! Writing a database: the whole file into a temporary file beside its
+//! final name, in one transaction, synced and renamed into place, so that a
+//! crash leaves the old file or the new one and never half of one. The
+//! steps of a file: the schema, each class's table in its layout and its
+//! `classes` row, then the metadata and the header checksum.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OpenFlags, params};
+
+use super::checksum::{Checksum, header_checksum};
+use super::names::{check_destination, check_dir, path, temp_path};
+use super::schema::{FORMAT_VERSION, Layout, SCHEMA};
+use super::{blocks, residues, rows};
+use crate::cleanup::Pending;
+use crate::error::{Error, Result};
+use crate::files::{self, Links, OpenError};
+use crate::remoteness::Remoteness;
+use crate::solver::twobit::{Residues, TwoBitSolution};
+use crate::solver::{ClassStats, ClassTable, Solution};
+use crate::variant::{ClassSpec, Variant};
+
+/// Writes the database of `variant` into `dir`, atomically, and returns its
+/// path. The caller should hold the variant's [`WriteLock`](crate::storage::WriteLock).
+///
+/// # Errors
+///
+/// When the directory cannot be made or the file cannot be written; no file
+/// of the final name is touched then.
+pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathBuf> {
+    write_with(dir, variant, solution, Layout::for_solution(solution))
+}
+
+/// [`write()`] with a chosen layout.
+///
+/// # Errors
+///
+/// As [`write()`].
+pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<PathBuf> {
+    if layout == Layout::Residues {
+        return Err(Error::Usage(
+            "the residues layout holds tables of the two-bit search: solve with --method two-bit".into(),
+        ));
+    }
+    write_atomically(dir, variant, &Solved::Bytes(solution), layout)
+}
+
+/// Writes a variant solved by the two-bit search ([`Layout::Residues`]),
+/// as [`write()`] does: atomically, replacing an older file.
+///
+/// # Errors
+///
+/// As [`write()`].
+pub fn write_two_bit(dir: &Path, variant: &Variant, solution: &TwoBitSolution) -> Result<PathBuf> {
+    write_atomically(dir, variant, &Solved::TwoBit(solution), Layout::Residues)
+}
+
+/// A solved variant as the writer takes it, from either search.
+enum Solved<'a> {
+    Bytes(&'a Solution),
+    TwoBit(&'a TwoBitSolution),
+}
+
+impl Solved<'_> {
+    fn stats(&self, k: usize) -> &ClassStats {
+        match self {
+            Solved::Bytes(s) => &s.classes[k].stats,
+            Solved::TwoBit(s) => &s.classes[k].stats,
+        }
+    }
+
+    fn is_mirrored(&self, k: usize) -> bool {
+        match self {
+            Solved::Bytes(s) => s.classes[k].is_mirrored(),
+            Solved::TwoBit(s) => matches!(s.classes[k].residues, Residues::Mirrored { .. }),
+        }
+    }
+
+    fn elapsed(&self) -> std::time::Duration {
+        match self {
+            Solved::Bytes(s) => s.elapsed,
+            Solved::TwoBit(s) => s.elapsed,
+        }
+    }
+
+    /// The remoteness of the class part `hash` of class `k`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mismatch`] when a two-bit table fails a descent: no search
+    /// leaves such a table, and nothing is written from it.
+    fn remoteness(&self, spec: &ClassSpec, k: usize, hash: u64) -> Result<Option<Remoteness>> {
+        match self {
+            Solved::Bytes(s) => Ok(s.cell(k, hash).remoteness()),
+            Solved::TwoBit(s) => s
+                .descend(k, spec, spec.index.unrank(hash))
+                .map(|d| d.map(|d| d.remoteness))
+                .map_err(|e| Error::Mismatch(format!("the two-bit search left a table that fails a descent: {e}"))),
+        }
+    }
+}
+
+/// Writes `solved` into a temporary file in `dir` and renames it over the
+/// variant's database: over nothing or a regular file, never over what
+/// [`check_destination`] refuses.
+fn write_atomically(dir: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout) -> Result<PathBuf> {
+    check_dir(dir)?;
+    fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
+    check_destination(dir, variant.name())?;
+    let dest = path(dir, variant.name());
+    let tmp = temp_path(dir, variant.name(), std::process::id());
+    let _pending = Pending::register(&tmp);
+    let result = write_file(&tmp, variant, solved, layout).and_then(|()| {
+        // Looked at again: the write may have taken hours.
+        check_destination(dir, variant.name())?;
+        fs::rename(&tmp, &dest).map_err(|e| Error::Io(dest.clone(), e))?;
+        // Make the rename itself durable.
+        files::sync_dir(dir);
+        Ok(())
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map(|()| dest)
+}
+
+/// Writes the whole database of `variant` into the file `tmp`, in one
+/// transaction, and syncs it.
+fn write_file(tmp: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout) -> Result<()> {
+    let _ = fs::remove_file(tmp);
+    let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
+    let mut conn = create(tmp).map_err(sql)?;
+    let tx = conn.transaction().map_err(sql)?;
+    tx.execute_batch(SCHEMA).map_err(sql)?;
+    let totals = write_classes(&tx, tmp, variant, solved, layout)?;
+    write_meta(&tx, variant, solved, layout, &totals).map_err(sql)?;
+    tx.commit().map_err(sql)?;
+    conn.close().map_err(|(_, e)| sql(e))?;
+    sync(tmp)
+}
+
+/// Creates the SQLite file `tmp`, never through a link, set up for one
+/// large private write.
+fn create(tmp: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        tmp,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    // The file is private until renamed, so no journal is needed.
+    // Large pages keep the blobs of big boards off overflow chains.
+    conn.execute_batch("PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")?;
+    Ok(conn)
+}
+
+/// What the metadata says of the whole variant, from its classes.
+struct Totals {
+    /// The start's remoteness: the sum of its class parts'.
+    start_remoteness: Option<Remoteness>,
+    /// The largest remoteness: the sum of the classes' largest.
+    max: Option<Remoteness>,
+    /// Legal positions: the product of the classes'.
+    legal: u128,
+    /// Positions that reach the goal: the product of the classes'.
+    reachable: u128,
+}
+
+/// Writes the table of every class in `layout` and its `classes` row, and
+/// returns what the metadata says of their whole.
+fn write_classes(
+    tx: &Connection,
+    tmp: &Path,
+    variant: &Variant,
+    solved: &Solved<'_>,
+    layout: Layout,
+) -> Result<Totals> {
+    let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
+    let starts = variant.class_hashes(variant.start());
+    let goals = variant.class_hashes(&variant.goal());
+    let mut totals = Totals {
+        start_remoteness: Some(Remoteness(0)),
+        max: Some(Remoteness(0)),
+        legal: 1,
+        reachable: 1,
+    };
+    let mut class_checksums = Vec::new();
+    for (k, spec) in variant.classes().iter().enumerate() {
+        let checksum = write_table(tx, solved, spec, k, layout, &class_checksums).map_err(sql)?;
+        write_class_row(tx, solved, spec, k, (starts[k], goals[k]), checksum).map_err(sql)?;
+        class_checksums.push(checksum);
+        let stats = solved.stats(k);
+        let start = solved.remoteness(spec, k, starts[k])?;
+        totals.start_remoteness = Remoteness::total([totals.start_remoteness, start]);
+        totals.max = Remoteness::total([totals.max, stats.max_remoteness()]);
+        totals.legal *= u128::from(stats.legal);
+        totals.reachable *= u128::from(stats.reachable);
+    }
+    Ok(totals)
+}
+
+/// Writes the table of class `k` in `layout`, and returns the class
+/// checksum. A mirrored class has no rows or blocks of its own and takes
+/// its source's checksum (in `sources`, those of the classes before it):
+/// every read of it is a checked read of the source.
+fn write_table(
+    tx: &Connection,
+    solved: &Solved<'_>,
+    spec: &ClassSpec,
+    k: usize,
+    layout: Layout,
+    sources: &[Checksum],
+) -> rusqlite::Result<Checksum> {
+    match solved {
+        Solved::TwoBit(solution) => match &solution.classes[k].residues {
+            Residues::Mirrored { from, .. } => Ok(sources[*from]),
+            Residues::Searched(_) => residues::write_class(tx, solution, k),
+        },
+        Solved::Bytes(solution) => {
+            let class = &solution.classes[k];
+            match &class.table {
+                ClassTable::Mirrored { from, .. } => Ok(sources[*from]),
+                ClassTable::Own(all) => {
+                    match layout {
+                        Layout::Rows => rows::write_class(tx, spec, &class.index, all)?,
+                        Layout::Blocks | Layout::Residues => {
+                            blocks::write_class(tx, spec.class.index(), &class.index, all)?;
+                        }
+                    }
+                    Ok(Checksum::of(all))
+                }
+            }
+        }
+    }
+}
+
+/// Writes the `classes` row of class `k`, whose start and goal have the
+/// class hashes `(start, goal)` and whose table has the class checksum
+/// `checksum`.
+fn write_class_row(
+    tx: &Connection,
+    solved: &Solved<'_>,
+    spec: &ClassSpec,
+    k: usize,
+    (start, goal): (u64, u64),
+    checksum: Checksum,
+) -> rusqlite::Result<()> {
+    let stats = solved.stats(k);
+    let (white, black) = spec.counts();
+    tx.prepare("INSERT INTO classes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")?
+        .execute(params![
+            spec.class.index() as i64,
+            spec.geometry.len() as i64,
+            white,
+            black,
+            spec.index.len() as i64,
+            start as i64,
+            goal as i64,
+            stats.legal as i64,
+            stats.reachable as i64,
+            stats.max_remoteness().map(|r| r.0),
+            serde_json::to_string(&stats.histogram).expect("numbers serialize"),
+            serde_json::to_string(&stats.hardest).expect("numbers serialize"),
+            solved.is_mirrored(k),
+            checksum.hex(),
+        ])?;
+    Ok(())
+}
+
+/// Writes the `meta` table, the header checksum last, over everything else
+/// the header holds.
+fn write_meta(
+    tx: &Connection,
+    variant: &Variant,
+    solved: &Solved<'_>,
+    layout: Layout,
+    totals: &Totals,
+) -> rusqlite::Result<()> {
+    let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let shown = |r: Option<Remoteness>| r.map_or(String::new(), |r| r.to_string());
+    let meta: Vec<(&str, String)> = vec![
+        ("format", "bishops".into()),
+        ("layout", layout.name().into()),
+        ("format_version", FORMAT_VERSION.to_string()),
+        ("variant", variant.name().into()),
+        ("description", variant.description().into()),
+        ("board", variant.board().to_string()),
+        ("start", variant.start().to_string()),
+        ("goal", variant.goal().to_string()),
+        ("hash_scheme", crate::index::HASH_SCHEME.into()),
+        ("hash_version", crate::index::HASH_VERSION.to_string()),
+        ("legal_positions", totals.legal.to_string()),
+        ("reachable_positions", totals.reachable.to_string()),
+        ("max_remoteness", shown(totals.max)),
+        ("start_remoteness", shown(totals.start_remoteness)),
+        ("program_version", env!("CARGO_PKG_VERSION").into()),
+        ("solve_seconds", format!("{:.6}", solved.elapsed().as_secs_f64())),
+        ("created_unix", created.to_string()),
+    ];
+    for (key, value) in meta {
+        tx.execute("INSERT INTO meta VALUES (?1, ?2)", params![key, value])?;
+    }
+    let header = header_checksum(tx)?;
+    tx.execute("INSERT INTO meta VALUES ('header_checksum', ?1)", [header])?;
+    Ok(())
+}
+
+/// Syncs the written file `tmp` to disk, opened only if it is still a
+/// regular file.
+fn sync(tmp: &Path) -> Result<()> {
+    files::open_regular(tmp, fs::OpenOptions::new().read(true), Links::Refuse)
+        .map_err(|e| match e {
+            OpenError::NotRegular(kind) => std::io::Error::other(format!("it is {kind}")),
+            OpenError::Io(e) => e,
+        })
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::Io(tmp.to_path_buf(), e))
+}
