@@ -141,14 +141,14 @@ const ENVIRONMENT: [(&str, &str, &str); 2] = [
     ("BISHOPS_THREADS", "threads", "a number of threads"),
 ];
 
-/// Parses the process's command line as clap's [`Cli::parse`] does, but
+/// Parses the process's command line as clap's [`Parser::parse`](clap::Parser::parse) does, but
 /// with an option given on the command line always overriding its
 /// environment variable, even one that is not what it should be, and with
 /// a bad variable that is used refused in one line naming it (clap would
 /// blame the option instead).
 ///
 /// Help, version and mistakes on the command line are clap's to print: it
-/// does, and exits, as [`Cli::parse`] does. When clap finds a mistake and a
+/// does, and exits, as [`Parser::parse`](clap::Parser::parse) does. When clap finds a mistake and a
 /// variable is bad too, the variable is what is reported.
 ///
 /// # Errors
