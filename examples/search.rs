@@ -12,6 +12,8 @@
 //! would need, without searching.
 
 use bishops::Variant;
+use bishops::checkpoint::CheckpointOptions;
+use bishops::pipeline::{SolveOptions, SolvePlan};
 use bishops::solver::{Method, Plan};
 
 fn main() {
@@ -30,13 +32,43 @@ fn main() {
     let plan = Plan::new(&variant, Method::Tight);
     if search == "plan" {
         let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
+        let mirrored: Vec<bool> = (0..plan.legal().len()).map(|k| plan.is_mirrored(k)).collect();
         println!(
-            "{name}: legal {:?}, mirrored {:?}; byte search {:.1} MiB, two-bit search {:.1} MiB",
+            "{name}: legal {:?}, mirrored {mirrored:?}; byte search {:.1} MiB, two-bit search {:.1} MiB",
             plan.legal(),
-            (0..plan.legal().len()).map(|k| plan.is_mirrored(k)).collect::<Vec<_>>(),
             mib(plan.memory_bytes()),
             mib(plan.two_bit_memory_bytes()),
         );
+        // The two-bit figure in parts: the tables of the searched classes,
+        // the summary byte and canonical flag per white set, the index.
+        let tables: u64 = (plan.legal().iter().zip(&mirrored))
+            .filter(|(_, m)| !**m)
+            .map(|(&n, _)| n.div_ceil(32) * 8)
+            .sum();
+        let summaries = (plan.white_sets().iter().zip(&mirrored))
+            .filter(|(_, m)| !**m)
+            .map(|(&w, _)| 2 * w)
+            .max()
+            .unwrap_or(0);
+        println!(
+            "  two-bit: tables {:.1} MiB, summaries {:.1} MiB, index tables {:.1} MiB",
+            mib(tables),
+            mib(summaries),
+            mib(plan.two_bit_memory_bytes() - tables - summaries)
+        );
+        let options = SolveOptions {
+            method: Some(Method::TwoBit),
+            checkpoints: Some(CheckpointOptions::default()),
+            max_memory: Some(u64::MAX),
+            ..SolveOptions::default()
+        };
+        match SolvePlan::new(&variant, options) {
+            Ok(solve) => println!(
+                "  two-bit solve with checkpoints: {:.1} MiB of disk (the database and two checkpoints)",
+                mib(solve.disk_bytes())
+            ),
+            Err(e) => println!("  two-bit solve: {e}"),
+        }
         return;
     }
     let need = if search == "bytes" {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bishops::checkpoint::{self, CheckpointOptions, Checkpointer};
 use bishops::solver::parallel::Checkpoints;
 use bishops::solver::{Method, Plan};
-use bishops::{Error, Variant};
+use bishops::{Error, TightIndex, Variant};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -22,8 +22,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Into::into,
     );
     let variant = Variant::named(&name)?;
-    let legal = Plan::new(&variant, Method::Tight).legal()[0];
-    let class = variant.classes()[0].class;
+    let plan = Plan::new(&variant, Method::Tight);
+    let legal = plan.legal()[0];
+    // Whether the other class is this one's mirror image, whose hardest
+    // positions the checkpoint then carries.
+    let mirrored = (1..plan.legal().len()).any(|k| plan.is_mirrored(k));
+    let spec = &variant.classes()[0];
+    let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+    let class = spec.class;
     let options = |stop: u16| CheckpointOptions {
         interval: Duration::from_secs(1 << 30),
         stop_after: Some((None, stop)),
@@ -52,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut checkpoints = Checkpointer::new(&dir, &variant, options(u16::MAX), &mut note);
     let began = Instant::now();
     let resumed = checkpoints
-        .resume_two_bit(class, legal)
+        .resume_two_bit(class, &index, mirrored)
         .ok_or("the checkpoint was not taken")?;
     let seconds = began.elapsed().as_secs_f64();
     println!(
@@ -60,13 +66,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         resumed.found.len() - 1,
         size as f64 / seconds / 1e6
     );
-    // The part of that which is computing, not the disk: the checksum and
-    // the consistency check, again on the words read.
+    // The part of that which is computing, not the disk: the checksum of
+    // the table and the consistency check, again on what was read.
     let began = Instant::now();
-    let sum = checkpoint::word_checksum(&[&resumed.codes, &resumed.expanded]);
+    let sum = checkpoint::word_checksum(&[&resumed.codes]);
     let checksum = began.elapsed().as_secs_f64();
     let began = Instant::now();
-    checkpoint::check_two_bit(&resumed.found, resumed.done, legal, &resumed.codes, &resumed.expanded)?;
+    checkpoint::check_two_bit(
+        &resumed.found,
+        resumed.done,
+        &index,
+        &resumed.codes,
+        &resumed.summary,
+        &resumed.hardest,
+    )?;
     println!(
         "of which the checksum ({sum:016x}) takes {checksum:.3} s and the consistency check {:.3} s",
         began.elapsed().as_secs_f64()

@@ -23,16 +23,21 @@
 //! reported and ignored.
 //!
 //! The two-bit search ([`twobit`](crate::solver::twobit)) checkpoints the
-//! same way into the same file name, with the header's method `two-bit`:
-//! its table (2 bits per legal position, 32 to a word) and its expanded bits
-//! (64 to a word) are the payload, as little-endian 64-bit words, codes then
-//! expanded bits, and the checksum ([`word_checksum`]) covers both. Besides
-//! the header, its length and the checksum, a resume checks that the table
-//! holds exactly the counted layers (per residue mod 3, padding unseen) and
-//! that the expanded bits mark exactly the layers that the search has
-//! expanded at that boundary ([`expanded_layers`]) and no unreached
-//! position ([`check_two_bit`]). The method field keeps either search from
-//! taking the other's checkpoint.
+//! same way into the same file name, with the header's method `two-bit` and
+//! format 2: the payload is its table (2 bits per legal position, 32 to a
+//! word) and its summary (a byte per block, 8 to a word, the last word
+//! padded with zeros), as little-endian 64-bit words, and the header also
+//! carries the newest layer's hardest candidates and the measured rates
+//! ([`TwoBitHeader`]). The checksum ([`word_checksum`]) covers the table,
+//! the summary and the hardest candidates. Besides the header, its length
+//! and the checksum, a resume checks that the table holds exactly the
+//! counted layers (per residue mod 3, padding unseen), that the summary
+//! flags every block holding an unseen position and blocks holding at least
+//! the newest layer's count with its residue, and that the hardest
+//! candidates are as many as the newest layer allows, in order, with its
+//! residue, in flagged blocks ([`check_two_bit`]). Format 1, the search
+//! that kept a bit per position besides the table, is refused. The method
+//! field keeps either search from taking the other's checkpoint.
 //!
 //! The dense search (`--method dense`) neither saves nor resumes.
 
@@ -50,15 +55,33 @@ use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::Cell;
+use crate::solver::HARDEST;
 use crate::solver::parallel::{Boundary, Checkpoints, Resume};
-use crate::solver::twobit::{TwoBitBoundary, TwoBitResume, code_words, expanded_layers, expanded_words};
+use crate::solver::twobit::{
+    CURRENT, LayerHardest, NEXT, Rates, TwoBitBoundary, TwoBitResume, UNSEEN_LEFT, code_words, count_codes,
+};
+use crate::tight::TightIndex;
 use crate::variant::Variant;
 
 /// The first line of a checkpoint file.
 const MAGIC: &[u8] = b"bishops checkpoint\n";
 
-/// The version of the file format.
-const FORMAT: u32 = 1;
+/// The version of the file format of the tight search's checkpoints.
+const TIGHT_FORMAT: u32 = 1;
+
+/// The version of the file format of the two-bit search's checkpoints: 2
+/// since its payload is the table and the summary (format 1 had a bit per
+/// position besides the table).
+const TWO_BIT_FORMAT: u32 = 2;
+
+/// The format of `method`'s checkpoints.
+fn format(method: &str) -> u32 {
+    if method == "two-bit" {
+        TWO_BIT_FORMAT
+    } else {
+        TIGHT_FORMAT
+    }
+}
 
 /// The default time between checkpoints.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(600);
@@ -211,7 +234,7 @@ fn remove_temporary(dir: &Path, variant: &Variant) {
 /// The JSON line of a checkpoint file.
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
 pub struct Header {
-    /// [`FORMAT`].
+    /// The file format: 1 for `tight`, 2 for `two-bit`.
     pub format: u32,
     /// The variant's name.
     pub variant: String,
@@ -233,6 +256,37 @@ pub struct Header {
     pub checksum: String,
     /// When it was written, in seconds since 1970.
     pub written: u64,
+    /// What else a two-bit search needs to go on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub two_bit: Option<TwoBitHeader>,
+}
+
+/// The part of a two-bit checkpoint's header that only the two-bit search
+/// has.
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone, Default)]
+pub struct TwoBitHeader {
+    /// The tight indices of up to [`HARDEST`] positions of the newest
+    /// layer, lowest first.
+    pub hardest: Vec<u64>,
+    /// When a class mirrors the searched one: the public hashes in it of
+    /// the images of up to [`HARDEST`] positions of the newest layer,
+    /// lowest first.
+    pub mirrored_hardest: Option<Vec<u64>>,
+    /// Seconds per position of the latest push layer.
+    pub push_seconds: Option<f64>,
+    /// Seconds per unseen position of the latest pull layer.
+    pub pull_seconds: Option<f64>,
+}
+
+impl TwoBitHeader {
+    fn of(hardest: &LayerHardest, rates: Rates) -> TwoBitHeader {
+        TwoBitHeader {
+            hardest: hardest.own.clone(),
+            mirrored_hardest: hardest.mirrored.clone(),
+            push_seconds: rates.push,
+            pull_seconds: rates.pull,
+        }
+    }
 }
 
 /// A checksum of a table that runs on every core: FNV-1a 64 over the
@@ -286,31 +340,54 @@ pub fn word_checksum(parts: &[&[u64]]) -> u64 {
     fnv(sums.into_iter().chain(parts.iter().map(|p| p.len() as u64)))
 }
 
-/// [`word_checksum`] of words that no thread writes meanwhile.
-fn atomic_checksum(parts: &[&[AtomicU64]]) -> u64 {
-    let mut sums = Vec::new();
-    for part in parts {
-        sums.extend(word_sums(part, |w| w.load(Ordering::Relaxed)));
+/// The code of a position no layer has reached.
+const UNSEEN_CODE: u8 = 3;
+
+/// Words of the summary of `blocks` blocks, 8 bytes to a word.
+pub fn summary_words(blocks: u64) -> u64 {
+    blocks.div_ceil(8)
+}
+
+/// The summary bytes packed into little-endian words, the last padded with
+/// zeros.
+fn pack_summary(summary: impl Iterator<Item = u8>, blocks: u64) -> Vec<u64> {
+    let mut words = vec![0u64; summary_words(blocks) as usize];
+    for (i, byte) in summary.enumerate() {
+        words[i / 8] |= u64::from(byte) << (8 * (i % 8));
     }
-    fnv(sums.into_iter().chain(parts.iter().map(|p| p.len() as u64)))
+    words
 }
 
-/// Spreads the 32 bits of `x` to the even bits of a word: bit `i` to `2i`.
-fn spread(x: u32) -> u64 {
-    let mut x = u64::from(x);
-    x = (x | x << 16) & 0x0000_ffff_0000_ffff;
-    x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
-    x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
-    x = (x | x << 2) & 0x3333_3333_3333_3333;
-    (x | x << 1) & 0x5555_5555_5555_5555
+/// The checksum of a two-bit checkpoint: [`word_checksum`] of the table,
+/// the summary words and the hardest candidates (the mirrored ones, and
+/// whether there are any), from the table's sums (`code_sums`, as
+/// [`word_sums`] gives them, over `code_words` words).
+fn two_bit_checksum(code_sums: Vec<u64>, code_words: usize, summary: &[u64], hardest: &LayerHardest) -> u64 {
+    let mirrored = hardest.mirrored.as_deref().unwrap_or(&[]);
+    let flag = [u64::from(hardest.mirrored.is_some())];
+    let rest: [&[u64]; 4] = [summary, &hardest.own, mirrored, &flag];
+    let mut sums = code_sums;
+    for part in rest {
+        sums.extend(word_sums(part, |&w| w));
+    }
+    let lengths = [code_words as u64]
+        .into_iter()
+        .chain(rest.iter().map(|p| p.len() as u64));
+    fnv(sums.into_iter().chain(lengths))
 }
 
-/// Checks that the state of a two-bit search of `legal` positions at a
-/// layer boundary (`found`, `done`, `codes`, `expanded`, as in
-/// [`TwoBitResume`]) is consistent: the right number of words; the padding
-/// codes beyond `legal` unseen; per residue mod 3, as many positions as the
-/// layers of that residue count; and the expanded bits set on exactly the
-/// layers [`expanded_layers`] gives, per residue, and on no unseen position.
+/// Checks that the state of a two-bit search of the class of `index` at a
+/// layer boundary (`found`, `done`, `codes`, `summary`, `hardest`, as in
+/// [`TwoBitResume`]) is consistent: the right number of words and summary
+/// bytes; the padding codes beyond the legal positions unseen; per residue
+/// mod 3, as many positions as the layers of that residue count; summary
+/// bytes with only the [`CURRENT`] and [`UNSEEN_LEFT`] bits, the latter on
+/// every block that holds an unseen position, the former on blocks that
+/// hold at least the newest layer's count of its residue; and the hardest
+/// candidates, as many as the newest layer allows ([`HARDEST`] at most),
+/// strictly increasing, the own ones legal indices with the newest residue
+/// in [`CURRENT`] blocks. `done` says whether the search is over; it
+/// changes nothing checked here, as the newest layer is then the last.
 ///
 /// # Errors
 ///
@@ -318,88 +395,124 @@ fn spread(x: u32) -> u64 {
 pub fn check_two_bit(
     found: &[u64],
     done: bool,
-    legal: u64,
+    index: &TightIndex,
     codes: &[u64],
-    expanded: &[u64],
+    summary: &[u8],
+    hardest: &LayerHardest,
 ) -> std::result::Result<(), String> {
-    if codes.len() as u64 != code_words(legal) || expanded.len() as u64 != expanded_words(legal) {
+    let _ = done;
+    let legal = index.len();
+    if codes.len() as u64 != code_words(legal) || summary.len() as u64 != index.white_sets() {
         return Err(format!(
-            "has {} code and {} expanded words, not {} and {}",
+            "has {} code words and {} summary bytes, not {} and {}",
             codes.len(),
-            expanded.len(),
+            summary.len(),
             code_words(legal),
-            expanded_words(legal)
+            index.white_sets()
         ));
     }
     if found.first() != Some(&1) || found.contains(&0) {
         return Err("counts an empty layer or more than one goal".into());
     }
-    match found.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
-        Some(total) if total <= legal => {}
+    let total = match found.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
+        Some(total) if total <= legal => total,
         _ => return Err(format!("counts more positions than the {legal} legal ones")),
-    }
+    };
     if !legal.is_multiple_of(32)
         && let Some(&last) = codes.last()
         && last | (u64::MAX >> (64 - 2 * (legal % 32))) != u64::MAX
     {
         return Err("has reached positions beyond the legal ones".into());
     }
-    // [codes with residue r, expanded positions with residue r], r = 3: unseen.
+    // Positions per code: residues 0 to 2, then unseen (the rest of each
+    // word: fewer popcounts, which the default x86-64 target does in
+    // software).
     const M: u64 = 0x5555_5555_5555_5555;
-    let counted = expanded
+    let counted = codes
         .par_iter()
-        .enumerate()
         .with_min_len(1 << 12)
         .fold(
-            || [[0u64; 4]; 2],
-            |mut n, (w, &e)| {
-                for half in 0..2 {
-                    let c = codes.get(2 * w + half).copied().unwrap_or(u64::MAX);
-                    let s = spread((e >> (32 * half)) as u32);
-                    let (lo, hi) = (c & M, c >> 1 & M);
-                    // Unseen positions are the rest of the 32, and none
-                    // may be expanded: fewer popcounts, which the default
-                    // x86-64 target does in software.
-                    let masks = [!hi & !lo & M, !hi & lo, hi & !lo & M];
-                    let mut seen = 0;
-                    for (r, m) in masks.into_iter().enumerate() {
-                        let count = u64::from(m.count_ones());
-                        seen += count;
-                        n[0][r] += count;
-                        n[1][r] += u64::from((m & s).count_ones());
-                    }
-                    n[0][3] += 32 - seen;
-                    n[1][3] += u64::from(hi & lo & s != 0);
+            || [0u64; 4],
+            |mut n, &w| {
+                let (lo, hi) = (w & M, w >> 1 & M);
+                let masks = [!hi & !lo & M, !hi & lo, hi & !lo & M];
+                let mut seen = 0;
+                for (count, m) in n.iter_mut().zip(masks) {
+                    let c = u64::from(m.count_ones());
+                    *count += c;
+                    seen += c;
                 }
+                n[3] += 32 - seen;
                 n
             },
         )
         .reduce(
-            || [[0u64; 4]; 2],
+            || [0u64; 4],
             |mut a, b| {
-                for (x, y) in a.iter_mut().flatten().zip(b.iter().flatten()) {
-                    *x += y;
-                }
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
                 a
             },
         );
-    let expanded_upto = expanded_layers(found.len(), done);
-    let mut want = [[0u64; 4]; 2];
+    let mut want = [0u64; 4];
     for (d, &n) in found.iter().enumerate() {
-        want[0][d % 3] += n;
-        if d < expanded_upto {
-            want[1][d % 3] += n;
-        }
+        want[d % 3] += n;
     }
-    want[0][3] = 64 * expanded.len() as u64 - want[0][..3].iter().sum::<u64>();
-    if counted[0] != want[0] {
+    want[3] = 32 * codes.len() as u64 - total;
+    if counted != want {
         return Err("holds other layers than its header counts".into());
     }
-    if counted[1] != want[1] {
+    if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
+        return Err("has a summary byte with unknown bits".into());
+    }
+    let newest = ((found.len() - 1) % 3) as u8;
+    let load = |&w: &u64| w;
+    let (unflagged, in_current) = (0..index.white_sets() as usize)
+        .into_par_iter()
+        .with_min_len(1 << 10)
+        .map(|r| {
+            let block = index.block(r as u64);
+            let unseen = summary[r] & UNSEEN_LEFT == 0 && count_codes(codes, load, block.clone(), UNSEEN_CODE) > 0;
+            let current = if summary[r] & CURRENT != 0 {
+                count_codes(codes, load, block, newest)
+            } else {
+                0
+            };
+            (u64::from(unseen), current)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    if unflagged > 0 {
+        return Err(format!("has {unflagged} blocks with unseen positions not flagged so"));
+    }
+    let layer = *found.last().expect("at least the goal's layer");
+    if in_current < layer {
         return Err(format!(
-            "has other positions expanded than layers 0 to {} of {}",
-            expanded_upto as i64 - 1,
-            found.len()
+            "flags blocks that hold {in_current} positions of the newest residue, fewer than its layer of {layer}"
+        ));
+    }
+    let expected = (layer as usize).min(HARDEST);
+    let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
+    let own = &hardest.own;
+    if own.len() != expected || !increasing(own) {
+        return Err(format!(
+            "keeps {} hardest positions, not {expected} in order",
+            own.len()
+        ));
+    }
+    for &i in own {
+        let r = index.block_of(i);
+        let code = (codes[(i / 32) as usize] >> (2 * (i % 32))) as u8 & 3;
+        if i >= legal || code != newest || summary[r as usize] & CURRENT == 0 {
+            return Err(format!(
+                "keeps position {i} as one of the hardest, not of the newest layer"
+            ));
+        }
+    }
+    if let Some(mirrored) = &hardest.mirrored
+        && (mirrored.len() != expected || !increasing(mirrored))
+    {
+        return Err(format!(
+            "keeps {} hardest mirror images, not {expected} in order",
+            mirrored.len()
         ));
     }
     Ok(())
@@ -512,11 +625,12 @@ impl<'a> Checkpointer<'a> {
                 Err(format!("is for {what} {found}, not {want}"))
             }
         };
-        expect("format", header.format.to_string(), FORMAT.to_string())?;
+        // The method first: each method has its own format.
+        expect("method", header.method.clone(), method.to_owned())?;
+        expect("format", header.format.to_string(), format(method).to_string())?;
         expect("variant", header.variant.clone(), self.variant.name().to_owned())?;
         expect("start", header.start.clone(), self.start.clone())?;
         expect("class", header.class.to_string(), class.index().to_string())?;
-        expect("method", header.method.clone(), method.to_owned())?;
         expect("legal positions", header.length.to_string(), legal.to_string())?;
         Ok((header, (MAGIC.len() + line.len()) as u64, size, reader))
     }
@@ -569,39 +683,81 @@ impl<'a> Checkpointer<'a> {
         Ok((header, cells))
     }
 
-    /// Reads and checks the two-bit checkpoint of `class`: its header, its
-    /// codes and expanded words, or what is wrong with it.
+    /// Reads and checks the two-bit checkpoint of `class`, whose tight
+    /// index is `index`: what a resume takes from it, or what is wrong
+    /// with it. `mirrored`: whether a class mirrors this one, so that the
+    /// checkpoint must carry its hardest candidates.
     fn read_two_bit(
         &self,
         file: &Path,
         class: Class,
-        legal: u64,
-    ) -> std::result::Result<(Header, Vec<u64>, Vec<u64>), String> {
+        index: &TightIndex,
+        mirrored: bool,
+    ) -> std::result::Result<(Header, TwoBitResume), String> {
         let io = |e: std::io::Error| format!("cannot be read ({e})");
+        let legal = index.len();
         let (header, head, size, mut reader) = self.open(file, class, legal, "two-bit")?;
-        let (codes, expanded) = (code_words(legal), expanded_words(legal));
-        if size != head + 8 * (codes + expanded) {
+        let (codes, summary) = (code_words(legal), summary_words(index.white_sets()));
+        if size != head + 8 * (codes + summary) {
             return Err(format!(
                 "is {size} bytes long, not the header and {} words",
-                codes + expanded
+                codes + summary
             ));
         }
         if header.found.is_empty() || header.found.len() > usize::from(u16::MAX) + 1 {
             return Err(format!("has {} layers", header.found.len()));
         }
+        let Some(extra) = header.two_bit.clone() else {
+            return Err("has no hardest positions in its header".into());
+        };
+        if extra.mirrored_hardest.is_some() != mirrored {
+            return Err(format!(
+                "{} the hardest positions of a mirrored class",
+                if mirrored { "lacks" } else { "has" }
+            ));
+        }
+        let hardest = LayerHardest {
+            own: extra.hardest,
+            mirrored: extra.mirrored_hardest,
+        };
         let codes = read_words(&mut reader, codes as usize).map_err(io)?;
-        let expanded = read_words(&mut reader, expanded as usize).map_err(io)?;
-        if format!("{:016x}", word_checksum(&[&codes, &expanded])) != header.checksum {
+        let summary_packed = read_words(&mut reader, summary as usize).map_err(io)?;
+        let sum = two_bit_checksum(word_sums(&codes, |&w| w), codes.len(), &summary_packed, &hardest);
+        if format!("{sum:016x}") != header.checksum {
             return Err("fails its checksum".into());
         }
-        check_two_bit(&header.found, header.done, legal, &codes, &expanded)?;
-        Ok((header, codes, expanded))
+        let summary: Vec<u8> = summary_packed
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .take(index.white_sets() as usize)
+            .collect();
+        if summary_packed
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .skip(index.white_sets() as usize)
+            .any(|b| b != 0)
+        {
+            return Err("has summary padding that is not zero".into());
+        }
+        check_two_bit(&header.found, header.done, index, &codes, &summary, &hardest)?;
+        let resume = TwoBitResume {
+            found: header.found.clone(),
+            done: header.done,
+            codes,
+            summary,
+            hardest,
+            rates: Rates {
+                push: extra.push_seconds,
+                pull: extra.pull_seconds,
+            },
+        };
+        Ok((header, resume))
     }
 
     /// A header for a checkpoint of `class` by `method`.
     fn header(&self, class: Class, method: &str, length: u64, found: &[u64], done: bool, checksum: u64) -> Header {
         Header {
-            format: FORMAT,
+            format: format(method),
             variant: self.variant.name().to_owned(),
             start: self.start.clone(),
             class: class.index(),
@@ -611,6 +767,7 @@ impl<'a> Checkpointer<'a> {
             done,
             checksum: format!("{checksum:016x}"),
             written: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            two_bit: None,
         }
     }
 
@@ -684,21 +841,32 @@ impl<'a> Checkpointer<'a> {
         self.save(boundary.class, &header, cells.len() as u64, |out| out.write_all(cells))
     }
 
-    /// Writes the two-bit checkpoint of `boundary` atomically, straight from
-    /// its words.
+    /// Writes the two-bit checkpoint of `boundary` atomically, the table
+    /// straight from its words.
     fn write_two_bit(&mut self, boundary: &TwoBitBoundary<'_>) -> Result<PathBuf> {
-        let header = self.header(
+        let blocks = boundary.summary.len() as u64;
+        debug_assert!(boundary.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
+        let summary = pack_summary(boundary.summary.iter().map(|s| s.load(Ordering::Relaxed)), blocks);
+        let checksum = two_bit_checksum(
+            word_sums(boundary.codes, |w| w.load(Ordering::Relaxed)),
+            boundary.codes.len(),
+            &summary,
+            boundary.hardest,
+        );
+        let mut header = self.header(
             boundary.class,
             "two-bit",
             boundary.legal,
             boundary.found,
             boundary.done,
-            atomic_checksum(&[boundary.codes, boundary.expanded]),
+            checksum,
         );
-        let payload = 8 * (boundary.codes.len() + boundary.expanded.len()) as u64;
+        header.two_bit = Some(TwoBitHeader::of(boundary.hardest, boundary.rates));
+        let payload = 8 * (boundary.codes.len() + summary.len()) as u64;
         self.save(boundary.class, &header, payload, |out| {
             write_words(out, boundary.codes)?;
-            write_words(out, boundary.expanded)
+            let bytes: Vec<u8> = summary.iter().flat_map(|w| w.to_le_bytes()).collect();
+            out.write_all(&bytes)
         })
     }
 
@@ -795,17 +963,12 @@ impl Checkpoints for Checkpointer<'_> {
         self.boundary(boundary.class, boundary.found, boundary.done, |me| me.write(&boundary))
     }
 
-    fn resume_two_bit(&mut self, class: Class, legal: u64) -> Option<TwoBitResume> {
+    fn resume_two_bit(&mut self, class: Class, index: &TightIndex, mirrored: bool) -> Option<TwoBitResume> {
         let file = self.existing(class)?;
-        match self.read_two_bit(&file, class, legal) {
-            Ok((header, codes, expanded)) => {
+        match self.read_two_bit(&file, class, index, mirrored) {
+            Ok((header, resume)) => {
                 self.note_resume(&file, class, &header);
-                Some(TwoBitResume {
-                    found: header.found,
-                    done: header.done,
-                    codes,
-                    expanded,
-                })
+                Some(resume)
             }
             Err(problem) => {
                 self.note_ignored(&file, class, &problem);
@@ -841,98 +1004,109 @@ mod tests {
         }
 
         fn two_bit_layer(&mut self, b: TwoBitBoundary<'_>) -> Result<()> {
-            let load = |w: &[AtomicU64]| w.iter().map(|w| w.load(Ordering::Relaxed)).collect();
             self.0.push(TwoBitResume {
                 found: b.found.to_vec(),
                 done: b.done,
-                codes: load(b.codes),
-                expanded: load(b.expanded),
+                codes: b.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
+                summary: b.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
+                hardest: b.hardest.clone(),
+                rates: b.rates,
             });
             Ok(())
         }
     }
 
     /// The boundaries of the two-bit search of class 0 of `name`, and its
-    /// legal positions.
-    fn boundaries(name: &str) -> (Vec<TwoBitResume>, u64) {
+    /// tight index.
+    fn boundaries(name: &str) -> (Vec<TwoBitResume>, TightIndex) {
         let variant = Variant::named(name).unwrap();
         let spec = &variant.classes()[0];
         let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
         let mut recorder = Recorder::default();
-        twobit::search_with(name, spec, &index, &mut recorder, &mut |_| {}).unwrap();
-        (recorder.0, index.len())
+        twobit::search_with(name, spec, &index, None, &mut recorder, &mut |_| {}).unwrap();
+        (recorder.0, index)
     }
 
     #[test]
     fn every_two_bit_boundary_is_consistent() {
-        for name in ["5x4", "7x4", "7x5-full"] {
-            let (all, legal) = boundaries(name);
+        for name in ["5x4", "7x4", "7x5-full", "6x4-full"] {
+            let (all, index) = boundaries(name);
             assert!(all.len() > 3, "{name}");
             assert!(all.last().unwrap().done && all[..all.len() - 1].iter().all(|b| !b.done));
             for b in &all {
-                // The invariant in numbers: the expanded bits count exactly
-                // the layers expanded_layers gives.
-                let set: u64 = b.expanded.iter().map(|w| u64::from(w.count_ones())).sum();
-                let want: u64 = b.found[..expanded_layers(b.found.len(), b.done)].iter().sum();
-                assert_eq!(set, want, "{name} at {} layers", b.found.len());
                 assert_eq!(
-                    check_two_bit(&b.found, b.done, legal, &b.codes, &b.expanded),
+                    check_two_bit(&b.found, b.done, &index, &b.codes, &b.summary, &b.hardest),
                     Ok(()),
                     "{name} at {} layers",
                     b.found.len()
                 );
+                // The summary flags the blocks of the newest layer, and no
+                // block of a layer a push would not need.
+                assert!(b.summary.iter().any(|&s| s & CURRENT != 0));
             }
+            // The last boundary keeps the hardest positions of the last layer.
+            let last = all.last().unwrap();
+            assert_eq!(
+                last.hardest.own.len(),
+                (*last.found.last().unwrap() as usize).min(HARDEST)
+            );
         }
     }
 
     #[test]
     fn inconsistent_two_bit_states_are_refused() {
-        let (all, legal) = boundaries("7x4");
+        let (all, index) = boundaries("7x4");
+        let legal = index.len();
         let b = &all[all.len() / 2];
-        let check = |found: &[u64], done: bool, codes: &[u64], expanded: &[u64]| {
-            check_two_bit(found, done, legal, codes, expanded)
+        let check = |found: &[u64], codes: &[u64], summary: &[u8], hardest: &LayerHardest| {
+            check_two_bit(found, b.done, &index, codes, summary, hardest)
         };
-        assert_eq!(check(&b.found, b.done, &b.codes, &b.expanded), Ok(()));
-        // The same state claimed finished has a layer too few expanded.
-        assert!(check(&b.found, true, &b.codes, &b.expanded).is_err());
-        // A layer more or less, a count off by one.
-        assert!(check(&b.found[..b.found.len() - 1], b.done, &b.codes, &b.expanded).is_err());
+        assert_eq!(check(&b.found, &b.codes, &b.summary, &b.hardest), Ok(()));
+        // A layer more or less, a count off by one, no layers.
+        assert!(check(&b.found[..b.found.len() - 1], &b.codes, &b.summary, &b.hardest).is_err());
         let mut found = b.found.clone();
         *found.last_mut().unwrap() += 1;
-        assert!(check(&found, b.done, &b.codes, &b.expanded).is_err());
-        assert!(check(&[], false, &b.codes, &b.expanded).is_err());
-        // A reached position forgotten; an unreached one expanded.
+        assert!(check(&found, &b.codes, &b.summary, &b.hardest).is_err());
+        assert!(check(&[], &b.codes, &b.summary, &b.hardest).is_err());
+        // A reached position forgotten.
+        let code = |codes: &[u64], i: u64| codes[(i / 32) as usize] >> (2 * (i % 32)) & 3;
         let mut codes = b.codes.clone();
-        let i = (0..legal)
-            .find(|&i| codes[(i / 32) as usize] >> (2 * (i % 32)) & 3 != 3)
-            .unwrap();
+        let i = (0..legal).find(|&i| code(&codes, i) != 3).unwrap();
         codes[(i / 32) as usize] |= 3 << (2 * (i % 32));
-        assert!(check(&b.found, b.done, &codes, &b.expanded).is_err());
-        let mut expanded = b.expanded.clone();
-        let j = (0..legal)
-            .find(|&i| b.codes[(i / 32) as usize] >> (2 * (i % 32)) & 3 == 3)
+        assert!(check(&b.found, &codes, &b.summary, &b.hardest).is_err());
+        // A block with unseen positions not flagged so; a summary bit unknown.
+        let r = (0..index.white_sets())
+            .find(|&r| index.block(r).any(|i| code(&b.codes, i) == 3))
             .unwrap();
-        expanded[(j / 64) as usize] |= 1 << (j % 64);
-        assert!(check(&b.found, b.done, &b.codes, &expanded).is_err());
-        // A frontier position marked expanded.
-        let mut expanded = b.expanded.clone();
-        let last = ((b.found.len() - 1) % 3) as u64;
-        let k = (0..legal)
-            .find(|&i| {
-                b.codes[(i / 32) as usize] >> (2 * (i % 32)) & 3 == last
-                    && b.expanded[(i / 64) as usize] >> (i % 64) & 1 == 0
-            })
-            .unwrap();
-        expanded[(k / 64) as usize] |= 1 << (k % 64);
-        assert!(check(&b.found, b.done, &b.codes, &expanded).is_err());
-        // Padding that is not unseen, and the wrong number of words.
+        let mut summary = b.summary.clone();
+        summary[r as usize] &= !UNSEEN_LEFT;
+        assert!(check(&b.found, &b.codes, &summary, &b.hardest).is_err());
+        let mut summary = b.summary.clone();
+        summary[0] |= NEXT;
+        assert!(check(&b.found, &b.codes, &summary, &b.hardest).is_err());
+        // No block flagged as holding the newest layer.
+        let summary: Vec<u8> = b.summary.iter().map(|s| s & !CURRENT).collect();
+        assert!(check(&b.found, &b.codes, &summary, &b.hardest).is_err());
+        // Hardest candidates missing, out of order, or not of the newest layer.
+        let mut hardest = b.hardest.clone();
+        hardest.own.pop();
+        assert!(check(&b.found, &b.codes, &b.summary, &hardest).is_err());
+        let mut hardest = b.hardest.clone();
+        hardest.own.swap(0, 1);
+        assert!(check(&b.found, &b.codes, &b.summary, &hardest).is_err());
+        let newest = ((b.found.len() - 1) % 3) as u64;
+        let mut hardest = b.hardest.clone();
+        hardest.own[0] = (0..legal).find(|&i| code(&b.codes, i) != newest).unwrap();
+        hardest.own.sort_unstable();
+        assert!(check(&b.found, &b.codes, &b.summary, &hardest).is_err());
+        // Padding that is not unseen, and the wrong number of words or bytes.
         if !legal.is_multiple_of(32) {
             let mut codes = b.codes.clone();
             *codes.last_mut().unwrap() &= !(3 << 62);
-            assert!(check(&b.found, b.done, &codes, &b.expanded).is_err());
+            assert!(check(&b.found, &codes, &b.summary, &b.hardest).is_err());
         }
-        assert!(check(&b.found, b.done, &b.codes[1..], &b.expanded).is_err());
-        assert!(check(&b.found, b.done, &b.codes, &[]).is_err());
+        assert!(check(&b.found, &b.codes[1..], &b.summary, &b.hardest).is_err());
+        assert!(check(&b.found, &b.codes, &b.summary[1..], &b.hardest).is_err());
     }
 
     #[test]
@@ -943,9 +1117,16 @@ mod tests {
         other[250_000] ^= 1 << 17;
         assert_ne!(sum, word_checksum(&[&other[..1000], &other[1000..]]));
         assert_ne!(sum, word_checksum(&[&words[..999], &words[999..]]));
-        let atomics: Vec<AtomicU64> = words.iter().map(|&w| AtomicU64::new(w)).collect();
-        assert_eq!(sum, atomic_checksum(&[&atomics[..1000], &atomics[1000..]]));
-        assert_eq!(spread(0b1011), 0b0100_0101);
-        assert_eq!(spread(u32::MAX), 0x5555_5555_5555_5555);
+        // The two-bit checksum is the word checksum of its parts.
+        let hardest = LayerHardest {
+            own: vec![3, 9],
+            mirrored: Some(vec![1]),
+        };
+        let summary = pack_summary([1u8, 4, 5].into_iter(), 3);
+        assert_eq!(summary, [0x05_04_01]);
+        assert_eq!(
+            two_bit_checksum(word_sums(&words, |&w| w), words.len(), &summary, &hardest),
+            word_checksum(&[&words, &summary, &[3, 9], &[1], &[1]])
+        );
     }
 }

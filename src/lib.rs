@@ -16,7 +16,7 @@
 //! | [`Variant`] | a board and a start; named ones live in `variants/` |
 //! | [`index`] | the public position hash R(n, w, b), rank and unrank |
 //! | [`tight`] | the solver's index over legal positions only |
-//! | [`Mirror`], [`Reflection`] | symmetries: one colour class onto the other, a class onto itself |
+//! | [`Mirror`], [`Symmetries`] | symmetries: one colour class onto the other, a class onto itself |
 //! | [`solver`] | retrograde breadth-first search into remoteness tables |
 //! | [`storage`] | SQLite databases of solved variants, checked as they are read |
 //! | [`cleanup`] | temporary files removed when the process is interrupted |
@@ -77,7 +77,7 @@ pub use position::{IllegalMove, Move, Position, PositionError, Refusals};
 pub use remoteness::{Cell, Remoteness};
 pub use rules::{Colour, Part};
 pub use square::{MAX_ROWS, Square};
-pub use symmetry::{Mirror, Reflection};
+pub use symmetry::{BlockTest, Images, Mirror, Motion, Symmetries, Symmetry};
 pub use tablebase::{Line, MoveValue, Probe, Status, Table, Tablebase, Value, Verification};
 pub use tight::TightIndex;
 pub use variant::{ClassSpec, Known, Variant};

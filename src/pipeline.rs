@@ -66,6 +66,11 @@ pub struct LayerReport {
     pub found: u64,
     /// Seconds the layer took.
     pub seconds: f64,
+    /// How the search found it: `push` or `pull`; absent for the goal's
+    /// layer, for layers a resumed search took from its checkpoint, and for
+    /// the dense search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
 }
 
 /// What one solve did.
@@ -131,29 +136,34 @@ impl<'a> SolvePlan<'a> {
         self.plan.method()
     }
 
-    /// Bytes of disk the solve needs at most: the database, and with
-    /// checkpoints two of them (a new one is written before the old one goes).
+    /// Bytes of disk the solve needs at most: the database (a mirrored
+    /// class stores nothing of its own), and with checkpoints one per
+    /// searched class plus a second of the largest (a new one is written
+    /// before the old one goes).
     pub fn disk_bytes(&self) -> u64 {
-        let searched = self
+        let white_sets = self.plan.white_sets();
+        let searched: Vec<(u64, u64)> = self
             .legal()
-            .iter()
+            .into_iter()
+            .zip(white_sets)
             .enumerate()
             .filter(|&(k, _)| !self.plan.is_mirrored(k))
-            .map(|(_, &n)| n)
-            .max()
-            .unwrap_or(0);
-        let (database, checkpoint) = match self.method() {
-            // Two bits a position, and three in a checkpoint (the expanded bit).
-            Method::TwoBit => (
-                self.legal().iter().map(|n| n.div_ceil(4)).sum::<u64>(),
-                searched.div_ceil(8) * 3,
-            ),
-            Method::Tight | Method::Dense => (self.legal().iter().sum::<u64>(), searched),
-        };
+            .map(|(_, sizes)| sizes)
+            .collect();
+        let (database, checkpoints): (Vec<u64>, Vec<u64>) = searched
+            .iter()
+            .map(|&(legal, white_sets)| match self.method() {
+                // Two bits a position; a checkpoint adds a summary byte per
+                // white set, in whole words.
+                Method::TwoBit => (legal.div_ceil(4), legal.div_ceil(32) * 8 + white_sets.div_ceil(8) * 8),
+                Method::Tight | Method::Dense => (legal, legal),
+            })
+            .unzip();
+        let database: u64 = database.iter().sum();
         // SQLite's pages and keys: a little over the tables.
         let database = database + database / 16;
         if self.options.checkpoints.is_some() {
-            database + 2 * checkpoint
+            database + checkpoints.iter().sum::<u64>() + checkpoints.iter().max().unwrap_or(&0)
         } else {
             database
         }
@@ -272,13 +282,18 @@ impl<'a> SolvePlan<'a> {
             match event {
                 Event::Counted { .. } => last = Instant::now(),
                 Event::Layer {
-                    class, depth, found, ..
+                    class,
+                    depth,
+                    found,
+                    direction,
+                    ..
                 } => {
                     layers.push(LayerReport {
                         class: class.index(),
                         depth,
                         found,
                         seconds: last.elapsed().as_secs_f64(),
+                        direction: direction.map(|d| d.name().to_owned()),
                     });
                     last = Instant::now();
                 }

@@ -46,6 +46,10 @@ pub struct ClassSize {
     pub black: u32,
     /// The size of its public hash, R(n, w, b).
     pub hash_size: u64,
+    /// The symmetries of its puzzle besides the identity, found from the
+    /// rules ([`Symmetries`](crate::Symmetries)), such as `top-bottom,
+    /// colours exchanged`: the searches expand one position of each orbit.
+    pub symmetries: Vec<String>,
 }
 
 /// One named variant: its sizes, and whether a trusted database holds it.
@@ -116,6 +120,7 @@ pub fn variants(dir: &Path) -> Result<VariantsReport> {
                     white: s.counts().0,
                     black: s.counts().1,
                     hash_size: s.index.len(),
+                    symmetries: crate::Symmetries::of(&s.geometry, s.goal).names(),
                 })
                 .collect(),
             solved,

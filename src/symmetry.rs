@@ -1,30 +1,112 @@
-//! Symmetries of the board and the puzzle.
+//! Symmetries of the board and the puzzle, found from the rules.
 //!
-//! - [`Mirror::left_right`]: on a board with an even number of columns, the
-//!   left-right mirror sends every square of one colour class to a square of
-//!   the other. When it also sends diagonals to diagonals (checked ray by
-//!   ray, not assumed) and one class's start to the other's, it is an
-//!   isomorphism of the two class puzzles, so one class's table gives the
-//!   other's for free.
-//! - [`Reflection`]: on a board with an odd number of rows, the top-bottom
-//!   mirror keeps each class, and with the colours exchanged it sends the
-//!   goal to itself. A position and its reflection are then equally far from
-//!   the goal, so a search need only expand one of the two.
+//! A rectangle has four rigid motions ([`Motion`]): the identity, the
+//! left-right mirror, the top-bottom mirror and the half turn. Each sends
+//! squares to squares and diagonals to diagonals; what it does to a colour
+//! class depends on the board's shape, so nothing here is assumed per shape.
+//! Every map is built from its square map and its direction map and then
+//! checked ray by ray against the class's [`Geometry`]
+//! ([`Mirror::left_right`], [`Symmetry::new`]).
+//!
+//! - [`Mirror`]: a motion that sends one class onto the *other* one (the
+//!   left-right mirror on an even number of columns) and one class's start
+//!   to the other's: an isomorphism of the two class puzzles, so one class's
+//!   table gives the other's for free. Storage and the solver use it.
+//! - [`Symmetry`]: a motion that keeps a class, with or without exchanging
+//!   the colours, and sends the class's goal to itself: an automorphism of
+//!   the class puzzle. Legality and moves only ask whether bishops of
+//!   different colours see each other along a ray, which neither a
+//!   ray-preserving map nor an exchange of colours changes; so a position
+//!   and its image have one remoteness.
+//! - [`Symmetries`]: every such symmetry of a class, a group (closed under
+//!   composition; the tests check it). The searches expand only the
+//!   *canonical* position of each orbit, the least in the order of
+//!   (white set, black set) read as numbers, and set its images with it.
+//!
+//! Which motions keep a class: the left-right mirror when the column count
+//! is odd, the top-bottom mirror when the row count is odd, the half turn
+//! when rows + columns is even. On the standard starts (white on the bottom
+//! row, black on the top) the goal is kept by the left-right mirror as it is
+//! and by the other two with the colours exchanged, so an odd number of rows
+//! gives "top-bottom, colours exchanged", an odd number of columns
+//! "left-right", rows + columns even "half turn, colours exchanged", and
+//! odd by odd all three: a group of 4. 12x10 has exactly the half turn with
+//! the colours exchanged.
 
 use crate::bitboard::Bitboard;
-use crate::board::Geometry;
+use crate::board::{Board, Geometry};
 use crate::index::rank_within;
 use crate::rules::Part;
 use crate::square::Square;
 use crate::tight::Subsets;
 
-/// Directions as the left-right mirror sees them: up-right and up-left swap,
-/// and so do down-right and down-left.
-const MIRRORED_DIRECTION: [usize; 4] = [1, 0, 3, 2];
+/// A rigid motion of the rectangle: where it sends a square, and where it
+/// sends each of the four diagonal directions (up-right, up-left,
+/// down-right, down-left, as [`Geometry::ray`] numbers them).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Motion {
+    /// Every square stays.
+    Identity,
+    /// Column `c` goes to column `C − 1 − c`.
+    LeftRight,
+    /// Row `r` goes to row `R − 1 − r`.
+    TopBottom,
+    /// Both: a turn by 180 degrees about the centre.
+    HalfTurn,
+}
 
-/// Directions as the top-bottom mirror sees them: up-right and down-right
-/// swap, and so do up-left and down-left.
-const FLIPPED_DIRECTION: [usize; 4] = [2, 3, 0, 1];
+impl Motion {
+    /// The four motions.
+    pub const ALL: [Motion; 4] = [Motion::Identity, Motion::LeftRight, Motion::TopBottom, Motion::HalfTurn];
+
+    /// The image of `square` on `board`.
+    pub fn square(self, board: Board, square: Square) -> Square {
+        let (row, col) = (square.row(), square.col());
+        let (flip_row, flip_col) = (board.rows() - 1 - row, board.cols() - 1 - col);
+        match self {
+            Motion::Identity => square,
+            Motion::LeftRight => Square::new(row, flip_col),
+            Motion::TopBottom => Square::new(flip_row, col),
+            Motion::HalfTurn => Square::new(flip_row, flip_col),
+        }
+    }
+
+    /// `directions()[d]`: the direction a ray of direction `d` goes to.
+    pub fn directions(self) -> [usize; 4] {
+        match self {
+            Motion::Identity => [0, 1, 2, 3],
+            // Up-right and up-left swap, and so do the two downward ones.
+            Motion::LeftRight => [1, 0, 3, 2],
+            // Up-right and down-right swap, and so do the two leftward ones.
+            Motion::TopBottom => [2, 3, 0, 1],
+            // Every direction turns round.
+            Motion::HalfTurn => [3, 2, 1, 0],
+        }
+    }
+
+    /// The motion done after `self`: the group of the rectangle's motions
+    /// is the Klein four-group, each its own inverse.
+    #[must_use]
+    pub fn then(self, other: Motion) -> Motion {
+        let bits = |m: Motion| match m {
+            Motion::Identity => 0,
+            Motion::LeftRight => 1,
+            Motion::TopBottom => 2,
+            Motion::HalfTurn => 3,
+        };
+        Motion::ALL[bits(self) ^ bits(other)]
+    }
+
+    /// Its name in reports: `identity`, `left-right`, `top-bottom`, `half turn`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Motion::Identity => "identity",
+            Motion::LeftRight => "left-right",
+            Motion::TopBottom => "top-bottom",
+            Motion::HalfTurn => "half turn",
+        }
+    }
+}
 
 /// A verified map from the cells of one class to the cells of another that
 /// preserves every diagonal ray.
@@ -55,34 +137,15 @@ impl Mirror {
     /// it maps every cell of `from` to a cell of `to`, one to one, and every
     /// ray to the mirrored ray.
     pub fn left_right(from: &Geometry, to: &Geometry) -> Option<Mirror> {
-        let cols = from.board().cols();
-        Mirror::verified(from, to, MIRRORED_DIRECTION, |sq| {
-            Square::new(sq.row(), cols - 1 - sq.col())
-        })
+        Mirror::of_motion(Motion::LeftRight, from, to)
     }
 
-    /// The top-bottom mirror of the cells of `geo` onto themselves, if it
-    /// maps every cell to a cell of the same class (the board has an odd
-    /// number of rows) and every ray to the flipped ray.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bishops::{Board, Class, Geometry, Mirror};
-    ///
-    /// let geo = Geometry::new(Board::new(5, 4).unwrap(), Class::Even);
-    /// let flip = Mirror::top_bottom(&geo).unwrap();
-    /// let a1 = geo.cell("a1".parse().unwrap()).unwrap();
-    /// assert_eq!(geo.square(flip.cell(a1)).to_string(), "e1");
-    /// // On an even number of rows the flip changes each square's class.
-    /// let geo = Geometry::new(Board::new(6, 4).unwrap(), Class::Even);
-    /// assert!(Mirror::top_bottom(&geo).is_none());
-    /// ```
-    pub fn top_bottom(geo: &Geometry) -> Option<Mirror> {
-        let rows = geo.board().rows();
-        Mirror::verified(geo, geo, FLIPPED_DIRECTION, |sq| {
-            Square::new(rows - 1 - sq.row(), sq.col())
-        })
+    /// The map `motion` gives from the cells of `from` to those of `to`, if
+    /// it maps every cell of `from` to a cell of `to`, one to one, and every
+    /// ray to a ray.
+    fn of_motion(motion: Motion, from: &Geometry, to: &Geometry) -> Option<Mirror> {
+        let board = from.board();
+        Mirror::verified(from, to, motion.directions(), |sq| motion.square(board, sq))
     }
 
     /// The map of every cell of `from` to the cell of `to` on the square
@@ -157,90 +220,401 @@ impl Mirror {
     }
 }
 
-/// The top-bottom mirror with the colours exchanged, on one class whose
-/// goal it fixes: an automorphism of that class's puzzle.
-///
-/// Legality and moves only ask whether bishops of different colours see
-/// each other, which neither a ray-preserving mirror nor an exchange of
-/// colours changes, and the goal (white on the top row, black on the
-/// bottom) is its own reflection. So a position and its reflection have one
-/// remoteness. The searches use it to expand only one position of each such
-/// pair, the *canonical* one: the one whose white set, read as a number, is
-/// not above its reflection's ([`is_canonical`](Self::is_canonical)).
+/// The image of `set` under the cell map `map` (cells beyond the class map
+/// to 0 and are never asked for). Inlined into the searches' inner loops.
+#[inline]
+fn map_cells(map: &[u8; 64], set: Bitboard) -> Bitboard {
+    let mut image = 0u64;
+    let mut bits = set.0;
+    while bits != 0 {
+        image |= 1 << (map[bits.trailing_zeros() as usize & 63] & 63);
+        bits &= bits - 1;
+    }
+    Bitboard(image)
+}
+
+/// A symmetry of one class puzzle: a [`Motion`] that keeps the class (each
+/// ray checked), with or without the colours exchanged, that sends the
+/// class's goal to itself. A position and its image have one remoteness.
 ///
 /// # Examples
 ///
 /// ```
-/// use bishops::{Board, Class, Geometry, Part, Reflection};
+/// use bishops::{Board, Class, Geometry, Motion, Part, Symmetry};
 ///
 /// let geo = Geometry::new(Board::new(5, 4).unwrap(), Class::Even);
 /// let goal = Part { white: geo.row(4), black: geo.row(0) };
-/// let reflection = Reflection::new(&geo, goal).unwrap();
-/// assert_eq!(reflection.part(goal), goal);
-/// let start = goal.swapped();
-/// assert_eq!(reflection.part(start), start);
+/// let flip = Symmetry::new(&geo, Motion::TopBottom, true, goal).unwrap();
+/// assert_eq!(flip.name(), "top-bottom, colours exchanged");
+/// assert_eq!(flip.part(goal), goal);
+/// let a1 = geo.cell("a1".parse().unwrap()).unwrap();
+/// assert_eq!(geo.square(flip.cell(a1)).to_string(), "e1");
+/// // Without the exchange the flip does not keep the goal; on an even
+/// // number of columns the left-right mirror does not keep the class.
+/// assert!(Symmetry::new(&geo, Motion::TopBottom, false, goal).is_none());
+/// assert!(Symmetry::new(&geo, Motion::LeftRight, false, goal).is_none());
 /// ```
-#[derive(Clone, Debug)]
-pub struct Reflection {
-    /// `map[c]`: the cell of `c`'s mirror square; 0 beyond the class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symmetry {
+    motion: Motion,
+    exchange: bool,
+    /// The class's cells.
+    len: u8,
+    /// `map[c]`: the cell of the image of cell `c`'s square; 0 beyond the class.
     map: [u8; 64],
 }
 
-impl Reflection {
-    /// The reflection of the class of `geo`, when the board has an odd
-    /// number of rows and it fixes `goal`.
-    pub fn new(geo: &Geometry, goal: Part) -> Option<Reflection> {
-        let mirror = Mirror::top_bottom(geo)?;
+impl Symmetry {
+    /// `motion`, with the colours exchanged when `exchange`, as a symmetry
+    /// of the class of `geo` whose goal is `goal`: `None` unless the motion
+    /// sends every cell of the class to a cell of the class and every ray to
+    /// a ray (checked ray by ray), and the goal to itself.
+    pub fn new(geo: &Geometry, motion: Motion, exchange: bool, goal: Part) -> Option<Symmetry> {
+        let mirror = Mirror::of_motion(motion, geo, geo)?;
         let mut map = [0u8; 64];
-        for (cell, &image) in mirror.map.iter().enumerate() {
-            map[cell] = image;
-        }
-        let reflection = Reflection { map };
-        (reflection.part(goal) == goal).then_some(reflection)
+        map[..mirror.map.len()].copy_from_slice(&mirror.map);
+        let symmetry = Symmetry {
+            motion,
+            exchange,
+            len: geo.len() as u8,
+            map,
+        };
+        (symmetry.part(goal) == goal).then_some(symmetry)
     }
 
-    /// The mirror image of a set of cells.
+    /// The identity of the class of `geo`.
+    pub fn identity(geo: &Geometry) -> Symmetry {
+        let mut map = [0u8; 64];
+        for (c, m) in map.iter_mut().enumerate().take(geo.len()) {
+            *m = c as u8;
+        }
+        Symmetry {
+            motion: Motion::Identity,
+            exchange: false,
+            len: geo.len() as u8,
+            map,
+        }
+    }
+
+    /// The motion of the board.
+    pub fn motion(&self) -> Motion {
+        self.motion
+    }
+
+    /// Whether the colours are exchanged.
+    pub fn exchanges_colours(&self) -> bool {
+        self.exchange
+    }
+
+    /// Whether every position is its own image.
+    pub fn is_identity(&self) -> bool {
+        self.motion == Motion::Identity && !self.exchange
+    }
+
+    /// Its name in reports: the motion's, with `, colours exchanged` when
+    /// it exchanges them.
+    pub fn name(&self) -> String {
+        if self.exchange {
+            format!("{}, colours exchanged", self.motion.name())
+        } else {
+            self.motion.name().to_owned()
+        }
+    }
+
+    /// The image of one cell.
+    pub fn cell(&self, cell: u8) -> u8 {
+        self.map[usize::from(cell)]
+    }
+
+    /// The image of a set of cells.
     #[inline]
     pub fn cells(&self, set: Bitboard) -> Bitboard {
-        let mut image = 0u64;
-        let mut bits = set.0;
-        while bits != 0 {
-            image |= 1 << (self.map[bits.trailing_zeros() as usize & 63] & 63);
-            bits &= bits - 1;
-        }
-        Bitboard(image)
+        map_cells(&self.map, set)
     }
 
-    /// The reflection of a part: mirrored, colours exchanged.
+    /// The image of a part: its cells mapped, and the colours exchanged
+    /// when the symmetry exchanges them.
     #[inline]
     pub fn part(&self, part: Part) -> Part {
-        Part {
-            white: self.cells(part.black),
-            black: self.cells(part.white),
+        let (white, black) = (self.cells(part.white), self.cells(part.black));
+        if self.exchange {
+            Part {
+                white: black,
+                black: white,
+            }
+        } else {
+            Part { white, black }
         }
     }
 
-    /// Whether `part` is the canonical one of it and its reflection: its
-    /// white set, as a number, is at most the reflection's. Exactly one of
-    /// the two is, unless the part is its own reflection, which is.
+    /// `self`, then `other`: the map that sends a part `p` to
+    /// `other.part(self.part(p))`.
+    #[must_use]
+    pub fn then(&self, other: &Symmetry) -> Symmetry {
+        let mut map = [0u8; 64];
+        for (image, &cell) in map.iter_mut().zip(&self.map).take(usize::from(self.len)) {
+            *image = other.map[usize::from(cell)];
+        }
+        Symmetry {
+            motion: self.motion.then(other.motion),
+            exchange: self.exchange != other.exchange,
+            len: self.len,
+            map,
+        }
+    }
+}
+
+/// The most images a position has besides itself: a class has at most the
+/// four symmetries of the rectangle.
+pub const MAX_IMAGES: usize = 3;
+
+/// The images of a position under a class's symmetries, each once, the
+/// position itself left out ([`Symmetries::images`]).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Images {
+    parts: [Part; MAX_IMAGES],
+    len: usize,
+}
+
+impl Images {
+    /// The images.
     #[inline]
+    pub fn as_slice(&self) -> &[Part] {
+        &self.parts[..self.len]
+    }
+}
+
+/// Every symmetry of one class puzzle ([`Symmetry`]), the identity first:
+/// a group. The searches expand the *canonical* position of each orbit, the
+/// least of the orbit in the order of (white set, black set), each read as
+/// a number, and set the others with it.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::{Part, Symmetries, Variant};
+///
+/// let variant = Variant::named("7x5-a1").unwrap();
+/// let spec = &variant.classes()[0];
+/// let group = Symmetries::of(&spec.geometry, spec.goal);
+/// assert_eq!(
+///     group.names(),
+///     ["left-right", "top-bottom, colours exchanged", "half turn, colours exchanged"]
+/// );
+/// // The start is its own image under each of them.
+/// assert!(group.images(spec.start).as_slice().is_empty());
+/// // A position one move on has images; one of its orbit is canonical.
+/// let mut after = None;
+/// spec.start.for_each_move(&spec.geometry, |_, _, _, p| {
+///     after.get_or_insert(p);
+/// });
+/// let after: Part = after.unwrap();
+/// let mut orbit = vec![after];
+/// orbit.extend_from_slice(group.images(after).as_slice());
+/// assert!(orbit.len() > 1);
+/// assert_eq!(orbit.iter().filter(|&&p| group.is_canonical(p)).count(), 1);
+/// assert!(orbit.contains(&group.canonical(after)));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Symmetries {
+    elements: Vec<Symmetry>,
+}
+
+impl Symmetries {
+    /// Every symmetry of the class of `geo` whose goal is `goal`: each of
+    /// the four motions, with and without the colours exchanged, that
+    /// [`Symmetry::new`] verifies.
+    pub fn of(geo: &Geometry, goal: Part) -> Symmetries {
+        let mut elements = vec![Symmetry::identity(geo)];
+        for motion in Motion::ALL {
+            for exchange in [false, true] {
+                if motion == Motion::Identity && !exchange {
+                    continue;
+                }
+                elements.extend(Symmetry::new(geo, motion, exchange, goal));
+            }
+        }
+        Symmetries { elements }
+    }
+
+    /// The identity alone: a search that uses no symmetry.
+    pub fn trivial(geo: &Geometry) -> Symmetries {
+        Symmetries {
+            elements: vec![Symmetry::identity(geo)],
+        }
+    }
+
+    /// The symmetries, the identity first.
+    pub fn elements(&self) -> &[Symmetry] {
+        &self.elements
+    }
+
+    /// How many symmetries, the identity included: 1, 2 or 4 (the order
+    /// of the group).
+    pub fn order(&self) -> usize {
+        self.elements.len()
+    }
+
+    /// Whether the identity is the only one.
+    pub fn is_trivial(&self) -> bool {
+        self.elements.len() == 1
+    }
+
+    /// The symmetries other than the identity.
+    #[inline]
+    pub fn others(&self) -> &[Symmetry] {
+        &self.elements[1..]
+    }
+
+    /// The names of the symmetries other than the identity.
+    pub fn names(&self) -> Vec<String> {
+        self.elements[1..].iter().map(Symmetry::name).collect()
+    }
+
+    /// The order the canonical position is the least in.
+    #[inline]
+    fn key(part: Part) -> (u64, u64) {
+        (part.white.0, part.black.0)
+    }
+
+    /// The canonical position of the orbit of `part`: the least of its images.
+    pub fn canonical(&self, part: Part) -> Part {
+        self.elements
+            .iter()
+            .map(|s| s.part(part))
+            .min_by_key(|&p| Symmetries::key(p))
+            .expect("the identity is a symmetry")
+    }
+
+    /// Whether `part` is the canonical position of its orbit.
     pub fn is_canonical(&self, part: Part) -> bool {
-        part.white.0 <= self.cells(part.black).0
+        self.elements[1..]
+            .iter()
+            .all(|s| Symmetries::key(part) <= Symmetries::key(s.part(part)))
     }
 
-    /// Whether some position with white set `white` and `black` black
-    /// bishops among the cells `safe` is canonical: the largest mirrored
-    /// black set is the top `black` cells of the mirrored `safe`.
+    /// The images of `part` other than itself, each once.
     #[inline]
-    pub fn has_canonical(&self, white: Bitboard, safe: Bitboard, black: u32) -> bool {
-        let mut image = self.cells(safe).0;
-        if image.count_ones() < black {
-            return false;
+    pub fn images(&self, part: Part) -> Images {
+        let mut images = Images::default();
+        for s in &self.elements[1..] {
+            let image = s.part(part);
+            if image != part && !images.as_slice().contains(&image) {
+                images.parts[images.len] = image;
+                images.len += 1;
+            }
         }
-        while image.count_ones() > black {
-            image &= image - 1;
+        images
+    }
+
+    /// Whether the block of white set `white`, with `black` black bishops
+    /// among the cells `safe`, may hold a canonical position: `false` only
+    /// when it holds none. That is exact when the class has at most one
+    /// symmetry besides the identity; with more, some blocks that hold none
+    /// may pass (and [`block_test`](Self::block_test) then says no to each
+    /// of their positions).
+    pub fn may_hold_canonical(&self, white: Bitboard, safe: Bitboard, black: u32) -> bool {
+        self.elements[1..].iter().all(|s| {
+            if s.exchange {
+                // The image's white set is the black set mapped; the largest
+                // of those is the top `black` cells of the mapped safe cells.
+                let (mut image, mut top) = (s.cells(safe).0, 0u64);
+                for _ in 0..black {
+                    if image == 0 {
+                        return false;
+                    }
+                    let high = 1 << (63 - image.leading_zeros());
+                    top |= high;
+                    image ^= high;
+                }
+                white.0 <= top
+            } else {
+                s.cells(white).0 >= white.0
+            }
+        })
+    }
+
+    /// The canonical test of the positions whose white set is `white`:
+    /// what depends on the white set alone is worked out once. `None` when
+    /// a symmetry that keeps the colours maps `white` below itself, so that
+    /// none of them is canonical.
+    #[inline]
+    pub fn block_test(&self, white: Bitboard) -> Option<BlockTest<'_>> {
+        let identity = &self.elements[0].map;
+        let mut test = BlockTest {
+            white,
+            checks: [Check::Keep { map: identity }; MAX_IMAGES],
+            len: 0,
+        };
+        for s in &self.elements[1..] {
+            let image = s.cells(white);
+            let check = if s.exchange {
+                Check::Exchange {
+                    map: &s.map,
+                    mapped_white: image,
+                }
+            } else {
+                match image.0.cmp(&white.0) {
+                    std::cmp::Ordering::Less => return None,
+                    std::cmp::Ordering::Greater => continue,
+                    std::cmp::Ordering::Equal => Check::Keep { map: &s.map },
+                }
+            };
+            test.checks[test.len] = check;
+            test.len += 1;
         }
-        white.0 <= image
+        Some(test)
+    }
+}
+
+/// One comparison of [`BlockTest`] against one symmetry.
+#[derive(Copy, Clone, Debug)]
+enum Check<'a> {
+    /// The colours are exchanged: the image's white set is the black set
+    /// mapped, and on a tie its black set is `mapped_white`.
+    Exchange { map: &'a [u8; 64], mapped_white: Bitboard },
+    /// The colours are kept and the white set is its own image: the image's
+    /// black set decides.
+    Keep { map: &'a [u8; 64] },
+}
+
+/// Whether positions of one block are canonical ([`Symmetries::block_test`]):
+/// what depends only on the white set is worked out once.
+#[derive(Copy, Clone, Debug)]
+pub struct BlockTest<'a> {
+    white: Bitboard,
+    checks: [Check<'a>; MAX_IMAGES],
+    len: usize,
+}
+
+impl BlockTest<'_> {
+    /// Whether the position of the block with black set `black` is
+    /// canonical: not above any of its images.
+    #[inline]
+    pub fn is_canonical(&self, black: Bitboard) -> bool {
+        for check in &self.checks[..self.len] {
+            match *check {
+                Check::Exchange { map, mapped_white } => {
+                    let image_white = map_cells(map, black);
+                    if self.white.0 > image_white.0 || (self.white == image_white && black.0 > mapped_white.0) {
+                        return false;
+                    }
+                }
+                Check::Keep { map } => {
+                    if black.0 > map_cells(map, black).0 {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether every position of the block is canonical (no comparison is
+    /// left to make).
+    #[inline]
+    pub fn is_all(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -248,6 +622,8 @@ impl Reflection {
 mod tests {
     use super::*;
     use crate::board::{Board, Class};
+    use crate::index::{DenseIndex, colex_unrank};
+    use crate::tight::TightIndex;
 
     /// `n` pseudo-random placements on the cells `all` (white and black
     /// disjoint, legal or not), from `seed`.
@@ -278,6 +654,34 @@ mod tests {
         }
     }
 
+    /// The goal of the standard start on the class of `geo`: white on the
+    /// class's squares of the top row, black on those of the bottom row;
+    /// `None` when the class has none there or the goal is illegal.
+    fn standard_goal(geo: &Geometry) -> Option<Part> {
+        let goal = Part {
+            white: geo.row(geo.board().rows() - 1),
+            black: geo.row(0),
+        };
+        (!goal.white.is_empty() && goal.white.count() == goal.black.count() && goal.is_legal(geo)).then_some(goal)
+    }
+
+    /// Every class of every standard start on boards of 3 to 9 rows with
+    /// fewer columns than rows: (rows, columns, geometry, goal).
+    fn standard_classes() -> Vec<(u8, u8, Geometry, Part)> {
+        let mut classes = Vec::new();
+        for rows in 3..=9u8 {
+            for cols in 2..rows {
+                for class in [Class::Even, Class::Odd] {
+                    let geo = Geometry::new(Board::new(rows.into(), cols.into()).unwrap(), class);
+                    if let Some(goal) = standard_goal(&geo) {
+                        classes.push((rows, cols, geo, goal));
+                    }
+                }
+            }
+        }
+        classes
+    }
+
     #[test]
     fn mirror_carries_legality_and_moves() {
         let board = Board::new(7, 6).unwrap();
@@ -289,64 +693,203 @@ mod tests {
         }
     }
 
+    /// The symmetries found are the ones the board's shape predicts, and
+    /// no others: odd rows, the top-bottom mirror with the colours
+    /// exchanged; odd columns, the left-right mirror; rows + columns even,
+    /// the half turn with the colours exchanged; odd by odd, all three.
+    /// (Even rows and odd columns give a class different numbers of squares
+    /// on the two home rows: no standard start.)
     #[test]
-    fn reflection_carries_legality_and_moves_and_fixes_the_goal() {
-        for (rows, cols) in [(5, 4), (7, 6), (9, 8), (7, 5)] {
-            let board = Board::new(rows, cols).unwrap();
+    fn symmetries_follow_the_board_shape() {
+        let mut sizes = Vec::new();
+        for (rows, cols, geo, goal) in standard_classes() {
+            let group = Symmetries::of(&geo, goal);
+            let mut want = Vec::new();
+            if cols % 2 == 1 {
+                want.push("left-right");
+            }
+            if rows % 2 == 1 {
+                want.push("top-bottom, colours exchanged");
+            }
+            if (rows + cols) % 2 == 0 {
+                want.push("half turn, colours exchanged");
+            }
+            assert_eq!(group.names(), want, "{rows}x{cols} {:?}", geo.class());
+            assert!(group.elements()[0].is_identity());
+            for s in group.elements() {
+                assert_eq!(s.part(goal), goal, "{rows}x{cols}: {}", s.name());
+            }
+            sizes.push(group.order());
+            if rows % 2 == 1 && cols % 2 == 1 {
+                assert_eq!(group.order(), 4, "{rows}x{cols}");
+            }
+        }
+        // Groups of 2 and of 4 both occur (odd-by-odd boards give the 4).
+        assert!(sizes.contains(&2) && sizes.contains(&4));
+    }
+
+    /// The boards the solver is aimed at: 11x10 has the top-bottom mirror
+    /// with the colours exchanged, 12x10 exactly the half turn with the
+    /// colours exchanged, in both classes.
+    #[test]
+    fn the_large_boards_have_one_symmetry_each() {
+        for (rows, cols, want) in [
+            (11, 10, "top-bottom, colours exchanged"),
+            (12, 10, "half turn, colours exchanged"),
+            (11, 8, "top-bottom, colours exchanged"),
+        ] {
             for class in [Class::Even, Class::Odd] {
-                let geo = Geometry::new(board, class);
-                let k = (cols / 2) as usize;
-                let top: Bitboard = geo.row(rows as u8 - 1);
-                let bottom: Bitboard = geo.row(0);
-                if top.count() as usize != k || bottom.count() as usize != k {
-                    continue;
+                let geo = Geometry::new(Board::new(rows, cols).unwrap(), class);
+                let group = Symmetries::of(&geo, standard_goal(&geo).unwrap());
+                assert_eq!(group.names(), [want], "{rows}x{cols} {class:?}");
+            }
+        }
+    }
+
+    /// Every symmetry found carries legality and moves, checked on every
+    /// placement of the class's bishops of the small boards.
+    #[test]
+    fn every_symmetry_carries_every_placement() {
+        let mut boards = 0;
+        for (rows, cols, geo, goal) in standard_classes() {
+            let dense = DenseIndex::new(geo.len() as u32, goal.white.count(), goal.black.count());
+            if dense.len() > 60_000 {
+                continue;
+            }
+            boards += 1;
+            let group = Symmetries::of(&geo, goal);
+            for s in &group.elements()[1..] {
+                for hash in 0..dense.len() {
+                    let part = dense.unrank(hash);
+                    assert_carried(part, &geo, s.part(part), &geo, |p| s.part(p));
+                    assert_eq!(s.part(s.part(part)), part, "{rows}x{cols} {}: an involution", s.name());
                 }
-                let goal = Part {
-                    white: top,
-                    black: bottom,
-                };
-                let reflection = Reflection::new(&geo, goal).unwrap();
-                let seed = 0x2545_f491_4f6c_dd1d ^ u64::from(rows * 16 + cols);
-                for part in random_parts(geo.all(), seed, 2000) {
-                    let image = reflection.part(part);
-                    assert_eq!(reflection.part(image), part);
-                    assert!(reflection.is_canonical(part) || reflection.is_canonical(image));
-                    assert_eq!(
-                        reflection.is_canonical(part) && reflection.is_canonical(image),
-                        part == image
+            }
+        }
+        assert!(boards >= 10, "{boards}");
+    }
+
+    /// A group of 4 on a board too large to check every placement.
+    #[test]
+    fn the_group_of_four_carries_random_placements() {
+        let geo = Geometry::new(Board::new(9, 7).unwrap(), Class::Even);
+        let group = Symmetries::of(&geo, standard_goal(&geo).unwrap());
+        assert_eq!(group.order(), 4);
+        for s in group.elements() {
+            for part in random_parts(geo.all(), 0x2545_f491_4f6c_dd1d, 3000) {
+                assert_carried(part, &geo, s.part(part), &geo, |p| s.part(p));
+            }
+        }
+    }
+
+    /// The symmetries of a class form a group: the composition of any two
+    /// is one of them.
+    #[test]
+    fn symmetries_are_closed_under_composition() {
+        for (rows, cols, geo, goal) in standard_classes() {
+            let group = Symmetries::of(&geo, goal);
+            for a in group.elements() {
+                for b in group.elements() {
+                    let ab = a.then(b);
+                    assert!(
+                        group.elements().contains(&ab),
+                        "{rows}x{cols}: {} then {} is {} (not found)",
+                        a.name(),
+                        b.name(),
+                        ab.name()
                     );
-                    assert_carried(part, &geo, image, &geo, |p| reflection.part(p));
+                    let part = random_parts(geo.all(), u64::from(rows) << 8 | u64::from(cols), 1)
+                        .next()
+                        .unwrap();
+                    assert_eq!(ab.part(part), b.part(a.part(part)));
                 }
             }
         }
     }
 
+    /// Exactly one position of each orbit is canonical; the block test
+    /// agrees with the test of a position, and says a block has none only
+    /// when it has none (exactly so with at most one symmetry besides the
+    /// identity).
     #[test]
-    fn has_canonical_is_exact() {
-        let geo = Geometry::new(Board::new(7, 6).unwrap(), Class::Even);
-        let goal = Part {
-            white: geo.row(6),
-            black: geo.row(0),
-        };
-        let reflection = Reflection::new(&geo, goal).unwrap();
-        let index = crate::tight::TightIndex::new(&geo, 3, 3);
-        for r in 0..index.white_sets() {
-            let white = crate::index::colex_unrank(r, 3);
-            let safe = index.safe(r);
-            let any = Subsets::new(safe, 3).any(|black| reflection.is_canonical(Part { white, black }));
-            assert_eq!(reflection.has_canonical(white, safe, 3), any, "{white:?}");
+    fn one_canonical_position_per_orbit() {
+        let boards = [
+            (5, 4, Class::Even),
+            (7, 4, Class::Even),
+            (5, 3, Class::Even),
+            (7, 5, Class::Even),
+            (7, 5, Class::Odd),
+            (5, 3, Class::Odd),
+            (7, 3, Class::Even),
+            (6, 4, Class::Even),
+            (8, 4, Class::Odd),
+            (8, 6, Class::Even),
+        ];
+        for (rows, cols, class) in boards {
+            let name = format!("{rows}x{cols} {class:?}");
+            let geo = Geometry::new(Board::new(rows, cols).unwrap(), class);
+            let goal = standard_goal(&geo).unwrap();
+            let (w, b) = (goal.white.count(), goal.black.count());
+            let index = TightIndex::new(&geo, w, b);
+            let group = Symmetries::of(&geo, goal);
+            let mut canonical = 0;
+            for r in 0..index.white_sets() {
+                let white = colex_unrank(r, w);
+                let safe = index.safe(r);
+                let test = group.block_test(white);
+                let may = group.may_hold_canonical(white, safe, b);
+                let mut any = false;
+                for black in Subsets::new(safe, b) {
+                    let part = Part { white, black };
+                    let is = group.is_canonical(part);
+                    assert_eq!(is, group.canonical(part) == part, "{name} {part:?}");
+                    match test {
+                        Some(t) => assert_eq!(t.is_canonical(black), is, "{name} {part:?}"),
+                        None => assert!(!is, "{name} {part:?}: canonical, but its white set says none is"),
+                    }
+                    assert!(may || !is, "{name} {part:?}: a canonical position in a skipped block");
+                    let images = group.images(part);
+                    let orbit = 1 + images.as_slice().len();
+                    assert_eq!(group.order() % orbit, 0, "{name} {part:?}");
+                    let canonical_in_orbit =
+                        usize::from(is) + images.as_slice().iter().filter(|&&p| group.is_canonical(p)).count();
+                    assert_eq!(canonical_in_orbit, 1, "{name} {part:?}");
+                    for &image in images.as_slice() {
+                        assert!(image.is_legal(&geo));
+                        assert_eq!(group.canonical(image), group.canonical(part));
+                    }
+                    any |= is;
+                    canonical += usize::from(is);
+                }
+                if group.order() <= 2 && Subsets::new(safe, b).next().is_some() {
+                    assert_eq!(may, any, "{name} block {r}");
+                }
+            }
+            // A group of g symmetries leaves at least 1/g of the positions.
+            assert!(canonical as u64 * group.order() as u64 >= index.len(), "{name}");
+            if !group.is_trivial() {
+                assert!((canonical as u64) < index.len(), "{name}");
+            }
         }
-    }
-
-    #[test]
-    fn even_rows_have_no_reflection() {
-        let geo = Geometry::new(Board::new(6, 4).unwrap(), Class::Even);
-        assert!(Mirror::top_bottom(&geo).is_none());
     }
 
     #[test]
     fn odd_columns_have_no_class_swapping_mirror() {
         let board = Board::new(9, 7).unwrap();
         assert!(Mirror::left_right(&Geometry::new(board, Class::Odd), &Geometry::new(board, Class::Even)).is_none());
+    }
+
+    #[test]
+    fn motions_compose_as_the_klein_group() {
+        for a in Motion::ALL {
+            assert_eq!(a.then(a), Motion::Identity);
+            for b in Motion::ALL {
+                assert_eq!(a.then(b), b.then(a));
+                let board = Board::new(7, 4).unwrap();
+                for sq in board.squares() {
+                    assert_eq!(b.square(board, a.square(board, sq)), a.then(b).square(board, sq));
+                }
+            }
+        }
     }
 }

@@ -633,6 +633,23 @@ fn variants_lists_sizes_and_what_is_solved() {
     assert_eq!(solved_column(line), "yes", "{line}");
 }
 
+/// Every named board has an odd number of rows: each class's puzzle has
+/// the top-bottom mirror with the colours exchanged, and no other symmetry.
+#[test]
+fn variants_json_names_the_symmetries_of_each_class() {
+    let db = Db::new("variants-symmetries");
+    let doc = db.json(&["variants"]);
+    for v in array(&doc["variants"]) {
+        for class in array(&v["classes"]) {
+            assert_eq!(
+                class["symmetries"],
+                serde_json::json!(["top-bottom, colours exchanged"]),
+                "{v}"
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // stats
 // ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use bishops::solver::{self, Method, Plan, Solution};
 use bishops::storage::{self, Database};
-use bishops::{Bitboard, Cell, Class, ClassSpec, Part, Square, Variant};
+use bishops::{Bitboard, Cell, Class, ClassSpec, Part, Square, Symmetries, Variant};
 use common::reference::{Placement, Reference, colour_class};
 use common::tables::assert_same_table;
 use hashbrown::{HashMap, HashSet};
@@ -309,11 +309,15 @@ fn checked(name: &str) -> &'static Checked {
     static SEVEN_SIX: OnceLock<Checked> = OnceLock::new();
     static FIVE_FOUR_FULL: OnceLock<Checked> = OnceLock::new();
     static NINE_SIX: OnceLock<Checked> = OnceLock::new();
+    static SEVEN_FIVE_FULL: OnceLock<Checked> = OnceLock::new();
+    static EIGHT_FOUR_FULL: OnceLock<Checked> = OnceLock::new();
     let (cell, coverage) = match name {
         "5x4" => (&FIVE_FOUR, Coverage::Every),
         "7x4" => (&SEVEN_FOUR, Coverage::Every),
         "7x6" => (&SEVEN_SIX, Coverage::Every),
         "5x4-full" => (&FIVE_FOUR_FULL, Coverage::Every),
+        "7x5-full" => (&SEVEN_FIVE_FULL, Coverage::Every),
+        "8x4-full" => (&EIGHT_FOUR_FULL, Coverage::Every),
         // 5.9 million hashes per class, of which 276,674 are legal. Unranking
         // and looking up each one doubled a debug-build run (well over
         // 90 s on two cores, most of it the reference itself), so 9x6 ranks
@@ -494,6 +498,41 @@ fn five_by_four_full_matches_reference() {
     );
 }
 
+/// The symmetries of each class of `name`, by name.
+fn symmetries(name: &str) -> Vec<Vec<String>> {
+    let variant = Variant::named(name).unwrap();
+    variant
+        .classes()
+        .iter()
+        .map(|s| Symmetries::of(&s.geometry, s.goal).names())
+        .collect()
+}
+
+/// Odd rows and odd columns: each class has a group of 4 symmetries, and
+/// the classes are not mirror images of each other (both are searched).
+#[test]
+fn seven_by_five_full_matches_reference() {
+    let group = [
+        "left-right",
+        "top-bottom, colours exchanged",
+        "half turn, colours exchanged",
+    ];
+    assert_eq!(symmetries("7x5-full"), [group, group]);
+    solver_agrees("7x5-full");
+    let c = checked("7x5-full");
+    assert!(c.solution.classes.iter().all(|t| !t.is_mirrored()));
+}
+
+/// Even rows and even columns: the half turn with the colours exchanged.
+#[test]
+fn eight_by_four_full_matches_reference() {
+    assert_eq!(
+        symmetries("8x4-full"),
+        [["half turn, colours exchanged"], ["half turn, colours exchanged"]]
+    );
+    solver_agrees("8x4-full");
+}
+
 #[test]
 fn nine_by_six_matches_reference() {
     solver_agrees("9x6");
@@ -654,7 +693,7 @@ fn tight_and_dense_agree(name: &str) {
 
 #[test]
 fn tight_and_dense_agree_on_small_variants() {
-    for name in ["5x4", "7x4", "7x6", "5x4-full"] {
+    for name in ["5x4", "7x4", "7x6", "5x4-full", "7x5-full", "8x4-full"] {
         tight_and_dense_agree(name);
     }
 }

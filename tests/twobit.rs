@@ -1,6 +1,9 @@
 //! The two-bit search against the byte search: the same residues on every
 //! position, the same histogram and hardest positions, and exact remoteness
-//! recovered from residues alone by descent.
+//! recovered from residues alone by descent. The byte search is checked
+//! against the independent reference solver in `tests/reference.rs` on the
+//! same boards (7x5-full, a group of 4 symmetries, and 8x4-full, the half
+//! turn, among them).
 
 use bishops::solver::twobit::{Mod3Table, Residues, TwoBitSolution};
 use bishops::solver::{Method, Plan, Solution};
@@ -88,7 +91,20 @@ fn seven_by_four() {
 #[test]
 fn seven_by_six() {
     check("7x6", None);
+}
+
+/// Odd rows and odd columns: a group of 4 symmetries in each class.
+#[test]
+fn seven_by_five_full() {
     check("7x5-full", None);
+}
+
+/// Even rows and even columns: the half turn with the colours exchanged.
+#[test]
+fn even_by_even() {
+    check("8x4-full", None);
+    check("6x4-full", None);
+    check("8x6-a2", Some(3_000));
 }
 
 #[test]

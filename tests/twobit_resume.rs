@@ -1,8 +1,11 @@
-//! Checkpoints of the two-bit search, at the library level (the binary does
-//! not run the two-bit search yet): a search stopped after a layer leaves a
-//! checkpoint; the next solve resumes from it, reports the same layers and
-//! gives the answer of a fresh solve; `restart` discards it; a damaged
-//! checkpoint, or one of the byte search, is reported and ignored, and a
+//! Checkpoints of the two-bit search, at the library level: a search stopped
+//! after any layer, the last one included, leaves a checkpoint; the next
+//! solve resumes from it, reports the same layers and gives the answer of a
+//! fresh solve, the hardest positions of a mirrored class included (the
+//! checkpoint carries the newest layer's, as the table no longer tells the
+//! last layer from older ones); `restart` discards it; a damaged checkpoint
+//! (its table, its summary, its hardest positions, its length), one of the
+//! former format, or one of the byte search, is reported and ignored, and a
 //! two-bit checkpoint is not taken by the byte search either.
 
 use std::path::{Path, PathBuf};
@@ -134,7 +137,7 @@ fn stop(dir: &Path, variant: &Variant, layer: u16) -> PathBuf {
 
 #[test]
 fn stopped_two_bit_solves_resume_to_the_fresh_answer() {
-    for name in ["7x6", "9x6", "5x4-full"] {
+    for name in ["7x6", "9x6", "5x4-full", "7x5-full", "8x4-full"] {
         let variant = Variant::named(name).unwrap();
         let plan = Plan::new(&variant, Method::Tight);
         let mirrored: Vec<bool> = (0..variant.classes().len()).map(|k| plan.is_mirrored(k)).collect();
@@ -147,7 +150,10 @@ fn stopped_two_bit_solves_resume_to_the_fresh_answer() {
         }
         let (want, want_layers) = fresh(&variant);
         let deepest = want.classes[0].stats.histogram.len() as u16 - 1;
-        for layer in [1, deepest / 2, deepest - 1] {
+        // After the last layer the search does not know yet that it is the
+        // last: the resume finds nothing more and takes the hardest
+        // positions from the checkpoint.
+        for layer in [1, deepest / 2, deepest - 1, deepest] {
             let dir = Scratch::new(&format!("{name}-{layer}"));
             stop(&dir.0, &variant, layer);
             // A mirrored class is never searched, so never saved.
@@ -171,6 +177,16 @@ fn stopped_two_bit_solves_resume_to_the_fresh_answer() {
             same(name, &got, &want);
         }
     }
+}
+
+/// Replaces `from` by `to` in the header line of the checkpoint `bytes`.
+fn edit_header(bytes: &mut Vec<u8>, from: &str, to: &str) {
+    let magic = b"bishops checkpoint\n".len();
+    let end = magic + bytes[magic..].iter().position(|&b| b == b'\n').unwrap();
+    let header = std::str::from_utf8(&bytes[magic..end]).unwrap();
+    assert!(header.contains(from), "{header}");
+    let edited = header.replacen(from, to, 1);
+    bytes.splice(magic..end, edited.into_bytes());
 }
 
 #[test]
@@ -213,7 +229,7 @@ fn a_damaged_two_bit_checkpoint_is_reported_and_ignored() {
     let variant = Variant::named("9x6").unwrap();
     let (want, _) = fresh(&variant);
     type Damage = fn(&mut Vec<u8>);
-    let damages: [(&str, Damage); 5] = [
+    let damages: [(&str, Damage); 8] = [
         ("fails its checksum", |b| {
             let at = b.len() - b.len() / 3;
             b[at] ^= 0x10;
@@ -225,6 +241,19 @@ fn a_damaged_two_bit_checkpoint_is_reported_and_ignored() {
         ("bytes long", |b| b.truncate(b.len() - 8)),
         ("bytes long", |b| b.truncate(b.len() / 2)),
         ("is not a checkpoint", |b| b[0] = b'B'),
+        // The summary, the last words of the payload.
+        ("fails its checksum", |b| {
+            let at = b.len() - 3;
+            b[at] ^= 0x01;
+        }),
+        // A hardest position in the header changed.
+        ("fails its checksum", |b| {
+            edit_header(b, "\"hardest\":[", "\"hardest\":[1,")
+        }),
+        // The format of the search that kept a bit per position more.
+        ("is for format 1, not 2", |b| {
+            edit_header(b, "\"format\":2", "\"format\":1")
+        }),
     ];
     for (said, damage) in damages {
         let dir = Scratch::new("damaged");

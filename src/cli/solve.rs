@@ -51,6 +51,7 @@ fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -> impl FnMu
             found,
             total,
             legal,
+            ..
         } => {
             bar.set_position(total);
             bar.set_message(format!("{name} {} layer {depth}", class.name()));

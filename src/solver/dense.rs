@@ -50,6 +50,7 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
         found: 1,
         total,
         legal,
+        direction: None,
     });
     while !frontier.is_empty() {
         if depth == Cell::MAX_REMOTENESS {
@@ -75,6 +76,7 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
                 found: next.len() as u64,
                 total,
                 legal,
+                direction: None,
             });
         }
         frontier = next;

@@ -14,8 +14,13 @@
 //!   byte per hash, on one core; it is simple and serves as a cross-check.
 //!
 //! For boards whose byte table does not fit in memory, [`twobit`] keeps the
-//! remoteness mod 3 in 2 bits per legal position ([`Plan::solve_two_bit`]);
-//! exact values come back by [`exact::descend`].
+//! remoteness mod 3 in 2 bits per legal position and nothing else per
+//! position ([`Plan::solve_two_bit`]); exact values come back by
+//! [`exact::descend`].
+//!
+//! Both tight searches expand one position of each orbit of the class's
+//! [`Symmetries`](crate::Symmetries) (found from the rules) and set the rest
+//! of the orbit with it.
 //!
 //! When the two classes are mirror images (an even number of columns, see
 //! [`Mirror`]), only one is searched and the other is derived from it.
@@ -69,6 +74,25 @@ impl Method {
     }
 }
 
+/// How a search layer was found.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// From the layer's positions to their unreached neighbours.
+    Push,
+    /// From unreached positions to a neighbour in the layer.
+    Pull,
+}
+
+impl Direction {
+    /// Its name in reports: `push` or `pull`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Push => "push",
+            Direction::Pull => "pull",
+        }
+    }
+}
+
 /// Something worth telling a watching user while solving.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -91,6 +115,10 @@ pub enum Event {
         total: u64,
         /// Legal positions of the class.
         legal: u64,
+        /// How the layer was found; `None` for the goal's layer, for layers
+        /// a resumed search reports again from its checkpoint, and for the
+        /// dense search.
+        direction: Option<Direction>,
     },
     /// A class was derived from its mirror image instead of searched.
     Mirrored {
@@ -306,6 +334,11 @@ impl<'a> Plan<'a> {
         self.indices.iter().map(TightIndex::len).collect()
     }
 
+    /// White sets (blocks of the tight index) per class.
+    pub fn white_sets(&self) -> Vec<u64> {
+        self.indices.iter().map(TightIndex::white_sets).collect()
+    }
+
     /// Whether class `k` will be derived from a mirror image.
     pub fn is_mirrored(&self, k: usize) -> bool {
         self.mirrors[k].is_some()
@@ -334,7 +367,7 @@ impl<'a> Plan<'a> {
             .sum();
         let search = match method {
             // The bitmap of the class being searched, a bit per position,
-            // and its per-block summary and reflection flags.
+            // and its per-block summary and canonical-block flags.
             Method::Tight | Method::TwoBit => self
                 .indices
                 .iter()
@@ -356,21 +389,23 @@ impl<'a> Plan<'a> {
     }
 
     /// The peak memory of a two-bit solve ([`solve_two_bit`](Self::solve_two_bit))
-    /// in bytes: 2 bits per legal position of every searched class (mirrored
-    /// classes keep no table), 1 bit per position of the class being
-    /// searched, and the index tables.
+    /// in bytes: 2 bits per legal position of every searched class (they
+    /// are all held until written; mirrored classes keep no table), the
+    /// summary byte and canonical-block flag of each white set of the class
+    /// being searched, and the index tables. Nothing else grows with the
+    /// positions: the hardest candidates are a few lists of [`HARDEST`].
     pub fn two_bit_memory_bytes(&self) -> u64 {
         let searched = || {
             self.indices
                 .iter()
                 .enumerate()
                 .filter(|&(k, _)| self.mirrors[k].is_none())
-                .map(|(_, i)| i.len())
+                .map(|(_, i)| i)
         };
-        let tables: u64 = searched().map(|n| n.div_ceil(32) * 8).sum();
-        let expanded = searched().map(|n| n.div_ceil(64) * 8).max().unwrap_or(0);
+        let tables: u64 = searched().map(|i| twobit::code_words(i.len()) * 8).sum();
+        let summaries = searched().map(|i| 2 * i.white_sets()).max().unwrap_or(0);
         let index: u64 = self.indices.iter().map(TightIndex::table_bytes).sum();
-        tables + expanded + index
+        tables + summaries + index
     }
 
     /// Runs the solve by the two-bit search ([`twobit`]), whatever the

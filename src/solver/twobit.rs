@@ -1,56 +1,104 @@
-//! The two-bit search: remoteness mod 3 in 2 bits per legal position, for
-//! boards whose byte table does not fit in memory (Korf, "Minimizing Disk
-//! I/O in Two-Bit Breadth-First Search", AAAI 2008).
+//! The two-bit search: the remoteness mod 3 in 2 bits per legal position
+//! and nothing else per position, for boards whose byte table does not fit
+//! in memory (after Korf's two-bit breadth-first search: R. E. Korf,
+//! "Minimizing Disk I/O in Two-Bit Breadth-First Search", AAAI 2008).
 //!
 //! The table holds, per position, a [code](Mod3Table::get): unseen, or the
 //! remoteness mod 3. That is enough to run the search and to answer exact
-//! queries afterwards, because the state graph is undirected:
+//! queries afterwards, because the state graph is undirected: the
+//! neighbours of a position at remoteness `k` are at `k − 1`, `k` or
+//! `k + 1`, which differ mod 3, so a neighbour whose residue is one less
+//! mod 3 is exactly one move closer ([`exact::descend`](super::exact::descend)).
 //!
-//! - the neighbours of a position at remoteness `k` are at `k − 1`, `k` or
-//!   `k + 1`, and those three differ mod 3, so a neighbour whose residue is
-//!   one less mod 3 is exactly one move closer ([`exact::descend`](super::exact::descend));
-//! - while layer `d` is expanded, a position not reached yet has no
-//!   neighbour at any depth below `d`, so one whose neighbour has residue
-//!   `d mod 3` is at `d + 1` (the *pull* direction).
+//! # A layer
 //!
-//! Pushing from layer `d` needs the layer itself, and residue `d mod 3` also
-//! marks layers `d − 3`, `d − 6`, …; one more bit per position, *expanded*,
-//! tells them apart. At the start of layer `d` the bits of layer `d − 1` are
-//! set, so `expanded` holds exactly the layers below `d` and the frontier is
-//! "residue `d mod 3`, not expanded". After the last layer `D` the positions
-//! with residue `D mod 3` that are not expanded are exactly layer `D`: the
-//! hardest positions. Per-layer counts give the exact histogram.
+//! Layer `d` finds layer `d + 1` in one of two directions:
 //!
-//! The table, the expanded bits and the count of each layer are the
-//! search's whole state at a layer boundary: [`search_with`] hands them to a
-//! [`Checkpoints`] after every layer ([`TwoBitBoundary`]) and can start from
-//! a saved one ([`TwoBitResume`]). At the boundary after layer `d + 1` was
-//! found the expanded bits hold layers `0` to `d − 1`; once the search is
-//! over, every layer but the last ([`expanded_layers`]).
+//! - *pull*: every unseen position with a neighbour coded `d mod 3` is at
+//!   `d + 1`. An unseen position lies deeper than `d`, so each of its
+//!   neighbours lies at `d` or deeper, and one coded `d mod 3` is at `d`
+//!   exactly.
+//! - *push*: every position coded `d mod 3` is expanded and its unseen
+//!   neighbours are at `d + 1`. The code also marks layers `d − 3`,
+//!   `d − 6`, …; their neighbours were all reached long ago, so expanding
+//!   them again costs time and changes nothing. Only the blocks that hold a
+//!   position of layer `d` are visited, so while the layers grow little is
+//!   expanded twice.
 //!
-//! The search needs 3 bits per legal position (2 for the table, 1 for
-//! `expanded`) plus the tight index tables. When the two classes are mirror
-//! images only one is searched and the other is answered through the mirror
+//! Besides the table the search keeps a *summary* byte per block (white
+//! set): [`CURRENT`], the block holds a position of layer `d`; [`NEXT`], a
+//! position of layer `d + 1` has been written into it (set by whoever
+//! writes one, and turned into `CURRENT` between layers); [`UNSEEN_LEFT`],
+//! it may hold an unseen position (cleared by a pull that sees none left).
+//! A push visits the `CURRENT` blocks; a pull visits the `UNSEEN_LEFT`
+//! blocks and tries only moves into `CURRENT` blocks.
+//!
+//! As in the byte search ([`parallel`](super::parallel)), a position and its
+//! images under the class's [`Symmetries`] are equally far from the goal:
+//! a layer expands (push) or tests (pull) only the canonical position of
+//! each orbit, and every position it writes has its images written with it.
+//!
+//! # Push or pull
+//!
+//! Each layer takes the direction that should cost less, from the time per
+//! position of the latest layer of each kind ([`Rates`]): a pull costs its
+//! rate times the unseen positions, a push its rate times the positions
+//! coded `d mod 3` in the `CURRENT` blocks (older layers included). That
+//! count needs a pass over the `CURRENT` blocks, so it is made only when the
+//! bounds do not settle it already (at least the layer itself, at most
+//! every position coded `d mod 3`). Until a kind has been timed, a pull is
+//! taken to cost half a push per position (the byte search's rule,
+//! frontier × 2 > unreached).
+//!
+//! # The hardest positions
+//!
+//! The code of a position no longer tells the last layer from older ones
+//! with its residue, so the hardest positions ([`HARDEST`] of the last
+//! layer, lowest public hash first) are kept as the search goes: every
+//! position is written once, by one thread, and each thread keeps the
+//! lowest tight indices it wrote in the layer (tight-index order is
+//! public-hash order); when a class is the mirror image of the searched one
+//! ([`Mirror`]), each thread also keeps the lowest public hashes of the
+//! mirror images, in that class, of the positions it wrote, ranking an image
+//! only when a cheap lower bound (from its white set's highest cell) says
+//! it could be among them. When a layer finds nothing, the lists of the
+//! layer before are the answer ([`LayerHardest`]).
+//!
+//! # Checkpoints
+//!
+//! At a layer boundary the search's whole state is the table, the summary,
+//! the count of each layer, the newest layer's [`LayerHardest`] and the
+//! measured [`Rates`]: [`search_with`] hands them to a [`Checkpoints`] after
+//! every layer ([`TwoBitBoundary`]) and can start from a saved one
+//! ([`TwoBitResume`]).
+//!
+//! # Memory
+//!
+//! 2 bits per legal position of the class, a summary byte and a
+//! canonical-block flag per white set, and the tight index tables: 14.95 GiB
+//! of table for a class of 12x10. When the two classes are mirror images
+//! only one is searched and the other is answered through the mirror
 //! ([`Residues::Mirrored`]), so no second table is ever built.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::bitboard::Bitboard;
 use crate::board::Class;
 use crate::error::Result;
-use crate::index::DenseIndex;
+use crate::index::{DenseIndex, binomial};
 use crate::remoteness::Cell;
 use crate::rules::Part;
-use crate::symmetry::Mirror;
-use crate::tight::{Subsets, TightIndex};
+use crate::symmetry::{BlockTest, Mirror, Symmetries};
+use crate::tight::{TightIndex, for_each_run, prefetch};
 use crate::variant::ClassSpec;
 
 use super::exact::{Descent, DescentError};
 use super::kernel::{Block, Kernel};
-use super::parallel::{Checkpoints, NoCheckpoints};
-use super::{ClassStats, Event, HARDEST, goal_index};
+use super::parallel::{Batch, Checkpoints, NoCheckpoints, canonical_blocks, set_images};
+use super::{ClassStats, Direction, Event, HARDEST, goal_index};
 
 /// The code of a position no layer has reached: left so, it is unreachable.
 const UNSEEN: u8 = 3;
@@ -58,9 +106,23 @@ const UNSEEN: u8 = 3;
 /// Positions per 64-bit word of a [`Mod3Table`].
 const PER_WORD: u64 = 32;
 
-/// A layer pulls instead of pushing when its frontier times this is more
-/// than the positions not reached yet, as in the byte search.
-const PULL_RATIO: u64 = 2;
+/// Summary bit: the block holds a position of the layer being expanded.
+pub const CURRENT: u8 = 1;
+
+/// Summary bit: a position of the layer being found has been written into
+/// the block; between layers it becomes [`CURRENT`]. Never set at a layer
+/// boundary.
+pub const NEXT: u8 = 2;
+
+/// Summary bit: the block may hold a position no layer has reached.
+pub const UNSEEN_LEFT: u8 = 4;
+
+/// Until either kind of layer has been timed, a pull is taken to cost this
+/// many times less per unseen position than a push per position expanded.
+const PULL_RATIO: f64 = 2.0;
+
+/// Every other bit of a word: bit 0 of each 2-bit code.
+const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 
 /// A packed table of remoteness mod 3: 2 bits per position, 4 positions per
 /// byte. Position `i` is bits `2·(i mod 4)` and up of byte `i / 4`; code 3
@@ -290,66 +352,169 @@ impl TwoBitSolution {
     }
 }
 
-/// What [`search`] finds: the table, and each layer's size.
+/// The positions of `word` (32 codes) whose code is `want`, as bit 0 of
+/// each 2-bit field.
+#[inline]
+fn equal_codes(word: u64, want: u8) -> u64 {
+    let x = word ^ (u64::from(want & 3) * LOW_BITS);
+    !(x | x >> 1) & LOW_BITS
+}
+
+/// The even bits of `x`, packed: bit `2i` to bit `i`.
+#[inline]
+fn squeeze(x: u64) -> u32 {
+    let mut x = x & LOW_BITS;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
+    x = (x | x >> 8) & 0x0000_ffff_0000_ffff;
+    (x | x >> 16) as u32
+}
+
+/// How many of the positions `range` of the table `words` (32 codes a
+/// word, read by `load`) hold code `want`.
+pub(crate) fn count_codes<T>(words: &[T], load: impl Fn(&T) -> u64, range: std::ops::Range<u64>, want: u8) -> u64 {
+    if range.is_empty() {
+        return 0;
+    }
+    let (first, last) = (range.start / PER_WORD, (range.end - 1) / PER_WORD);
+    (first..=last)
+        .map(|w| {
+            let mut mask = equal_codes(load(&words[w as usize]), want);
+            if w == first {
+                mask &= u64::MAX << (2 * (range.start % PER_WORD));
+            }
+            if w == last && !range.end.is_multiple_of(PER_WORD) {
+                mask &= u64::MAX >> (64 - 2 * (range.end % PER_WORD));
+            }
+            u64::from(mask.count_ones())
+        })
+        .sum()
+}
+
+/// The lowest values offered, at most [`HARDEST`] of them, lowest first.
+#[derive(Clone, Copy, Debug, Default)]
+struct Lowest {
+    values: [u64; HARDEST],
+    len: usize,
+}
+
+impl Lowest {
+    /// Whether `value` would join the list.
+    #[inline]
+    fn admits(&self, value: u64) -> bool {
+        self.len < HARDEST || value < self.values[HARDEST - 1]
+    }
+
+    /// Adds `value` if it is among the lowest, dropping the highest when
+    /// the list is full.
+    #[inline]
+    fn offer(&mut self, value: u64) {
+        if !self.admits(value) {
+            return;
+        }
+        if self.len < HARDEST {
+            self.len += 1;
+        }
+        let mut k = self.len - 1;
+        while k > 0 && self.values[k - 1] > value {
+            self.values[k] = self.values[k - 1];
+            k -= 1;
+        }
+        self.values[k] = value;
+    }
+
+    fn merge(mut self, other: &Lowest) -> Lowest {
+        for &v in other.as_slice() {
+            self.offer(v);
+        }
+        self
+    }
+
+    fn as_slice(&self) -> &[u64] {
+        &self.values[..self.len]
+    }
+}
+
+/// The hardest candidates of the newest layer a search has found: what its
+/// statistics take if the next layer finds nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LayerHardest {
+    /// The tight indices of up to [`HARDEST`] positions of the layer,
+    /// lowest first.
+    pub own: Vec<u64>,
+    /// When a class is the mirror image of the searched one: the public
+    /// hashes, in that class, of the mirror images of up to [`HARDEST`]
+    /// positions of the layer, lowest first.
+    pub mirrored: Option<Vec<u64>>,
+}
+
+/// The measured seconds per position of the latest push layer (per position
+/// coded with the layer's residue in the blocks it visited) and of the
+/// latest pull layer (per unseen position), which choose the direction of
+/// the next layer; `None` until a layer of that kind has run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Rates {
+    /// Seconds per position a push layer scanned.
+    pub push: Option<f64>,
+    /// Seconds per unseen position in a pull layer.
+    pub pull: Option<f64>,
+}
+
+impl Rates {
+    /// Whether a layer should pull: the pull costs `unseen` positions at
+    /// the pull rate, the push `push_work()` positions at the push rate,
+    /// which is at least `frontier` and at most `residue`, so `push_work`
+    /// is asked only when those bounds do not decide.
+    fn pull(&self, frontier: u64, residue: u64, unseen: u64, push_work: impl FnOnce() -> u64) -> bool {
+        let (push, pull) = match (self.push, self.pull) {
+            (Some(p), Some(q)) => (p, q),
+            (Some(p), None) => (p, p / PULL_RATIO),
+            (None, Some(q)) => (q * PULL_RATIO, q),
+            (None, None) => (PULL_RATIO, 1.0),
+        };
+        let pull_cost = unseen as f64 * pull;
+        if pull_cost <= frontier as f64 * push {
+            return true;
+        }
+        if pull_cost >= residue as f64 * push {
+            return false;
+        }
+        pull_cost < push_work() as f64 * push
+    }
+}
+
+/// What [`search`] finds: the table, each layer's size and the hardest
+/// positions.
 #[derive(Debug)]
 pub struct Searched {
     /// The residues, in `index` order.
     pub table: Mod3Table,
     /// `layers[d]`: positions at remoteness `d`.
     pub layers: Vec<u64>,
-    /// The expanded bit of every position: set for all reachable positions
-    /// but those of the last layer.
-    expanded: Vec<u64>,
+    /// The tight indices of up to [`HARDEST`] positions of the last layer,
+    /// lowest first.
+    pub hardest: Vec<u64>,
+    /// When the search was asked for them: the public hashes of the mirror
+    /// images of up to [`HARDEST`] positions of the last layer, in the
+    /// mirroring class, lowest first.
+    pub mirrored_hardest: Option<Vec<u64>>,
 }
 
 impl Searched {
-    /// Whether position `i` is in the last layer.
-    fn in_last_layer(&self, i: u64) -> bool {
-        let last = ((self.layers.len() - 1) % 3) as u8;
-        self.table.get(i) == Some(last) && self.expanded[(i / 64) as usize] >> (i % 64) & 1 == 0
-    }
-
-    /// Exact statistics of the searched class: the histogram from the layer
-    /// sizes, the hardest positions from the last layer in index order (which
-    /// is public-hash order).
+    /// Exact statistics of the searched class, whose tight index is
+    /// `index`: the histogram from the layer sizes, the hardest positions
+    /// from the last layer.
     pub fn stats(&self, index: &TightIndex) -> ClassStats {
-        let hardest = (0..index.white_sets() as usize)
-            .into_par_iter()
-            .with_min_len(64)
-            .map(|r| {
-                index
-                    .block(r as u64)
-                    .filter(|&i| self.in_last_layer(i))
-                    .take(HARDEST)
-                    .collect::<Vec<u64>>()
-            })
-            .reduce(Vec::new, lowest)
-            .into_iter()
-            .map(|i| index.to_hash(i))
-            .collect();
+        let hardest = self.hardest.iter().map(|&i| index.to_hash(i)).collect();
         self.stats_with(index, hardest)
     }
 
-    /// Exact statistics of a class that mirrors the searched one, whose
-    /// tight index is `index` and public hash `dense`; `back` carries the
-    /// searched class (tight index `source`) onto it. The histogram is the
-    /// same, and the hardest positions are the images of the last layer.
-    fn mirrored_stats(&self, source: &TightIndex, back: &Mirror, index: &TightIndex, dense: &DenseIndex) -> ClassStats {
-        let hardest = (0..source.white_sets() as usize)
-            .into_par_iter()
-            .with_min_len(64)
-            .map(|r| {
-                let range = source.block(r as u64);
-                let mut found: Vec<u64> = range
-                    .filter(|&i| self.in_last_layer(i))
-                    .map(|i| dense.rank(back.part(source.unrank(i))))
-                    .collect();
-                found.sort_unstable();
-                found.truncate(HARDEST);
-                found
-            })
-            .reduce(Vec::new, lowest);
-        self.stats_with(index, hardest)
+    /// Exact statistics of the class that mirrors the searched one, whose
+    /// tight index is `index`, when the search kept its hardest positions.
+    pub fn mirrored_stats(&self, index: &TightIndex) -> Option<ClassStats> {
+        let hardest = self.mirrored_hardest.clone()?;
+        Some(self.stats_with(index, hardest))
     }
 
     fn stats_with(&self, index: &TightIndex, hardest: Vec<u64>) -> ClassStats {
@@ -367,17 +532,8 @@ impl Searched {
     }
 }
 
-/// The [`HARDEST`] lowest of two sorted lists.
-fn lowest(a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
-    let mut all = a;
-    all.extend(b);
-    all.sort_unstable();
-    all.truncate(HARDEST);
-    all
-}
-
 /// A two-bit search's state at a layer boundary, from which it can go on.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TwoBitResume {
     /// `found[d]`: positions at remoteness `d`, for every complete layer.
     pub found: Vec<u64>,
@@ -386,9 +542,13 @@ pub struct TwoBitResume {
     /// The table, as the words of a [`Mod3Table`]: `legal / 32` rounded up,
     /// padding codes unseen.
     pub codes: Vec<u64>,
-    /// The expanded bits, 64 positions per word: `legal / 64` rounded up.
-    /// They hold exactly the layers [`expanded_layers`] gives.
-    pub expanded: Vec<u64>,
+    /// The summary byte of each block, by white-set rank: [`CURRENT`] and
+    /// [`UNSEEN_LEFT`] bits.
+    pub summary: Vec<u8>,
+    /// The hardest candidates of the newest layer.
+    pub hardest: LayerHardest,
+    /// The measured rates.
+    pub rates: Rates,
 }
 
 /// A two-bit search's state at a layer boundary, as
@@ -406,18 +566,13 @@ pub struct TwoBitBoundary<'a> {
     /// The table, 32 positions per word as in [`Mod3Table`]; no thread
     /// writes it while the boundary is seen.
     pub codes: &'a [AtomicU64],
-    /// The expanded bits, 64 positions per word; no thread writes them
-    /// while the boundary is seen.
-    pub expanded: &'a [AtomicU64],
-}
-
-/// How many of the layers counted by `found` (`found.len()`, at least 1)
-/// have their expanded bits set at a layer boundary: all but the last two
-/// while the search goes on (layer `d` marks layer `d − 1` and finds layer
-/// `d + 1`), all but the last once it is over (the last layer, which found
-/// nothing, marked the one before).
-pub fn expanded_layers(layers: usize, done: bool) -> usize {
-    layers.saturating_sub(if done { 1 } else { 2 })
+    /// The summary byte of each block; no thread writes it while the
+    /// boundary is seen.
+    pub summary: &'a [AtomicU8],
+    /// The hardest candidates of the newest layer.
+    pub hardest: &'a LayerHardest,
+    /// The measured rates.
+    pub rates: Rates,
 }
 
 /// Words of the table of `legal` positions.
@@ -425,26 +580,26 @@ pub fn code_words(legal: u64) -> u64 {
     legal.div_ceil(PER_WORD)
 }
 
-/// Words of the expanded bits of `legal` positions.
-pub fn expanded_words(legal: u64) -> u64 {
-    legal.div_ceil(64)
-}
-
-/// Searches one class by two bits per position, plus one bit of working
-/// state, on the current rayon pool, telling `observe` of each layer.
+/// Searches one class by two bits per position on the current rayon pool,
+/// telling `observe` of each layer.
 ///
 /// # Errors
 ///
 /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not fit
-/// a [`Remoteness`].
+/// a [`Remoteness`](crate::Remoteness).
 pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Searched> {
-    search_with(name, spec, index, &mut NoCheckpoints, observe)
+    search_with(name, spec, index, None, &mut NoCheckpoints, observe)
 }
 
 /// As [`search`], resuming from `checkpoints` when it has a saved state for
 /// the class ([`Checkpoints::resume_two_bit`]) and telling it of every layer
 /// boundary ([`Checkpoints::two_bit_layer`]). A resumed search reports its
 /// saved layers again, in order, before the new ones.
+///
+/// `mirrored`, when a class is the mirror image of this one: the map from
+/// this class's cells to that class's and that class's public hash; the
+/// search then keeps that class's hardest positions as well
+/// ([`Searched::mirrored_hardest`]).
 ///
 /// # Errors
 ///
@@ -453,43 +608,64 @@ pub fn search_with(
     name: &str,
     spec: &ClassSpec,
     index: &TightIndex,
+    mirrored: Option<(&Mirror, &DenseIndex)>,
+    checkpoints: &mut dyn Checkpoints,
+    observe: &mut dyn FnMut(Event),
+) -> Result<Searched> {
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    search_by(name, spec, index, &symmetries, mirrored, checkpoints, observe)
+}
+
+/// As [`search_with`], expanding one position of each orbit of
+/// `symmetries`, which must be symmetries of the class.
+fn search_by(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    symmetries: &Symmetries,
+    mirrored: Option<(&Mirror, &DenseIndex)>,
     checkpoints: &mut dyn Checkpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Searched> {
     let legal = index.len();
-    let (codes, expanded, mut layers, done) = match checkpoints.resume_two_bit(spec.class, legal) {
-        Some(saved)
-            if saved.codes.len() as u64 == code_words(legal)
-                && saved.expanded.len() as u64 == expanded_words(legal)
-                && !saved.found.is_empty() =>
-        {
-            // In place: AtomicU64 and u64 have one layout, so neither
-            // collect allocates.
+    let white_sets = index.white_sets();
+    let mirror = mirrored.map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec));
+    let resumed = checkpoints
+        .resume_two_bit(spec.class, index, mirror.is_some())
+        .filter(|saved| {
+            saved.codes.len() as u64 == code_words(legal)
+                && saved.summary.len() as u64 == white_sets
+                && !saved.found.is_empty()
+                && saved.hardest.mirrored.is_some() == mirror.is_some()
+        });
+    let (codes, mut summary, mut layers, done, mut hardest, mut rates) = match resumed {
+        Some(saved) => {
+            // In place: the atomics have the layout of the plain integers,
+            // so neither collect allocates.
             let codes: Vec<AtomicU64> = saved.codes.into_iter().map(AtomicU64::new).collect();
-            let expanded: Vec<AtomicU64> = saved.expanded.into_iter().map(AtomicU64::new).collect();
-            (codes, expanded, saved.found, saved.done)
+            let summary: Vec<AtomicU8> = saved.summary.into_iter().map(AtomicU8::new).collect();
+            (codes, summary, saved.found, saved.done, saved.hardest, saved.rates)
         }
-        _ => {
+        None => {
             let codes: Vec<AtomicU64> = (0..code_words(legal))
                 .into_par_iter()
                 .map(|_| AtomicU64::new(u64::MAX))
                 .collect();
-            let expanded: Vec<AtomicU64> = (0..expanded_words(legal))
+            let summary: Vec<AtomicU8> = (0..white_sets)
                 .into_par_iter()
-                .map(|_| AtomicU64::new(0))
+                .map(|r| AtomicU8::new(if index.block(r).is_empty() { 0 } else { UNSEEN_LEFT }))
                 .collect();
-            (codes, expanded, vec![1u64], false)
+            let goal = goal_index(spec, index);
+            let shift = 2 * (goal % PER_WORD);
+            codes[(goal / PER_WORD) as usize].fetch_and(!(3 << shift), Ordering::Relaxed);
+            summary[crate::index::colex_rank(spec.goal.white) as usize].fetch_or(CURRENT, Ordering::Relaxed);
+            let hardest = LayerHardest {
+                own: vec![goal],
+                mirrored: mirror.as_ref().map(|m| vec![m.hash(spec.goal)]),
+            };
+            (codes, summary, vec![1u64], false, hardest, Rates::default())
         }
     };
-    let state = State {
-        kernel: Kernel::new(&spec.geometry, index),
-        index,
-        codes: &codes,
-        expanded: &expanded,
-    };
-    if layers.len() == 1 && !done {
-        state.write(goal_index(spec, index), 0);
-    }
     let mut total = 0;
     for (depth, &found) in layers.iter().enumerate() {
         total += found;
@@ -499,33 +675,71 @@ pub fn search_with(
             found,
             total,
             legal,
+            direction: None,
         });
     }
     if !done {
-        for depth in layers.len() as u64 - 1.. {
-            let frontier = layers[depth as usize];
-            let pull = frontier * PULL_RATIO > legal - total;
-            let found: u64 = (0..index.white_sets() as usize)
+        let canonical = canonical_blocks(symmetries, index);
+        loop {
+            let depth = layers.len() as u64 - 1;
+            let state = State {
+                kernel: Kernel::new(&spec.geometry, index),
+                index,
+                symmetries,
+                canonical: &canonical,
+                codes: &codes,
+                summary: &summary,
+                mirror,
+            };
+            let here = (depth % 3) as u8;
+            let unseen = legal - total;
+            let residue: u64 = layers.iter().skip(usize::from(here)).step_by(3).sum();
+            let frontier = *layers.last().expect("at least the goal's layer");
+            let pull = rates.pull(frontier, residue, unseen, || state.current_work(here));
+            let began = Instant::now();
+            let layer = (0..white_sets as usize)
                 .into_par_iter()
                 .with_min_len(16)
-                .map_init(Block::default, |block, r| {
-                    state.layer_block(r as u64, depth, pull, block)
-                })
-                .sum();
-            if found == 0 {
+                .fold(
+                    || (Block::default(), Found::default()),
+                    |(mut block, mut found), r| {
+                        if pull {
+                            state.pull_block(r as u64, depth, &mut block, &mut found);
+                        } else {
+                            state.push_block(r as u64, depth, &mut block, &mut found);
+                        }
+                        (block, found)
+                    },
+                )
+                .map(|(_, found)| found)
+                .reduce(Found::default, Found::merge);
+            // A rate of zero would make that direction look free.
+            let seconds = began.elapsed().as_secs_f64().max(1e-9);
+            if pull {
+                rates.pull = Some(seconds / unseen.max(1) as f64);
+            } else {
+                rates.push = Some(seconds / layer.work.max(1) as f64);
+            }
+            if layer.found == 0 {
                 break;
             }
             let depth = u16::try_from(depth + 1).map_err(|_| {
                 crate::Error::TooLarge(format!("variant {name}: a remoteness above {} does not fit", u16::MAX))
             })?;
-            total += found;
-            layers.push(found);
+            total += layer.found;
+            layers.push(layer.found);
+            hardest = LayerHardest {
+                own: layer.own.as_slice().to_vec(),
+                mirrored: mirror.map(|_| layer.mirrored.as_slice().to_vec()),
+            };
+            next_layer(&mut summary);
             observe(Event::Layer {
                 class: spec.class,
                 depth,
-                found,
+                found: layer.found,
                 total,
                 legal,
+                direction: Some(if pull { Direction::Pull } else { Direction::Push }),
             });
             checkpoints.two_bit_layer(TwoBitBoundary {
                 class: spec.class,
@@ -533,7 +747,9 @@ pub fn search_with(
                 found: &layers,
                 done: false,
                 codes: &codes,
-                expanded: &expanded,
+                summary: &summary,
+                hardest: &hardest,
+                rates,
             })?;
         }
         checkpoints.two_bit_layer(TwoBitBoundary {
@@ -542,28 +758,108 @@ pub fn search_with(
             found: &layers,
             done: true,
             codes: &codes,
-            expanded: &expanded,
+            summary: &summary,
+            hardest: &hardest,
+            rates,
         })?;
     }
-    // Both collects reuse their allocation: AtomicU64 and u64 have one layout.
+    // Reuses the allocation: AtomicU64 and u64 have one layout.
     Ok(Searched {
         table: Mod3Table {
             words: codes.into_iter().map(AtomicU64::into_inner).collect(),
             len: legal,
         },
         layers,
-        expanded: expanded.into_iter().map(AtomicU64::into_inner).collect(),
+        hardest: hardest.own,
+        mirrored_hardest: hardest.mirrored,
     })
 }
 
-/// The shared view of the tables during a search.
+/// Between layers: every block that a position of the new layer was
+/// written into holds the current layer now, and no other.
+fn next_layer(summary: &mut [AtomicU8]) {
+    summary.par_iter_mut().with_min_len(1 << 12).for_each(|s| {
+        let s = s.get_mut();
+        *s = *s & UNSEEN_LEFT | if *s & NEXT != 0 { CURRENT } else { 0 };
+    });
+}
+
+/// The public hashes of the mirror images of positions, in the class that
+/// mirrors the searched one.
+#[derive(Clone, Copy)]
+struct MirrorHashes<'a> {
+    /// From the searched class's cells to the mirroring class's.
+    mirror: &'a Mirror,
+    /// The mirroring class's public hash.
+    dense: &'a DenseIndex,
+    /// White bishops.
+    white: u32,
+    /// Black placements per white set in the public hash: C(n − w, b).
+    per_white: u64,
+}
+
+impl<'a> MirrorHashes<'a> {
+    fn new(mirror: &'a Mirror, dense: &'a DenseIndex, spec: &ClassSpec) -> MirrorHashes<'a> {
+        let (white, black) = spec.counts();
+        MirrorHashes {
+            mirror,
+            dense,
+            white,
+            per_white: binomial(spec.geometry.len() as u32 - white, black),
+        }
+    }
+
+    /// The public hash of the image of `part`.
+    fn hash(&self, part: Part) -> u64 {
+        self.dense.rank(self.mirror.part(part))
+    }
+
+    /// A lower bound of the hash of the image of any position with white
+    /// set `white`: a set whose highest cell is `t` has colex rank at least
+    /// C(t, w).
+    #[inline]
+    fn lower_bound(&self, white: Bitboard) -> u64 {
+        let top = white.iter().map(|c| self.mirror.cell(c)).max().unwrap_or(0);
+        binomial(u32::from(top), self.white) * self.per_white
+    }
+}
+
+/// What one thread's share of a layer found.
+#[derive(Clone, Copy, Debug, Default)]
+struct Found {
+    /// Positions written into the new layer.
+    found: u64,
+    /// Positions a push scanned: coded with the layer's residue.
+    work: u64,
+    /// The lowest tight indices written.
+    own: Lowest,
+    /// The lowest public hashes of their mirror images.
+    mirrored: Lowest,
+}
+
+impl Found {
+    fn merge(self, other: Found) -> Found {
+        Found {
+            found: self.found + other.found,
+            work: self.work + other.work,
+            own: self.own.merge(&other.own),
+            mirrored: self.mirrored.merge(&other.mirrored),
+        }
+    }
+}
+
+/// One layer's shared view of the search.
 struct State<'a> {
     kernel: Kernel<'a>,
     index: &'a TightIndex,
+    symmetries: &'a Symmetries,
+    /// Whether each block may hold a canonical position.
+    canonical: &'a [bool],
     /// The table: 2 bits per position, as in [`Mod3Table`].
     codes: &'a [AtomicU64],
-    /// 1 bit per position: set once the position's layer has been expanded.
-    expanded: &'a [AtomicU64],
+    /// The summary byte of each block.
+    summary: &'a [AtomicU8],
+    mirror: Option<MirrorHashes<'a>>,
 }
 
 impl State<'_> {
@@ -584,81 +880,188 @@ impl State<'_> {
         (old >> shift) & 3 == u64::from(UNSEEN)
     }
 
-    /// Calls `f(i, code, expanded)` for every position `i` of `range`,
-    /// reading each word of the tables once.
+    /// Notes that this thread wrote position `i` (block `r`, placement
+    /// `part`) into the new layer: counts it, flags its block [`NEXT`] and
+    /// offers it to the hardest candidates.
     #[inline]
-    fn scan(&self, range: std::ops::Range<u64>, mut f: impl FnMut(u64, u8, bool)) {
-        let (mut code_word, mut expanded_word) = (0, 0);
-        for i in range.clone() {
-            if i == range.start || i % PER_WORD == 0 {
-                code_word = self.codes[(i / PER_WORD) as usize].load(Ordering::Relaxed);
-            }
-            if i == range.start || i % 64 == 0 {
-                expanded_word = self.expanded[(i / 64) as usize].load(Ordering::Relaxed);
-            }
-            f(
-                i,
-                (code_word >> (2 * (i % PER_WORD))) as u8 & 3,
-                expanded_word >> (i % 64) & 1 != 0,
-            );
+    fn found(&self, found: &mut Found, i: u64, r: u64, part: Part) {
+        found.found += 1;
+        let summary = &self.summary[r as usize];
+        if summary.load(Ordering::Relaxed) & NEXT == 0 {
+            summary.fetch_or(NEXT, Ordering::Relaxed);
+        }
+        found.own.offer(i);
+        if let Some(mirror) = &self.mirror
+            && found.mirrored.admits(mirror.lower_bound(part.white))
+        {
+            found.mirrored.offer(mirror.hash(part));
         }
     }
 
-    /// Runs layer `depth` over block `r`: marks the block's positions of
-    /// layer `depth − 1` expanded, then either pushes from its positions of
-    /// layer `depth` or pulls into its unseen positions. Returns how many
-    /// positions it put in layer `depth + 1`.
-    ///
-    /// Only this call writes the block's expanded bits, and in a pull layer
-    /// its codes; pushes from other blocks only turn unseen positions into
-    /// residue `depth + 1`, which neither test below reads.
-    fn layer_block(&self, r: u64, depth: u64, pull: bool, block: &mut Block) -> u64 {
-        let here = (depth % 3) as u8;
-        let next = ((depth + 1) % 3) as u8;
-        let before = ((depth + 2) % 3) as u8;
-        let range = self.index.block(r);
-        // Layer depth − 1 is done: residue `before`, not expanded yet.
-        let mut work = false;
-        let mut mark = 0u64;
-        self.scan(range.clone(), |i, code, expanded| {
-            if code == before && !expanded {
-                mark |= 1 << (i % 64);
-            }
-            work |= if pull {
-                code == UNSEEN
-            } else {
-                code == here && !expanded
-            };
-            if (i + 1) % 64 == 0 || i + 1 == range.end {
-                if mark != 0 {
-                    self.expanded[(i / 64) as usize].fetch_or(mark, Ordering::Relaxed);
+    /// Writes the images in `batch` into layer `next` (residue), those that
+    /// are unseen, and empties it.
+    fn write_images(&self, batch: &mut Batch, next: u8, found: &mut Found) {
+        set_images(
+            self.index,
+            batch,
+            |i| prefetch(&self.codes[(i / PER_WORD) as usize]),
+            |i, r, image| {
+                if self.write(i, next) {
+                    self.found(found, i, r, image);
                 }
-                mark = 0;
-            }
-        });
-        if !work {
-            return 0;
+                0
+            },
+        );
+    }
+
+    /// Bit `k` set when position `start + k` (`k` below `len`, at most 64)
+    /// has code `want`.
+    #[inline]
+    fn matching(&self, start: u64, len: usize, want: u8) -> u64 {
+        let bit = 2 * start;
+        let (w, shift) = ((bit / 64) as usize, (bit % 64) as u32);
+        let word = |k: usize| self.codes.get(k).map_or(u64::MAX, |c| c.load(Ordering::Relaxed));
+        let mut bits = (u128::from(word(w)) | u128::from(word(w + 1)) << 64) >> shift;
+        if shift as usize + 2 * len > 128 {
+            bits |= u128::from(word(w + 2)) << (128 - shift);
         }
+        let low = u64::from(squeeze(equal_codes(bits as u64, want)));
+        let high = u64::from(squeeze(equal_codes((bits >> 64) as u64, want)));
+        let mask = low | high << 32;
+        if len >= 64 { mask } else { mask & ((1 << len) - 1) }
+    }
+
+    /// Calls `f(i, black)` for every position `i` of block `r`, whose safe
+    /// cells are `safe`, with code `want`: a run of the colex enumeration
+    /// at a time ([`for_each_run`]), whose codes are tested together, a
+    /// black set made only for those that match.
+    #[inline]
+    fn scan(&self, r: u64, safe: Bitboard, want: u8, mut f: impl FnMut(u64, Bitboard)) {
+        let mut start = self.index.block(r).start;
+        for_each_run(safe, self.index.black(), |upper, lows| {
+            let mut hits = self.matching(start, lows.len(), want);
+            while hits != 0 {
+                let k = hits.trailing_zeros() as usize;
+                hits &= hits - 1;
+                f(start + k as u64, upper | lows[k]);
+            }
+            start += lows.len() as u64;
+        });
+    }
+
+    /// The canonical test of block `r`'s positions; `None` when it holds none.
+    #[inline]
+    fn block_test(&self, r: u64) -> Option<BlockTest<'_>> {
+        self.symmetries
+            .block_test(crate::index::colex_unrank(r, self.index.white()))
+    }
+
+    /// What a push of layer `depth` would scan: the positions coded `here`
+    /// in the [`CURRENT`] blocks that may hold a canonical position.
+    fn current_work(&self, here: u8) -> u64 {
+        (0..self.index.white_sets() as usize)
+            .into_par_iter()
+            .with_min_len(1 << 10)
+            .filter(|&r| self.summary[r].load(Ordering::Relaxed) & CURRENT != 0 && self.canonical[r])
+            .map(|r| {
+                count_codes(
+                    self.codes,
+                    |w| w.load(Ordering::Relaxed),
+                    self.index.block(r as u64),
+                    here,
+                )
+            })
+            .sum()
+    }
+
+    /// Pushes layer `depth` out of block `r`, when it holds a position of
+    /// the layer: every canonical position coded `depth mod 3` (the layer,
+    /// and older layers that share its residue) writes `depth + 1` into its
+    /// unseen neighbours and their images.
+    fn push_block(&self, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
+        if self.summary[r as usize].load(Ordering::Relaxed) & CURRENT == 0 || !self.canonical[r as usize] {
+            return;
+        }
+        let Some(test) = self.block_test(r) else {
+            return;
+        };
         self.kernel.block(r, block);
-        let mut subsets = Subsets::new(block.safe, self.index.black());
-        let mut found = 0;
-        self.scan(range, |i, code, expanded| {
-            let black = subsets.next().expect("a black set per position of the block");
-            if pull {
-                if code == UNSEEN && self.kernel.neighbours(block, black, |j| self.code(j) == here) {
-                    self.write(i, next);
-                    found += 1;
-                }
-            } else if code == here && !expanded {
-                self.kernel.neighbours(block, black, |j| {
-                    if self.code(j) == UNSEEN && self.write(j, next) {
-                        found += 1;
+        let block = &*block;
+        let mut batch = Batch::default();
+        self.scan(r, block.safe, here, |_, black| {
+            found.work += 1;
+            if !test.is_canonical(black) {
+                return;
+            }
+            self.kernel.neighbour_parts(block, black, |j, after| {
+                if self.code(j) == UNSEEN && self.write(j, next) {
+                    // A black move stays in the block; a white move leads
+                    // to the block of its white set.
+                    let t = if after.white == block.white {
+                        r
+                    } else {
+                        crate::index::colex_rank(after.white)
+                    };
+                    self.found(found, j, t, after);
+                    if batch.push(self.symmetries, after) {
+                        self.write_images(&mut batch, next, found);
                     }
-                    false
-                });
+                }
+                false
+            });
+        });
+        self.write_images(&mut batch, next, found);
+    }
+
+    /// Pulls layer `depth + 1` into block `r`: every unseen canonical
+    /// position with a neighbour coded `depth mod 3` joins it, with its
+    /// images. Only this call writes the block's canonical positions, and
+    /// the images of the positions it finds are written only by it.
+    ///
+    /// Moves into blocks that hold no position of layer `depth` are not
+    /// tried, and a block that none of its moves reaches is skipped. When
+    /// the block has no unseen position left it loses [`UNSEEN_LEFT`].
+    fn pull_block(&self, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
+        if self.summary[r as usize].load(Ordering::Relaxed) & UNSEEN_LEFT == 0 || !self.canonical[r as usize] {
+            return;
+        }
+        let Some(test) = self.block_test(r) else {
+            return;
+        };
+        let current = |t: u64| self.summary[t as usize].load(Ordering::Relaxed) & CURRENT != 0;
+        self.kernel.block_where(r, block, current);
+        block.black_moves = current(r);
+        if !block.black_moves && block.white_moves() == 0 {
+            return;
+        }
+        let block = &*block;
+        let mut batch = Batch::default();
+        let mut left = 0u64;
+        self.scan(r, block.safe, UNSEEN, |i, black| {
+            left += 1;
+            if !test.is_canonical(black) {
+                return;
+            }
+            if self.kernel.neighbours(block, black, |j| self.code(j) == here) {
+                let unseen = self.write(i, next);
+                debug_assert!(unseen, "only this pull writes a canonical position");
+                left -= 1;
+                let part = Part {
+                    white: block.white,
+                    black,
+                };
+                self.found(found, i, r, part);
+                if batch.push(self.symmetries, part) {
+                    self.write_images(&mut batch, next, found);
+                }
             }
         });
-        found
+        self.write_images(&mut batch, next, found);
+        if left == 0 {
+            self.summary[r as usize].fetch_and(!UNSEEN_LEFT, Ordering::Relaxed);
+        }
     }
 }
 
@@ -691,16 +1094,20 @@ pub(super) fn solve_classes(
             });
             continue;
         }
-        let searched = search_with(name, spec, &indices[k], checkpoints, observe)?;
+        // A class mirroring this one takes its hardest positions from the
+        // images of this one's last layer, which the search keeps. A
+        // variant has two classes, so there is at most one.
+        let partner = mirrors
+            .iter()
+            .position(|later| matches!(later, Some((j, _)) if *j == k));
+        let back = partner.map(|m| {
+            Mirror::left_right(&spec.geometry, &specs[m].geometry).expect("the mirror of a mirror image is one")
+        });
+        let images = back.as_ref().zip(partner.map(|m| &specs[m].index));
+        let searched = search_with(name, spec, &indices[k], images, checkpoints, observe)?;
         stats[k] = Some(searched.stats(&indices[k]));
-        // The classes mirroring this one take their hardest positions from
-        // its last layer, which only the expanded bits tell apart.
-        for (m, later) in mirrors.iter().enumerate() {
-            if matches!(later, Some((j, _)) if *j == k) {
-                let back = Mirror::left_right(&spec.geometry, &specs[m].geometry)
-                    .expect("the mirror of a mirror image is one");
-                stats[m] = Some(searched.mirrored_stats(&indices[k], &back, &indices[m], &specs[m].index));
-            }
+        if let Some(m) = partner {
+            stats[m] = searched.mirrored_stats(&indices[m]);
         }
         residues[k] = Some(Residues::Searched(searched.table));
     }
@@ -803,7 +1210,7 @@ mod tests {
 
     #[test]
     fn two_bit_search_matches_the_byte_search() {
-        for name in ["5x4", "7x4", "5x4-full", "7x5-full"] {
+        for name in ["5x4", "7x4", "5x4-full", "7x5-full", "5x3-full", "6x4-full", "8x4-full"] {
             let variant = Variant::named(name).unwrap();
             let bytes = Plan::new(&variant, Method::Tight).solve(&mut |_| {}).unwrap();
             let two = Plan::new(&variant, Method::Tight).solve_two_bit(&mut |_| {}).unwrap();
@@ -820,5 +1227,113 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The search with the class's symmetries and without gives one table
+    /// and one set of statistics, the mirrored class's hardest included.
+    #[test]
+    fn the_group_changes_nothing_but_the_work() {
+        for name in ["7x6", "5x4-full", "5x3-full", "7x5-full", "6x4-full"] {
+            let variant = Variant::named(name).unwrap();
+            let specs = variant.classes();
+            let spec = &specs[0];
+            let (w, b) = spec.counts();
+            let index = TightIndex::new(&spec.geometry, w, b);
+            let partner = specs.get(1).and_then(|other| {
+                let mirror = Mirror::left_right(&spec.geometry, &other.geometry)?;
+                (mirror.part(spec.start) == other.start).then_some((mirror, other.index))
+            });
+            let images = partner.as_ref().map(|(m, d)| (m, d));
+            let run = |symmetries: &Symmetries| {
+                search_by(name, spec, &index, symmetries, images, &mut NoCheckpoints, &mut |_| {}).unwrap()
+            };
+            let with = run(&Symmetries::of(&spec.geometry, spec.goal));
+            let without = run(&Symmetries::trivial(&spec.geometry));
+            assert!(with.table == without.table, "{name}");
+            assert_eq!(with.layers, without.layers, "{name}");
+            assert_eq!(with.hardest, without.hardest, "{name}");
+            assert_eq!(with.mirrored_hardest, without.mirrored_hardest, "{name}");
+            assert_eq!(with.mirrored_hardest.is_some(), partner.is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn codes_are_matched_and_counted_a_word_at_a_time() {
+        let mut table = Mod3Table::new(300);
+        for i in 0..300 {
+            table.set(i, (i % 7 != 3).then_some((i * i % 3) as u8));
+        }
+        let codes: Vec<AtomicU64> = table.words.iter().map(|&w| AtomicU64::new(w)).collect();
+        let summary: Vec<AtomicU8> = Vec::new();
+        let geo = crate::board::Geometry::new(crate::board::Board::new(5, 4).unwrap(), Class::Even);
+        let index = TightIndex::new(&geo, 2, 2);
+        let symmetries = Symmetries::trivial(&geo);
+        let state = State {
+            kernel: Kernel::new(&geo, &index),
+            index: &index,
+            symmetries: &symmetries,
+            canonical: &[],
+            codes: &codes,
+            summary: &summary,
+            mirror: None,
+        };
+        let code = |i: u64| table.get(i).unwrap_or(UNSEEN);
+        for want in 0..4u8 {
+            for (start, len) in [
+                (0, 1),
+                (0, 64),
+                (3, 64),
+                (31, 33),
+                (32, 64),
+                (60, 5),
+                (200, 64),
+                (236, 64),
+                (299, 1),
+            ] {
+                let expected = (0..len).fold(0u64, |m, k| m | u64::from(code(start + k as u64) == want) << k);
+                assert_eq!(state.matching(start, len, want), expected, "{start} {len} {want}");
+            }
+            for (start, end) in [(0, 0), (0, 300), (5, 6), (31, 33), (32, 64), (100, 299)] {
+                let expected = (start..end).filter(|&i| code(i) == want).count() as u64;
+                assert_eq!(count_codes(&table.words, |&w| w, start..end, want), expected);
+            }
+        }
+        assert_eq!(squeeze(0x5555_5555_5555_5555), u32::MAX);
+        assert_eq!(squeeze(0b0100_0001), 0b1001);
+    }
+
+    #[test]
+    fn lowest_keeps_the_lowest_ten() {
+        let mut lowest = Lowest::default();
+        for v in [50u64, 3, 99, 7, 7_000, 1, 42, 8, 13, 21, 34, 2, 5, 1_000_000] {
+            lowest.offer(v);
+        }
+        assert_eq!(lowest.as_slice(), [1, 2, 3, 5, 7, 8, 13, 21, 34, 42]);
+        let mut other = Lowest::default();
+        for v in [0, 4, 100] {
+            other.offer(v);
+        }
+        assert_eq!(lowest.merge(&other).as_slice(), [0, 1, 2, 3, 4, 5, 7, 8, 13, 21]);
+        assert!(!lowest.admits(42) && lowest.admits(41));
+    }
+
+    #[test]
+    fn the_direction_follows_the_measured_costs() {
+        let never = || -> u64 { panic!("the bounds decide") };
+        // Nothing timed: pull when the unseen are fewer than twice the push.
+        let none = Rates::default();
+        assert!(!none.pull(1, 1, 1000, never));
+        assert!(none.pull(600, 5000, 1000, never));
+        assert!(none.pull(100, 5000, 1000, || 600));
+        assert!(!none.pull(100, 5000, 1000, || 400));
+        // Timed: a pull at a tenth of the push's cost per position.
+        let timed = Rates {
+            push: Some(1.0),
+            pull: Some(0.1),
+        };
+        assert!(timed.pull(100, 5000, 1000, never));
+        assert!(!timed.pull(1, 50, 1000, never));
+        assert!(timed.pull(10, 5000, 10_000, || 2000));
+        assert!(!timed.pull(10, 5000, 10_000, || 500));
     }
 }
