@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use bishops::checkpoint::{self, CheckpointOptions, Checkpointer};
-use bishops::solver::parallel::Checkpoints;
+use bishops::solver::Checkpoints;
 use bishops::solver::{Method, Plan};
 use bishops::{Error, TightIndex, Variant};
 

@@ -61,7 +61,7 @@ use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
 use crate::solver::ClassStats;
 use crate::solver::exact::{self, Known};
-use crate::solver::twobit::Mod3Table;
+use crate::solver::mod3::Mod3Table;
 use crate::storage::{Database, Layout};
 use crate::system::{available_memory, human_bytes};
 use crate::tight::{Subsets, TightIndex};

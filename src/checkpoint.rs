@@ -55,11 +55,9 @@ use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::Cell;
-use crate::solver::HARDEST;
-use crate::solver::parallel::{Boundary, Checkpoints, Resume};
-use crate::solver::twobit::{
-    CURRENT, LayerHardest, NEXT, Rates, TwoBitBoundary, TwoBitResume, UNSEEN_LEFT, code_words, count_codes,
-};
+use crate::solver::mod3::{code_words, count_codes};
+use crate::solver::twobit::{CURRENT, NEXT, UNSEEN_LEFT};
+use crate::solver::{Boundary, Checkpoints, HARDEST, LayerHardest, Rates, Resume, TwoBitBoundary, TwoBitResume};
 use crate::tight::TightIndex;
 use crate::variant::Variant;
 

@@ -273,8 +273,8 @@ impl<'a> SolvePlan<'a> {
             }
             None => None,
         };
-        let mut no_checkpoints = crate::solver::parallel::NoCheckpoints;
-        let checkpoints: &mut dyn crate::solver::parallel::Checkpoints = match checkpointer.as_mut() {
+        let mut no_checkpoints = crate::solver::NoCheckpoints;
+        let checkpoints: &mut dyn crate::solver::Checkpoints = match checkpointer.as_mut() {
             Some(c) => c,
             None => &mut no_checkpoints,
         };

@@ -120,7 +120,7 @@ pub fn variants(dir: &Path) -> Result<VariantsReport> {
                     white: s.counts().0,
                     black: s.counts().1,
                     hash_size: s.index.len(),
-                    symmetries: crate::Symmetries::of(&s.geometry, s.goal).names(),
+                    symmetries: crate::symmetry::Symmetries::of(&s.geometry, s.goal).names(),
                 })
                 .collect(),
             solved,

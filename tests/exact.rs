@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use bishops::check;
 use bishops::solver::exact::{self, DescentError};
-use bishops::solver::twobit::{Mod3Table, Residues, TwoBitSolution};
+use bishops::solver::mod3::Mod3Table;
+use bishops::solver::twobit::{Residues, TwoBitSolution};
 use bishops::solver::{ClassStats, Method, Plan, Solution};
 use bishops::{Cell, ClassSpec, Part, Position, TightIndex, Variant};
 

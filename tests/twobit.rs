@@ -5,7 +5,8 @@
 //! same boards (7x5-full, a group of 4 symmetries, and 8x4-full, the half
 //! turn, among them).
 
-use bishops::solver::twobit::{Mod3Table, Residues, TwoBitSolution};
+use bishops::solver::mod3::Mod3Table;
+use bishops::solver::twobit::{Residues, TwoBitSolution};
 use bishops::solver::{Method, Plan, Solution};
 use bishops::{Cell, Remoteness, Variant};
 

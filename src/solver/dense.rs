@@ -12,7 +12,7 @@ use crate::rules::safe_cells;
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
-use super::{Event, goal_index, too_deep};
+use super::layer::{Event, goal_index, too_deep};
 
 /// The largest dense index this search allocates for one class: one byte per
 /// entry, so this is also its table's memory in bytes.

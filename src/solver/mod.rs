@@ -25,12 +25,23 @@
 //! When the two classes are mirror images (an even number of columns, see
 //! [`Mirror`]), only one is searched and the other is derived from it.
 
+mod boundary;
 pub mod dense;
+mod direction;
 pub mod exact;
+mod images;
 mod kernel;
+mod layer;
+pub mod mod3;
 pub mod parallel;
 pub mod partition;
+mod stats;
 pub mod twobit;
+
+pub use boundary::{Boundary, Checkpoints, LayerHardest, NoCheckpoints, Resume, TwoBitBoundary, TwoBitResume};
+pub use direction::{Direction, Rates};
+pub use layer::Event;
+pub use stats::{ClassStats, HARDEST};
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -38,15 +49,12 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::board::Class;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::index::{DenseIndex, colex_rank, colex_unrank};
-use crate::remoteness::{Cell, Remoteness};
+use crate::remoteness::Cell;
 use crate::symmetry::Mirror;
 use crate::tight::TightIndex;
 use crate::variant::{ClassSpec, Variant};
-
-/// How many of the hardest positions a solution keeps per class.
-pub const HARDEST: usize = 10;
 
 /// Which search fills the tables.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -71,109 +79,6 @@ impl Method {
             Method::Dense => "dense",
             Method::TwoBit => "two-bit",
         }
-    }
-}
-
-/// How a search layer was found.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Direction {
-    /// From the layer's positions to their unreached neighbours.
-    Push,
-    /// From unreached positions to a neighbour in the layer.
-    Pull,
-}
-
-impl Direction {
-    /// Its name in reports: `push` or `pull`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::Push => "push",
-            Direction::Pull => "pull",
-        }
-    }
-}
-
-/// Something worth telling a watching user while solving.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Event {
-    /// A class's legal positions have been counted.
-    Counted {
-        /// The class.
-        class: Class,
-        /// How many legal positions it has.
-        legal: u64,
-    },
-    /// A search layer is complete.
-    Layer {
-        /// The class.
-        class: Class,
-        /// The remoteness of the layer.
-        depth: u16,
-        /// Positions in the layer.
-        found: u64,
-        /// Positions found so far in the class, this layer included.
-        total: u64,
-        /// Legal positions of the class.
-        legal: u64,
-        /// How the layer was found; `None` for the goal's layer, for layers
-        /// a resumed search reports again from its checkpoint, and for the
-        /// dense search.
-        direction: Option<Direction>,
-    },
-    /// A class was derived from its mirror image instead of searched.
-    Mirrored {
-        /// The derived class.
-        class: Class,
-        /// The class it was derived from.
-        from: Class,
-    },
-}
-
-/// Facts about one solved class, computed from its table.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct ClassStats {
-    /// Legal positions.
-    pub legal: u64,
-    /// Legal positions that reach the goal.
-    pub reachable: u64,
-    /// `histogram[r]`: how many positions have remoteness `r`.
-    pub histogram: Vec<u64>,
-    /// Public hashes of up to [`HARDEST`] positions of the largest
-    /// remoteness, lowest first.
-    pub hardest: Vec<u64>,
-}
-
-impl ClassStats {
-    /// Counts `cells`, the table of `index` in tight order.
-    pub fn of(cells: &[u8], index: &TightIndex) -> ClassStats {
-        let mut histogram = [0u64; 256];
-        for &byte in cells {
-            histogram[usize::from(byte)] += 1;
-        }
-        let reachable_part = &histogram[..=usize::from(Cell::MAX_REMOTENESS)];
-        let top = reachable_part.iter().rposition(|&n| n > 0);
-        let histogram: Vec<u64> = top.map_or_else(Vec::new, |t| reachable_part[..=t].to_vec());
-        let hardest = match top {
-            Some(t) => cells
-                .iter()
-                .enumerate()
-                .filter(|&(_, &c)| usize::from(c) == t)
-                .map(|(i, _)| index.to_hash(i as u64))
-                .take(HARDEST)
-                .collect(),
-            None => Vec::new(),
-        };
-        ClassStats {
-            legal: cells.len() as u64,
-            reachable: histogram.iter().sum(),
-            histogram,
-            hardest,
-        }
-    }
-
-    /// The largest remoteness of any position, if any reaches the goal.
-    pub fn max_remoteness(&self) -> Option<Remoteness> {
-        (!self.histogram.is_empty()).then(|| Remoteness(self.histogram.len() as u16 - 1))
     }
 }
 
@@ -402,7 +307,7 @@ impl<'a> Plan<'a> {
                 .filter(|&(k, _)| self.mirrors[k].is_none())
                 .map(|(_, i)| i)
         };
-        let tables: u64 = searched().map(|i| twobit::code_words(i.len()) * 8).sum();
+        let tables: u64 = searched().map(|i| mod3::code_words(i.len()) * 8).sum();
         let summaries = searched().map(|i| 2 * i.white_sets()).max().unwrap_or(0);
         let index: u64 = self.indices.iter().map(TightIndex::table_bytes).sum();
         tables + summaries + index
@@ -413,9 +318,9 @@ impl<'a> Plan<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::TooLarge`] when a remoteness does not fit a [`Remoteness`].
+    /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness does not fit a [`Remoteness`](crate::Remoteness).
     pub fn solve_two_bit(self, observe: &mut dyn FnMut(Event)) -> Result<twobit::TwoBitSolution> {
-        self.solve_two_bit_with(&mut parallel::NoCheckpoints, observe)
+        self.solve_two_bit_with(&mut NoCheckpoints, observe)
     }
 
     /// As [`solve_two_bit`](Self::solve_two_bit), with the search of each
@@ -428,7 +333,7 @@ impl<'a> Plan<'a> {
     /// fails with.
     pub fn solve_two_bit_with(
         self,
-        checkpoints: &mut dyn parallel::Checkpoints,
+        checkpoints: &mut dyn Checkpoints,
         observe: &mut dyn FnMut(Event),
     ) -> Result<twobit::TwoBitSolution> {
         let classes = twobit::solve_classes(
@@ -449,10 +354,10 @@ impl<'a> Plan<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::TooLarge`] when a table does not fit the dense method's
+    /// [`Error::TooLarge`](crate::Error::TooLarge) when a table does not fit the dense method's
     /// limit or a remoteness does not fit a [`Cell`].
     pub fn solve(self, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
-        self.solve_with(&mut parallel::NoCheckpoints, observe)
+        self.solve_with(&mut NoCheckpoints, observe)
     }
 
     /// As [`solve`](Self::solve), with the tight search of each searched
@@ -462,11 +367,7 @@ impl<'a> Plan<'a> {
     /// # Errors
     ///
     /// As [`solve`](Self::solve), and whatever `checkpoints` fails with.
-    pub fn solve_with(
-        self,
-        checkpoints: &mut dyn parallel::Checkpoints,
-        observe: &mut dyn FnMut(Event),
-    ) -> Result<Solution> {
+    pub fn solve_with(self, checkpoints: &mut dyn Checkpoints, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
         let specs = self.variant.classes();
         let mut classes: Vec<ClassSolution> = Vec::with_capacity(specs.len());
         for (k, (spec, index)) in specs.iter().zip(self.indices).enumerate() {
@@ -607,19 +508,6 @@ fn derive_by_mirror(source: &ClassSolution, mirror: &Mirror, index: &TightIndex)
         );
     });
     cells
-}
-
-/// The error for a search that went deeper than a [`Cell`] can hold.
-fn too_deep(name: &str) -> Error {
-    Error::TooLarge(format!(
-        "variant {name}: a remoteness above {} does not fit the table",
-        Cell::MAX_REMOTENESS
-    ))
-}
-
-/// The tight index of the goal of `spec`, where a search starts.
-fn goal_index(spec: &ClassSpec, index: &TightIndex) -> u64 {
-    index.rank(spec.goal).expect("a variant's goal is legal")
 }
 
 #[cfg(test)]

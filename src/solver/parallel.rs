@@ -44,18 +44,19 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use crate::bitboard::Bitboard;
-use crate::board::Class;
 use crate::error::Result;
-use crate::index::{colex_rank, colex_unrank};
+use crate::index::colex_unrank;
 use crate::remoteness::Cell;
 use crate::rules::Part;
-use crate::symmetry::{MAX_IMAGES, Symmetries};
+use crate::symmetry::Symmetries;
 use crate::tight::{TightIndex, for_each_run, prefetch};
 use crate::variant::ClassSpec;
 
+use super::boundary::{Boundary, Checkpoints, NoCheckpoints};
+use super::direction::Direction;
+use super::images::{Batch, canonical_blocks, set_images};
 use super::kernel::{Block, Kernel};
-use super::twobit::{TwoBitBoundary, TwoBitResume};
-use super::{Direction, Event, goal_index, too_deep};
+use super::layer::{Event, goal_index, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
@@ -65,84 +66,6 @@ const UNSEEN: u8 = Cell::UNREACHABLE.0;
 /// the bitmap, 2, 3 and 4 were alike and 6 slower.
 const PULL_RATIO: u64 = 2;
 
-/// A search's state at a layer boundary, from which it can go on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resume {
-    /// `found[d]`: positions at remoteness `d`, for every complete layer.
-    pub found: Vec<u64>,
-    /// Whether the search is over (the layer after the last found nothing).
-    pub done: bool,
-    /// The table in tight-index order: each cell its remoteness if at most
-    /// `found.len() - 1`, else unreached.
-    pub cells: Vec<u8>,
-}
-
-/// A search's state at a layer boundary, as [`Checkpoints::layer`] sees it.
-#[derive(Debug)]
-pub struct Boundary<'a> {
-    /// The class searched.
-    pub class: Class,
-    /// `found[d]`: positions at remoteness `d`, for every complete layer.
-    pub found: &'a [u64],
-    /// Whether the search is over.
-    pub done: bool,
-    /// The table; no thread writes it while the boundary is seen.
-    pub cells: &'a [AtomicU8],
-}
-
-/// Where a search saves its state at layer boundaries and finds a saved one.
-pub trait Checkpoints {
-    /// The state to resume the search of `class` from, if there is one that
-    /// can be trusted; its table must have `legal` cells.
-    fn resume(&mut self, class: Class, legal: u64) -> Option<Resume>;
-
-    /// Called after every complete layer and once when the search is over.
-    ///
-    /// # Errors
-    ///
-    /// An error stops the search and is returned by it.
-    fn layer(&mut self, boundary: Boundary<'_>) -> Result<()>;
-
-    /// The state to resume the two-bit search ([`twobit`](super::twobit))
-    /// of `class`, whose tight index is `index`, from, if there is one that
-    /// can be trusted; `mirrored` says whether a class mirrors this one, so
-    /// that the state must hold that class's hardest candidates. None by
-    /// default.
-    fn resume_two_bit(&mut self, class: Class, index: &TightIndex, mirrored: bool) -> Option<TwoBitResume> {
-        let _ = (class, index, mirrored);
-        None
-    }
-
-    /// Called after every complete layer of the two-bit search and once when
-    /// it is over. Does nothing by default.
-    ///
-    /// # Errors
-    ///
-    /// An error stops the search and is returned by it.
-    fn two_bit_layer(&mut self, boundary: TwoBitBoundary<'_>) -> Result<()> {
-        let _ = boundary;
-        Ok(())
-    }
-}
-
-/// No checkpoints: nothing to resume, nothing saved.
-pub struct NoCheckpoints;
-
-impl Checkpoints for NoCheckpoints {
-    fn resume(&mut self, _: Class, _: u64) -> Option<Resume> {
-        None
-    }
-
-    fn layer(&mut self, _: Boundary<'_>) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// Searches one class over its tight index on the current rayon pool and
-/// returns its cells in `index` order.
-///
-/// # Errors
-///
 /// When a remoteness would not fit a [`Cell`].
 pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
     search_with(name, spec, index, &mut NoCheckpoints, observe)
@@ -320,23 +243,6 @@ fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
         .collect()
 }
 
-/// Whether each block (by white-set rank) may hold a canonical position of
-/// `symmetries` ([`Symmetries::may_hold_canonical`]): the blocks a layer
-/// visits at all.
-pub(super) fn canonical_blocks(symmetries: &Symmetries, index: &TightIndex) -> Vec<bool> {
-    (0..index.white_sets() as usize)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|r| {
-            symmetries.may_hold_canonical(
-                colex_unrank(r as u64, index.white()),
-                index.safe(r as u64),
-                index.black(),
-            )
-        })
-        .collect()
-}
-
 /// The table as plain bytes, for the passes between layers: the exclusive
 /// borrow keeps every atomic access away while the bytes are read.
 fn plain(cells: &mut [AtomicU8]) -> &[u8] {
@@ -393,93 +299,6 @@ fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
             count
         })
         .sum()
-}
-
-/// How many images a layer gathers before it sets them.
-pub(super) const IMAGES: usize = 16;
-
-/// The images of positions a layer has found, waiting to be set in one
-/// batch ([`Layer::set_images`]).
-pub(super) struct Batch {
-    pub(super) images: [Part; IMAGES + MAX_IMAGES],
-    pub(super) len: usize,
-}
-
-impl Default for Batch {
-    fn default() -> Batch {
-        Batch {
-            images: [Part::default(); IMAGES + MAX_IMAGES],
-            len: 0,
-        }
-    }
-}
-
-impl Batch {
-    /// Adds the images of `part` other than itself, each once; returns
-    /// whether the batch is full (it has room for one more position's).
-    #[inline]
-    pub(super) fn push(&mut self, symmetries: &Symmetries, part: Part) -> bool {
-        match symmetries.others() {
-            [] => {}
-            // One symmetry besides the identity, as on every board but
-            // those of odd rows and odd columns.
-            [s] => {
-                let image = s.part(part);
-                if image != part {
-                    self.images[self.len] = image;
-                    self.len += 1;
-                }
-            }
-            others => {
-                let first = self.len;
-                for s in others {
-                    let image = s.part(part);
-                    if image != part && !self.images[first..self.len].contains(&image) {
-                        self.images[self.len] = image;
-                        self.len += 1;
-                    }
-                }
-            }
-        }
-        self.len >= IMAGES
-    }
-}
-
-/// Sets the images in `batch` and empties it: ranks each one in `index`,
-/// asks `touch` to prefetch what `set` will use, then calls `set` with each
-/// tight index, its block's number and the image; returns the sum of what
-/// `set` returned. The images' blocks are scattered over memory, so the batch is
-/// worked in stages, each asking for the next stage's memory for all of
-/// them before using any: the cache misses overlap instead of following
-/// one another.
-#[inline]
-pub(super) fn set_images(
-    index: &TightIndex,
-    batch: &mut Batch,
-    touch: impl Fn(u64),
-    mut set: impl FnMut(u64, u64, Part) -> u64,
-) -> u64 {
-    let images = &batch.images[..batch.len];
-    let mut blocks = [0u64; IMAGES + MAX_IMAGES];
-    for (r, image) in blocks.iter_mut().zip(images) {
-        *r = colex_rank(image.white);
-        index.prefetch_block(*r);
-    }
-    let mut indices = [0u64; IMAGES + MAX_IMAGES];
-    for ((i, &r), image) in indices.iter_mut().zip(&blocks).zip(images) {
-        *i = index
-            .rank_in_block(r, image.black)
-            .expect("the image of a legal position is legal");
-        touch(*i);
-    }
-    let found = indices[..batch.len]
-        .iter()
-        .zip(&blocks)
-        .zip(images)
-        .map(|((&i, &r), &image)| set(i, r, image))
-        .sum();
-    batch.len = 0;
-    found
 }
 
 /// One search layer's shared view of the table.

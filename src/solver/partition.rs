@@ -9,7 +9,7 @@
 //! [`parallel`](super::parallel) from counts every worker knows:
 //!
 //! - *push*, while the frontier is small: the worker expands each of its
-//!   positions at depth `d` (through the shared [`Kernel`]). A neighbour in
+//!   positions at depth `d` (through the shared move generator, `kernel`). A neighbour in
 //!   its own range is claimed for `d + 1` at once; one in another worker's
 //!   range becomes a [`Message`], buffered per destination (sorted,
 //!   repeats dropped). One all-to-all ([`Transport::all_to_all`]) hands every
@@ -46,7 +46,7 @@ use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
 use super::kernel::{Block, Kernel};
-use super::{goal_index, too_deep};
+use super::layer::{goal_index, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;

@@ -70,7 +70,7 @@
 //! the count of each layer, the newest layer's [`LayerHardest`] and the
 //! measured [`Rates`]: [`search_with`] hands them to a [`Checkpoints`] after
 //! every layer ([`TwoBitBoundary`]) and can start from a saved one
-//! ([`TwoBitResume`]).
+//! ([`TwoBitResume`](super::TwoBitResume)).
 //!
 //! # Memory
 //!
@@ -89,22 +89,19 @@ use crate::bitboard::Bitboard;
 use crate::board::Class;
 use crate::error::Result;
 use crate::index::{DenseIndex, binomial};
-use crate::remoteness::Cell;
 use crate::rules::Part;
 use crate::symmetry::{BlockTest, Mirror, Symmetries};
 use crate::tight::{TightIndex, for_each_run, prefetch};
 use crate::variant::ClassSpec;
 
+use super::boundary::{Checkpoints, LayerHardest, NoCheckpoints, TwoBitBoundary};
+use super::direction::{Direction, Rates};
 use super::exact::{Descent, DescentError};
+use super::images::{Batch, canonical_blocks, set_images};
 use super::kernel::{Block, Kernel};
-use super::parallel::{Batch, Checkpoints, NoCheckpoints, canonical_blocks, set_images};
-use super::{ClassStats, Direction, Event, HARDEST, goal_index};
-
-/// The code of a position no layer has reached: left so, it is unreachable.
-const UNSEEN: u8 = 3;
-
-/// Positions per 64-bit word of a [`Mod3Table`].
-const PER_WORD: u64 = 32;
+use super::layer::{Event, goal_index};
+use super::mod3::{Mod3Table, PER_WORD, UNSEEN, code_words, count_codes, equal_codes, squeeze};
+use super::stats::{ClassStats, HARDEST};
 
 /// Summary bit: the block holds a position of the layer being expanded.
 pub const CURRENT: u8 = 1;
@@ -116,182 +113,6 @@ pub const NEXT: u8 = 2;
 
 /// Summary bit: the block may hold a position no layer has reached.
 pub const UNSEEN_LEFT: u8 = 4;
-
-/// Until either kind of layer has been timed, a pull is taken to cost this
-/// many times less per unseen position than a push per position expanded.
-const PULL_RATIO: f64 = 2.0;
-
-/// Every other bit of a word: bit 0 of each 2-bit code.
-const LOW_BITS: u64 = 0x5555_5555_5555_5555;
-
-/// A packed table of remoteness mod 3: 2 bits per position, 4 positions per
-/// byte. Position `i` is bits `2·(i mod 4)` and up of byte `i / 4`; code 3
-/// means unreachable (and pads the last byte), 0 to 2 the remoteness mod 3.
-///
-/// # Examples
-///
-/// ```
-/// use bishops::solver::twobit::Mod3Table;
-///
-/// let mut table = Mod3Table::new(5);
-/// assert_eq!(table.get(4), None);
-/// table.set(4, Some(38 % 3));
-/// table.set(0, Some(0));
-/// assert_eq!(table.get(4), Some(2));
-/// assert_eq!(table.to_bytes(), [0b1111_1100, 0b1111_1110]);
-/// assert_eq!(Mod3Table::from_bytes(&table.to_bytes(), 5), Some(table));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mod3Table {
-    /// Position `i` is bits `2·(i mod 32)` of word `i / 32`, which is the
-    /// byte layout above when the words are read little-endian.
-    words: Vec<u64>,
-    len: u64,
-}
-
-impl Mod3Table {
-    /// A table of `len` positions, all unreachable.
-    pub fn new(len: u64) -> Mod3Table {
-        Mod3Table {
-            words: vec![u64::MAX; len.div_ceil(PER_WORD) as usize],
-            len,
-        }
-    }
-
-    /// The table of a byte table (one [`Cell`] per position): each
-    /// remoteness mod 3, unreachable where the cell is.
-    pub fn from_cells(cells: &[u8]) -> Mod3Table {
-        let mut table = Mod3Table::new(cells.len() as u64);
-        for (i, &c) in cells.iter().enumerate() {
-            table.set(i as u64, Cell(c).remoteness().map(|r| (r.0 % 3) as u8));
-        }
-        table
-    }
-
-    /// Positions in the table.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    /// Whether the table holds no position.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The remoteness mod 3 of position `i`, `None` when it is unreachable.
-    ///
-    /// # Panics
-    ///
-    /// When `i` is not below [`len`](Self::len).
-    #[inline]
-    pub fn get(&self, i: u64) -> Option<u8> {
-        assert!(i < self.len, "position {i} of a table of {}", self.len);
-        let code = (self.words[(i / PER_WORD) as usize] >> (2 * (i % PER_WORD))) as u8 & 3;
-        (code != UNSEEN).then_some(code)
-    }
-
-    /// Sets the remoteness mod 3 of position `i` (`None`: unreachable).
-    ///
-    /// # Panics
-    ///
-    /// When `i` is not below [`len`](Self::len).
-    pub fn set(&mut self, i: u64, residue: Option<u8>) {
-        assert!(i < self.len, "position {i} of a table of {}", self.len);
-        let code = residue.map_or(UNSEEN, |r| r % 3);
-        let shift = 2 * (i % PER_WORD);
-        let word = &mut self.words[(i / PER_WORD) as usize];
-        *word = *word & !(3 << shift) | u64::from(code) << shift;
-    }
-
-    /// Bytes of the packed form: `len / 4` rounded up.
-    pub fn byte_len(&self) -> u64 {
-        self.len.div_ceil(4)
-    }
-
-    /// The packed bytes, for storage.
-    pub fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
-        self.words
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .take(self.byte_len() as usize)
-    }
-
-    /// The packed bytes as one vector.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.bytes().collect()
-    }
-
-    /// The codes of positions `range`, packed as [`bytes`](Self::bytes)
-    /// packs the whole table (4 a byte from the low bits, the last byte
-    /// padded with code 3): a block of the residues layout, cut from the
-    /// words eight bits at a time.
-    ///
-    /// # Panics
-    ///
-    /// When the range ends beyond [`len`](Self::len).
-    ///
-    /// ```
-    /// use bishops::solver::twobit::Mod3Table;
-    ///
-    /// let mut table = Mod3Table::new(40);
-    /// for i in 0..40 {
-    ///     table.set(i, Some((i % 3) as u8));
-    /// }
-    /// let packed = table.pack_range(33..38);
-    /// assert_eq!(packed, [0b00_10_01_00, 0b11_11_11_01]);
-    /// ```
-    pub fn pack_range(&self, range: std::ops::Range<u64>) -> Vec<u8> {
-        assert!(range.end <= self.len, "positions {range:?} of a table of {}", self.len);
-        let len = range.end.saturating_sub(range.start);
-        let bit = |b: u64| -> u64 {
-            // Bits b.. of the table, at least 8 of them, padded with ones.
-            let (w, shift) = ((b / 64) as usize, b % 64);
-            let word = |w: usize| self.words.get(w).copied().unwrap_or(u64::MAX);
-            let high = if shift == 0 { 0 } else { word(w + 1) << (64 - shift) };
-            word(w) >> shift | high
-        };
-        let mut bytes: Vec<u8> = (0..len.div_ceil(4))
-            .map(|j| bit(2 * (range.start + 4 * j)) as u8)
-            .collect();
-        if !len.is_multiple_of(4) {
-            let last = bytes.len() - 1;
-            bytes[last] |= 0xff << (2 * (len % 4));
-        }
-        bytes
-    }
-
-    /// The table of `len` positions packed in `bytes`, as [`bytes`](Self::bytes)
-    /// gives them; `None` when the length does not match.
-    pub fn from_bytes(bytes: &[u8], len: u64) -> Option<Mod3Table> {
-        if bytes.len() as u64 != len.div_ceil(4) {
-            return None;
-        }
-        let words = bytes
-            .chunks(8)
-            .map(|chunk| {
-                let mut word = [0xffu8; 8];
-                word[..chunk.len()].copy_from_slice(chunk);
-                u64::from_le_bytes(word)
-            })
-            .collect();
-        let mut table = Mod3Table { words, len };
-        // Whatever the padding held, it reads as unreachable.
-        if !len.is_multiple_of(PER_WORD) {
-            let last = table.words.len() - 1;
-            table.words[last] |= u64::MAX << (2 * (len % PER_WORD));
-        }
-        Some(table)
-    }
-
-    /// How many positions hold each code: residues 0, 1, 2, then unreachable.
-    pub fn counts(&self) -> [u64; 4] {
-        let mut counts = [0u64; 4];
-        for i in 0..self.len {
-            counts[usize::from(self.get(i).unwrap_or(UNSEEN))] += 1;
-        }
-        counts
-    }
-}
 
 /// Where the residues of one class come from.
 #[derive(Clone, Debug)]
@@ -352,46 +173,6 @@ impl TwoBitSolution {
     }
 }
 
-/// The positions of `word` (32 codes) whose code is `want`, as bit 0 of
-/// each 2-bit field.
-#[inline]
-fn equal_codes(word: u64, want: u8) -> u64 {
-    let x = word ^ (u64::from(want & 3) * LOW_BITS);
-    !(x | x >> 1) & LOW_BITS
-}
-
-/// The even bits of `x`, packed: bit `2i` to bit `i`.
-#[inline]
-fn squeeze(x: u64) -> u32 {
-    let mut x = x & LOW_BITS;
-    x = (x | x >> 1) & 0x3333_3333_3333_3333;
-    x = (x | x >> 2) & 0x0f0f_0f0f_0f0f_0f0f;
-    x = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
-    x = (x | x >> 8) & 0x0000_ffff_0000_ffff;
-    (x | x >> 16) as u32
-}
-
-/// How many of the positions `range` of the table `words` (32 codes a
-/// word, read by `load`) hold code `want`.
-pub(crate) fn count_codes<T>(words: &[T], load: impl Fn(&T) -> u64, range: std::ops::Range<u64>, want: u8) -> u64 {
-    if range.is_empty() {
-        return 0;
-    }
-    let (first, last) = (range.start / PER_WORD, (range.end - 1) / PER_WORD);
-    (first..=last)
-        .map(|w| {
-            let mut mask = equal_codes(load(&words[w as usize]), want);
-            if w == first {
-                mask &= u64::MAX << (2 * (range.start % PER_WORD));
-            }
-            if w == last && !range.end.is_multiple_of(PER_WORD) {
-                mask &= u64::MAX >> (64 - 2 * (range.end % PER_WORD));
-            }
-            u64::from(mask.count_ones())
-        })
-        .sum()
-}
-
 /// The lowest values offered, at most [`HARDEST`] of them, lowest first.
 #[derive(Clone, Copy, Debug, Default)]
 struct Lowest {
@@ -433,54 +214,6 @@ impl Lowest {
 
     fn as_slice(&self) -> &[u64] {
         &self.values[..self.len]
-    }
-}
-
-/// The hardest candidates of the newest layer a search has found: what its
-/// statistics take if the next layer finds nothing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LayerHardest {
-    /// The tight indices of up to [`HARDEST`] positions of the layer,
-    /// lowest first.
-    pub own: Vec<u64>,
-    /// When a class is the mirror image of the searched one: the public
-    /// hashes, in that class, of the mirror images of up to [`HARDEST`]
-    /// positions of the layer, lowest first.
-    pub mirrored: Option<Vec<u64>>,
-}
-
-/// The measured seconds per position of the latest push layer (per position
-/// coded with the layer's residue in the blocks it visited) and of the
-/// latest pull layer (per unseen position), which choose the direction of
-/// the next layer; `None` until a layer of that kind has run.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Rates {
-    /// Seconds per position a push layer scanned.
-    pub push: Option<f64>,
-    /// Seconds per unseen position in a pull layer.
-    pub pull: Option<f64>,
-}
-
-impl Rates {
-    /// Whether a layer should pull: the pull costs `unseen` positions at
-    /// the pull rate, the push `push_work()` positions at the push rate,
-    /// which is at least `frontier` and at most `residue`, so `push_work`
-    /// is asked only when those bounds do not decide.
-    fn pull(&self, frontier: u64, residue: u64, unseen: u64, push_work: impl FnOnce() -> u64) -> bool {
-        let (push, pull) = match (self.push, self.pull) {
-            (Some(p), Some(q)) => (p, q),
-            (Some(p), None) => (p, p / PULL_RATIO),
-            (None, Some(q)) => (q * PULL_RATIO, q),
-            (None, None) => (PULL_RATIO, 1.0),
-        };
-        let pull_cost = unseen as f64 * pull;
-        if pull_cost <= frontier as f64 * push {
-            return true;
-        }
-        if pull_cost >= residue as f64 * push {
-            return false;
-        }
-        pull_cost < push_work() as f64 * push
     }
 }
 
@@ -530,54 +263,6 @@ impl Searched {
             hardest,
         }
     }
-}
-
-/// A two-bit search's state at a layer boundary, from which it can go on.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TwoBitResume {
-    /// `found[d]`: positions at remoteness `d`, for every complete layer.
-    pub found: Vec<u64>,
-    /// Whether the search is over (the layer after the last found nothing).
-    pub done: bool,
-    /// The table, as the words of a [`Mod3Table`]: `legal / 32` rounded up,
-    /// padding codes unseen.
-    pub codes: Vec<u64>,
-    /// The summary byte of each block, by white-set rank: [`CURRENT`] and
-    /// [`UNSEEN_LEFT`] bits.
-    pub summary: Vec<u8>,
-    /// The hardest candidates of the newest layer.
-    pub hardest: LayerHardest,
-    /// The measured rates.
-    pub rates: Rates,
-}
-
-/// A two-bit search's state at a layer boundary, as
-/// [`Checkpoints::two_bit_layer`] sees it.
-#[derive(Debug)]
-pub struct TwoBitBoundary<'a> {
-    /// The class searched.
-    pub class: Class,
-    /// The class's legal positions.
-    pub legal: u64,
-    /// `found[d]`: positions at remoteness `d`, for every complete layer.
-    pub found: &'a [u64],
-    /// Whether the search is over.
-    pub done: bool,
-    /// The table, 32 positions per word as in [`Mod3Table`]; no thread
-    /// writes it while the boundary is seen.
-    pub codes: &'a [AtomicU64],
-    /// The summary byte of each block; no thread writes it while the
-    /// boundary is seen.
-    pub summary: &'a [AtomicU8],
-    /// The hardest candidates of the newest layer.
-    pub hardest: &'a LayerHardest,
-    /// The measured rates.
-    pub rates: Rates,
-}
-
-/// Words of the table of `legal` positions.
-pub fn code_words(legal: u64) -> u64 {
-    legal.div_ceil(PER_WORD)
 }
 
 /// Searches one class by two bits per position on the current rayon pool,
@@ -724,7 +409,7 @@ fn search_by(
                 break;
             }
             let depth = u16::try_from(depth + 1).map_err(|_| {
-                crate::Error::TooLarge(format!("variant {name}: a remoteness above {} does not fit", u16::MAX))
+                crate::error::Error::TooLarge(format!("variant {name}: a remoteness above {} does not fit", u16::MAX))
             })?;
             total += layer.found;
             layers.push(layer.found);
@@ -765,10 +450,7 @@ fn search_by(
     }
     // Reuses the allocation: AtomicU64 and u64 have one layout.
     Ok(Searched {
-        table: Mod3Table {
-            words: codes.into_iter().map(AtomicU64::into_inner).collect(),
-            len: legal,
-        },
+        table: Mod3Table::from_words(codes.into_iter().map(AtomicU64::into_inner).collect(), legal),
         layers,
         hardest: hardest.own,
         mirrored_hardest: hardest.mirrored,
@@ -1128,6 +810,7 @@ pub(super) fn solve_classes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::remoteness::Cell;
     use crate::solver::{Method, Plan};
     use crate::variant::Variant;
 
@@ -1263,7 +946,7 @@ mod tests {
         for i in 0..300 {
             table.set(i, (i % 7 != 3).then_some((i * i % 3) as u8));
         }
-        let codes: Vec<AtomicU64> = table.words.iter().map(|&w| AtomicU64::new(w)).collect();
+        let codes: Vec<AtomicU64> = table.words().iter().map(|&w| AtomicU64::new(w)).collect();
         let summary: Vec<AtomicU8> = Vec::new();
         let geo = crate::board::Geometry::new(crate::board::Board::new(5, 4).unwrap(), Class::Even);
         let index = TightIndex::new(&geo, 2, 2);
@@ -1295,11 +978,9 @@ mod tests {
             }
             for (start, end) in [(0, 0), (0, 300), (5, 6), (31, 33), (32, 64), (100, 299)] {
                 let expected = (start..end).filter(|&i| code(i) == want).count() as u64;
-                assert_eq!(count_codes(&table.words, |&w| w, start..end, want), expected);
+                assert_eq!(count_codes(table.words(), |&w| w, start..end, want), expected);
             }
         }
-        assert_eq!(squeeze(0x5555_5555_5555_5555), u32::MAX);
-        assert_eq!(squeeze(0b0100_0001), 0b1001);
     }
 
     #[test]

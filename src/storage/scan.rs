@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::index::{binomial, colex_rank, colex_unrank};
 use crate::remoteness::Cell;
 use crate::rules::{Part, safe_cells};
-use crate::solver::twobit::Mod3Table;
+use crate::solver::mod3::Mod3Table;
 use crate::solver::{ClassStats, HARDEST, exact};
 use crate::symmetry::Mirror;
 use crate::tight::{Subsets, TightIndex};

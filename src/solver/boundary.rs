@@ -1,0 +1,146 @@
+//! A search's state at a layer boundary, and where it is saved: the seam
+//! between the searches and their checkpoints
+//! ([`checkpoint`](crate::checkpoint) saves to files). Both tight searches
+//! hand their state to a [`Checkpoints`] after every layer and can start
+//! from a saved one.
+
+use std::sync::atomic::{AtomicU8, AtomicU64};
+
+use crate::board::Class;
+use crate::error::Result;
+use crate::tight::TightIndex;
+
+use super::direction::Rates;
+
+/// A search's state at a layer boundary, from which it can go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resume {
+    /// `found[d]`: positions at remoteness `d`, for every complete layer.
+    pub found: Vec<u64>,
+    /// Whether the search is over (the layer after the last found nothing).
+    pub done: bool,
+    /// The table in tight-index order: each cell its remoteness if at most
+    /// `found.len() - 1`, else unreached.
+    pub cells: Vec<u8>,
+}
+
+/// A search's state at a layer boundary, as [`Checkpoints::layer`] sees it.
+#[derive(Debug)]
+pub struct Boundary<'a> {
+    /// The class searched.
+    pub class: Class,
+    /// `found[d]`: positions at remoteness `d`, for every complete layer.
+    pub found: &'a [u64],
+    /// Whether the search is over.
+    pub done: bool,
+    /// The table; no thread writes it while the boundary is seen.
+    pub cells: &'a [AtomicU8],
+}
+
+/// Where a search saves its state at layer boundaries and finds a saved one.
+pub trait Checkpoints {
+    /// The state to resume the search of `class` from, if there is one that
+    /// can be trusted; its table must have `legal` cells.
+    fn resume(&mut self, class: Class, legal: u64) -> Option<Resume>;
+
+    /// Called after every complete layer and once when the search is over.
+    ///
+    /// # Errors
+    ///
+    /// An error stops the search and is returned by it.
+    fn layer(&mut self, boundary: Boundary<'_>) -> Result<()>;
+
+    /// The state to resume the two-bit search ([`twobit`](super::twobit))
+    /// of `class`, whose tight index is `index`, from, if there is one that
+    /// can be trusted; `mirrored` says whether a class mirrors this one, so
+    /// that the state must hold that class's hardest candidates. None by
+    /// default.
+    fn resume_two_bit(&mut self, class: Class, index: &TightIndex, mirrored: bool) -> Option<TwoBitResume> {
+        let _ = (class, index, mirrored);
+        None
+    }
+
+    /// Called after every complete layer of the two-bit search and once when
+    /// it is over. Does nothing by default.
+    ///
+    /// # Errors
+    ///
+    /// An error stops the search and is returned by it.
+    fn two_bit_layer(&mut self, boundary: TwoBitBoundary<'_>) -> Result<()> {
+        let _ = boundary;
+        Ok(())
+    }
+}
+
+/// No checkpoints: nothing to resume, nothing saved.
+pub struct NoCheckpoints;
+
+impl Checkpoints for NoCheckpoints {
+    fn resume(&mut self, _: Class, _: u64) -> Option<Resume> {
+        None
+    }
+
+    fn layer(&mut self, _: Boundary<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Searches one class over its tight index on the current rayon pool and
+/// returns its cells in `index` order.
+///
+/// # Errors
+///
+/// The hardest candidates of the newest layer a search has found: what its
+/// statistics take if the next layer finds nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LayerHardest {
+    /// The tight indices of up to [`HARDEST`](super::HARDEST) positions of the layer,
+    /// lowest first.
+    pub own: Vec<u64>,
+    /// When a class is the mirror image of the searched one: the public
+    /// hashes, in that class, of the mirror images of up to [`HARDEST`](super::HARDEST)
+    /// positions of the layer, lowest first.
+    pub mirrored: Option<Vec<u64>>,
+}
+/// A two-bit search's state at a layer boundary, from which it can go on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TwoBitResume {
+    /// `found[d]`: positions at remoteness `d`, for every complete layer.
+    pub found: Vec<u64>,
+    /// Whether the search is over (the layer after the last found nothing).
+    pub done: bool,
+    /// The table, as the words of a [`Mod3Table`](super::mod3::Mod3Table): `legal / 32` rounded up,
+    /// padding codes unseen.
+    pub codes: Vec<u64>,
+    /// The summary byte of each block, by white-set rank: [`CURRENT`](super::twobit::CURRENT) and
+    /// [`UNSEEN_LEFT`](super::twobit::UNSEEN_LEFT) bits.
+    pub summary: Vec<u8>,
+    /// The hardest candidates of the newest layer.
+    pub hardest: LayerHardest,
+    /// The measured rates.
+    pub rates: Rates,
+}
+
+/// A two-bit search's state at a layer boundary, as
+/// [`Checkpoints::two_bit_layer`] sees it.
+#[derive(Debug)]
+pub struct TwoBitBoundary<'a> {
+    /// The class searched.
+    pub class: Class,
+    /// The class's legal positions.
+    pub legal: u64,
+    /// `found[d]`: positions at remoteness `d`, for every complete layer.
+    pub found: &'a [u64],
+    /// Whether the search is over.
+    pub done: bool,
+    /// The table, 32 positions per word as in [`Mod3Table`](super::mod3::Mod3Table); no thread
+    /// writes it while the boundary is seen.
+    pub codes: &'a [AtomicU64],
+    /// The summary byte of each block; no thread writes it while the
+    /// boundary is seen.
+    pub summary: &'a [AtomicU8],
+    /// The hardest candidates of the newest layer.
+    pub hardest: &'a LayerHardest,
+    /// The measured rates.
+    pub rates: Rates,
+}

@@ -1,0 +1,60 @@
+//! Push or pull: how a search layer is found, and how the two-bit search
+//! chooses between them from what each has cost so far.
+
+/// How a search layer was found.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// From the layer's positions to their unreached neighbours.
+    Push,
+    /// From unreached positions to a neighbour in the layer.
+    Pull,
+}
+
+impl Direction {
+    /// Its name in reports: `push` or `pull`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Push => "push",
+            Direction::Pull => "pull",
+        }
+    }
+}
+
+/// Until either kind of layer has been timed, a pull is taken to cost this
+/// many times less per unseen position than a push per position expanded.
+const PULL_RATIO: f64 = 2.0;
+
+/// The measured seconds per position of the latest push layer (per position
+/// coded with the layer's residue in the blocks it visited) and of the
+/// latest pull layer (per unseen position), which choose the direction of
+/// the next layer; `None` until a layer of that kind has run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Rates {
+    /// Seconds per position a push layer scanned.
+    pub push: Option<f64>,
+    /// Seconds per unseen position in a pull layer.
+    pub pull: Option<f64>,
+}
+
+impl Rates {
+    /// Whether a layer should pull: the pull costs `unseen` positions at
+    /// the pull rate, the push `push_work()` positions at the push rate,
+    /// which is at least `frontier` and at most `residue`, so `push_work`
+    /// is asked only when those bounds do not decide.
+    pub(super) fn pull(&self, frontier: u64, residue: u64, unseen: u64, push_work: impl FnOnce() -> u64) -> bool {
+        let (push, pull) = match (self.push, self.pull) {
+            (Some(p), Some(q)) => (p, q),
+            (Some(p), None) => (p, p / PULL_RATIO),
+            (None, Some(q)) => (q * PULL_RATIO, q),
+            (None, None) => (PULL_RATIO, 1.0),
+        };
+        let pull_cost = unseen as f64 * pull;
+        if pull_cost <= frontier as f64 * push {
+            return true;
+        }
+        if pull_cost >= residue as f64 * push {
+            return false;
+        }
+        pull_cost < push_work() as f64 * push
+    }
+}

@@ -1,0 +1,114 @@
+//! The images of positions a search has found under the class's
+//! symmetries: the blocks that may hold a canonical position, and the
+//! batches in which the images of found positions are ranked and set.
+
+use rayon::prelude::*;
+
+use crate::index::{colex_rank, colex_unrank};
+use crate::rules::Part;
+use crate::symmetry::{MAX_IMAGES, Symmetries};
+use crate::tight::TightIndex;
+
+/// Whether each block (by white-set rank) may hold a canonical position of
+/// `symmetries` ([`Symmetries::may_hold_canonical`]): the blocks a layer
+/// visits at all.
+pub(super) fn canonical_blocks(symmetries: &Symmetries, index: &TightIndex) -> Vec<bool> {
+    (0..index.white_sets() as usize)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|r| {
+            symmetries.may_hold_canonical(
+                colex_unrank(r as u64, index.white()),
+                index.safe(r as u64),
+                index.black(),
+            )
+        })
+        .collect()
+}
+
+/// How many images a layer gathers before it sets them.
+pub(super) const IMAGES: usize = 16;
+
+/// The images of positions a layer has found, waiting to be set in one
+/// batch ([`set_images`]).
+pub(super) struct Batch {
+    pub(super) images: [Part; IMAGES + MAX_IMAGES],
+    pub(super) len: usize,
+}
+
+impl Default for Batch {
+    fn default() -> Batch {
+        Batch {
+            images: [Part::default(); IMAGES + MAX_IMAGES],
+            len: 0,
+        }
+    }
+}
+
+impl Batch {
+    /// Adds the images of `part` other than itself, each once; returns
+    /// whether the batch is full (it has room for one more position's).
+    #[inline]
+    pub(super) fn push(&mut self, symmetries: &Symmetries, part: Part) -> bool {
+        match symmetries.others() {
+            [] => {}
+            // One symmetry besides the identity, as on every board but
+            // those of odd rows and odd columns.
+            [s] => {
+                let image = s.part(part);
+                if image != part {
+                    self.images[self.len] = image;
+                    self.len += 1;
+                }
+            }
+            others => {
+                let first = self.len;
+                for s in others {
+                    let image = s.part(part);
+                    if image != part && !self.images[first..self.len].contains(&image) {
+                        self.images[self.len] = image;
+                        self.len += 1;
+                    }
+                }
+            }
+        }
+        self.len >= IMAGES
+    }
+}
+
+/// Sets the images in `batch` and empties it: ranks each one in `index`,
+/// asks `touch` to prefetch what `set` will use, then calls `set` with each
+/// tight index, its block's number and the image; returns the sum of what
+/// `set` returned. The images' blocks are scattered over memory, so the batch is
+/// worked in stages, each asking for the next stage's memory for all of
+/// them before using any: the cache misses overlap instead of following
+/// one another.
+#[inline]
+pub(super) fn set_images(
+    index: &TightIndex,
+    batch: &mut Batch,
+    touch: impl Fn(u64),
+    mut set: impl FnMut(u64, u64, Part) -> u64,
+) -> u64 {
+    let images = &batch.images[..batch.len];
+    let mut blocks = [0u64; IMAGES + MAX_IMAGES];
+    for (r, image) in blocks.iter_mut().zip(images) {
+        *r = colex_rank(image.white);
+        index.prefetch_block(*r);
+    }
+    let mut indices = [0u64; IMAGES + MAX_IMAGES];
+    for ((i, &r), image) in indices.iter_mut().zip(&blocks).zip(images) {
+        *i = index
+            .rank_in_block(r, image.black)
+            .expect("the image of a legal position is legal");
+        touch(*i);
+    }
+    let found = indices[..batch.len]
+        .iter()
+        .zip(&blocks)
+        .zip(images)
+        .map(|((&i, &r), &image)| set(i, r, image))
+        .sum();
+    batch.len = 0;
+    found
+}

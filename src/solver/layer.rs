@@ -1,0 +1,59 @@
+//! What every search shares about its layers: where the first starts, what
+//! a watching user is told of each, and the depth a byte table can hold.
+
+use crate::board::Class;
+use crate::error::Error;
+use crate::remoteness::Cell;
+use crate::tight::TightIndex;
+use crate::variant::ClassSpec;
+
+use super::direction::Direction;
+
+/// Something worth telling a watching user while solving.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A class's legal positions have been counted.
+    Counted {
+        /// The class.
+        class: Class,
+        /// How many legal positions it has.
+        legal: u64,
+    },
+    /// A search layer is complete.
+    Layer {
+        /// The class.
+        class: Class,
+        /// The remoteness of the layer.
+        depth: u16,
+        /// Positions in the layer.
+        found: u64,
+        /// Positions found so far in the class, this layer included.
+        total: u64,
+        /// Legal positions of the class.
+        legal: u64,
+        /// How the layer was found; `None` for the goal's layer, for layers
+        /// a resumed search reports again from its checkpoint, and for the
+        /// dense search.
+        direction: Option<Direction>,
+    },
+    /// A class was derived from its mirror image instead of searched.
+    Mirrored {
+        /// The derived class.
+        class: Class,
+        /// The class it was derived from.
+        from: Class,
+    },
+}
+
+/// The error for a search that went deeper than a [`Cell`] can hold.
+pub(super) fn too_deep(name: &str) -> Error {
+    Error::TooLarge(format!(
+        "variant {name}: a remoteness above {} does not fit the table",
+        Cell::MAX_REMOTENESS
+    ))
+}
+
+/// The tight index of the goal of `spec`, where a search starts.
+pub(super) fn goal_index(spec: &ClassSpec, index: &TightIndex) -> u64 {
+    index.rank(spec.goal).expect("a variant's goal is legal")
+}

@@ -1,0 +1,256 @@
+//! The packed table of the two-bit search: the remoteness mod 3 of every
+//! position in 2 bits ([`Mod3Table`]), and the word-at-a-time tests on it
+//! that the search, its checkpoints and the descent to exact values share.
+
+use crate::remoteness::Cell;
+
+/// The code of a position no layer has reached: left so, it is unreachable.
+pub(super) const UNSEEN: u8 = 3;
+
+/// Positions per 64-bit word of a [`Mod3Table`].
+pub(super) const PER_WORD: u64 = 32;
+
+/// Every other bit of a word: bit 0 of each 2-bit code.
+const LOW_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// A packed table of remoteness mod 3: 2 bits per position, 4 positions per
+/// byte. Position `i` is bits `2·(i mod 4)` and up of byte `i / 4`; code 3
+/// means unreachable (and pads the last byte), 0 to 2 the remoteness mod 3.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::solver::mod3::Mod3Table;
+///
+/// let mut table = Mod3Table::new(5);
+/// assert_eq!(table.get(4), None);
+/// table.set(4, Some(38 % 3));
+/// table.set(0, Some(0));
+/// assert_eq!(table.get(4), Some(2));
+/// assert_eq!(table.to_bytes(), [0b1111_1100, 0b1111_1110]);
+/// assert_eq!(Mod3Table::from_bytes(&table.to_bytes(), 5), Some(table));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mod3Table {
+    /// Position `i` is bits `2·(i mod 32)` of word `i / 32`, which is the
+    /// byte layout above when the words are read little-endian.
+    words: Vec<u64>,
+    len: u64,
+}
+
+impl Mod3Table {
+    /// A table of `len` positions, all unreachable.
+    pub fn new(len: u64) -> Mod3Table {
+        Mod3Table {
+            words: vec![u64::MAX; len.div_ceil(PER_WORD) as usize],
+            len,
+        }
+    }
+
+    /// The table of a byte table (one [`Cell`] per position): each
+    /// remoteness mod 3, unreachable where the cell is.
+    pub fn from_cells(cells: &[u8]) -> Mod3Table {
+        let mut table = Mod3Table::new(cells.len() as u64);
+        for (i, &c) in cells.iter().enumerate() {
+            table.set(i as u64, Cell(c).remoteness().map(|r| (r.0 % 3) as u8));
+        }
+        table
+    }
+
+    /// Positions in the table.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the table holds no position.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The remoteness mod 3 of position `i`, `None` when it is unreachable.
+    ///
+    /// # Panics
+    ///
+    /// When `i` is not below [`len`](Self::len).
+    #[inline]
+    pub fn get(&self, i: u64) -> Option<u8> {
+        assert!(i < self.len, "position {i} of a table of {}", self.len);
+        let code = (self.words[(i / PER_WORD) as usize] >> (2 * (i % PER_WORD))) as u8 & 3;
+        (code != UNSEEN).then_some(code)
+    }
+
+    /// Sets the remoteness mod 3 of position `i` (`None`: unreachable).
+    ///
+    /// # Panics
+    ///
+    /// When `i` is not below [`len`](Self::len).
+    pub fn set(&mut self, i: u64, residue: Option<u8>) {
+        assert!(i < self.len, "position {i} of a table of {}", self.len);
+        let code = residue.map_or(UNSEEN, |r| r % 3);
+        let shift = 2 * (i % PER_WORD);
+        let word = &mut self.words[(i / PER_WORD) as usize];
+        *word = *word & !(3 << shift) | u64::from(code) << shift;
+    }
+
+    /// Bytes of the packed form: `len / 4` rounded up.
+    pub fn byte_len(&self) -> u64 {
+        self.len.div_ceil(4)
+    }
+
+    /// The packed bytes, for storage.
+    pub fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        self.words
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .take(self.byte_len() as usize)
+    }
+
+    /// The packed bytes as one vector.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.bytes().collect()
+    }
+
+    /// The codes of positions `range`, packed as [`bytes`](Self::bytes)
+    /// packs the whole table (4 a byte from the low bits, the last byte
+    /// padded with code 3): a block of the residues layout, cut from the
+    /// words eight bits at a time.
+    ///
+    /// # Panics
+    ///
+    /// When the range ends beyond [`len`](Self::len).
+    ///
+    /// ```
+    /// use bishops::solver::mod3::Mod3Table;
+    ///
+    /// let mut table = Mod3Table::new(40);
+    /// for i in 0..40 {
+    ///     table.set(i, Some((i % 3) as u8));
+    /// }
+    /// let packed = table.pack_range(33..38);
+    /// assert_eq!(packed, [0b00_10_01_00, 0b11_11_11_01]);
+    /// ```
+    pub fn pack_range(&self, range: std::ops::Range<u64>) -> Vec<u8> {
+        assert!(range.end <= self.len, "positions {range:?} of a table of {}", self.len);
+        let len = range.end.saturating_sub(range.start);
+        let bit = |b: u64| -> u64 {
+            // Bits b.. of the table, at least 8 of them, padded with ones.
+            let (w, shift) = ((b / 64) as usize, b % 64);
+            let word = |w: usize| self.words.get(w).copied().unwrap_or(u64::MAX);
+            let high = if shift == 0 { 0 } else { word(w + 1) << (64 - shift) };
+            word(w) >> shift | high
+        };
+        let mut bytes: Vec<u8> = (0..len.div_ceil(4))
+            .map(|j| bit(2 * (range.start + 4 * j)) as u8)
+            .collect();
+        if !len.is_multiple_of(4) {
+            let last = bytes.len() - 1;
+            bytes[last] |= 0xff << (2 * (len % 4));
+        }
+        bytes
+    }
+
+    /// The table of `len` positions packed in `bytes`, as [`bytes`](Self::bytes)
+    /// gives them; `None` when the length does not match.
+    pub fn from_bytes(bytes: &[u8], len: u64) -> Option<Mod3Table> {
+        if bytes.len() as u64 != len.div_ceil(4) {
+            return None;
+        }
+        let words = bytes
+            .chunks(8)
+            .map(|chunk| {
+                let mut word = [0xffu8; 8];
+                word[..chunk.len()].copy_from_slice(chunk);
+                u64::from_le_bytes(word)
+            })
+            .collect();
+        let mut table = Mod3Table { words, len };
+        // Whatever the padding held, it reads as unreachable.
+        if !len.is_multiple_of(PER_WORD) {
+            let last = table.words.len() - 1;
+            table.words[last] |= u64::MAX << (2 * (len % PER_WORD));
+        }
+        Some(table)
+    }
+
+    /// The table of `len` positions whose codes are `words`, 32 a word as
+    /// [`Mod3Table`] keeps them (a search's table, taken over whole).
+    ///
+    /// # Panics
+    ///
+    /// When there are not `len / 32` words, rounded up.
+    pub(super) fn from_words(words: Vec<u64>, len: u64) -> Mod3Table {
+        assert_eq!(words.len() as u64, code_words(len), "words of a table of {len}");
+        Mod3Table { words, len }
+    }
+
+    /// The table's words, 32 codes each.
+    #[cfg(test)]
+    pub(super) fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// How many positions hold each code: residues 0, 1, 2, then unreachable.
+    pub fn counts(&self) -> [u64; 4] {
+        let mut counts = [0u64; 4];
+        for i in 0..self.len {
+            counts[usize::from(self.get(i).unwrap_or(UNSEEN))] += 1;
+        }
+        counts
+    }
+}
+
+/// The positions of `word` (32 codes) whose code is `want`, as bit 0 of
+/// each 2-bit field.
+#[inline]
+pub(super) fn equal_codes(word: u64, want: u8) -> u64 {
+    let x = word ^ (u64::from(want & 3) * LOW_BITS);
+    !(x | x >> 1) & LOW_BITS
+}
+
+/// The even bits of `x`, packed: bit `2i` to bit `i`.
+#[inline]
+pub(super) fn squeeze(x: u64) -> u32 {
+    let mut x = x & LOW_BITS;
+    x = (x | x >> 1) & 0x3333_3333_3333_3333;
+    x = (x | x >> 2) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
+    x = (x | x >> 8) & 0x0000_ffff_0000_ffff;
+    (x | x >> 16) as u32
+}
+
+/// How many of the positions `range` of the table `words` (32 codes a
+/// word, read by `load`) hold code `want`.
+pub(crate) fn count_codes<T>(words: &[T], load: impl Fn(&T) -> u64, range: std::ops::Range<u64>, want: u8) -> u64 {
+    if range.is_empty() {
+        return 0;
+    }
+    let (first, last) = (range.start / PER_WORD, (range.end - 1) / PER_WORD);
+    (first..=last)
+        .map(|w| {
+            let mut mask = equal_codes(load(&words[w as usize]), want);
+            if w == first {
+                mask &= u64::MAX << (2 * (range.start % PER_WORD));
+            }
+            if w == last && !range.end.is_multiple_of(PER_WORD) {
+                mask &= u64::MAX >> (64 - 2 * (range.end % PER_WORD));
+            }
+            u64::from(mask.count_ones())
+        })
+        .sum()
+}
+
+/// Words of the table of `legal` positions.
+pub fn code_words(legal: u64) -> u64 {
+    legal.div_ceil(PER_WORD)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn squeeze_packs_the_even_bits() {
+        assert_eq!(squeeze(0x5555_5555_5555_5555), u32::MAX);
+        assert_eq!(squeeze(0b0100_0001), 0b1001);
+    }
+}
