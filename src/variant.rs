@@ -21,6 +21,7 @@ const VARIANT_FILES: &[(&str, &str)] = &[
     ("9x8.json", include_str!("../variants/9x8.json")),
     ("11x8.json", include_str!("../variants/11x8.json")),
     ("11x10.json", include_str!("../variants/11x10.json")),
+    ("12x10.json", include_str!("../variants/12x10.json")),
 ];
 
 /// A file of `variants/`.

@@ -34,7 +34,7 @@
 //! [`check`](crate::check) test against the rules.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -355,6 +355,63 @@ impl Walker<'_> {
     }
 }
 
+impl Walker<'_> {
+    /// [`walk`](Self::walk) to a value no higher than `limit`, whatever
+    /// stops it otherwise refused as a [`ResolveError`] naming `part`.
+    fn value(
+        &self,
+        part: Part,
+        i: u64,
+        here: u8,
+        limit: u16,
+        known: &mut impl FnMut(u64) -> Option<Known>,
+        path: &mut Vec<u64>,
+    ) -> Result<u16, ResolveError> {
+        let position = || position_string(&self.spec.geometry, part);
+        match self.walk(part, i, here, limit, known, path)? {
+            None => Err(ResolveError::Descent(DescentError::TooLong {
+                position: position(),
+                max_steps: limit,
+            })),
+            Some(value) if value > limit => Err(ResolveError::TooHigh {
+                position: position(),
+                remoteness: value,
+                max: limit,
+            }),
+            Some(value) => Ok(value),
+        }
+    }
+}
+
+/// The largest remoteness a resolution allows: the class's stored largest
+/// (`max`), and never above what a [`Cell`] holds.
+fn limit_of(max: Option<Remoteness>) -> u16 {
+    max.map_or(u16::from(Cell::MAX_REMOTENESS), |m| {
+        m.0.min(u16::from(Cell::MAX_REMOTENESS))
+    })
+}
+
+/// The tight index of the goal of `spec`, when its residue is 0 as it must
+/// be; else the refusal.
+fn checked_goal(spec: &ClassSpec, index: &TightIndex, residues: &Mod3Table) -> Result<u64, ResolveError> {
+    if residues.len() != index.len() {
+        return Err(ResolveError::Length {
+            table: residues.len(),
+            legal: index.len(),
+        });
+    }
+    let goal = index.rank(spec.goal);
+    let residue = goal.and_then(|g| residues.get(g));
+    match (goal, residue) {
+        (Some(g), Some(0)) => Ok(g),
+        _ => Err(DescentError::Goal {
+            position: position_string(&spec.geometry, spec.goal),
+            residue,
+        }
+        .into()),
+    }
+}
+
 /// A cell not resolved yet, while [`resolve`] runs.
 const UNRESOLVED: u8 = Cell::ILLEGAL.0;
 
@@ -385,27 +442,8 @@ pub fn resolve(
     residues: &Mod3Table,
     max: Option<Remoteness>,
 ) -> Result<Vec<u8>, ResolveError> {
-    if residues.len() != index.len() {
-        return Err(ResolveError::Length {
-            table: residues.len(),
-            legal: index.len(),
-        });
-    }
-    let geo = &spec.geometry;
-    let limit = max.map_or(u16::from(Cell::MAX_REMOTENESS), |m| {
-        m.0.min(u16::from(Cell::MAX_REMOTENESS))
-    });
-    let goal_residue = index.rank(spec.goal).and_then(|g| residues.get(g));
-    let goal = match (index.rank(spec.goal), goal_residue) {
-        (Some(g), Some(0)) => g,
-        _ => {
-            return Err(DescentError::Goal {
-                position: position_string(geo, spec.goal),
-                residue: goal_residue,
-            }
-            .into());
-        }
-    };
+    let goal = checked_goal(spec, index, residues)?;
+    let limit = limit_of(max);
     let mut cells = vec![UNRESOLVED; index.len() as usize];
     cells[goal as usize] = 0;
     {
@@ -437,22 +475,9 @@ pub fn resolve(
                         let v = table[j as usize].load(Ordering::Relaxed);
                         (v != UNRESOLVED).then_some(Known::Exact(u16::from(v)))
                     };
-                    match walker.walk(part, i, here, limit, &mut known, path) {
-                        Err(e) => return Some(e.into()),
-                        Ok(None) => {
-                            return Some(ResolveError::Descent(DescentError::TooLong {
-                                position: position_string(geo, part),
-                                max_steps: limit,
-                            }));
-                        }
-                        Ok(Some(value)) if value > limit => {
-                            return Some(ResolveError::TooHigh {
-                                position: position_string(geo, part),
-                                remoteness: value,
-                                max: limit,
-                            });
-                        }
-                        Ok(Some(value)) => {
+                    match walker.value(part, i, here, limit, &mut known, path) {
+                        Err(e) => return Some(e),
+                        Ok(value) => {
                             for (t, &j) in path.iter().enumerate() {
                                 table[j as usize].store((value - t as u16) as u8, Ordering::Relaxed);
                             }
@@ -469,10 +494,187 @@ pub fn resolve(
     Ok(cells)
 }
 
+/// A bounded memo of descent values for [`Resolver`]: a direct-mapped
+/// table of slots, each holding one tight index and its value, where a
+/// value for another index that maps to the same slot replaces the older.
+/// Threads share it without locks: every value stored is the deterministic
+/// descent value of its position, so a lost or replaced entry costs a walk
+/// again, never a wrong answer.
+struct Memo {
+    slots: Vec<AtomicU64>,
+    /// The slot of index `i` is the top bits of `i` times a constant.
+    shift: u32,
+}
+
+impl Memo {
+    /// A memo of at most `bytes` (a power of two slots of 8 bytes).
+    fn new(bytes: u64) -> Memo {
+        // The largest power of two that fits.
+        let slots = 1u64 << (63 - (bytes / 8).max(2).leading_zeros());
+        Memo {
+            slots: (0..slots).map(|_| AtomicU64::new(0)).collect(),
+            shift: 64 - slots.trailing_zeros(),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, i: u64) -> &AtomicU64 {
+        // Fibonacci hashing: neighbouring indices land far apart.
+        &self.slots[(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize]
+    }
+
+    /// The value stored for index `i`, if its slot still holds it.
+    #[inline]
+    fn get(&self, i: u64) -> Option<u16> {
+        let entry = self.slot(i).load(Ordering::Relaxed);
+        (entry >> 16 == i + 1).then_some(entry as u16)
+    }
+
+    /// Stores `value` for index `i` (below 2^47), replacing what its slot held.
+    #[inline]
+    fn put(&self, i: u64, value: u16) {
+        self.slot(i).store((i + 1) << 16 | u64::from(value), Ordering::Relaxed);
+    }
+}
+
+/// Exact remoteness from residues one position at a time, in bounded
+/// memory: what [`resolve`] gives for a whole class, for a reader that
+/// cannot hold a byte per position (an export of 11x10 or 12x10).
+///
+/// Each position is settled by [`Walker::walk`] with a bounded [`Memo`] of
+/// values already found instead of a byte table: walks from positions of
+/// one block mostly meet the values of their neighbours in that block
+/// (the walk prefers black moves, which stay in it), so a memo of a few
+/// hundred megabytes saves most of the walking. Memory: the residues (two
+/// bits a position) and the memo. Any number of threads may ask at once.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::solver::{self, exact::Resolver, mod3::Mod3Table};
+/// use bishops::{Cell, Variant};
+///
+/// let variant = Variant::named("5x4").unwrap();
+/// let spec = &variant.classes()[0];
+/// let (w, b) = spec.counts();
+/// let index = bishops::TightIndex::new(&spec.geometry, w, b);
+/// let cells = solver::parallel::search("5x4", spec, &index, &mut |_| {}).unwrap();
+/// let residues = Mod3Table::from_cells(&cells);
+/// let resolver = Resolver::new(spec, &index, &residues, None, 1 << 12).unwrap();
+/// let start = index.rank(spec.start).unwrap();
+/// assert_eq!(resolver.cell(spec.start, start, &mut Vec::new()).unwrap(), Cell(18));
+/// ```
+pub struct Resolver<'a> {
+    walker: Walker<'a>,
+    memo: Memo,
+    limit: u16,
+}
+
+impl<'a> Resolver<'a> {
+    /// A resolver of the class `spec`, whose tight index is `index` and
+    /// residues `residues`, no value above `max` (the class's stored
+    /// largest remoteness), with a memo of at most `memo_bytes`.
+    ///
+    /// # Errors
+    ///
+    /// [`ResolveError::Length`] when the table is not the class's, a
+    /// [`DescentError::Goal`] when the goal's residue is not 0.
+    pub fn new(
+        spec: &'a ClassSpec,
+        index: &'a TightIndex,
+        residues: &'a Mod3Table,
+        max: Option<Remoteness>,
+        memo_bytes: u64,
+    ) -> Result<Resolver<'a>, ResolveError> {
+        let goal = checked_goal(spec, index, residues)?;
+        let memo = Memo::new(memo_bytes);
+        memo.put(goal, 0);
+        Ok(Resolver {
+            walker: Walker { spec, index, residues },
+            memo,
+            limit: limit_of(max),
+        })
+    }
+
+    /// The exact remoteness of `part`, whose tight index is `i`, as a
+    /// cell ([`Cell::UNREACHABLE`] where its residue says so); `path` is
+    /// scratch space.
+    ///
+    /// # Errors
+    ///
+    /// A [`ResolveError`] naming a position, as [`resolve`] gives.
+    pub fn cell(&self, part: Part, i: u64, path: &mut Vec<u64>) -> Result<Cell, ResolveError> {
+        let Some(here) = self.walker.residues.get(i) else {
+            return Ok(Cell::UNREACHABLE);
+        };
+        if let Some(value) = self.memo.get(i) {
+            return Ok(Cell(value as u8));
+        }
+        let mut known = |j: u64| self.memo.get(j).map(Known::Exact);
+        let value = self.walker.value(part, i, here, self.limit, &mut known, path)?;
+        for (t, &j) in path.iter().enumerate() {
+            self.memo.put(j, value - t as u16);
+        }
+        Ok(Cell(value as u8))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Variant;
+
+    /// The bounded resolver gives every position the value the whole-class
+    /// resolution gives, with a memo so small that entries keep replacing
+    /// each other, and from any number of threads.
+    #[test]
+    fn the_resolver_agrees_with_resolve() {
+        for name in ["5x4", "7x6", "5x4-full", "9x6"] {
+            let variant = Variant::named(name).unwrap();
+            for spec in variant.classes() {
+                let (w, b) = spec.counts();
+                let index = TightIndex::new(&spec.geometry, w, b);
+                let cells = crate::solver::parallel::search(name, spec, &index, &mut |_| {}).unwrap();
+                let residues = Mod3Table::from_cells(&cells);
+                let whole = resolve(spec, &index, &residues, None).unwrap();
+                assert_eq!(whole, cells, "{name}");
+                for memo in [16, 1 << 12, 1 << 20] {
+                    let resolver = Resolver::new(spec, &index, &residues, None, memo).unwrap();
+                    let one_by_one: Vec<u8> = (0..index.len())
+                        .into_par_iter()
+                        .map_init(Vec::new, |path, i| resolver.cell(index.unrank(i), i, path).unwrap().0)
+                        .collect();
+                    assert!(one_by_one == whole, "{name} with a memo of {memo} bytes");
+                }
+            }
+        }
+    }
+
+    /// A damaged table is refused by the resolver as by `resolve`.
+    #[test]
+    fn the_resolver_refuses_damage() {
+        let variant = Variant::named("7x6").unwrap();
+        let spec = &variant.classes()[0];
+        let (w, b) = spec.counts();
+        let index = TightIndex::new(&spec.geometry, w, b);
+        let cells = crate::solver::parallel::search("7x6", spec, &index, &mut |_| {}).unwrap();
+        let mut residues = Mod3Table::from_cells(&cells);
+        let goal = index.rank(spec.goal).unwrap();
+        residues.set(goal, Some(1));
+        assert!(matches!(
+            Resolver::new(spec, &index, &residues, None, 1 << 10).err(),
+            Some(ResolveError::Descent(DescentError::Goal { .. }))
+        ));
+        // Every position at 0 mod 3: none has a neighbour at 2 mod 3.
+        let flat = Mod3Table::from_cells(&vec![0; index.len() as usize]);
+        let resolver = Resolver::new(spec, &index, &flat, None, 1 << 10).unwrap();
+        let start = index.rank(spec.start).unwrap();
+        assert!(matches!(
+            resolver.cell(spec.start, start, &mut Vec::new()),
+            Err(ResolveError::Descent(DescentError::NoCloser { .. }))
+        ));
+        assert!(Resolver::new(spec, &index, &Mod3Table::new(3), None, 64).is_err());
+    }
 
     /// The walk's neighbours are exactly the moves of `Part::for_each_move`,
     /// in its order (black moves first), each with its tight index.

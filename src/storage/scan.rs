@@ -13,11 +13,20 @@ use crate::error::{Error, Result};
 use crate::index::{binomial, colex_rank, colex_unrank};
 use crate::remoteness::Cell;
 use crate::rules::{Part, safe_cells};
+use crate::solver::exact::{ResolveError, Resolver};
 use crate::solver::mod3::Mod3Table;
-use crate::solver::{ClassStats, HARDEST, exact};
+use crate::solver::{ClassStats, HARDEST};
 use crate::symmetry::Mirror;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
+
+/// The most memory a resolved read of a residues class keeps of values
+/// already found ([`Resolver`]), besides the residues.
+const MEMO_BYTES: u64 = 256 << 20;
+
+/// Positions a resolved read works out together, in parallel, before it
+/// hands them on in order.
+const WINDOW: u64 = 1 << 20;
 
 impl Database {
     /// The residues of the `k`-th class in tight-index order (the order of
@@ -102,66 +111,92 @@ impl Database {
         Ok(table)
     }
 
-    /// The exact remoteness of every position of the `k`-th class of a
-    /// residues database as byte cells in tight-index order, resolved in
-    /// memory ([`exact::resolve`]): 1.25 bytes per position.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::TooLarge`] when that does not fit in the memory available;
-    /// [`Error::Corrupt`] when the table is damaged or cannot be resolved.
-    fn exact_cells(&self, k: usize) -> Result<Vec<u8>> {
-        let spec = &self.specs[k];
-        let record = &self.classes[k];
-        let need = record.stats.legal + record.stats.legal.div_ceil(4);
-        if let Some(available) = crate::system::available_memory()
-            && need > available
-        {
-            return Err(Error::TooLarge(format!(
-                "reading every position of class {} of {} needs {} of memory for its exact values, only {} is available; ask for positions one at a time (query, or check --sample)",
-                record.class,
-                self.metadata.variant,
-                crate::system::human_bytes(need),
-                crate::system::human_bytes(available)
-            )));
-        }
-        let residues = self.residues(k)?;
-        let (white, black) = spec.counts();
-        let index = TightIndex::new(&spec.geometry, white, black);
-        exact::resolve(spec, &index, &residues, record.stats.max_remoteness())
-            .map_err(|e| self.corrupt(format!("cannot be resolved in class {}: {e}", record.class)))
-    }
-
     /// Calls `f(hash, part, cell)` for every legal position of the `k`-th
     /// class in hash order, reading and checking the table block by block,
     /// then checks the whole table against its checksum and its row count.
     /// In the residues layout each cell is the exact remoteness, resolved
-    /// in memory first (see [`Database::residues`]).
+    /// as it goes in bounded memory (see `for_each_resolved_row`).
     ///
     /// # Errors
     ///
     /// What `f` returns, or [`Error::Corrupt`] when the table is damaged.
     pub fn for_each_row(&self, k: usize, mut f: impl FnMut(u64, Part, Cell) -> Result<()>) -> Result<()> {
+        if self.metadata.layout == Layout::Residues {
+            return self.for_each_resolved_row(k, f);
+        }
         let spec = &self.specs[k];
         let (white_count, black_count) = spec.counts();
-        let exact = match self.metadata.layout {
-            Layout::Residues => Some(self.exact_cells(k)?),
-            Layout::Rows | Layout::Blocks => None,
-        };
-        let mut i = 0;
         self.for_each_block(k, |r, cells| {
             let white = colex_unrank(r, white_count);
             let safe = safe_cells(&spec.geometry, white);
             for (black, &byte) in Subsets::new(safe, black_count).zip(cells) {
                 let part = Part { white, black };
-                let cell = exact
-                    .as_ref()
-                    .map_or(byte, |e| e.get(i).copied().unwrap_or(Cell::ILLEGAL.0));
-                i += 1;
+                f(spec.index.rank(part), part, Cell(byte))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// [`for_each_row`](Self::for_each_row) in the residues layout, in
+    /// bounded memory: the searched class's residues (checked as they are
+    /// read; for a mirrored class, those of its source), and a memo of at
+    /// most [`MEMO_BYTES`]. The blocks are resolved a window at a time in
+    /// parallel ([`Resolver`]) and handed to `f` in order; a position of a
+    /// mirrored class is resolved as its image in the source.
+    fn for_each_resolved_row(&self, k: usize, mut f: impl FnMut(u64, Part, Cell) -> Result<()>) -> Result<()> {
+        let (source, mirror) = match &self.mirrors[k] {
+            Some((from, mirror)) => (*from, Some(mirror)),
+            None => (k, None),
+        };
+        let index_of = |spec: &ClassSpec| TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let (spec, source_spec) = (&self.specs[k], &self.specs[source]);
+        let source_index = index_of(source_spec);
+        let memo = MEMO_BYTES.min(8 * source_index.len().next_power_of_two());
+        self.fits(k, source_index.len().div_ceil(4) + memo)?;
+        let residues = self.residues(source)?;
+        let max = self.classes[k].stats.max_remoteness();
+        let fault =
+            |e: ResolveError| self.corrupt(format!("cannot be resolved in class {}: {e}", self.classes[k].class));
+        let resolver = Resolver::new(source_spec, &source_index, &residues, max, memo).map_err(fault)?;
+        let index = match mirror {
+            Some(_) => index_of(spec),
+            None => source_index.clone(),
+        };
+        let black_count = index.black();
+        let cells_of = |path: &mut Vec<u64>, r: u64| -> std::result::Result<Vec<u8>, ResolveError> {
+            let white = colex_unrank(r, index.white());
+            Subsets::new(index.safe(r), black_count)
+                .map(|black| {
+                    let part = mirror.map_or(Part { white, black }, |m| m.part(Part { white, black }));
+                    let i = source_index.rank(part).expect("the image of a legal position is legal");
+                    resolver.cell(part, i, path).map(|c| c.0)
+                })
+                .collect()
+        };
+        in_windows(&index, cells_of, fault, |r, cells| {
+            let white = colex_unrank(r, index.white());
+            for (black, &cell) in Subsets::new(index.safe(r), black_count).zip(cells) {
+                let part = Part { white, black };
                 f(spec.index.rank(part), part, Cell(cell))?;
             }
             Ok(())
         })
+    }
+
+    /// Refuses, naming the class and what to do instead, a whole read of the
+    /// `k`-th class that needs `need` bytes when less memory is available.
+    fn fits(&self, k: usize, need: u64) -> Result<()> {
+        let record = &self.classes[k];
+        match crate::system::available_memory() {
+            Some(available) if need > available => Err(Error::TooLarge(format!(
+                "reading every position of class {} of {} needs {} of memory, only {} is available; ask for positions one at a time (query, or check --sample)",
+                record.class,
+                self.metadata.variant,
+                crate::system::human_bytes(need),
+                crate::system::human_bytes(available)
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Calls `f(white, cells)` for every non-empty block of the `k`-th class
@@ -340,4 +375,32 @@ fn byte_counts_agree(stats: &ClassStats, counts: &[u64; 256], hardest: Vec<u64>)
         hardest,
     };
     found == *stats
+}
+
+/// Works out the cells of every block of `index` by `cells_of(path, r)`,
+/// a window of about [`WINDOW`] positions at a time in parallel, and hands
+/// them to `f(r, cells)` in block order; a refusal becomes `fault`'s error.
+fn in_windows(
+    index: &TightIndex,
+    cells_of: impl Fn(&mut Vec<u64>, u64) -> std::result::Result<Vec<u8>, ResolveError> + Sync,
+    fault: impl Fn(ResolveError) -> Error,
+    mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut first = 0;
+    while first < index.white_sets() {
+        let mut end = first + 1;
+        while end < index.white_sets() && index.block(end).end - index.block(first).start < WINDOW {
+            end += 1;
+        }
+        let window: Vec<Vec<u8>> = (first..end)
+            .into_par_iter()
+            .map_init(Vec::new, |path, r| cells_of(path, r))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(&fault)?;
+        for (r, cells) in (first..end).zip(window) {
+            f(r, &cells)?;
+        }
+        first = end;
+    }
+    Ok(())
 }
