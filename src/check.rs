@@ -63,6 +63,7 @@ use crate::solver::ClassStats;
 use crate::solver::exact::{self, Known};
 use crate::solver::mod3::Mod3Table;
 use crate::storage::{Database, Layout};
+use crate::symmetry::Mirror;
 use crate::system::{available_memory, human_bytes};
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::{ClassSpec, Variant};
@@ -143,31 +144,13 @@ pub fn check(
         .sum();
     let mut classes = Vec::new();
     let mut done = 0;
+    // The residues of the last searched class read, for a sample of the
+    // class that mirrors it.
+    let mut source: Option<(usize, Mod3Table)> = None;
     for (k, (spec, index)) in variant.classes().iter().zip(&indices).enumerate() {
         let class = if database.layout() == Layout::Residues {
-            let stored = &database.classes()[k].stats;
-            if options.sample.is_none() {
-                // The full check resolves exact values: a byte a position.
-                let need = index.len() + index.len().div_ceil(4);
-                if let Some(available) = available_memory().filter(|&a| need > a) {
-                    return Err(Error::TooLarge(format!(
-                        "checking every position of class {} of {} needs {} of memory, only {} is available; check a sample with --sample N",
-                        spec.class.index(),
-                        variant.name(),
-                        human_bytes(need),
-                        human_bytes(available)
-                    )));
-                }
-            }
-            let residues = database.residues(k)?;
-            let max = stored.max_remoteness();
-            match options.sample {
-                None => check_residues(spec, index, &residues, max, stored, &mut |n| progress(done + n, total)),
-                Some(n) => sample_residues(spec, index, &residues, max, (k, n, options.seed), &mut |n| {
-                    progress(done + n, total);
-                }),
-            }
-            .map_err(|problem| database.corrupt(problem))?
+            let progress = &mut |n| progress(done + n, total);
+            residues_class(&database, variant, &indices, k, options, &mut source, progress)?
         } else {
             match options.sample {
                 None => check_class(&database, k, spec, index, &mut |n| progress(done + n, total))?,
@@ -191,6 +174,65 @@ pub fn check(
         seconds: started.elapsed().as_secs_f64(),
         classes,
     })
+}
+
+/// Checks class `k` of a residues database (see [`check`]), all of it or a
+/// sample: a class stored as the mirror image of another is sampled
+/// through that class's residues. `source` keeps the residues of the last
+/// searched class read, so that the class mirroring it reads none.
+fn residues_class(
+    database: &Database,
+    variant: &Variant,
+    indices: &[TightIndex],
+    k: usize,
+    options: CheckOptions,
+    source: &mut Option<(usize, Mod3Table)>,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<ClassCheck> {
+    let (spec, index) = (&variant.classes()[k], &indices[k]);
+    let stored = &database.classes()[k].stats;
+    let max = stored.max_remoteness();
+    let mut residues_of = |from: usize| match source.take() {
+        Some((s, table)) if s == from => Ok(table),
+        _ => database.residues(from),
+    };
+    if let (Some(n), Some((from, mirror))) = (options.sample, database.mirror_of(k)) {
+        let residues = residues_of(from)?;
+        let class = sample_mirrored_residues(
+            (spec, index),
+            mirror,
+            (&variant.classes()[from], &indices[from], &residues),
+            max,
+            (k, n, options.seed),
+            progress,
+        )
+        .map_err(|problem| database.corrupt(problem))?;
+        *source = Some((from, residues));
+        return Ok(class);
+    }
+    if options.sample.is_none() {
+        // The full check resolves exact values: a byte a position.
+        let need = index.len() + index.len().div_ceil(4);
+        if let Some(available) = available_memory().filter(|&a| need > a) {
+            return Err(Error::TooLarge(format!(
+                "checking every position of class {} of {} needs {} of memory, only {} is available; check a sample with --sample N",
+                spec.class.index(),
+                variant.name(),
+                human_bytes(need),
+                human_bytes(available)
+            )));
+        }
+    }
+    let residues = residues_of(k)?;
+    let class = match options.sample {
+        None => check_residues(spec, index, &residues, max, stored, progress),
+        Some(n) => sample_residues(spec, index, &residues, max, (k, n, options.seed), progress),
+    }
+    .map_err(|problem| database.corrupt(problem))?;
+    if database.mirror_of(k).is_none() {
+        *source = Some((k, residues));
+    }
+    Ok(class)
 }
 
 /// What is wrong with a position of value `cell` whose neighbours have the
@@ -448,36 +490,113 @@ pub fn sample_residues(
     }
     let n = n.min(index.len());
     let start = sample_state(seed, k);
-    let limit = max.map_or(u16::from(Cell::MAX_REMOTENESS), |m| {
-        m.0.min(u16::from(Cell::MAX_REMOTENESS))
-    });
+    let limit = limit_of(max);
     let walker = exact::Walker { spec, index, residues };
-    let failure = with_progress(progress, |done| {
-        (0..n as usize)
-            .into_par_iter()
-            .with_min_len(16)
-            .map_init(SampleScratch::default, |scratch, j| {
-                // Asked for every position or more: each once, a full check.
-                let i = if n == index.len() {
-                    j as u64
-                } else {
-                    splitmix_at(start, j as u64) % index.len()
-                };
-                let failure = check_sample(&walker, index.unrank(i), i, limit, scratch).err();
-                done.fetch_add(1, Ordering::Relaxed);
-                failure
-            })
-            .find_map_first(|failure| failure)
-    });
-    if let Some(problem) = failure {
-        return Err(problem);
-    }
+    let drawn = |j: u64| {
+        // Asked for every position or more: each once, a full check.
+        let i = if n == index.len() {
+            j
+        } else {
+            splitmix_at(start, j) % index.len()
+        };
+        (index.unrank(i), i)
+    };
+    sample_drawn(&walker, limit, n, drawn, progress)?;
     Ok(ClassCheck {
         class: spec.class.index(),
         legal: index.len(),
         checked: n,
         histogram: Vec::new(),
     })
+}
+
+/// [`sample_residues`] of the class `spec`, whose tight index is `index`,
+/// which is the mirror image of the class of `source` (its spec, tight
+/// index and residues in memory): each position drawn is checked as its
+/// image under `mirror`, which carries moves to moves and the goal to the
+/// goal, so its value is its image's. Only the source's table is held.
+///
+/// # Errors
+///
+/// As [`sample_residues`].
+pub fn sample_mirrored_residues(
+    (spec, index): (&ClassSpec, &TightIndex),
+    mirror: &Mirror,
+    (source, source_index, residues): (&ClassSpec, &TightIndex, &Mod3Table),
+    max: Option<Remoteness>,
+    (k, n, seed): (usize, u64, u64),
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> std::result::Result<ClassCheck, String> {
+    if residues.len() != source_index.len() || index.len() != source_index.len() {
+        return Err(format!(
+            "holds {} residues for class {}, the rules give {}",
+            residues.len(),
+            spec.class.index(),
+            index.len()
+        ));
+    }
+    let n = n.min(index.len());
+    let start = sample_state(seed, k);
+    let walker = exact::Walker {
+        spec: source,
+        index: source_index,
+        residues,
+    };
+    let drawn = |j: u64| {
+        let i = if n == index.len() {
+            j
+        } else {
+            splitmix_at(start, j) % index.len()
+        };
+        let image = mirror.part(index.unrank(i));
+        (
+            image,
+            source_index
+                .rank(image)
+                .expect("the image of a legal position is legal"),
+        )
+    };
+    sample_drawn(&walker, limit_of(max), n, drawn, progress)?;
+    Ok(ClassCheck {
+        class: spec.class.index(),
+        legal: index.len(),
+        checked: n,
+        histogram: Vec::new(),
+    })
+}
+
+/// The largest remoteness a check allows: the stored largest, never above
+/// what a [`Cell`] holds.
+fn limit_of(max: Option<Remoteness>) -> u16 {
+    max.map_or(u16::from(Cell::MAX_REMOTENESS), |m| {
+        m.0.min(u16::from(Cell::MAX_REMOTENESS))
+    })
+}
+
+/// Checks the `n` positions `drawn(0..n)` gives (each a placement and its
+/// tight index in `walker`'s class) in parallel ([`check_sample`]),
+/// telling `progress` as they go; the first failure in draw order.
+fn sample_drawn(
+    walker: &exact::Walker<'_>,
+    limit: u16,
+    n: u64,
+    drawn: impl Fn(u64) -> (Part, u64) + Sync,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> std::result::Result<(), String> {
+    let failure = with_progress(progress, |done| {
+        // A range of u64 is not an indexed parallel iterator; of usize it is.
+        (0..n as usize)
+            .into_par_iter()
+            .with_min_len(16)
+            .map_init(SampleScratch::default, |scratch, j| {
+                let (part, i) = drawn(j as u64);
+                let failure = check_sample(walker, part, i, limit, scratch).err();
+                done.fetch_add(1, Ordering::Relaxed);
+                failure
+            })
+            .find_map_first(|failure| failure)
+    });
+    failure.map_or(Ok(()), Err)
 }
 
 /// A fast hash for tight indices, which are already well spread.

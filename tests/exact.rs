@@ -110,6 +110,50 @@ fn checks_pass_on_correct_tables() {
     }
 }
 
+/// A class stored as the mirror image of another is sampled through the
+/// other's residues: it passes on a correct table, every position drawn
+/// once, and a damaged source fails it, naming a position.
+#[test]
+fn a_mirrored_class_is_sampled_through_its_source() {
+    for name in ["5x4-full", "9x6"] {
+        let (variant, _, two) = both(name);
+        let specs = variant.classes();
+        let (k, from, mirror) = two
+            .classes
+            .iter()
+            .enumerate()
+            .find_map(|(k, c)| match &c.residues {
+                Residues::Mirrored { from, mirror } => Some((k, *from, mirror.clone())),
+                Residues::Searched(_) => None,
+            })
+            .unwrap_or_else(|| panic!("{name}: no mirrored class"));
+        let Residues::Searched(table) = &two.classes[from].residues else {
+            panic!("{name}: the source is searched");
+        };
+        let (index, source_index) = (&two.classes[k].index, &two.classes[from].index);
+        let max = two.classes[k].stats.max_remoteness();
+        let sample = |table: &Mod3Table, n: u64| {
+            check::sample_mirrored_residues(
+                (&specs[k], index),
+                &mirror,
+                (&specs[from], source_index, table),
+                max,
+                (k, n, 5),
+                &mut |_| {},
+            )
+        };
+        let every = sample(table, u64::MAX).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!((every.class, every.checked), (specs[k].class.index(), index.len()));
+        // The image of the mirrored class's start is the source's start; a
+        // source whose start claims another residue fails the check.
+        let start = source_index.rank(mirror.part(specs[k].start)).unwrap();
+        let mut bad = table.clone();
+        bad.set(start, bad.get(start).map(|r| (r + 1) % 3));
+        let names = names(&specs[from], source_index);
+        names_a_position(&sample(&bad, u64::MAX).unwrap_err(), &names, name);
+    }
+}
+
 /// Every position string of a class, to find the one a message names.
 fn names(spec: &ClassSpec, index: &TightIndex) -> Vec<String> {
     (0..index.len())

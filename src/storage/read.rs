@@ -52,6 +52,12 @@ impl std::fmt::Debug for Database {
 }
 
 impl Database {
+    /// When the `k`-th class is stored as the mirror image of another: that
+    /// class's place and the map from this class's cells to its.
+    pub fn mirror_of(&self, k: usize) -> Option<(usize, &Mirror)> {
+        self.mirrors[k].as_ref().map(|(from, mirror)| (*from, mirror))
+    }
+
     /// What the file says of itself, checked when it was opened.
     pub fn metadata(&self) -> &Metadata {
         &self.metadata
