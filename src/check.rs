@@ -477,37 +477,10 @@ pub fn sample_residues(
     index: &TightIndex,
     residues: &Mod3Table,
     max: Option<Remoteness>,
-    (k, n, seed): (usize, u64, u64),
+    drawn: (usize, u64, u64),
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> std::result::Result<ClassCheck, String> {
-    if residues.len() != index.len() {
-        return Err(format!(
-            "holds {} residues of class {}, the rules give {}",
-            residues.len(),
-            spec.class.index(),
-            index.len()
-        ));
-    }
-    let n = n.min(index.len());
-    let start = sample_state(seed, k);
-    let limit = limit_of(max);
-    let walker = exact::Walker { spec, index, residues };
-    let drawn = |j: u64| {
-        // Asked for every position or more: each once, a full check.
-        let i = if n == index.len() {
-            j
-        } else {
-            splitmix_at(start, j) % index.len()
-        };
-        (index.unrank(i), i)
-    };
-    sample_drawn(&walker, limit, n, drawn, progress)?;
-    Ok(ClassCheck {
-        class: spec.class.index(),
-        legal: index.len(),
-        checked: n,
-        histogram: Vec::new(),
-    })
+    sample_through((spec, index), None, (spec, index, residues), max, drawn, progress)
 }
 
 /// [`sample_residues`] of the class `spec`, whose tight index is `index`,
@@ -520,8 +493,22 @@ pub fn sample_residues(
 ///
 /// As [`sample_residues`].
 pub fn sample_mirrored_residues(
-    (spec, index): (&ClassSpec, &TightIndex),
+    checked: (&ClassSpec, &TightIndex),
     mirror: &Mirror,
+    source: (&ClassSpec, &TightIndex, &Mod3Table),
+    max: Option<Remoteness>,
+    drawn: (usize, u64, u64),
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> std::result::Result<ClassCheck, String> {
+    sample_through(checked, Some(mirror), source, max, drawn, progress)
+}
+
+/// The sample check of the class `spec` (class `k`, tight index `index`):
+/// `n` positions drawn with `seed`, each checked in the class of `source`
+/// as itself, or as its image under `mirror` when there is one.
+fn sample_through(
+    (spec, index): (&ClassSpec, &TightIndex),
+    mirror: Option<&Mirror>,
     (source, source_index, residues): (&ClassSpec, &TightIndex, &Mod3Table),
     max: Option<Remoteness>,
     (k, n, seed): (usize, u64, u64),
@@ -529,7 +516,7 @@ pub fn sample_mirrored_residues(
 ) -> std::result::Result<ClassCheck, String> {
     if residues.len() != source_index.len() || index.len() != source_index.len() {
         return Err(format!(
-            "holds {} residues for class {}, the rules give {}",
+            "holds {} residues of class {}, the rules give {}",
             residues.len(),
             spec.class.index(),
             index.len()
@@ -543,18 +530,25 @@ pub fn sample_mirrored_residues(
         residues,
     };
     let drawn = |j: u64| {
+        // Asked for every position or more: each once, a full check.
         let i = if n == index.len() {
             j
         } else {
             splitmix_at(start, j) % index.len()
         };
-        let image = mirror.part(index.unrank(i));
-        (
-            image,
-            source_index
-                .rank(image)
-                .expect("the image of a legal position is legal"),
-        )
+        let part = index.unrank(i);
+        match mirror {
+            None => (part, i),
+            Some(mirror) => {
+                let image = mirror.part(part);
+                (
+                    image,
+                    source_index
+                        .rank(image)
+                        .expect("the image of a legal position is legal"),
+                )
+            }
+        }
     };
     sample_drawn(&walker, limit_of(max), n, drawn, progress)?;
     Ok(ClassCheck {

@@ -30,8 +30,7 @@ use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::remoteness::Remoteness;
-use crate::solver::twobit::TwoBitSolution;
-use crate::solver::{ClassStats, Event, Method, Plan, Solution};
+use crate::solver::{ClassStats, Event, Method, Plan, Tables};
 use crate::storage::{self, Layout};
 use crate::system::{available_memory, free_disk, human_bytes};
 use crate::variant::Variant;
@@ -302,14 +301,16 @@ impl<'a> SolvePlan<'a> {
             observe(event);
         };
         let legal = self.legal();
+        // The search's tables, owned here and lent to the checks and the write.
+        let (bytes, two_bit);
         let found = if self.plan.method() == Method::TwoBit {
-            Found::TwoBit(self.plan.solve_two_bit_with(checkpoints, &mut observe_layers)?)
+            two_bit = self.plan.solve_two_bit_with(checkpoints, &mut observe_layers)?;
+            Tables::TwoBit(&two_bit)
         } else {
-            Found::Bytes(self.plan.solve_with(checkpoints, &mut observe_layers)?)
+            bytes = self.plan.solve_with(checkpoints, &mut observe_layers)?;
+            Tables::Bytes(&bytes)
         };
-        let known = found
-            .answer(self.variant)
-            .and_then(|answer| check_known(self.variant, &answer));
+        let known = answer(found, self.variant).and_then(|answer| check_known(self.variant, &answer));
         if let Err(e) = known {
             // A wrong answer may come from a resumed checkpoint: the next
             // solve starts over instead of resuming from it again.
@@ -319,9 +320,9 @@ impl<'a> SolvePlan<'a> {
             return Err(e);
         }
         let writing = Instant::now();
-        let path = match &found {
-            Found::TwoBit(solution) => storage::write_two_bit(dir, self.variant, solution)?,
-            Found::Bytes(solution) => {
+        let path = match found {
+            Tables::TwoBit(solution) => storage::write_two_bit(dir, self.variant, solution)?,
+            Tables::Bytes(solution) => {
                 let layout = self.options.layout.unwrap_or_else(|| Layout::for_solution(solution));
                 storage::write_with(dir, self.variant, solution, layout)?
             }
@@ -362,54 +363,23 @@ fn check_memory(variant: &Variant, need: u64, available: Option<u64>) -> Result<
     }
 }
 
-/// The tables a search filled.
-enum Found {
-    Bytes(Solution),
-    TwoBit(TwoBitSolution),
-}
-
-impl Found {
-    fn elapsed(&self) -> std::time::Duration {
-        match self {
-            Found::Bytes(s) => s.elapsed,
-            Found::TwoBit(s) => s.elapsed,
-        }
-    }
-
-    /// What the tables say of `variant`, to hold against its known answers.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mismatch`] when a two-bit table fails a descent.
-    fn answer(&self, variant: &Variant) -> Result<Answer> {
-        let starts = variant.class_hashes(variant.start());
-        let (stats, start): (Vec<&ClassStats>, Option<Remoteness>) = match self {
-            Found::Bytes(s) => (
-                s.classes.iter().map(|c| &c.stats).collect(),
-                Remoteness::total((0..starts.len()).map(|k| s.cell(k, starts[k]).remoteness())),
-            ),
-            Found::TwoBit(s) => {
-                let parts = variant
-                    .classes()
-                    .iter()
-                    .enumerate()
-                    .map(|(k, spec)| {
-                        s.descend(k, spec, spec.index.unrank(starts[k]))
-                            .map(|d| d.map(|d| d.remoteness))
-                    })
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(|e| {
-                        Error::Mismatch(format!("the two-bit search left a table that fails a descent: {e}"))
-                    })?;
-                (s.classes.iter().map(|c| &c.stats).collect(), Remoteness::total(parts))
-            }
-        };
-        Ok(Answer {
-            legal: stats.iter().map(|s| s.legal).collect(),
-            max: Remoteness::total(stats.iter().map(|s| s.max_remoteness())),
-            start,
-        })
-    }
+/// What the tables say of `variant`, to hold against its known answers.
+///
+/// # Errors
+///
+/// [`Error::Mismatch`] when a two-bit table fails a descent.
+fn answer(tables: Tables<'_>, variant: &Variant) -> Result<Answer> {
+    let starts = variant.class_hashes(variant.start());
+    let classes = variant.classes();
+    let start = (0..classes.len())
+        .map(|k| tables.remoteness(&classes[k], k, starts[k]))
+        .collect::<Result<Vec<_>>>()?;
+    let stats: Vec<&ClassStats> = (0..classes.len()).map(|k| tables.stats(k)).collect();
+    Ok(Answer {
+        legal: stats.iter().map(|s| s.legal).collect(),
+        max: Remoteness::total(stats.iter().map(|s| s.max_remoteness())),
+        start: Remoteness::total(start),
+    })
 }
 
 /// What a solve found, as the variant file records it.

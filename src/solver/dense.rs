@@ -12,7 +12,7 @@ use crate::rules::safe_cells;
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
-use super::layer::{Event, goal_index, too_deep};
+use super::layer::{Event, goal_index, report_saved, too_deep};
 
 /// The largest dense index this search allocates for one class: one byte per
 /// entry, so this is also its table's memory in bytes.
@@ -42,16 +42,8 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
     debug_assert_eq!(index.to_hash(goal_index(spec, index)), goal);
     cells[goal as usize] = 0;
     let mut frontier = vec![goal];
-    let mut total = 1;
+    let mut total = report_saved(spec.class, &[1], legal, observe);
     let mut depth: u8 = 0;
-    observe(Event::Layer {
-        class: spec.class,
-        depth: 0,
-        found: 1,
-        total,
-        legal,
-        direction: None,
-    });
     while !frontier.is_empty() {
         if depth == Cell::MAX_REMOTENESS {
             return Err(too_deep(name));

@@ -57,3 +57,23 @@ pub(super) fn too_deep(name: &str) -> Error {
 pub(super) fn goal_index(spec: &ClassSpec, index: &TightIndex) -> u64 {
     index.rank(spec.goal).expect("a variant's goal is legal")
 }
+
+/// Tells `observe` of the layers a search starts from, the goal's or those
+/// a resumed search saved: `found[d]` positions at remoteness `d` of
+/// `class`, which has `legal` positions, none found by a direction of its
+/// own. Returns how many positions they hold.
+pub(super) fn report_saved(class: Class, found: &[u64], legal: u64, observe: &mut dyn FnMut(Event)) -> u64 {
+    let mut total = 0;
+    for (depth, &found) in found.iter().enumerate() {
+        total += found;
+        observe(Event::Layer {
+            class,
+            depth: depth as u16,
+            found,
+            total,
+            legal,
+            direction: None,
+        });
+    }
+    total
+}

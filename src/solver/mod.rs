@@ -51,7 +51,7 @@ use rayon::prelude::*;
 use crate::board::Class;
 use crate::error::Result;
 use crate::index::{DenseIndex, colex_rank, colex_unrank};
-use crate::remoteness::Cell;
+use crate::remoteness::{Cell, Remoteness};
 use crate::symmetry::Mirror;
 use crate::tight::TightIndex;
 use crate::variant::{ClassSpec, Variant};
@@ -78,6 +78,64 @@ impl Method {
             Method::Tight => "tight",
             Method::Dense => "dense",
             Method::TwoBit => "two-bit",
+        }
+    }
+}
+
+/// The tables one search filled, as a writer or a reader of its answers
+/// takes them: a byte per position ([`Solution`]) or two bits
+/// ([`TwoBitSolution`](twobit::TwoBitSolution)).
+#[derive(Clone, Copy, Debug)]
+pub enum Tables<'a> {
+    /// From the byte searches.
+    Bytes(&'a Solution),
+    /// From the two-bit search.
+    TwoBit(&'a twobit::TwoBitSolution),
+}
+
+impl<'a> Tables<'a> {
+    /// The statistics of class `k`.
+    pub fn stats(&self, k: usize) -> &'a ClassStats {
+        match *self {
+            Tables::Bytes(s) => &s.classes[k].stats,
+            Tables::TwoBit(s) => &s.classes[k].stats,
+        }
+    }
+
+    /// Whether class `k` is the mirror image of another and has no table
+    /// of its own.
+    pub fn is_mirrored(&self, k: usize) -> bool {
+        match *self {
+            Tables::Bytes(s) => s.classes[k].is_mirrored(),
+            Tables::TwoBit(s) => matches!(s.classes[k].residues, twobit::Residues::Mirrored { .. }),
+        }
+    }
+
+    /// The time the search took, building the indices included.
+    pub fn elapsed(&self) -> Duration {
+        match *self {
+            Tables::Bytes(s) => s.elapsed,
+            Tables::TwoBit(s) => s.elapsed,
+        }
+    }
+
+    /// The remoteness of the position of class `k` (whose spec is `spec`)
+    /// with public class hash `hash`; `None` when it is unreachable.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mismatch`](crate::Error::Mismatch) when a two-bit table
+    /// fails the descent: no search leaves such a table, and nothing is to
+    /// be written from it.
+    pub fn remoteness(&self, spec: &ClassSpec, k: usize, hash: u64) -> Result<Option<Remoteness>> {
+        match *self {
+            Tables::Bytes(s) => Ok(s.cell(k, hash).remoteness()),
+            Tables::TwoBit(s) => s
+                .descend(k, spec, spec.index.unrank(hash))
+                .map(|d| d.map(|d| d.remoteness))
+                .map_err(|e| {
+                    crate::error::Error::Mismatch(format!("the two-bit search left a table that fails a descent: {e}"))
+                }),
         }
     }
 }

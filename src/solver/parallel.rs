@@ -56,7 +56,7 @@ use super::boundary::{Boundary, Checkpoints, NoCheckpoints};
 use super::direction::Direction;
 use super::images::{Batch, canonical_blocks, set_images};
 use super::kernel::{Block, Kernel};
-use super::layer::{Event, goal_index, too_deep};
+use super::layer::{Event, goal_index, report_saved, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
@@ -115,18 +115,7 @@ fn search_by(
             (cells, vec![1], false)
         }
     };
-    let mut total = 0;
-    for (depth, &found) in found_per_layer.iter().enumerate() {
-        total += found;
-        observe(Event::Layer {
-            class: spec.class,
-            depth: depth as u16,
-            found,
-            total,
-            legal,
-            direction: None,
-        });
-    }
+    let mut total = report_saved(spec.class, &found_per_layer, legal, observe);
     if done {
         return Ok(cells.into_iter().map(AtomicU8::into_inner).collect());
     }

@@ -99,7 +99,7 @@ use super::direction::{Direction, Rates};
 use super::exact::{Descent, DescentError};
 use super::images::{Batch, canonical_blocks, set_images};
 use super::kernel::{Block, Kernel};
-use super::layer::{Event, goal_index};
+use super::layer::{Event, goal_index, report_saved};
 use super::mod3::{Mod3Table, PER_WORD, UNSEEN, code_words, count_codes, equal_codes, squeeze};
 use super::stats::{ClassStats, HARDEST};
 
@@ -351,18 +351,7 @@ fn search_by(
             (codes, summary, vec![1u64], false, hardest, Rates::default())
         }
     };
-    let mut total = 0;
-    for (depth, &found) in layers.iter().enumerate() {
-        total += found;
-        observe(Event::Layer {
-            class: spec.class,
-            depth: depth as u16,
-            found,
-            total,
-            legal,
-            direction: None,
-        });
-    }
+    let mut total = report_saved(spec.class, &layers, legal, observe);
     if !done {
         let canonical = canonical_blocks(symmetries, index);
         loop {

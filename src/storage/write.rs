@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::Remoteness;
 use crate::solver::twobit::{Residues, TwoBitSolution};
-use crate::solver::{ClassStats, ClassTable, Solution};
+use crate::solver::{ClassTable, Solution, Tables};
 use crate::variant::{ClassSpec, Variant};
 
 /// Writes the database of `variant` into `dir`, atomically, and returns its
@@ -44,7 +44,7 @@ pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: La
             "the residues layout holds tables of the two-bit search: solve with --method two-bit".into(),
         ));
     }
-    write_atomically(dir, variant, &Solved::Bytes(solution), layout)
+    write_atomically(dir, variant, &Tables::Bytes(solution), layout)
 }
 
 /// Writes a variant solved by the two-bit search ([`Layout::Residues`]),
@@ -54,58 +54,13 @@ pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: La
 ///
 /// As [`write()`].
 pub fn write_two_bit(dir: &Path, variant: &Variant, solution: &TwoBitSolution) -> Result<PathBuf> {
-    write_atomically(dir, variant, &Solved::TwoBit(solution), Layout::Residues)
-}
-
-/// A solved variant as the writer takes it, from either search.
-enum Solved<'a> {
-    Bytes(&'a Solution),
-    TwoBit(&'a TwoBitSolution),
-}
-
-impl Solved<'_> {
-    fn stats(&self, k: usize) -> &ClassStats {
-        match self {
-            Solved::Bytes(s) => &s.classes[k].stats,
-            Solved::TwoBit(s) => &s.classes[k].stats,
-        }
-    }
-
-    fn is_mirrored(&self, k: usize) -> bool {
-        match self {
-            Solved::Bytes(s) => s.classes[k].is_mirrored(),
-            Solved::TwoBit(s) => matches!(s.classes[k].residues, Residues::Mirrored { .. }),
-        }
-    }
-
-    fn elapsed(&self) -> std::time::Duration {
-        match self {
-            Solved::Bytes(s) => s.elapsed,
-            Solved::TwoBit(s) => s.elapsed,
-        }
-    }
-
-    /// The remoteness of the class part `hash` of class `k`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mismatch`] when a two-bit table fails a descent: no search
-    /// leaves such a table, and nothing is written from it.
-    fn remoteness(&self, spec: &ClassSpec, k: usize, hash: u64) -> Result<Option<Remoteness>> {
-        match self {
-            Solved::Bytes(s) => Ok(s.cell(k, hash).remoteness()),
-            Solved::TwoBit(s) => s
-                .descend(k, spec, spec.index.unrank(hash))
-                .map(|d| d.map(|d| d.remoteness))
-                .map_err(|e| Error::Mismatch(format!("the two-bit search left a table that fails a descent: {e}"))),
-        }
-    }
+    write_atomically(dir, variant, &Tables::TwoBit(solution), Layout::Residues)
 }
 
 /// Writes `solved` into a temporary file in `dir` and renames it over the
 /// variant's database: over nothing or a regular file, never over what
 /// [`check_destination`] refuses.
-fn write_atomically(dir: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout) -> Result<PathBuf> {
+fn write_atomically(dir: &Path, variant: &Variant, solved: &Tables<'_>, layout: Layout) -> Result<PathBuf> {
     check_dir(dir)?;
     fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
     check_destination(dir, variant.name())?;
@@ -128,7 +83,7 @@ fn write_atomically(dir: &Path, variant: &Variant, solved: &Solved<'_>, layout: 
 
 /// Writes the whole database of `variant` into the file `tmp`, in one
 /// transaction, and syncs it.
-fn write_file(tmp: &Path, variant: &Variant, solved: &Solved<'_>, layout: Layout) -> Result<()> {
+fn write_file(tmp: &Path, variant: &Variant, solved: &Tables<'_>, layout: Layout) -> Result<()> {
     let _ = fs::remove_file(tmp);
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let mut conn = create(tmp).map_err(sql)?;
@@ -175,7 +130,7 @@ fn write_classes(
     tx: &Connection,
     tmp: &Path,
     variant: &Variant,
-    solved: &Solved<'_>,
+    solved: &Tables<'_>,
     layout: Layout,
 ) -> Result<Totals> {
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
@@ -208,18 +163,18 @@ fn write_classes(
 /// every read of it is a checked read of the source.
 fn write_table(
     tx: &Connection,
-    solved: &Solved<'_>,
+    solved: &Tables<'_>,
     spec: &ClassSpec,
     k: usize,
     layout: Layout,
     sources: &[Checksum],
 ) -> rusqlite::Result<Checksum> {
     match solved {
-        Solved::TwoBit(solution) => match &solution.classes[k].residues {
+        Tables::TwoBit(solution) => match &solution.classes[k].residues {
             Residues::Mirrored { from, .. } => Ok(sources[*from]),
             Residues::Searched(_) => residues::write_class(tx, solution, k),
         },
-        Solved::Bytes(solution) => {
+        Tables::Bytes(solution) => {
             let class = &solution.classes[k];
             match &class.table {
                 ClassTable::Mirrored { from, .. } => Ok(sources[*from]),
@@ -242,7 +197,7 @@ fn write_table(
 /// `checksum`.
 fn write_class_row(
     tx: &Connection,
-    solved: &Solved<'_>,
+    solved: &Tables<'_>,
     spec: &ClassSpec,
     k: usize,
     (start, goal): (u64, u64),
@@ -275,7 +230,7 @@ fn write_class_row(
 fn write_meta(
     tx: &Connection,
     variant: &Variant,
-    solved: &Solved<'_>,
+    solved: &Tables<'_>,
     layout: Layout,
     totals: &Totals,
 ) -> rusqlite::Result<()> {
