@@ -30,6 +30,7 @@ use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::remoteness::Remoteness;
+use crate::solver::partition::Transport;
 use crate::solver::{ClassStats, Event, Method, Plan, Tables};
 use crate::storage::{self, Layout};
 use crate::system::{available_memory, free_disk, human_bytes};
@@ -215,10 +216,11 @@ impl<'a> SolvePlan<'a> {
             String::new()
         };
         format!(
-            "solving {} ({} search{chosen}, {} threads): {} legal positions in {} class{}{}; needs about {}{} and {} of disk{}",
+            "solving {} ({} search{chosen}, {} thread{}): {} legal positions in {} class{}{}; needs about {}{} and {} of disk{}",
             self.variant.name(),
             self.method().name(),
             rayon::current_num_threads(),
+            if rayon::current_num_threads() == 1 { "" } else { "s" },
             legal.iter().map(u64::to_string).collect::<Vec<_>>().join(" + "),
             legal.len(),
             if legal.len() == 1 { "" } else { "es" },
@@ -260,8 +262,6 @@ impl<'a> SolvePlan<'a> {
         observe: &mut dyn FnMut(Event),
         note: &mut dyn FnMut(&str),
     ) -> Result<Solved> {
-        let mut layers = Vec::new();
-        let mut last = Instant::now();
         // What the write would have to destroy is refused before the search.
         storage::check_dir(dir)?;
         storage::check_destination(dir, self.variant.name())?;
@@ -277,30 +277,9 @@ impl<'a> SolvePlan<'a> {
             Some(c) => c,
             None => &mut no_checkpoints,
         };
-        let mut observe_layers = |event: Event| {
-            match event {
-                Event::Counted { .. } => last = Instant::now(),
-                Event::Layer {
-                    class,
-                    depth,
-                    found,
-                    direction,
-                    ..
-                } => {
-                    layers.push(LayerReport {
-                        class: class.index(),
-                        depth,
-                        found,
-                        seconds: last.elapsed().as_secs_f64(),
-                        direction: direction.map(|d| d.name().to_owned()),
-                    });
-                    last = Instant::now();
-                }
-                Event::Mirrored { .. } => {}
-            }
-            observe(event);
-        };
-        let legal = self.legal();
+        let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
+        let mut layers = Vec::new();
+        let mut observe_layers = recording(&mut layers, observe);
         // The search's tables, owned here and lent to the checks and the write.
         let (bytes, two_bit);
         let found = if self.plan.method() == Method::TwoBit {
@@ -310,35 +289,121 @@ impl<'a> SolvePlan<'a> {
             bytes = self.plan.solve_with(checkpoints, &mut observe_layers)?;
             Tables::Bytes(&bytes)
         };
-        let known = answer(found, self.variant).and_then(|answer| check_known(self.variant, &answer));
-        if let Err(e) = known {
-            // A wrong answer may come from a resumed checkpoint: the next
-            // solve starts over instead of resuming from it again.
-            if self.options.checkpoints.is_some() {
-                checkpoint::remove(dir, self.variant);
-            }
-            return Err(e);
-        }
-        let writing = Instant::now();
-        let path = match found {
-            Tables::TwoBit(solution) => storage::write_two_bit(dir, self.variant, solution)?,
-            Tables::Bytes(solution) => {
-                let layout = self.options.layout.unwrap_or_else(|| Layout::for_solution(solution));
-                storage::write_with(dir, self.variant, solution, layout)?
-            }
-        };
-        let written = checkpointer.map_or((0, 0.0, 0), |c| c.written);
+        drop(observe_layers);
+        let written = check_and_write(variant, layout, dir, found);
         if self.options.checkpoints.is_some() {
-            checkpoint::remove(dir, self.variant);
+            // Written, or refused with a wrong answer, which may come from
+            // a resumed checkpoint: either way the next solve starts over.
+            if written.is_ok() || matches!(written, Err(Error::Mismatch(_))) {
+                checkpoint::remove(dir, variant);
+            }
         }
+        let (path, write_seconds) = written?;
         Ok(Solved {
-            checkpoints: written,
+            checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
             path,
             solve_seconds: found.elapsed().as_secs_f64(),
-            write_seconds: writing.elapsed().as_secs_f64(),
+            write_seconds,
             legal,
             layers,
         })
+    }
+
+    /// As [`run`](Self::run), the search split between the workers that
+    /// `transport` reaches (the ranks of an MPI job), every one of which
+    /// runs this with the same plan ([`Plan::solve_on`]): worker 0 checks
+    /// the database path before the search, and the answer against the
+    /// known values and writes the database after it, and returns what it
+    /// did; the others search their share and return `None`. Only the byte
+    /// search runs so, without checkpoints.
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run); [`Error::Usage`] for the two-bit or dense
+    /// search. An error on one worker leaves the others waiting in the
+    /// search: the caller ends the job.
+    pub fn run_on<T: Transport + ?Sized>(
+        self,
+        dir: &Path,
+        transport: &mut T,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<Option<Solved>> {
+        if self.plan.method() != Method::Tight {
+            return Err(Error::Usage(format!(
+                "the {} search does not run across MPI ranks yet: use --method tight",
+                self.plan.method().name()
+            )));
+        }
+        let lead = transport.worker() == 0;
+        if lead {
+            storage::check_dir(dir)?;
+            storage::check_destination(dir, self.variant.name())?;
+        }
+        let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
+        let mut layers = Vec::new();
+        let Some(solution) = self.plan.solve_on(transport, &mut recording(&mut layers, observe))? else {
+            return Ok(None);
+        };
+        let found = Tables::Bytes(&solution);
+        let (path, write_seconds) = check_and_write(variant, layout, dir, found)?;
+        Ok(Some(Solved {
+            checkpoints: (0, 0.0, 0),
+            path,
+            solve_seconds: found.elapsed().as_secs_f64(),
+            write_seconds,
+            legal,
+            layers,
+        }))
+    }
+}
+
+/// Checks what `found` says of `variant` against its known answers and
+/// writes it into `dir` (in `layout`, or the layout that suits it); returns
+/// the file and the seconds the write took.
+///
+/// # Errors
+///
+/// [`Error::Mismatch`] when the answer contradicts the known values
+/// (nothing is written); what the write ran into.
+fn check_and_write(variant: &Variant, layout: Option<Layout>, dir: &Path, found: Tables<'_>) -> Result<(PathBuf, f64)> {
+    check_known(variant, &answer(found, variant)?)?;
+    let writing = Instant::now();
+    let path = match found {
+        Tables::TwoBit(solution) => storage::write_two_bit(dir, variant, solution)?,
+        Tables::Bytes(solution) => {
+            let layout = layout.unwrap_or_else(|| Layout::for_solution(solution));
+            storage::write_with(dir, variant, solution, layout)?
+        }
+    };
+    Ok((path, writing.elapsed().as_secs_f64()))
+}
+
+/// `observe`, recording each search layer and the seconds since the layer
+/// before (or since its class was counted) into `layers`.
+fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Event)) -> impl FnMut(Event) + 'a {
+    let mut last = Instant::now();
+    move |event: Event| {
+        match event {
+            Event::Counted { .. } => last = Instant::now(),
+            Event::Layer {
+                class,
+                depth,
+                found,
+                direction,
+                ..
+            } => {
+                layers.push(LayerReport {
+                    class: class.index(),
+                    depth,
+                    found,
+                    seconds: last.elapsed().as_secs_f64(),
+                    direction: direction.map(|d| d.name().to_owned()),
+                });
+                last = Instant::now();
+            }
+            Event::Mirrored { .. } => {}
+        }
+        observe(event);
     }
 }
 

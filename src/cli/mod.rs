@@ -24,6 +24,8 @@ use std::path::PathBuf;
 
 mod args;
 mod check;
+#[cfg(feature = "mpi")]
+mod cluster;
 mod export;
 mod output;
 mod play;
@@ -61,6 +63,10 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
     match cli.command {
         Command::Solve(args) => {
             thread_pool(cli.threads)?;
+            #[cfg(feature = "mpi")]
+            if cluster::launched() {
+                return cluster::solve(db, args, out);
+            }
             solve::solve(db, args, out)
         }
         Command::Bench(args) => solve::bench(args, cli.threads, out),

@@ -27,12 +27,12 @@ pub const BENCH_VARIANTS: [&str; 4] = ["7x6", "9x6", "9x8", "11x8"];
 /// Solves of at least this many legal positions write a line per layer to
 /// stderr when it is not a terminal (a log of a long run), where the
 /// progress bar is not drawn.
-const LOG_LAYERS_FROM: u64 = 100_000_000;
+pub(super) const LOG_LAYERS_FROM: u64 = 100_000_000;
 
 /// Shows a solve's layers on a progress bar, one bar per class, and when
 /// `log` is set also as a line per layer: positions found, in all, and an
 /// estimate of the time left at the rate so far.
-fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -> impl FnMut(Event) + 'a {
+pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -> impl FnMut(Event) + 'a {
     let name = variant.name().to_owned();
     let mut started = Instant::now();
     move |event| match event {
@@ -76,6 +76,35 @@ fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -> impl FnMu
     }
 }
 
+/// The database of `variant` in `db` when it opens and passes every check,
+/// its whole tables read; `None` when there is none or it cannot be
+/// trusted (and says why on stderr), so that it is rebuilt. A checkpoint
+/// left behind by a solve killed after its write is removed: the database
+/// supersedes it.
+///
+/// # Errors
+///
+/// [`Error::DbPath`] when the database path holds what a write would
+/// destroy.
+pub(super) fn trusted(db: &Path, variant: &Variant) -> Result<Option<Database>> {
+    match Database::open(db, variant).and_then(|d| d.verify().map(|()| d)) {
+        Ok(database) => {
+            checkpoint::remove(db, variant);
+            Ok(Some(database))
+        }
+        Err(Error::NotSolved { .. }) => Ok(None),
+        Err(e @ Error::DbPath(_)) => Err(e),
+        Err(Error::Corrupt { path, problem, .. }) => {
+            eprintln!("bishops: database {} {problem}; rebuilding it", path.display());
+            Ok(None)
+        }
+        Err(e) => {
+            eprintln!("bishops: {e}; rebuilding it");
+            Ok(None)
+        }
+    }
+}
+
 /// Plans, announces on stderr, solves with a progress bar, checks and writes.
 fn solve_with_progress(db: &Path, variant: &Variant, options: SolveOptions) -> Result<Solved> {
     let plan = SolvePlan::new(variant, options)?;
@@ -93,7 +122,7 @@ fn solve_with_progress(db: &Path, variant: &Variant, options: SolveOptions) -> R
 
 /// What `solve` did for one variant.
 #[derive(Serialize, Deserialize)]
-struct SolveReport {
+pub(super) struct SolveReport {
     variant: String,
     path: PathBuf,
     /// False when a valid database was already there.
@@ -125,19 +154,101 @@ struct SolveReport {
     max_remoteness: Option<Remoteness>,
 }
 
+impl SolveReport {
+    /// What `solve` did for `variant`, whose checked database is `database`:
+    /// `solved` when it searched and wrote it now.
+    pub(super) fn of(variant: &Variant, database: &Database, solved: Option<&Solved>) -> SolveReport {
+        SolveReport {
+            variant: variant.name().to_owned(),
+            path: database.path().to_path_buf(),
+            solved: solved.is_some(),
+            seconds: solved.map(|s| s.solve_seconds),
+            write_seconds: solved.map(|s| s.write_seconds),
+            positions_per_second: solved.map(|s| s.legal.iter().sum::<u64>() as f64 / s.solve_seconds.max(1e-9)),
+            class_legal: database.classes().iter().map(|c| c.stats.legal).collect(),
+            peak_memory_bytes: peak_memory(),
+            layers: solved.map(|s| s.layers.clone()).unwrap_or_default(),
+            checkpoints_written: solved.map_or(0, |s| s.checkpoints.0),
+            checkpoint_seconds: solved.map_or(0.0, |s| s.checkpoints.1),
+            checkpoint_bytes: solved.map_or(0, |s| s.checkpoints.2),
+            legal_positions: database.metadata().legal_positions,
+            start_remoteness: database.metadata().start_remoteness,
+            max_remoteness: database.metadata().max_remoteness,
+        }
+    }
+
+    /// The one line `solve` prints for the variant.
+    pub(super) fn print(&self, out: &mut dyn Write) -> Result<()> {
+        let how = match (self.seconds, self.write_seconds) {
+            (Some(s), Some(w)) => format!("solved in {s:.3} s, written in {w:.3} s"),
+            _ => "already solved".to_owned(),
+        };
+        writeln!(
+            out,
+            "{}: {how}, {} legal positions, start remoteness {}, largest {} -> {}",
+            self.variant,
+            shown(self.legal_positions),
+            shown(self.start_remoteness),
+            shown(self.max_remoteness),
+            self.path.display()
+        )
+        .map_err(stdout_error)
+    }
+}
+
 /// `bishops solve`: solves each variant whose database is missing or not
 /// trusted, and says what each has.
 pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
-    let variants: Vec<Variant> = match (args.all, args.variants.is_empty()) {
-        (true, true) => Variant::builtin()?.to_vec(),
-        (false, false) => args.variants.iter().map(|n| Variant::named(n)).collect::<Result<_>>()?,
-        (true, false) => return Err(Error::Usage("give variant names or --all, not both".into())),
-        (false, true) => {
-            return Err(Error::Usage(
-                "name the variants to solve, or use --all: see `bishops variants`".into(),
-            ));
+    let variants = chosen(&args)?;
+    let options = options(&args)?;
+    let mut reports = Vec::new();
+    for variant in &variants {
+        // Held until the database is written: a second solve of the variant
+        // into this directory waits here, then finds it solved.
+        let _lock = lock(db, variant)?;
+        let existing = if args.force { None } else { trusted(db, variant)? };
+        let (database, solved) = match existing {
+            Some(database) => (database, None),
+            None => {
+                let solved = solve_with_progress(db, variant, options)?;
+                (Database::open(db, variant)?, Some(solved))
+            }
+        };
+        let report = SolveReport::of(variant, &database, solved.as_ref());
+        if !args.json {
+            report.print(out)?;
         }
-    };
+        reports.push(report);
+    }
+    if args.json {
+        print_json(out, &reports)?;
+    }
+    Ok(())
+}
+
+/// The variants `solve` was asked for: named, or `--all`.
+///
+/// # Errors
+///
+/// [`Error::Usage`] for both or neither; an unknown name.
+pub(super) fn chosen(args: &SolveArgs) -> Result<Vec<Variant>> {
+    match (args.all, args.variants.is_empty()) {
+        (true, true) => Ok(Variant::builtin()?.to_vec()),
+        (false, false) => args.variants.iter().map(|n| Variant::named(n)).collect(),
+        (true, false) => Err(Error::Usage("give variant names or --all, not both".into())),
+        (false, true) => Err(Error::Usage(
+            "name the variants to solve, or use --all: see `bishops variants`".into(),
+        )),
+    }
+}
+
+/// The solve options of `args`: method, layout, memory limit, checkpoints.
+///
+/// # Errors
+///
+/// [`Error::Usage`] for a memory limit beyond counting or a bad checkpoint
+/// setting.
+pub(super) fn options(args: &SolveArgs) -> Result<SolveOptions> {
     let max_memory = args
         .max_memory
         .map(|mib| {
@@ -149,104 +260,35 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             })
         })
         .transpose()?;
-    let checkpoints = CheckpointOptions::from_env(args.restart)?;
-    let mut reports = Vec::new();
-    for variant in &variants {
-        // Held until the database is written: a second solve of the variant
-        // into this directory waits here, then finds it solved.
-        let _lock = WriteLock::acquire(db, variant.name(), &mut || {
-            eprintln!(
-                "bishops: another process is solving {} into {}; waiting for it to finish",
-                variant.name(),
-                db.display()
-            );
-        })?;
-        // A database is kept only when it opens and passes every check,
-        // its whole tables read.
-        let existing = if args.force {
-            None
-        } else {
-            match Database::open(db, variant).and_then(|d| d.verify().map(|()| d)) {
-                Ok(database) => Some(database),
-                Err(Error::NotSolved { .. }) => None,
-                Err(e @ Error::DbPath(_)) => return Err(e),
-                Err(Error::Corrupt { path, problem, .. }) => {
-                    eprintln!("bishops: database {} {problem}; rebuilding it", path.display());
-                    None
-                }
-                Err(e) => {
-                    eprintln!("bishops: {e}; rebuilding it");
-                    None
-                }
-            }
-        };
-        let (database, solved) = match existing {
-            Some(database) => {
-                // A solve killed after its write but before it removed its
-                // checkpoint leaves one behind: the database supersedes it.
-                checkpoint::remove(db, variant);
-                (database, None)
-            }
-            None => {
-                let options = SolveOptions {
-                    method: args.method.method(),
-                    layout: args.layout.layout(),
-                    max_memory,
-                    checkpoints: Some(checkpoints),
-                };
-                let solved = solve_with_progress(db, variant, options)?;
-                (Database::open(db, variant)?, Some(solved))
-            }
-        };
-        let seconds = solved.as_ref().map(|s| s.solve_seconds);
-        let class_legal = database.classes().iter().map(|c| c.stats.legal).collect::<Vec<_>>();
-        let report = SolveReport {
-            variant: variant.name().to_owned(),
-            path: database.path().to_path_buf(),
-            solved: solved.is_some(),
-            seconds,
-            write_seconds: solved.as_ref().map(|s| s.write_seconds),
-            positions_per_second: solved
-                .as_ref()
-                .map(|s| s.legal.iter().sum::<u64>() as f64 / s.solve_seconds.max(1e-9)),
-            class_legal,
-            peak_memory_bytes: peak_memory(),
-            layers: solved.as_ref().map(|s| s.layers.clone()).unwrap_or_default(),
-            checkpoints_written: solved.as_ref().map_or(0, |s| s.checkpoints.0),
-            checkpoint_seconds: solved.as_ref().map_or(0.0, |s| s.checkpoints.1),
-            checkpoint_bytes: solved.as_ref().map_or(0, |s| s.checkpoints.2),
-            legal_positions: database.metadata().legal_positions,
-            start_remoteness: database.metadata().start_remoteness,
-            max_remoteness: database.metadata().max_remoteness,
-        };
-        if !args.json {
-            let how = match (report.seconds, report.write_seconds) {
-                (Some(s), Some(w)) => format!("solved in {s:.3} s, written in {w:.3} s"),
-                _ => "already solved".to_owned(),
-            };
-            writeln!(
-                out,
-                "{}: {how}, {} legal positions, start remoteness {}, largest {} -> {}",
-                report.variant,
-                shown(report.legal_positions),
-                shown(report.start_remoteness),
-                shown(report.max_remoteness),
-                report.path.display()
-            )
-            .map_err(stdout_error)?;
-        }
-        reports.push(report);
+    Ok(SolveOptions {
+        method: args.method.method(),
+        layout: args.layout.layout(),
+        max_memory,
+        checkpoints: Some(CheckpointOptions::from_env(args.restart)?),
+    })
+}
+
+/// The write lock of `variant` in `db`, waiting (and saying so) while
+/// another process holds it.
+pub(super) fn lock(db: &Path, variant: &Variant) -> Result<WriteLock> {
+    WriteLock::acquire(db, variant.name(), &mut || {
+        eprintln!(
+            "bishops: another process is solving {} into {}; waiting for it to finish",
+            variant.name(),
+            db.display()
+        );
+    })
+}
+
+/// The `--json` document of `solve`: one report per variant.
+pub(super) fn print_json(out: &mut dyn Write, reports: &[SolveReport]) -> Result<()> {
+    // Not through `serde_json::Value`, which cannot hold counts beyond
+    // 64 bits (11x10 has 3.5 × 10^20 legal positions).
+    #[derive(Serialize)]
+    struct Reports<'a> {
+        variants: &'a [SolveReport],
     }
-    if args.json {
-        // Not through `serde_json::Value`, which cannot hold counts beyond
-        // 64 bits (11x10 has 3.5 × 10^20 legal positions).
-        #[derive(Serialize)]
-        struct Reports<'a> {
-            variants: &'a [SolveReport],
-        }
-        write_json(out, &Reports { variants: &reports })?;
-    }
-    Ok(())
+    write_json(out, &Reports { variants: reports })
 }
 
 /// One variant timed by `bench`.

@@ -33,6 +33,8 @@ mod images;
 mod kernel;
 mod layer;
 pub mod mod3;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod parallel;
 pub mod partition;
 mod stats;
@@ -426,14 +428,58 @@ impl<'a> Plan<'a> {
     ///
     /// As [`solve`](Self::solve), and whatever `checkpoints` fails with.
     pub fn solve_with(self, checkpoints: &mut dyn Checkpoints, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
+        let (name, method) = (self.variant.name(), self.method);
+        let solution = self.solve_classes(observe, |spec, index, observe| {
+            Ok(Some(match method {
+                Method::Tight | Method::TwoBit => parallel::search_with(name, spec, index, checkpoints, observe)?,
+                Method::Dense => dense::search(name, spec, index, observe)?,
+            }))
+        })?;
+        Ok(solution.expect("every class searched here"))
+    }
+
+    /// As [`solve_with`](Self::solve_with), each searched class split
+    /// between the workers `transport` reaches, every one of which runs
+    /// this with the same plan ([`partition::search_on`]: the ranks of an
+    /// MPI job, say). Worker 0 tells `observe` of the search and returns
+    /// the solution; the others return `None`.
+    ///
+    /// # Errors
+    ///
+    /// As [`partition::search_on`].
+    pub fn solve_on<T: partition::Transport + ?Sized>(
+        self,
+        transport: &mut T,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<Option<Solution>> {
+        let name = self.variant.name();
+        let lead = transport.worker() == 0;
+        let mut quiet = |_| {};
+        let observe: &mut dyn FnMut(Event) = if lead { observe } else { &mut quiet };
+        self.solve_classes(observe, |spec, index, observe| {
+            partition::search_on(name, spec, index, transport, observe)
+        })
+    }
+
+    /// Solves every class, searching each that is not the mirror image of
+    /// another with `search`, which returns its cells in tight-index order,
+    /// or `None` when this process does not hold the table (a worker of a
+    /// partitioned search other than the first): then the result is `None`.
+    fn solve_classes(
+        self,
+        observe: &mut dyn FnMut(Event),
+        mut search: impl FnMut(&ClassSpec, &TightIndex, &mut dyn FnMut(Event)) -> Result<Option<Vec<u8>>>,
+    ) -> Result<Option<Solution>> {
         let specs = self.variant.classes();
         let mut classes: Vec<ClassSolution> = Vec::with_capacity(specs.len());
+        let mut held = true;
         for (k, (spec, index)) in specs.iter().zip(self.indices).enumerate() {
             observe(Event::Counted {
                 class: spec.class,
                 legal: index.len(),
             });
             let (table, stats) = match &self.mirrors[k] {
+                Some(_) if !held => continue,
                 Some((j, mirror)) => {
                     observe(Event::Mirrored {
                         class: spec.class,
@@ -448,16 +494,16 @@ impl<'a> Plan<'a> {
                         stats,
                     )
                 }
-                None => {
-                    let cells = match self.method {
-                        Method::Tight | Method::TwoBit => {
-                            parallel::search_with(self.variant.name(), spec, &index, checkpoints, observe)?
-                        }
-                        Method::Dense => dense::search(self.variant.name(), spec, &index, observe)?,
-                    };
-                    let stats = ClassStats::of(&cells, &index);
-                    (ClassTable::Own(cells), stats)
-                }
+                None => match search(spec, &index, observe)? {
+                    Some(cells) => {
+                        let stats = ClassStats::of(&cells, &index);
+                        (ClassTable::Own(cells), stats)
+                    }
+                    None => {
+                        held = false;
+                        continue;
+                    }
+                },
             };
             classes.push(ClassSolution {
                 class: spec.class,
@@ -467,10 +513,10 @@ impl<'a> Plan<'a> {
                 stats,
             });
         }
-        Ok(Solution {
+        Ok(held.then(|| Solution {
             classes,
             elapsed: self.started.elapsed(),
-        })
+        }))
     }
 }
 

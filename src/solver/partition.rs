@@ -45,8 +45,9 @@ use crate::remoteness::Cell;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
+use super::direction::Direction;
 use super::kernel::{Block, Kernel};
-use super::layer::{goal_index, too_deep};
+use super::layer::{Event, goal_index, report_saved, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
@@ -424,6 +425,90 @@ pub fn search(
         found,
         layers,
     })
+}
+
+/// The most bytes of its table a worker sends worker 0 in one all-to-all
+/// of [`search_on`]: well under MPI's 2^31 elements a message.
+const GATHER_CHUNK: u64 = 1 << 26;
+
+/// Searches one class of variant `name` as one worker of a partitioned
+/// search whose workers are reached through `transport` (the ranks of an
+/// MPI job, say): every worker runs this with the same class, each owning
+/// its share of [`Partition::balanced`]. Worker 0 tells `observe` of each
+/// layer (summed over the workers) and, after the search, receives every
+/// worker's cells, [`GATHER_CHUNK`] bytes of each at a time, and returns
+/// the whole table in tight-index order; the others return `None`.
+///
+/// # Errors
+///
+/// As [`run_worker`].
+pub fn search_on<T: Transport + ?Sized>(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    transport: &mut T,
+    observe: &mut dyn FnMut(Event),
+) -> Result<Option<Vec<u8>>> {
+    let partition = Partition::balanced(index, transport.workers())?;
+    let me = transport.worker();
+    let legal = index.len();
+    let mut total = if me == 0 {
+        report_saved(spec.class, &[1], legal, observe)
+    } else {
+        1
+    };
+    let (table, _) = run_worker(name, spec, index, &partition, transport, &mut |layer| {
+        if me == 0 && layer.found > 0 {
+            total += layer.found;
+            observe(Event::Layer {
+                class: spec.class,
+                depth: u16::from(layer.depth),
+                found: layer.found,
+                total,
+                legal,
+                direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
+            });
+        }
+    })?;
+    gather(&partition, transport, table.cells)
+}
+
+/// Hands every worker's `cells` to worker 0, a chunk of each at a time in
+/// as many all-to-alls as the largest share needs (every worker works that
+/// out from `partition` alone); worker 0 returns them end to end.
+fn gather<T: Transport + ?Sized>(partition: &Partition, transport: &mut T, cells: Vec<u8>) -> Result<Option<Vec<u8>>> {
+    let (me, workers) = (transport.worker(), transport.workers());
+    let share = |w: usize| partition.cells(w).end - partition.cells(w).start;
+    let rounds = (0..workers).map(|w| share(w).div_ceil(GATHER_CHUNK)).max().unwrap_or(0);
+    // Worker 0's table, each worker's share at its place.
+    let mut all = vec![
+        0u8;
+        if me == 0 {
+            partition.cells(workers - 1).end as usize
+        } else {
+            0
+        }
+    ];
+    for round in 0..rounds {
+        let chunk = |len: u64| (round * GATHER_CHUNK).min(len) as usize..((round + 1) * GATHER_CHUNK).min(len) as usize;
+        let mut outgoing = vec![Vec::new(); workers];
+        outgoing[0] = cells[chunk(cells.len() as u64)].to_vec();
+        let incoming = transport.all_to_all(outgoing)?;
+        if me == 0 {
+            for (w, stream) in incoming.into_iter().enumerate() {
+                if stream.len() != chunk(share(w)).len() {
+                    return Err(Error::Exchange(format!(
+                        "worker {w} sent {} bytes of its table in round {round}, not {}",
+                        stream.len(),
+                        chunk(share(w)).len()
+                    )));
+                }
+                let at = (partition.cells(w).start + round * GATHER_CHUNK) as usize;
+                all[at..at + stream.len()].copy_from_slice(&stream);
+            }
+        }
+    }
+    Ok((me == 0).then_some(all))
 }
 
 /// Counts one worker keeps over a layer and sums with the others': found,

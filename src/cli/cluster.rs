@@ -1,0 +1,108 @@
+//! `solve` as one rank of an MPI job: `mpirun -np N bishops solve VARIANT`
+//! (built with the cargo feature `mpi`).
+//!
+//! Every rank runs the same command. Rank 0 is the one that touches the
+//! database directory: it takes the variant's write lock, decides whether
+//! the variant needs solving (and tells the others), prints the plan and
+//! the progress, and writes and reports the database. Each rank owns a
+//! contiguous range of the blocks of each class and searches it
+//! ([`SolvePlan::run_on`]), exchanging with the others through
+//! [`MpiTransport`]. A panic or an error on any rank ends the whole job
+//! (`MPI_Abort`) with the error on stderr, never a hang; nothing is
+//! written unless every rank finished its search.
+
+use std::io::Write;
+use std::path::Path;
+
+use indicatif::ProgressBar;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use super::args::SolveArgs;
+use super::solve::{LOG_LAYERS_FROM, SolveReport, chosen, lock, observer, options, print_json, trusted};
+use crate::error::{Error, Result};
+use crate::pipeline::SolvePlan;
+use crate::solver::mpi::{MpiTransport, abort_on_panic};
+use crate::solver::partition::Transport;
+use crate::storage::Database;
+
+/// Whether this process was started by an MPI launcher (`mpirun`,
+/// `mpiexec`, `srun`): Open MPI, MPICH and PMIx all say so in the
+/// environment, before MPI is initialized.
+pub fn launched() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// `bishops solve` on every rank of the job: see the module. Returns only
+/// when every rank is done; an error on any rank aborts the job from here.
+pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
+    let Some((universe, _)) = mpi::initialize_with_threading(mpi::Threading::Funneled) else {
+        return Err(Error::Usage("MPI was initialized twice".into()));
+    };
+    abort_on_panic();
+    let mut transport = MpiTransport::new(universe.world());
+    match solve_ranks(db, &args, &mut transport, out) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            eprintln!(
+                "bishops: error on rank {} of {}: {e}; ending the job",
+                transport.worker(),
+                transport.workers()
+            );
+            SimpleCommunicator::world().abort(e.exit_code())
+        }
+    }
+}
+
+/// The solves of `args`, this rank's part of each.
+fn solve_ranks(db: &Path, args: &SolveArgs, transport: &mut MpiTransport, out: &mut dyn Write) -> Result<()> {
+    let variants = chosen(args)?;
+    let options = options(args)?;
+    let lead = transport.worker() == 0;
+    let mut reports = Vec::new();
+    for variant in &variants {
+        let _lock = if lead { Some(lock(db, variant)?) } else { None };
+        let existing = if lead && !args.force {
+            trusted(db, variant)?
+        } else {
+            None
+        };
+        // Rank 0 tells the others whether there is anything to do.
+        let decision = vec![vec![u8::from(existing.is_none())]; transport.workers()];
+        let go = transport.all_to_all(if lead { decision } else { Vec::new() })?[0] == [1];
+        let solved = if go {
+            let plan = SolvePlan::new(variant, options)?;
+            let log = lead && plan.legal().iter().sum::<u64>() >= LOG_LAYERS_FROM;
+            if lead {
+                eprintln!("bishops: {}", plan.summary(db));
+                eprintln!(
+                    "bishops: {} MPI ranks search it, each its share of every class's blocks; rank 0 writes the database",
+                    transport.workers()
+                );
+            }
+            // A line per layer on rank 0's stderr for a long solve: no
+            // progress bar under a launcher.
+            let bar = ProgressBar::hidden();
+            plan.run_on(db, transport, &mut observer(variant, &bar, log))?
+        } else {
+            None
+        };
+        if lead {
+            let database = match existing {
+                Some(database) => database,
+                None => Database::open(db, variant)?,
+            };
+            let report = SolveReport::of(variant, &database, solved.as_ref());
+            if !args.json {
+                report.print(out)?;
+            }
+            reports.push(report);
+        }
+    }
+    if lead && args.json {
+        print_json(out, &reports)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! The workers of a partitioned search ([`partition`](super::partition)) as
+//! the ranks of an MPI job: `mpirun -np N bishops solve VARIANT` on one
+//! machine or many. Built only with the cargo feature `mpi`, over the
+//! system's MPI library (rsmpi's `mpi` crate).
+//!
+//! [`MpiTransport`] carries the one collective a partitioned search needs,
+//! an all-to-all of byte streams, as `MPI_Alltoallv`: the lengths go first
+//! (one `MPI_Alltoall` of 64-bit counts), then the bytes, in as many rounds
+//! as it takes to keep every message and every buffer of a round under the
+//! 2^31 elements MPI counts with `int`. The number of rounds is agreed by
+//! an `MPI_Allreduce`, so every rank makes the same calls.
+//!
+//! Every MPI call comes from the thread that initialized MPI (the
+//! `Funneled` level): the search's workers call the transport from that
+//! thread only.
+
+use mpi::Count;
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use super::partition::Transport;
+use crate::error::Result;
+
+/// The most bytes all of one rank's messages of one round add up to, and
+/// so the most it receives: under 2^31, MPI's `int` counts and offsets.
+const ROUND_BYTES: u64 = 1 << 30;
+
+/// A [`Transport`] between the ranks of an MPI communicator: worker `w` is
+/// rank `w`.
+pub struct MpiTransport {
+    world: SimpleCommunicator,
+    rank: usize,
+    size: usize,
+}
+
+impl MpiTransport {
+    /// The transport of this process's rank of `world`.
+    pub fn new(world: SimpleCommunicator) -> MpiTransport {
+        let (rank, size) = (world.rank() as usize, world.size() as usize);
+        MpiTransport { world, rank, size }
+    }
+}
+
+impl Transport for MpiTransport {
+    fn worker(&self) -> usize {
+        self.rank
+    }
+
+    fn workers(&self) -> usize {
+        self.size
+    }
+
+    fn all_to_all(&mut self, mut outgoing: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
+        outgoing.resize(self.size, Vec::new());
+        let sending: Vec<u64> = outgoing.iter().map(|s| s.len() as u64).collect();
+        let mut receiving = vec![0u64; self.size];
+        self.world.all_to_all_into(&sending[..], &mut receiving[..]);
+        // Each pair gets an equal part of a round's bytes.
+        let per_pair = ROUND_BYTES / self.size as u64;
+        let mine = sending
+            .iter()
+            .chain(&receiving)
+            .max()
+            .copied()
+            .unwrap_or(0)
+            .div_ceil(per_pair);
+        let mut rounds = 0u64;
+        self.world.all_reduce_into(&mine, &mut rounds, SystemOperation::max());
+        let mut incoming: Vec<Vec<u8>> = receiving.iter().map(|&n| Vec::with_capacity(n as usize)).collect();
+        for round in 0..rounds {
+            let piece = |len: u64| {
+                let start = (round * per_pair).min(len);
+                start as usize..((round + 1) * per_pair).min(len) as usize
+            };
+            let send_counts: Vec<Count> = sending.iter().map(|&n| piece(n).len() as Count).collect();
+            let recv_counts: Vec<Count> = receiving.iter().map(|&n| piece(n).len() as Count).collect();
+            let mut send: Vec<u8> = outgoing
+                .iter()
+                .flat_map(|s| &s[piece(s.len() as u64)])
+                .copied()
+                .collect();
+            let mut recv = vec![0u8; recv_counts.iter().map(|&c| c as usize).sum()];
+            // An empty Vec's pointer is 1, which Open MPI reads as
+            // MPI_IN_PLACE: a byte past the counts keeps both real.
+            send.push(0);
+            recv.push(0);
+            let (send_at, recv_at) = (offsets(&send_counts), offsets(&recv_counts));
+            {
+                let out = Partition::new(&send[..], &send_counts[..], &send_at[..]);
+                let mut into = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_at[..]);
+                self.world.all_to_all_varcount_into(&out, &mut into);
+            }
+            for ((stream, &at), &count) in incoming.iter_mut().zip(&recv_at).zip(&recv_counts) {
+                stream.extend_from_slice(&recv[at as usize..(at + count) as usize]);
+            }
+        }
+        Ok(incoming)
+    }
+}
+
+/// Where each part of a buffer cut into parts of `counts` starts.
+fn offsets(counts: &[Count]) -> Vec<Count> {
+    counts
+        .iter()
+        .scan(0, |at, &c| {
+            let start = *at;
+            *at += c;
+            Some(start)
+        })
+        .collect()
+}
+
+/// Makes a panic on this rank end the whole job (`MPI_Abort`) after the
+/// usual message, instead of leaving the other ranks waiting for it in a
+/// collective forever.
+pub fn abort_on_panic() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        SimpleCommunicator::world().abort(101);
+    }));
+}
