@@ -754,6 +754,52 @@ fn csv_rows(text: &str) -> Vec<(String, u64, u64, u64)> {
         .collect()
 }
 
+/// Parquet goes to a file with the usual care: refused on stdout, written
+/// atomically beside the target, a well-formed file (its magic at both
+/// ends); `--with-position` only where it means something.
+#[test]
+fn export_parquet_goes_to_a_file() {
+    let db = Db::new("export-parquet");
+    db.ok(&["solve", "5x4-full"]);
+    let message = db.run(&["export", "5x4-full", "--format", "parquet"]).fails(2);
+    assert!(message.contains("give -o FILE"), "{message}");
+    let message = db.run(&["export", "5x4-full", "--with-position"]).fails(2);
+    assert!(message.contains("--with-position is for --format parquet"), "{message}");
+    let out = fresh_path("export-parquet-out");
+    fs::create_dir_all(&out).unwrap();
+    let file = out.join("t.parquet");
+    let run = db.ok(&[
+        "export",
+        "5x4-full",
+        "--format",
+        "parquet",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert!(run.stdout.is_empty());
+    let bytes = fs::read(&file).unwrap();
+    assert!(
+        bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"),
+        "{} bytes",
+        bytes.len()
+    );
+    let names: Vec<_> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["t.parquet"]);
+    // An existing file is refused as for the other formats.
+    let message = db
+        .run(&[
+            "export",
+            "5x4-full",
+            "--format",
+            "parquet",
+            "-o",
+            file.to_str().unwrap(),
+        ])
+        .fails(2);
+    assert!(message.contains("--force"), "{message}");
+    fs::remove_dir_all(&out).unwrap();
+}
+
 #[test]
 fn export_5x4_as_csv_and_jsonl() {
     let db = Db::new("export");

@@ -267,6 +267,8 @@ pub enum Format {
     Csv,
     /// One JSON object per line.
     Jsonl,
+    /// Apache Parquet, typed columns (needs -o FILE).
+    Parquet,
 }
 
 /// Arguments of `export`.
@@ -285,4 +287,8 @@ pub struct ExportArgs {
     /// checkpoint or another file of the database directory).
     #[arg(long)]
     pub force: bool,
+    /// With --format parquet: a `position` column too (the position
+    /// string), besides the squares.
+    #[arg(long)]
+    pub with_position: bool,
 }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::args::{ExportArgs, Format};
 use super::output::{progress_bar, stdout_error};
+use super::parquet;
 use crate::bitboard::Bitboard;
 use crate::checkpoint;
 use crate::cleanup::Pending;
@@ -33,6 +34,21 @@ use crate::variant::{ClassSpec, Variant};
 /// stdout or to `-o PATH` (see the module for what PATH may be).
 pub fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
     let variant = Variant::named(&args.variant)?;
+    let text = match (args.format, &args.output) {
+        (Format::Csv, _) => Some(Text::Csv),
+        (Format::Jsonl, _) => Some(Text::Jsonl),
+        (Format::Parquet, Some(_)) => None,
+        (Format::Parquet, None) => {
+            return Err(Error::Usage(
+                "Parquet is written to a file, not to stdout: give -o FILE".into(),
+            ));
+        }
+    };
+    if args.with_position && args.format != Format::Parquet {
+        return Err(Error::Usage(
+            "--with-position is for --format parquet; CSV and JSON lines always carry the position".into(),
+        ));
+    }
     let destination = args
         .output
         .as_deref()
@@ -41,11 +57,19 @@ pub fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
     let database = Database::open(db, &variant)?;
     // Checked before the first row goes out: a stream cannot be taken back.
     database.verify()?;
-    let rows = |w: &mut dyn Write| export_rows(&variant, &database, args.format, w);
+    let rows = |w: &mut (dyn Write + Send)| match text {
+        Some(text) => export_rows(&variant, &database, text, w),
+        None => export_parquet(&variant, &database, args.with_position, w),
+    };
     match destination {
         None => {
             let mut w = io::BufWriter::with_capacity(1 << 20, out);
-            rows(&mut w)?;
+            export_rows(
+                &variant,
+                &database,
+                text.expect("Parquet is refused without -o"),
+                &mut w,
+            )?;
             w.flush().map_err(stdout_error)
         }
         Some(Destination::New(path)) => write_beside(&path, None, rows, |tmp| {
@@ -185,7 +209,7 @@ fn own_file(path: &Path, meta: &Metadata, db: &Path) -> Option<String> {
 fn write_beside(
     target: &Path,
     mode: Option<fs::Permissions>,
-    rows: impl FnOnce(&mut dyn Write) -> Result<()>,
+    rows: impl FnOnce(&mut (dyn Write + Send)) -> Result<()>,
     place: impl FnOnce(&Path) -> Result<()>,
 ) -> Result<()> {
     let name = target
@@ -220,7 +244,7 @@ fn write_beside(
 /// Opens the FIFO, device or socket at `path` to write the rows through
 /// it: without creating or truncating anything. A FIFO waits for a reader,
 /// as `cat > FIFO` does.
-fn open_through(path: &Path, kind: Kind) -> Result<Box<dyn Write>> {
+fn open_through(path: &Path, kind: Kind) -> Result<Box<dyn Write + Send>> {
     let io = |e| Error::Io(path.to_path_buf(), e);
     if kind == Kind::Socket {
         return Ok(Box::new(std::os::unix::net::UnixStream::connect(path).map_err(io)?));
@@ -236,11 +260,20 @@ fn open_through(path: &Path, kind: Kind) -> Result<Box<dyn Write>> {
     Ok(Box::new(file))
 }
 
+/// The text formats of `export`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Text {
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
 /// Formats the rows of one class fast: square names are spelled once per
 /// cell, and the white half of the position once per white set, since rows
 /// come grouped by white set.
 struct RowFormat {
-    format: Format,
+    format: Text,
     /// `R_C_`.
     board: Vec<u8>,
     /// The name of each cell's square.
@@ -254,7 +287,7 @@ struct RowFormat {
 }
 
 impl RowFormat {
-    fn new(variant: &Variant, spec: &ClassSpec, format: Format) -> RowFormat {
+    fn new(variant: &Variant, spec: &ClassSpec, format: Text) -> RowFormat {
         let geo = &spec.geometry;
         let class = spec.class.index();
         RowFormat {
@@ -264,8 +297,8 @@ impl RowFormat {
                 .map(|c| geo.square(c).to_string().into_bytes())
                 .collect(),
             tail: match format {
-                Format::Csv => format!(",{class}\n"),
-                Format::Jsonl => format!(",\"class\":{class}}}\n"),
+                Text::Csv => format!(",{class}\n"),
+                Text::Jsonl => format!(",\"class\":{class}}}\n"),
             }
             .into_bytes(),
             white: None,
@@ -288,7 +321,7 @@ impl RowFormat {
         if self.white != Some(part.white) {
             let mut head = std::mem::take(&mut self.head);
             head.clear();
-            if self.format == Format::Jsonl {
+            if self.format == Text::Jsonl {
                 head.extend_from_slice(b"{\"position\":\"");
             }
             head.extend_from_slice(&self.board);
@@ -302,7 +335,7 @@ impl RowFormat {
         row.extend_from_slice(&self.head);
         self.squares(part.black, &mut row);
         match self.format {
-            Format::Csv => {
+            Text::Csv => {
                 row.push(b',');
                 decimal(hash, &mut row);
                 row.push(b',');
@@ -310,7 +343,7 @@ impl RowFormat {
                     decimal(u64::from(r.0), &mut row);
                 }
             }
-            Format::Jsonl => {
+            Text::Jsonl => {
                 row.extend_from_slice(b"\",\"hash\":");
                 decimal(hash, &mut row);
                 row.extend_from_slice(b",\"remoteness\":");
@@ -341,15 +374,31 @@ fn decimal(mut n: u64, out: &mut Vec<u8>) {
     out.extend_from_slice(&digits[at..]);
 }
 
+/// Streams every stored position of every class as Parquet
+/// ([`parquet::write`]), with a progress bar.
+fn export_parquet(
+    variant: &Variant,
+    database: &Database,
+    with_position: bool,
+    w: &mut (dyn Write + Send),
+) -> Result<()> {
+    let total = database.classes().iter().map(|c| c.stats.legal).sum();
+    let bar = progress_bar(Some(total));
+    bar.set_message(format!("export {}", variant.name()));
+    parquet::write(variant, database, w, with_position, &bar)?;
+    bar.finish_and_clear();
+    Ok(())
+}
+
 /// Streams every stored position of every class, in class then hash order.
 /// For a variant with both classes each row is one class's part, named by
 /// its class hash; a whole position's remoteness is the sum of its parts'.
-fn export_rows(variant: &Variant, database: &Database, format: Format, w: &mut dyn Write) -> Result<()> {
+fn export_rows(variant: &Variant, database: &Database, format: Text, w: &mut dyn Write) -> Result<()> {
     let total = database.classes().iter().map(|c| c.stats.legal).sum();
     let bar = progress_bar(Some(total));
     bar.set_message(format!("export {}", variant.name()));
     let io_err = |e: io::Error| Error::Io(PathBuf::from("output"), e);
-    if format == Format::Csv {
+    if format == Text::Csv {
         writeln!(w, "position,hash,remoteness,class").map_err(io_err)?;
     }
     for (k, spec) in variant.classes().iter().enumerate() {
@@ -381,8 +430,8 @@ mod tests {
         for name in ["7x4", "5x4-full"] {
             let variant = Variant::named(name).unwrap();
             for spec in variant.classes() {
-                let mut csv = RowFormat::new(&variant, spec, Format::Csv);
-                let mut jsonl = RowFormat::new(&variant, spec, Format::Jsonl);
+                let mut csv = RowFormat::new(&variant, spec, Text::Csv);
+                let mut jsonl = RowFormat::new(&variant, spec, Text::Jsonl);
                 for hash in (0..spec.index.len()).step_by(7) {
                     let part = spec.index.unrank(hash);
                     let position = Position::from_parts(variant.board(), &[(&spec.geometry, part)]);

@@ -28,6 +28,7 @@ mod check;
 mod cluster;
 mod export;
 mod output;
+mod parquet;
 mod play;
 mod query;
 mod reports;
