@@ -30,12 +30,21 @@ pub fn write_json(out: &mut dyn Write, value: &impl Serialize) -> Result<()> {
 /// for an estimate worth reading).
 pub fn time_left(elapsed_seconds: f64, done: u64, total: u64) -> String {
     if done > 0 && done.saturating_mul(100) >= total {
-        format!(
-            ", about {:.0} min left",
-            elapsed_seconds / done as f64 * total.saturating_sub(done) as f64 / 60.0
-        )
+        left(elapsed_seconds / done as f64 * total.saturating_sub(done) as f64)
     } else {
         String::new()
+    }
+}
+
+/// `, about N min left`, or `, about N s left` under a minute, or `, under
+/// a second left`, for an estimate of `seconds`.
+pub fn left(seconds: f64) -> String {
+    if seconds < 1.0 {
+        ", under a second left".to_owned()
+    } else if seconds < 60.0 {
+        format!(", about {seconds:.0} s left")
+    } else {
+        format!(", about {:.0} min left", seconds / 60.0)
     }
 }
 
@@ -64,4 +73,17 @@ pub fn progress_bar(len: Option<u64>) -> ProgressBar {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_left_is_told_in_seconds_under_a_minute() {
+        assert_eq!(left(301.0), ", about 5 min left");
+        assert_eq!(left(42.4), ", about 42 s left");
+        assert_eq!(left(0.3), ", under a second left");
+        assert_eq!(time_left(30.0, 50, 100), ", about 30 s left");
+    }
 }

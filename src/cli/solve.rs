@@ -10,13 +10,14 @@ use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
 use super::args::{BenchArgs, SolveArgs};
-use super::output::{progress_bar, shown, stdout_error, time_left, write_json};
+use super::output::{left, progress_bar, shown, stdout_error, write_json};
 use crate::checkpoint::{self, CheckpointOptions};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::pipeline::{LayerReport, SolveOptions, SolvePlan, Solved};
 use crate::remoteness::Remoteness;
 use crate::solver::Event;
+use crate::solver::estimate::Remaining;
 use crate::storage::{Database, WriteLock};
 use crate::system::peak_memory;
 use crate::variant::Variant;
@@ -30,17 +31,22 @@ pub const BENCH_VARIANTS: [&str; 4] = ["7x6", "9x6", "9x8", "11x8"];
 pub(super) const LOG_LAYERS_FROM: u64 = 100_000_000;
 
 /// Shows a solve's layers on a progress bar, one bar per class, and when
-/// `log` is set also as a line per layer: positions found, in all, and an
-/// estimate of the time left at the rate so far.
+/// `log` is set also as a line per layer: positions found, in all, and
+/// (from a percent of the positions on) an estimate of the time the class
+/// has left from what its layers have cost ([`Remaining`]).
 pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -> impl FnMut(Event) + 'a {
     let name = variant.name().to_owned();
     let mut started = Instant::now();
+    let mut last = Instant::now();
+    let mut remaining = Remaining::new(0);
     move |event| match event {
         Event::Counted { class, legal } => {
             bar.reset();
             bar.set_length(legal);
             bar.set_message(format!("{name} {}: counted", class.name()));
             started = Instant::now();
+            last = Instant::now();
+            remaining = Remaining::new(legal);
             if log {
                 eprintln!("bishops: {name} {}: {legal} legal positions", class.name());
             }
@@ -51,15 +57,18 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
             found,
             total,
             legal,
-            ..
+            direction,
         } => {
             bar.set_position(total);
             bar.set_message(format!("{name} {} layer {depth}", class.name()));
+            remaining.layer(found, total, last.elapsed().as_secs_f64(), direction);
+            last = Instant::now();
             if log {
                 let elapsed = started.elapsed().as_secs_f64();
-                // The positions not reached yet, at the rate so far: a rough
-                // estimate, and none before a percent is reached.
-                let left = time_left(elapsed, total, legal);
+                let left = match remaining.seconds() {
+                    Some(seconds) if total.saturating_mul(100) >= legal => left(seconds),
+                    _ => String::new(),
+                };
                 eprintln!(
                     "bishops: {name} {} layer {depth}: {found} found, {total} of {legal} ({:.2}%), {elapsed:.0} s{left}",
                     class.name(),

@@ -28,6 +28,7 @@
 mod boundary;
 pub mod dense;
 mod direction;
+pub mod estimate;
 pub mod exact;
 mod images;
 mod kernel;
