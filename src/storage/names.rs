@@ -9,8 +9,6 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OpenFlags};
-
 use super::schema::read_meta;
 use crate::error::{Error, Result};
 use crate::files::{self, Kind, Links};
@@ -56,7 +54,7 @@ pub fn is_own_name(name: &str) -> bool {
 
 /// Whether `file` is a bishops database of any variant or version: an
 /// SQLite file whose `meta` table says `format = 'bishops'`. Only a regular
-/// file is opened ([`files::open_regular`]).
+/// file is opened ([`files::open_regular`]), and nothing beside it.
 pub fn is_database(file: &Path) -> bool {
     use std::io::Read;
     let Ok(mut opened) = files::open_regular(file, fs::OpenOptions::new().read(true), Links::Follow) else {
@@ -67,7 +65,7 @@ pub fn is_database(file: &Path) -> bool {
         return false;
     }
     drop(opened);
-    Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+    super::open::open_read_only(file)
         .is_ok_and(|conn| read_meta(&conn, "format").ok().flatten().as_deref() == Some("bishops"))
 }
 
