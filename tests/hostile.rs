@@ -84,6 +84,13 @@ fn what_the_http_layer_refuses_is_answered_in_json() {
     assert!(refused(addr, long.as_bytes(), 414).contains("longer than"));
     let big = format!("GET / HTTP/1.1\r\nX-Big: {}\r\n\r\n", "a".repeat(limits.head_bytes));
     assert!(refused(addr, big.as_bytes(), 431).contains("headers are larger"));
+    // Small headers, but more of them than hyper parses: hyper's own 431
+    // would have no body.
+    let many = format!(
+        "GET / HTTP/1.1\r\n{}\r\n",
+        "X-Many: a\r\n".repeat(bishops::server::gate::MAX_HEADERS + 1)
+    );
+    assert!(refused(addr, many.as_bytes(), 431).contains("lines"));
     // A body announced too large is refused before a byte of it is read.
     let began = Instant::now();
     let message = refused(

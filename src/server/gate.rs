@@ -7,7 +7,8 @@
 //! head (the request line and the headers) itself, whole, and checks it:
 //!
 //! - the head arrives within [`Limits::head_timeout`] of its first byte, and
-//!   is at most [`Limits::head_bytes`] long (else 408 or 431);
+//!   is at most [`Limits::head_bytes`] long and [`MAX_HEADERS`] header
+//!   lines (else 408 or 431);
 //! - it is printable ASCII (else 400), its target at most
 //!   [`Limits::uri_bytes`] (else 414), its body announced by one
 //!   `Content-Length` of at most [`Limits::body_bytes`] (else 413; a
@@ -73,6 +74,10 @@ impl Default for Limits {
     }
 }
 
+/// The most header lines a request may have: hyper parses no more, and
+/// refuses more with a bare 431 of its own, which the gate answers first.
+pub const MAX_HEADERS: usize = 100;
+
 /// Why the gate refused a request: the HTTP status it is answered with.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -86,7 +91,7 @@ pub enum Refusal {
     BodyTooLarge,
     /// 414: the request target is too long.
     UriTooLong,
-    /// 431: the head is too large.
+    /// 431: the head is too large, or has too many header lines.
     HeadTooLarge,
 }
 
@@ -129,7 +134,10 @@ impl Refusal {
             Refusal::LengthRequired => "send the request body with a Content-Length, not chunked".into(),
             Refusal::BodyTooLarge => format!("the request body is larger than {} bytes", limits.body_bytes),
             Refusal::UriTooLong => format!("the request target is longer than {} bytes", limits.uri_bytes),
-            Refusal::HeadTooLarge => format!("the request headers are larger than {} bytes", limits.head_bytes),
+            Refusal::HeadTooLarge => format!(
+                "the request headers are larger than {} bytes or more than {MAX_HEADERS} lines",
+                limits.head_bytes
+            ),
         }
     }
 }
@@ -437,7 +445,10 @@ fn check_head(head: &[u8], limits: &Limits) -> Result<u64, Refusal> {
         return Err(Refusal::Malformed);
     }
     let mut length: Option<u64> = None;
-    for line in lines {
+    for (n, line) in lines.enumerate() {
+        if n == MAX_HEADERS {
+            return Err(Refusal::HeadTooLarge);
+        }
         let colon = line.iter().position(|&b| b == b':').ok_or(Refusal::Malformed)?;
         let (name, value) = (&line[..colon], &line[colon + 1..]);
         let token = |b: &u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b);
@@ -575,6 +586,8 @@ mod tests {
     fn well_formed_heads_pass_with_their_body_length() {
         assert_eq!(check("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), Ok(0));
         assert_eq!(check("GET /api/query?position=5_4_a1-a3_e1-e3 HTTP/1.0\n\n"), Ok(0));
+        let most = format!("GET / HTTP/1.1\r\n{}\r\n", "x: a\r\n".repeat(MAX_HEADERS));
+        assert_eq!(check(&most), Ok(0));
         assert_eq!(
             check("POST /api/verify HTTP/1.1\r\ncontent-length: 12\r\nContent-Length: 12\r\n\r\n"),
             Ok(12)
@@ -614,6 +627,10 @@ mod tests {
             ),
             (
                 format!("GET / HTTP/1.1\r\nx: {}\r\n\r\n", "a".repeat(limits.head_bytes)),
+                Refusal::HeadTooLarge,
+            ),
+            (
+                format!("GET / HTTP/1.1\r\n{}\r\n", "x: a\r\n".repeat(MAX_HEADERS + 1)),
                 Refusal::HeadTooLarge,
             ),
         ];
