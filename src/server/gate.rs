@@ -16,7 +16,10 @@
 //! - the body then arrives within [`Limits::body_timeout`] (else the read
 //!   fails and the connection ends);
 //! - a connection with no request in progress is closed after
-//!   [`Limits::idle_timeout`].
+//!   [`Limits::idle_timeout`];
+//! - an answer the client takes none of for [`Limits::write_timeout`]
+//!   (it reads nothing, and every buffer between is full) ends the
+//!   connection.
 //!
 //! A head that passes is handed to hyper unchanged, followed by exactly its
 //! body. A head that fails is never shown to hyper: in its place hyper gets
@@ -58,6 +61,8 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// Time a connection may wait with no request in progress.
     pub idle_timeout: Duration,
+    /// Time an answer may wait for the client to take any of it.
+    pub write_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -70,6 +75,7 @@ impl Default for Limits {
             head_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -251,6 +257,9 @@ pub struct Gated {
     /// handed on, an answer written. The idle clock runs from here.
     active: Instant,
     timer: Pin<Box<Sleep>>,
+    /// While the client takes none of an answer: the clock that ends the
+    /// connection, from the first write it would not take.
+    stalled: Option<Pin<Box<Sleep>>>,
     /// Who to wake when hyper starts its answer, if a read waited on that:
     /// the idle clock (or the end) starts then, not at the client's word.
     reader: Option<Waker>,
@@ -275,6 +284,7 @@ impl Gated {
             busy: false,
             active: now,
             timer: Box::pin(tokio::time::sleep_until(idle)),
+            stalled: None,
             reader: None,
         }
     }
@@ -388,15 +398,33 @@ impl Gated {
 }
 
 impl Gated {
-    /// Notes that hyper wrote: its answer has begun, the connection is active.
+    /// Notes that hyper wrote: its answer has begun, the connection is
+    /// active, the client takes what it is sent.
     fn wrote(&mut self, written: &io::Result<usize>) {
         if matches!(written, Ok(n) if *n > 0) {
             self.busy = false;
+            self.stalled = None;
             self.active = Instant::now();
             if let Some(reader) = self.reader.take() {
                 reader.wake();
             }
         }
+    }
+
+    /// A write the client's socket would not take: `Pending` until the
+    /// client has taken nothing for [`Limits::write_timeout`], then the
+    /// error that ends the connection (a client that reads none of its
+    /// answers would otherwise hold its place for ever).
+    fn stalled<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        let due = Instant::now() + self.limits.write_timeout;
+        let clock = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+        ready!(clock.as_mut().poll(cx));
+        Poll::Ready(Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the client took none of the answer in time",
+        )))
     }
 }
 
@@ -546,8 +574,11 @@ impl AsyncRead for Gated {
 
 impl AsyncWrite for Gated {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        let written = ready!(Pin::new(&mut self.io).poll_write(cx, data));
-        self.wrote(&written);
+        let this = &mut *self;
+        let Poll::Ready(written) = Pin::new(&mut this.io).poll_write(cx, data) else {
+            return this.stalled(cx);
+        };
+        this.wrote(&written);
         Poll::Ready(written)
     }
 
@@ -556,8 +587,11 @@ impl AsyncWrite for Gated {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let written = ready!(Pin::new(&mut self.io).poll_write_vectored(cx, bufs));
-        self.wrote(&written);
+        let this = &mut *self;
+        let Poll::Ready(written) = Pin::new(&mut this.io).poll_write_vectored(cx, bufs) else {
+            return this.stalled(cx);
+        };
+        this.wrote(&written);
         Poll::Ready(written)
     }
 
