@@ -10,11 +10,11 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 use super::checksum::header_checksum;
 use super::fault::{Checked, Fault};
-use super::names::{check_dir, not_a_database, path};
+use super::names::{check_dir, not_a_database, open_read_only, path};
 use super::read::Database;
 use super::schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, RawClass, check_class, read_classes, read_meta};
 use crate::error::{Error, Result};
@@ -165,38 +165,6 @@ fn file_length(path: &Path, variant: &Variant) -> Result<u64> {
     }
 }
 
-/// Opens the SQLite file at `path` read-only and immutable: SQLite then
-/// opens that one file and nothing beside it (no `-journal` to roll back,
-/// no `-wal` or `-shm`), where a FIFO would make it wait forever, and takes
-/// no lock. A database is never changed in place once written (a new one
-/// is renamed over it), so nothing is missed by not watching for changes;
-/// a file in WAL mode, which is not ours, is refused as not a database.
-pub(super) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
-    Connection::open_with_flags(
-        immutable_uri(path),
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-}
-
-/// The `file:` URI of `path` with `immutable=1`: every byte but letters,
-/// digits and `/._-~` percent-encoded, and an absolute path after an empty
-/// authority, so that one starting `//` is not read as a host.
-fn immutable_uri(path: &Path) -> String {
-    use std::fmt::Write;
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = path.as_os_str().as_bytes();
-    let mut uri = String::from(if bytes.starts_with(b"/") { "file://" } else { "file:" });
-    for &b in bytes {
-        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
-            uri.push(char::from(b));
-        } else {
-            let _ = write!(uri, "%{b:02X}");
-        }
-    }
-    uri.push_str("?immutable=1");
-    uri
-}
-
 /// Opens the SQLite file at `path`, read-only, and checks that it is as
 /// long as its header says: `len` bytes.
 fn connect(path: &Path, len: u64) -> Checked<Connection> {
@@ -316,22 +284,5 @@ fn check_mirror(
             Ok(Some((0, mirror.clone())))
         }
         _ => Err("it is marked mirrored, but it is not the mirror image of class 0".into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_path_is_its_own_uri_whatever_its_characters() {
-        assert_eq!(
-            immutable_uri(Path::new("db/5x4.sqlite")),
-            "file:db/5x4.sqlite?immutable=1"
-        );
-        assert_eq!(
-            immutable_uri(Path::new("//srv/a b?#%/é.sqlite")),
-            "file:////srv/a%20b%3F%23%25/%C3%A9.sqlite?immutable=1"
-        );
     }
 }
