@@ -52,6 +52,7 @@ fn quick() -> ServeOptions {
             head_timeout: Duration::from_secs(1),
             body_timeout: Duration::from_secs(1),
             idle_timeout: Duration::from_secs(2),
+            write_timeout: Duration::from_secs(1),
             ..Limits::default()
         },
         ..ServeOptions::default()
@@ -84,6 +85,13 @@ fn what_the_http_layer_refuses_is_answered_in_json() {
     assert!(refused(addr, long.as_bytes(), 414).contains("longer than"));
     let big = format!("GET / HTTP/1.1\r\nX-Big: {}\r\n\r\n", "a".repeat(limits.head_bytes));
     assert!(refused(addr, big.as_bytes(), 431).contains("headers are larger"));
+    // Small headers, but more of them than hyper parses: hyper's own 431
+    // would have no body.
+    let many = format!(
+        "GET / HTTP/1.1\r\n{}\r\n",
+        "X-Many: a\r\n".repeat(bishops::server::gate::MAX_HEADERS + 1)
+    );
+    assert!(refused(addr, many.as_bytes(), 431).contains("lines"));
     // A body announced too large is refused before a byte of it is read.
     let began = Instant::now();
     let message = refused(
@@ -230,6 +238,53 @@ fn slow_and_silent_clients_are_cut_off() {
     assert!(
         all.starts_with("HTTP/1.1 200") && all.contains("\"remoteness\":18"),
         "{all}"
+    );
+}
+
+#[test]
+fn a_client_that_reads_none_of_its_answers_is_cut_off() {
+    let dir = fresh_dir("hostile-unread");
+    // Only the clock of writes may end the connection in time.
+    let mut options = ServeOptions::default();
+    options.limits.write_timeout = Duration::from_secs(1);
+    let server = Server::start_with(&dir, options.clone());
+    let addr = server.addr;
+    // Requests whose answers (near 1 MB each) fill every buffer between
+    // the server and a client that reads none of them.
+    let moves = "a3-b2 b2-a3 ".repeat(bishops::server::MAX_VERIFY_MOVES / 2);
+    let body = json!({"position": START, "moves": moves}).to_string();
+    let one = format!(
+        "POST /api/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let count = 40;
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let sender = std::thread::spawn(move || {
+        for _ in 0..count {
+            if writer.write_all(one.as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::sleep(options.limits.write_timeout + Duration::from_secs(2));
+    // The server has given up on this client: what it reads now ends
+    // short of the answers it asked for, at once.
+    let began = Instant::now();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut all = Vec::new();
+    let _ = stream.read_to_end(&mut all);
+    let answered = String::from_utf8_lossy(&all).matches("HTTP/1.1 200").count();
+    assert!(
+        answered < count,
+        "all {answered} answers were kept for a client that read none"
+    );
+    assert!(began.elapsed() < Duration::from_secs(5), "{:?}", began.elapsed());
+    sender.join().unwrap();
+    // And the server still answers.
+    assert_eq!(
+        get(addr, &format!("/api/query?position={START}")).json()["remoteness"],
+        18
     );
 }
 

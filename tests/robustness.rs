@@ -843,6 +843,36 @@ fn a_fifo_at_a_lock_or_checkpoint_path_is_refused_at_once() {
 }
 
 #[test]
+fn a_fifo_beside_a_database_is_never_opened() {
+    // SQLite looks beside a database for a journal to roll back (and, for
+    // a file in WAL mode, for its log): a FIFO there must not make it wait.
+    // Characters a URI would read otherwise, in the directory's name.
+    let db = fresh("fifo journal?#%41");
+    let file = solve(&db, "5x4", "rows");
+    let fifos: Vec<PathBuf> = ["-journal", "-wal", "-shm"]
+        .iter()
+        .map(|suffix| db.join(format!("5x4.sqlite{suffix}")))
+        .collect();
+    fifos.iter().for_each(|f| mkfifo(f));
+    for args in [
+        &["query", START_5X4][..],
+        &["line", START_5X4],
+        &["stats", "5x4"],
+        &["check", "5x4"],
+        &["export", "5x4"],
+        &["variants"],
+        &["solve", "5x4"],
+    ] {
+        run_quickly(&db, args).ok();
+    }
+    // Telling a database from another file looks inside it the same way.
+    let msg = run_quickly(&db, &["export", "5x4", "-o", file.to_str().unwrap(), "--force"]).refused(2);
+    assert!(msg.contains("is a bishops database"), "{msg}");
+    assert!(fifos.iter().all(|f| is_fifo(f)), "the FIFOs are left as they were");
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
 fn a_link_to_a_database_is_read_but_never_replaced() {
     let dir = fresh("db-link");
     let (db, elsewhere) = (dir.join("db"), dir.join("elsewhere"));

@@ -7,7 +7,8 @@
 //! head (the request line and the headers) itself, whole, and checks it:
 //!
 //! - the head arrives within [`Limits::head_timeout`] of its first byte, and
-//!   is at most [`Limits::head_bytes`] long (else 408 or 431);
+//!   is at most [`Limits::head_bytes`] long and [`MAX_HEADERS`] header
+//!   lines (else 408 or 431);
 //! - it is printable ASCII (else 400), its target at most
 //!   [`Limits::uri_bytes`] (else 414), its body announced by one
 //!   `Content-Length` of at most [`Limits::body_bytes`] (else 413; a
@@ -15,7 +16,10 @@
 //! - the body then arrives within [`Limits::body_timeout`] (else the read
 //!   fails and the connection ends);
 //! - a connection with no request in progress is closed after
-//!   [`Limits::idle_timeout`].
+//!   [`Limits::idle_timeout`];
+//! - an answer the client takes none of for [`Limits::write_timeout`]
+//!   (it reads nothing, and every buffer between is full) ends the
+//!   connection.
 //!
 //! A head that passes is handed to hyper unchanged, followed by exactly its
 //! body. A head that fails is never shown to hyper: in its place hyper gets
@@ -57,6 +61,8 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// Time a connection may wait with no request in progress.
     pub idle_timeout: Duration,
+    /// Time an answer may wait for the client to take any of it.
+    pub write_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -69,9 +75,14 @@ impl Default for Limits {
             head_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
         }
     }
 }
+
+/// The most header lines a request may have: hyper parses no more, and
+/// refuses more with a bare 431 of its own, which the gate answers first.
+pub const MAX_HEADERS: usize = 100;
 
 /// Why the gate refused a request: the HTTP status it is answered with.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -86,7 +97,7 @@ pub enum Refusal {
     BodyTooLarge,
     /// 414: the request target is too long.
     UriTooLong,
-    /// 431: the head is too large.
+    /// 431: the head is too large, or has too many header lines.
     HeadTooLarge,
 }
 
@@ -129,7 +140,10 @@ impl Refusal {
             Refusal::LengthRequired => "send the request body with a Content-Length, not chunked".into(),
             Refusal::BodyTooLarge => format!("the request body is larger than {} bytes", limits.body_bytes),
             Refusal::UriTooLong => format!("the request target is longer than {} bytes", limits.uri_bytes),
-            Refusal::HeadTooLarge => format!("the request headers are larger than {} bytes", limits.head_bytes),
+            Refusal::HeadTooLarge => format!(
+                "the request headers are larger than {} bytes or more than {MAX_HEADERS} lines",
+                limits.head_bytes
+            ),
         }
     }
 }
@@ -243,6 +257,9 @@ pub struct Gated {
     /// handed on, an answer written. The idle clock runs from here.
     active: Instant,
     timer: Pin<Box<Sleep>>,
+    /// While the client takes none of an answer: the clock that ends the
+    /// connection, from the first write it would not take.
+    stalled: Option<Pin<Box<Sleep>>>,
     /// Who to wake when hyper starts its answer, if a read waited on that:
     /// the idle clock (or the end) starts then, not at the client's word.
     reader: Option<Waker>,
@@ -267,6 +284,7 @@ impl Gated {
             busy: false,
             active: now,
             timer: Box::pin(tokio::time::sleep_until(idle)),
+            stalled: None,
             reader: None,
         }
     }
@@ -380,15 +398,33 @@ impl Gated {
 }
 
 impl Gated {
-    /// Notes that hyper wrote: its answer has begun, the connection is active.
+    /// Notes that hyper wrote: its answer has begun, the connection is
+    /// active, the client takes what it is sent.
     fn wrote(&mut self, written: &io::Result<usize>) {
         if matches!(written, Ok(n) if *n > 0) {
             self.busy = false;
+            self.stalled = None;
             self.active = Instant::now();
             if let Some(reader) = self.reader.take() {
                 reader.wake();
             }
         }
+    }
+
+    /// A write the client's socket would not take: `Pending` until the
+    /// client has taken nothing for [`Limits::write_timeout`], then the
+    /// error that ends the connection (a client that reads none of its
+    /// answers would otherwise hold its place for ever).
+    fn stalled<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        let due = Instant::now() + self.limits.write_timeout;
+        let clock = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+        ready!(clock.as_mut().poll(cx));
+        Poll::Ready(Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the client took none of the answer in time",
+        )))
     }
 }
 
@@ -437,7 +473,10 @@ fn check_head(head: &[u8], limits: &Limits) -> Result<u64, Refusal> {
         return Err(Refusal::Malformed);
     }
     let mut length: Option<u64> = None;
-    for line in lines {
+    for (n, line) in lines.enumerate() {
+        if n == MAX_HEADERS {
+            return Err(Refusal::HeadTooLarge);
+        }
         let colon = line.iter().position(|&b| b == b':').ok_or(Refusal::Malformed)?;
         let (name, value) = (&line[..colon], &line[colon + 1..]);
         let token = |b: &u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b);
@@ -535,8 +574,11 @@ impl AsyncRead for Gated {
 
 impl AsyncWrite for Gated {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        let written = ready!(Pin::new(&mut self.io).poll_write(cx, data));
-        self.wrote(&written);
+        let this = &mut *self;
+        let Poll::Ready(written) = Pin::new(&mut this.io).poll_write(cx, data) else {
+            return this.stalled(cx);
+        };
+        this.wrote(&written);
         Poll::Ready(written)
     }
 
@@ -545,8 +587,11 @@ impl AsyncWrite for Gated {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let written = ready!(Pin::new(&mut self.io).poll_write_vectored(cx, bufs));
-        self.wrote(&written);
+        let this = &mut *self;
+        let Poll::Ready(written) = Pin::new(&mut this.io).poll_write_vectored(cx, bufs) else {
+            return this.stalled(cx);
+        };
+        this.wrote(&written);
         Poll::Ready(written)
     }
 
@@ -575,6 +620,8 @@ mod tests {
     fn well_formed_heads_pass_with_their_body_length() {
         assert_eq!(check("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), Ok(0));
         assert_eq!(check("GET /api/query?position=5_4_a1-a3_e1-e3 HTTP/1.0\n\n"), Ok(0));
+        let most = format!("GET / HTTP/1.1\r\n{}\r\n", "x: a\r\n".repeat(MAX_HEADERS));
+        assert_eq!(check(&most), Ok(0));
         assert_eq!(
             check("POST /api/verify HTTP/1.1\r\ncontent-length: 12\r\nContent-Length: 12\r\n\r\n"),
             Ok(12)
@@ -614,6 +661,10 @@ mod tests {
             ),
             (
                 format!("GET / HTTP/1.1\r\nx: {}\r\n\r\n", "a".repeat(limits.head_bytes)),
+                Refusal::HeadTooLarge,
+            ),
+            (
+                format!("GET / HTTP/1.1\r\n{}\r\n", "x: a\r\n".repeat(MAX_HEADERS + 1)),
                 Refusal::HeadTooLarge,
             ),
         ];

@@ -56,7 +56,7 @@ pub fn is_own_name(name: &str) -> bool {
 
 /// Whether `file` is a bishops database of any variant or version: an
 /// SQLite file whose `meta` table says `format = 'bishops'`. Only a regular
-/// file is opened ([`files::open_regular`]).
+/// file is opened ([`files::open_regular`]), and nothing beside it.
 pub fn is_database(file: &Path) -> bool {
     use std::io::Read;
     let Ok(mut opened) = files::open_regular(file, fs::OpenOptions::new().read(true), Links::Follow) else {
@@ -67,8 +67,40 @@ pub fn is_database(file: &Path) -> bool {
         return false;
     }
     drop(opened);
-    Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .is_ok_and(|conn| read_meta(&conn, "format").ok().flatten().as_deref() == Some("bishops"))
+    open_read_only(file).is_ok_and(|conn| read_meta(&conn, "format").ok().flatten().as_deref() == Some("bishops"))
+}
+
+/// Opens the SQLite file at `path` read-only and immutable: SQLite then
+/// opens that one file and nothing beside it (no `-journal` to roll back,
+/// no `-wal` or `-shm`), where a FIFO would make it wait forever, and takes
+/// no lock. A database is never changed in place once written (a new one
+/// is renamed over it), so nothing is missed by not watching for changes.
+/// (A file in WAL mode, which this program never writes, is read without
+/// its log; what the log held is then missing, and the checks find it.)
+pub(super) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    Connection::open_with_flags(
+        immutable_uri(path),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+}
+
+/// The `file:` URI of `path` with `immutable=1`: every byte but letters,
+/// digits and `/._-~` percent-encoded, and an absolute path after an empty
+/// authority, so that one starting `//` is not read as a host.
+fn immutable_uri(path: &Path) -> String {
+    use std::fmt::Write;
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let mut uri = String::from(if bytes.starts_with(b"/") { "file://" } else { "file:" });
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            let _ = write!(uri, "%{b:02X}");
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 /// Refuses a database directory that exists but is not a directory.
@@ -152,5 +184,17 @@ mod tests {
         ] {
             assert_eq!(temp_variant(name), None, "{name}");
         }
+    }
+
+    #[test]
+    fn a_path_is_its_own_uri_whatever_its_characters() {
+        assert_eq!(
+            immutable_uri(Path::new("db/5x4.sqlite")),
+            "file:db/5x4.sqlite?immutable=1"
+        );
+        assert_eq!(
+            immutable_uri(Path::new("//srv/a b?#%/é.sqlite")),
+            "file:////srv/a%20b%3F%23%25/%C3%A9.sqlite?immutable=1"
+        );
     }
 }

@@ -10,11 +10,11 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 use super::checksum::header_checksum;
 use super::fault::{Checked, Fault};
-use super::names::{check_dir, not_a_database, path};
+use super::names::{check_dir, not_a_database, open_read_only, path};
 use super::read::Database;
 use super::schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, RawClass, check_class, read_classes, read_meta};
 use crate::error::{Error, Result};
@@ -168,7 +168,7 @@ fn file_length(path: &Path, variant: &Variant) -> Result<u64> {
 /// Opens the SQLite file at `path`, read-only, and checks that it is as
 /// long as its header says: `len` bytes.
 fn connect(path: &Path, len: u64) -> Checked<Connection> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    let conn = open_read_only(path)?;
     let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
     let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
     let expected = pages.checked_mul(page_size).and_then(|b| u64::try_from(b).ok());
