@@ -267,7 +267,21 @@ fn a_client_that_reads_none_of_its_answers_is_cut_off() {
             }
         }
     });
-    std::thread::sleep(options.limits.write_timeout + Duration::from_secs(2));
+    // Wait until the answers waiting unread stop growing for well over the
+    // write timeout: the server's writes are blocked, so it gives up on
+    // this client. (A fixed sleep is not enough on a loaded machine, where
+    // the answers take longer than the timeout to fill the buffers.)
+    let settled = options.limits.write_timeout * 3;
+    let (mut waiting, mut since, deadline) = (0, Instant::now(), Instant::now() + Duration::from_secs(120));
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = unread(&stream);
+        if now != waiting {
+            (waiting, since) = (now, Instant::now());
+        } else if waiting > 0 && since.elapsed() > settled {
+            break;
+        }
+    }
     // The server has given up on this client: what it reads now ends
     // short of the answers it asked for, at once.
     let began = Instant::now();
@@ -286,6 +300,17 @@ fn a_client_that_reads_none_of_its_answers_is_cut_off() {
         get(addr, &format!("/api/query?position={START}")).json()["remoteness"],
         18
     );
+}
+
+/// The bytes that have come in on `stream` and wait to be read.
+fn unread(stream: &TcpStream) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut count: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through the pointer, which points
+    // at `count`; the descriptor is open for as long as `stream` lives.
+    let done = unsafe { libc::ioctl(stream.as_raw_fd(), libc::FIONREAD, &mut count) };
+    assert_eq!(done, 0, "FIONREAD failed: {}", std::io::Error::last_os_error());
+    usize::try_from(count).unwrap_or(0)
 }
 
 #[test]

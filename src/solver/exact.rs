@@ -541,7 +541,7 @@ impl Memo {
 /// memory: what [`resolve`] gives for a whole class, for a reader that
 /// cannot hold a byte per position (an export of 11x10 or 12x10).
 ///
-/// Each position is settled by [`Walker::walk`] with a bounded [`Memo`] of
+/// Each position is settled by a walk down the table (`Walker::walk`) with a bounded memo of
 /// values already found instead of a byte table: walks from positions of
 /// one block mostly meet the values of their neighbours in that block
 /// (the walk prefers black moves, which stay in it), so a memo of a few
