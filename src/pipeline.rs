@@ -31,7 +31,8 @@ use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::remoteness::Remoteness;
 use crate::solver::partition::Transport;
-use crate::solver::{ClassStats, Event, Method, Plan, Tables};
+use crate::solver::shares::Sink;
+use crate::solver::{ClassStats, Event, Method, Plan, Streamed, Tables};
 use crate::storage::{self, Layout};
 use crate::system::{available_memory, free_disk, human_bytes};
 use crate::variant::Variant;
@@ -311,17 +312,20 @@ impl<'a> SolvePlan<'a> {
 
     /// As [`run`](Self::run), the search split between the workers that
     /// `transport` reaches (the ranks of an MPI job), every one of which
-    /// runs this with the same plan ([`Plan::solve_on`]): worker 0 checks
-    /// the database path before the search, and the answer against the
-    /// known values and writes the database after it, and returns what it
-    /// did; the others search their share and return `None`. Only the byte
-    /// search runs so, without checkpoints.
+    /// runs this with the same plan ([`Plan::search_shares`]), each keeping
+    /// only its share of the tables. Worker 0 checks the database path
+    /// before the search; after it, every worker's statistics come to
+    /// worker 0, which checks the answer against the known values and
+    /// writes the database as the cells come from each worker in turn
+    /// ([`Shares::send`](crate::solver::shares::Shares::send)), and returns
+    /// what it did; the others return `None`. Only the byte search runs so,
+    /// without checkpoints.
     ///
     /// # Errors
     ///
     /// As [`run`](Self::run); [`Error::Usage`] for the two-bit or dense
-    /// search. An error on one worker leaves the others waiting in the
-    /// search: the caller ends the job.
+    /// search. An error on one worker leaves the others waiting in a
+    /// collective step: the caller ends the job.
     pub fn run_on<T: Transport + ?Sized>(
         self,
         dir: &Path,
@@ -334,22 +338,35 @@ impl<'a> SolvePlan<'a> {
                 self.plan.method().name()
             )));
         }
-        let lead = transport.worker() == 0;
-        if lead {
+        if transport.worker() == 0 {
             storage::check_dir(dir)?;
             storage::check_destination(dir, self.variant.name())?;
         }
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
         let mut layers = Vec::new();
-        let Some(solution) = self.plan.solve_on(transport, &mut recording(&mut layers, observe))? else {
+        let shares = self
+            .plan
+            .search_shares(transport, &mut recording(&mut layers, observe))?;
+        let Some(summary) = shares.summary(transport)? else {
+            // The cells of each class go to worker 0, which writes them.
+            for k in shares.searched().collect::<Vec<_>>() {
+                shares.send(transport, k, None)?;
+            }
             return Ok(None);
         };
-        let found = Tables::Bytes(&solution);
-        let (path, write_seconds) = check_and_write(variant, layout, dir, found)?;
+        let mut pipe = |k: usize, sink: Sink<'_>| shares.send(transport, k, Some(sink));
+        let streamed = Streamed {
+            stats: summary.stats,
+            mirrored: shares.mirrored(),
+            starts: summary.starts,
+            elapsed: shares.elapsed(),
+            cells: std::cell::RefCell::new(&mut pipe),
+        };
+        let (path, write_seconds) = check_and_write(variant, layout, dir, Tables::Streamed(&streamed))?;
         Ok(Some(Solved {
             checkpoints: (0, 0.0, 0),
             path,
-            solve_seconds: found.elapsed().as_secs_f64(),
+            solve_seconds: shares.elapsed().as_secs_f64(),
             write_seconds,
             legal,
             layers,
@@ -374,6 +391,7 @@ fn check_and_write(variant: &Variant, layout: Option<Layout>, dir: &Path, found:
             let layout = layout.unwrap_or_else(|| Layout::for_solution(solution));
             storage::write_with(dir, variant, solution, layout)?
         }
+        Tables::Streamed(streamed) => storage::write_streamed(dir, variant, streamed, layout)?,
     };
     Ok((path, writing.elapsed().as_secs_f64()))
 }
@@ -434,12 +452,11 @@ fn check_memory(variant: &Variant, need: u64, available: Option<u64>) -> Result<
 ///
 /// [`Error::Mismatch`] when a two-bit table fails a descent.
 fn answer(tables: Tables<'_>, variant: &Variant) -> Result<Answer> {
-    let starts = variant.class_hashes(variant.start());
-    let classes = variant.classes();
-    let start = (0..classes.len())
-        .map(|k| tables.remoteness(&classes[k], k, starts[k]))
+    let classes = variant.classes().len();
+    let start = (0..classes)
+        .map(|k| tables.start(variant, k))
         .collect::<Result<Vec<_>>>()?;
-    let stats: Vec<&ClassStats> = (0..classes.len()).map(|k| tables.stats(k)).collect();
+    let stats: Vec<&ClassStats> = (0..classes).map(|k| tables.stats(k)).collect();
     Ok(Answer {
         legal: stats.iter().map(|s| s.legal).collect(),
         max: Remoteness::total(stats.iter().map(|s| s.max_remoteness())),

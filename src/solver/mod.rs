@@ -38,6 +38,7 @@ pub mod mod3;
 pub mod mpi;
 pub mod parallel;
 pub mod partition;
+pub mod shares;
 mod stats;
 pub mod twobit;
 
@@ -94,6 +95,39 @@ pub enum Tables<'a> {
     Bytes(&'a Solution),
     /// From the two-bit search.
     TwoBit(&'a twobit::TwoBitSolution),
+    /// Not held in this process: handed over as they come.
+    Streamed(&'a Streamed<'a>),
+}
+
+/// A pipe of a class's cells: it hands the cells of class `k`, in
+/// tight-index order and in pieces of any length, to `sink`.
+pub type CellPipe<'a> = dyn FnMut(usize, &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> + 'a;
+
+impl std::fmt::Debug for Streamed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streamed")
+            .field("stats", &self.stats)
+            .field("mirrored", &self.mirrored)
+            .field("starts", &self.starts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Tables not held in this process: every class's statistics and start
+/// remoteness are known, and the cells of each searched class come through
+/// a [`CellPipe`] when they are written (from the workers of a partitioned
+/// search, each sending its share).
+pub struct Streamed<'a> {
+    /// The statistics of each class.
+    pub stats: Vec<ClassStats>,
+    /// For each class that is the mirror image of another: that class.
+    pub mirrored: Vec<Option<usize>>,
+    /// The start's remoteness in each class.
+    pub starts: Vec<Option<Remoteness>>,
+    /// The time the search took.
+    pub elapsed: Duration,
+    /// Where the cells of the searched classes come from.
+    pub cells: std::cell::RefCell<&'a mut CellPipe<'a>>,
 }
 
 impl<'a> Tables<'a> {
@@ -102,6 +136,7 @@ impl<'a> Tables<'a> {
         match *self {
             Tables::Bytes(s) => &s.classes[k].stats,
             Tables::TwoBit(s) => &s.classes[k].stats,
+            Tables::Streamed(s) => &s.stats[k],
         }
     }
 
@@ -111,6 +146,7 @@ impl<'a> Tables<'a> {
         match *self {
             Tables::Bytes(s) => s.classes[k].is_mirrored(),
             Tables::TwoBit(s) => matches!(s.classes[k].residues, twobit::Residues::Mirrored { .. }),
+            Tables::Streamed(s) => s.mirrored[k].is_some(),
         }
     }
 
@@ -119,20 +155,24 @@ impl<'a> Tables<'a> {
         match *self {
             Tables::Bytes(s) => s.elapsed,
             Tables::TwoBit(s) => s.elapsed,
+            Tables::Streamed(s) => s.elapsed,
         }
     }
 
-    /// The remoteness of the position of class `k` (whose spec is `spec`)
-    /// with public class hash `hash`; `None` when it is unreachable.
+    /// The remoteness of the start of `variant` in class `k` (its part
+    /// there); `None` when it is unreachable.
     ///
     /// # Errors
     ///
     /// [`Error::Mismatch`](crate::Error::Mismatch) when a two-bit table
     /// fails the descent: no search leaves such a table, and nothing is to
     /// be written from it.
-    pub fn remoteness(&self, spec: &ClassSpec, k: usize, hash: u64) -> Result<Option<Remoteness>> {
+    pub fn start(&self, variant: &Variant, k: usize) -> Result<Option<Remoteness>> {
+        let (spec, hash) = (&variant.classes()[k], variant.class_hashes(variant.start())[k]);
         match *self {
             Tables::Bytes(s) => Ok(s.cell(k, hash).remoteness()),
+            // The start's, known before the cells come.
+            Tables::Streamed(s) => Ok(s.starts[k]),
             Tables::TwoBit(s) => s
                 .descend(k, spec, spec.index.unrank(hash))
                 .map(|d| d.map(|d| d.remoteness))
@@ -379,7 +419,7 @@ impl<'a> Plan<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness does not fit a [`Remoteness`](crate::Remoteness).
+    /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness does not fit a [`Remoteness`].
     pub fn solve_two_bit(self, observe: &mut dyn FnMut(Event)) -> Result<twobit::TwoBitSolution> {
         self.solve_two_bit_with(&mut NoCheckpoints, observe)
     }
@@ -437,29 +477,6 @@ impl<'a> Plan<'a> {
             }))
         })?;
         Ok(solution.expect("every class searched here"))
-    }
-
-    /// As [`solve_with`](Self::solve_with), each searched class split
-    /// between the workers `transport` reaches, every one of which runs
-    /// this with the same plan ([`partition::search_on`]: the ranks of an
-    /// MPI job, say). Worker 0 tells `observe` of the search and returns
-    /// the solution; the others return `None`.
-    ///
-    /// # Errors
-    ///
-    /// As [`partition::search_on`].
-    pub fn solve_on<T: partition::Transport + ?Sized>(
-        self,
-        transport: &mut T,
-        observe: &mut dyn FnMut(Event),
-    ) -> Result<Option<Solution>> {
-        let name = self.variant.name();
-        let lead = transport.worker() == 0;
-        let mut quiet = |_| {};
-        let observe: &mut dyn FnMut(Event) = if lead { observe } else { &mut quiet };
-        self.solve_classes(observe, |spec, index, observe| {
-            partition::search_on(name, spec, index, transport, observe)
-        })
     }
 
     /// Solves every class, searching each that is not the mirror image of

@@ -427,17 +427,12 @@ pub fn search(
     })
 }
 
-/// The most bytes of its table a worker sends worker 0 in one all-to-all
-/// of [`search_on`]: well under MPI's 2^31 elements a message.
-const GATHER_CHUNK: u64 = 1 << 26;
-
 /// Searches one class of variant `name` as one worker of a partitioned
 /// search whose workers are reached through `transport` (the ranks of an
 /// MPI job, say): every worker runs this with the same class, each owning
 /// its share of [`Partition::balanced`]. Worker 0 tells `observe` of each
-/// layer (summed over the workers) and, after the search, receives every
-/// worker's cells, [`GATHER_CHUNK`] bytes of each at a time, and returns
-/// the whole table in tight-index order; the others return `None`.
+/// layer (summed over the workers). Returns the partition and this
+/// worker's cells, in tight-index order from the first of its range.
 ///
 /// # Errors
 ///
@@ -448,7 +443,7 @@ pub fn search_on<T: Transport + ?Sized>(
     index: &TightIndex,
     transport: &mut T,
     observe: &mut dyn FnMut(Event),
-) -> Result<Option<Vec<u8>>> {
+) -> Result<(Partition, Vec<u8>)> {
     let partition = Partition::balanced(index, transport.workers())?;
     let me = transport.worker();
     let legal = index.len();
@@ -470,45 +465,7 @@ pub fn search_on<T: Transport + ?Sized>(
             });
         }
     })?;
-    gather(&partition, transport, table.cells)
-}
-
-/// Hands every worker's `cells` to worker 0, a chunk of each at a time in
-/// as many all-to-alls as the largest share needs (every worker works that
-/// out from `partition` alone); worker 0 returns them end to end.
-fn gather<T: Transport + ?Sized>(partition: &Partition, transport: &mut T, cells: Vec<u8>) -> Result<Option<Vec<u8>>> {
-    let (me, workers) = (transport.worker(), transport.workers());
-    let share = |w: usize| partition.cells(w).end - partition.cells(w).start;
-    let rounds = (0..workers).map(|w| share(w).div_ceil(GATHER_CHUNK)).max().unwrap_or(0);
-    // Worker 0's table, each worker's share at its place.
-    let mut all = vec![
-        0u8;
-        if me == 0 {
-            partition.cells(workers - 1).end as usize
-        } else {
-            0
-        }
-    ];
-    for round in 0..rounds {
-        let chunk = |len: u64| (round * GATHER_CHUNK).min(len) as usize..((round + 1) * GATHER_CHUNK).min(len) as usize;
-        let mut outgoing = vec![Vec::new(); workers];
-        outgoing[0] = cells[chunk(cells.len() as u64)].to_vec();
-        let incoming = transport.all_to_all(outgoing)?;
-        if me == 0 {
-            for (w, stream) in incoming.into_iter().enumerate() {
-                if stream.len() != chunk(share(w)).len() {
-                    return Err(Error::Exchange(format!(
-                        "worker {w} sent {} bytes of its table in round {round}, not {}",
-                        stream.len(),
-                        chunk(share(w)).len()
-                    )));
-                }
-                let at = (partition.cells(w).start + round * GATHER_CHUNK) as usize;
-                all[at..at + stream.len()].copy_from_slice(&stream);
-            }
-        }
-    }
-    Ok((me == 0).then_some(all))
+    Ok((partition, table.cells))
 }
 
 /// Counts one worker keeps over a layer and sums with the others': found,

@@ -3,7 +3,7 @@
 //! and reading one block back, checked; the residues layout keeps its
 //! blocks in the same table and reads them the same way.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, Statement, params};
 
 use super::block::{BlockAt, own_blocks};
 use super::checksum::block_checksum;
@@ -13,15 +13,35 @@ use crate::tight::TightIndex;
 /// The statement that stores one block: class, white rank, data, checksum.
 pub(super) const INSERT: &str = "INSERT INTO blocks (class, white, data, checksum) VALUES (?1, ?2, ?3, ?4)";
 
+/// Writes the blocks of one class, one row of `blocks` each.
+pub(super) struct Writer<'c> {
+    row: Statement<'c>,
+    class: usize,
+}
+
+impl<'c> Writer<'c> {
+    /// A writer of the blocks of class number `class`.
+    pub(super) fn new(tx: &'c Connection, class: usize) -> rusqlite::Result<Writer<'c>> {
+        Ok(Writer {
+            row: tx.prepare(INSERT)?,
+            class,
+        })
+    }
+
+    /// Writes the cells of the block of white-set rank `r`, with its checksum.
+    pub(super) fn block(&mut self, r: u64, cells: &[u8]) -> rusqlite::Result<()> {
+        let block_sum = block_checksum(self.class, r, cells).signed();
+        self.row
+            .execute(params![self.class as i64, r as i64, cells, block_sum])?;
+        Ok(())
+    }
+}
+
 /// Writes the byte table `all` of class number `class` (a cell per
 /// position in the order of `index`): a row per non-empty block.
 pub(super) fn write_class(tx: &Connection, class: usize, index: &TightIndex, all: &[u8]) -> rusqlite::Result<()> {
-    let mut block_row = tx.prepare(INSERT)?;
-    for (r, cells) in own_blocks(index, all) {
-        let block_sum = block_checksum(class, r, cells).signed();
-        block_row.execute(params![class as i64, r as i64, cells, block_sum])?;
-    }
-    Ok(())
+    let mut writer = Writer::new(tx, class)?;
+    own_blocks(index, all).try_for_each(|(r, cells)| writer.block(r, cells))
 }
 
 /// Reads the cells of the block `at` and checks them: as many as it has

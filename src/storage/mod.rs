@@ -28,6 +28,7 @@
 //! | `lock.rs` | [`WriteLock`] and the sweep of what killed writers left |
 //! | `block.rs` | one block: where its positions are, and the checks of its cells |
 //! | `rows.rs`, `blocks.rs`, `residues.rs` | each layout's writing and reading of one block |
+//! | `stream.rs` | a byte table that arrives in pieces, cut into blocks as it comes |
 //! | `write.rs` | writing a whole file atomically |
 //! | `read.rs` | the open [`Database`], its block cache and lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
@@ -45,6 +46,7 @@ mod residues;
 mod rows;
 mod scan;
 mod schema;
+mod stream;
 mod write;
 
 pub use checksum::{Checksum, block_checksum};
@@ -53,4 +55,4 @@ pub use names::{check_destination, check_dir, is_database, is_own_name, path};
 pub use read::Database;
 pub use residues::{pack, unpack};
 pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, ROWS_MAX_LEGAL, SCHEMA};
-pub use write::{write, write_two_bit, write_with};
+pub use write::{write, write_streamed, write_two_bit, write_with};

@@ -3,7 +3,7 @@
 //! a person may read them with `sqlite3` a position at a time. Writing a
 //! class's table, and reading one block of it back, checked.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, Statement, params};
 
 use super::block::{BlockAt, own_blocks};
 use super::checksum::block_checksum;
@@ -14,22 +14,47 @@ use crate::rules::Part;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
+/// Writes the blocks of one class as rows: a row per position, a checksum
+/// per block.
+pub(super) struct Writer<'c, 'a> {
+    row: Statement<'c>,
+    row_checksum: Statement<'c>,
+    spec: &'a ClassSpec,
+    index: &'a TightIndex,
+}
+
+impl<'c, 'a> Writer<'c, 'a> {
+    /// A writer of the rows of the class `spec`, whose tight index is `index`.
+    pub(super) fn new(tx: &'c Connection, spec: &'a ClassSpec, index: &'a TightIndex) -> rusqlite::Result<Self> {
+        Ok(Writer {
+            row: tx.prepare("INSERT INTO positions (class, hash, remoteness) VALUES (?1, ?2, ?3)")?,
+            row_checksum: tx.prepare("INSERT INTO row_checksums (class, white, checksum) VALUES (?1, ?2, ?3)")?,
+            spec,
+            index,
+        })
+    }
+
+    /// Writes the cells of the block of white-set rank `r`: its rows and
+    /// its checksum.
+    pub(super) fn block(&mut self, r: u64, cells: &[u8]) -> rusqlite::Result<()> {
+        let class = self.spec.class.index() as i64;
+        let white = colex_unrank(r, self.index.white());
+        for (black, &byte) in Subsets::new(self.index.safe(r), self.index.black()).zip(cells) {
+            let hash = self.spec.index.rank(Part { white, black });
+            self.row
+                .execute(params![class, hash as i64, Cell(byte).remoteness().map(|r| r.0)])?;
+        }
+        let block_sum = block_checksum(self.spec.class.index(), r, cells).signed();
+        self.row_checksum.execute(params![class, r as i64, block_sum])?;
+        Ok(())
+    }
+}
+
 /// Writes the byte table `all` of the class `spec` (a cell per position in
 /// the order of `index`): a row per position, a checksum per block.
 pub(super) fn write_class(tx: &Connection, spec: &ClassSpec, index: &TightIndex, all: &[u8]) -> rusqlite::Result<()> {
-    let mut row = tx.prepare("INSERT INTO positions (class, hash, remoteness) VALUES (?1, ?2, ?3)")?;
-    let mut row_checksum = tx.prepare("INSERT INTO row_checksums (class, white, checksum) VALUES (?1, ?2, ?3)")?;
-    let class = spec.class.index() as i64;
-    for (r, cells) in own_blocks(index, all) {
-        let white = colex_unrank(r, index.white());
-        for (black, &byte) in Subsets::new(index.safe(r), index.black()).zip(cells) {
-            let hash = spec.index.rank(Part { white, black });
-            row.execute(params![class, hash as i64, Cell(byte).remoteness().map(|r| r.0)])?;
-        }
-        let block_sum = block_checksum(spec.class.index(), r, cells).signed();
-        row_checksum.execute(params![class, r as i64, block_sum])?;
-    }
-    Ok(())
+    let mut writer = Writer::new(tx, spec, index)?;
+    own_blocks(index, all).try_for_each(|(r, cells)| writer.block(r, cells))
 }
 
 /// Reads the cells of the block `at` of the class `spec` from its rows, in

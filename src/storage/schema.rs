@@ -91,7 +91,13 @@ impl Layout {
     /// The layout for `solution`: rows while every class has at most
     /// [`ROWS_MAX_LEGAL`] legal positions, blocks beyond.
     pub fn for_solution(solution: &Solution) -> Layout {
-        if solution.classes.iter().all(|c| c.stats.legal <= ROWS_MAX_LEGAL) {
+        Layout::for_legal(solution.classes.iter().map(|c| c.stats.legal))
+    }
+
+    /// The layout of byte tables whose classes have `legal` positions each:
+    /// rows while every class has at most [`ROWS_MAX_LEGAL`], else blocks.
+    pub fn for_legal(mut legal: impl Iterator<Item = u64>) -> Layout {
+        if legal.all(|n| n <= ROWS_MAX_LEGAL) {
             Layout::Rows
         } else {
             Layout::Blocks

@@ -13,13 +13,15 @@ use rusqlite::{Connection, OpenFlags, params};
 use super::checksum::{Checksum, header_checksum};
 use super::names::{check_destination, check_dir, path, temp_path};
 use super::schema::{FORMAT_VERSION, Layout, SCHEMA};
+use super::stream::Cutter;
 use super::{blocks, residues, rows};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::Remoteness;
 use crate::solver::twobit::{Residues, TwoBitSolution};
-use crate::solver::{ClassTable, Solution, Tables};
+use crate::solver::{ClassTable, Solution, Streamed, Tables};
+use crate::tight::TightIndex;
 use crate::variant::{ClassSpec, Variant};
 
 /// Writes the database of `variant` into `dir`, atomically, and returns its
@@ -45,6 +47,30 @@ pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: La
         ));
     }
     write_atomically(dir, variant, &Tables::Bytes(solution), layout)
+}
+
+/// Writes a variant whose tables come through a pipe ([`Streamed`]), as
+/// [`write()`] does, in `layout` or the one that suits their sizes; the
+/// cells of each searched class are written a block at a time as they
+/// come, never held whole.
+///
+/// # Errors
+///
+/// As [`write()`]; [`Error::Exchange`] when a class's cells are not its
+/// number of positions; what the pipe returns.
+pub fn write_streamed<'a>(
+    dir: &Path,
+    variant: &Variant,
+    streamed: &'a Streamed<'a>,
+    layout: Option<Layout>,
+) -> Result<PathBuf> {
+    let layout = layout.unwrap_or_else(|| Layout::for_legal(streamed.stats.iter().map(|s| s.legal)));
+    if layout == Layout::Residues {
+        return Err(Error::Usage(
+            "streamed tables are byte tables: the rows or blocks layout".into(),
+        ));
+    }
+    write_atomically(dir, variant, &Tables::Streamed(streamed), layout)
 }
 
 /// Writes a variant solved by the two-bit search ([`Layout::Residues`]),
@@ -144,11 +170,11 @@ fn write_classes(
     };
     let mut class_checksums = Vec::new();
     for (k, spec) in variant.classes().iter().enumerate() {
-        let checksum = write_table(tx, solved, spec, k, layout, &class_checksums).map_err(sql)?;
+        let checksum = write_table(tx, solved, spec, k, layout, &class_checksums)?;
         write_class_row(tx, solved, spec, k, (starts[k], goals[k]), checksum).map_err(sql)?;
         class_checksums.push(checksum);
         let stats = solved.stats(k);
-        let start = solved.remoteness(spec, k, starts[k])?;
+        let start = solved.start(variant, k)?;
         totals.start_remoteness = Remoteness::total([totals.start_remoteness, start]);
         totals.max = Remoteness::total([totals.max, stats.max_remoteness()]);
         totals.legal *= u128::from(stats.legal);
@@ -168,11 +194,22 @@ fn write_table(
     k: usize,
     layout: Layout,
     sources: &[Checksum],
-) -> rusqlite::Result<Checksum> {
+) -> Result<Checksum> {
+    let sql = |e| Error::Sqlite("the database being written".into(), e);
     match solved {
         Tables::TwoBit(solution) => match &solution.classes[k].residues {
             Residues::Mirrored { from, .. } => Ok(sources[*from]),
-            Residues::Searched(_) => residues::write_class(tx, solution, k),
+            Residues::Searched(_) => residues::write_class(tx, solution, k).map_err(sql),
+        },
+        Tables::Streamed(streamed) => match streamed.mirrored[k] {
+            Some(from) => Ok(sources[from]),
+            None => {
+                let (white, black) = spec.counts();
+                let index = TightIndex::new(&spec.geometry, white, black);
+                let mut cutter = Cutter::new(tx, spec, &index, layout)?;
+                (streamed.cells.borrow_mut())(k, &mut |piece| cutter.take(piece))?;
+                cutter.finish()
+            }
         },
         Tables::Bytes(solution) => {
             let class = &solution.classes[k];
@@ -180,11 +217,12 @@ fn write_table(
                 ClassTable::Mirrored { from, .. } => Ok(sources[*from]),
                 ClassTable::Own(all) => {
                     match layout {
-                        Layout::Rows => rows::write_class(tx, spec, &class.index, all)?,
+                        Layout::Rows => rows::write_class(tx, spec, &class.index, all),
                         Layout::Blocks | Layout::Residues => {
-                            blocks::write_class(tx, spec.class.index(), &class.index, all)?;
+                            blocks::write_class(tx, spec.class.index(), &class.index, all)
                         }
                     }
+                    .map_err(sql)?;
                     Ok(Checksum::of(all))
                 }
             }

@@ -1,0 +1,410 @@
+//! A variant searched by the workers of a [`Transport`] (the ranks of an
+//! MPI job), each keeping only its share of every searched class: the
+//! cells of its range of blocks ([`Partition::balanced`]). What a writer
+//! needs is then brought to worker 0 without any worker ever holding more:
+//! first the statistics of every class ([`Shares::summary`], a few
+//! hundred words from each worker), then each searched class's cells as a
+//! stream in tight-index order, one worker's share after another in pieces
+//! of [`PIECE`] bytes ([`Shares::send`]), which worker 0 writes a block at
+//! a time as they come.
+//!
+//! Every step is collective: every worker calls the same functions in the
+//! same order, and a worker that fails leaves the others waiting, so the
+//! caller ends the job (an MPI abort).
+
+use std::time::Duration;
+
+use super::layer::Event;
+use super::partition::{self, Partition, Transport};
+use super::{ClassStats, HARDEST, Plan};
+use crate::error::{Error, Result};
+use crate::remoteness::{Cell, Remoteness};
+use crate::rules::Part;
+use crate::symmetry::Mirror;
+use crate::tight::TightIndex;
+use crate::variant::Variant;
+
+/// The most bytes of its share a worker sends worker 0 in one exchange:
+/// well under MPI's 2^31 elements a message.
+pub const PIECE: u64 = 1 << 26;
+
+/// Where worker 0 puts the cells [`Shares::send`] brings it, a piece at a time.
+pub type Sink<'a> = &'a mut dyn FnMut(&[u8]) -> Result<()>;
+
+/// One worker's share of every class of a variant, after the search.
+pub struct Shares<'a> {
+    variant: &'a Variant,
+    indices: Vec<TightIndex>,
+    mirrors: Vec<Option<(usize, Mirror)>>,
+    /// For each searched class, how it was cut and this worker's cells.
+    shares: Vec<Option<(Partition, Vec<u8>)>>,
+    elapsed: Duration,
+}
+
+impl<'a> Plan<'a> {
+    /// Searches every class not the mirror image of another with the byte
+    /// search split between the workers `transport` reaches, every one of
+    /// which runs this with the same plan ([`partition::search_on`]):
+    /// worker 0 tells `observe` of the search. Each worker keeps its share.
+    ///
+    /// # Errors
+    ///
+    /// As [`partition::search_on`].
+    pub fn search_shares<T: Transport + ?Sized>(
+        self,
+        transport: &mut T,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<Shares<'a>> {
+        let lead = transport.worker() == 0;
+        let mut quiet = |_| {};
+        let observe: &mut dyn FnMut(Event) = if lead { observe } else { &mut quiet };
+        let specs = self.variant.classes();
+        let mut shares = Vec::with_capacity(specs.len());
+        for (k, spec) in specs.iter().enumerate() {
+            let index = &self.indices[k];
+            observe(Event::Counted {
+                class: spec.class,
+                legal: index.len(),
+            });
+            shares.push(match &self.mirrors[k] {
+                Some((j, _)) => {
+                    observe(Event::Mirrored {
+                        class: spec.class,
+                        from: specs[*j].class,
+                    });
+                    None
+                }
+                None => Some(partition::search_on(
+                    self.variant.name(),
+                    spec,
+                    index,
+                    transport,
+                    observe,
+                )?),
+            });
+        }
+        Ok(Shares {
+            variant: self.variant,
+            indices: self.indices,
+            mirrors: self.mirrors,
+            shares,
+            elapsed: self.started.elapsed(),
+        })
+    }
+}
+
+/// Cells of one value, per class, that a worker reports: the lowest
+/// [`HARDEST`] tight indices (and, for a class mirroring this one, the
+/// lowest public hashes of their images there).
+fn lowest(cells: &[u8], first: u64, value: u8, mut key: impl FnMut(u64) -> u64) -> Vec<u64> {
+    let mut found: Vec<u64> = cells
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c == value)
+        .map(|(j, _)| key(first + j as u64))
+        .collect();
+    found.sort_unstable();
+    found.truncate(HARDEST);
+    found
+}
+
+impl Shares<'_> {
+    /// The statistics of every class and the start's remoteness in each, at
+    /// worker 0 (the others get `None`), gathered in two exchanges: every
+    /// worker's histograms, then, once the largest remoteness of each class
+    /// is known to all, the lowest positions each has at it and the start's
+    /// value where it holds the start.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Exchange`] when a worker's report does not decode.
+    pub fn summary<T: Transport + ?Sized>(&self, transport: &mut T) -> Result<Option<Summary>> {
+        let classes = self.indices.len();
+        // 1. Histograms, by cell value, to worker 0; the largest remoteness
+        //    of each class back to everyone.
+        let mut mine = Vec::new();
+        for share in &self.shares {
+            let mut histogram = [0u64; 256];
+            if let Some((_, cells)) = share {
+                cells.iter().for_each(|&c| histogram[usize::from(c)] += 1);
+            }
+            mine.extend(histogram);
+        }
+        let histograms = to_lead(transport, &mine)?;
+        let mut totals = vec![[0u64; 256]; classes];
+        if let Some(all) = &histograms {
+            for words in all {
+                for (k, total) in totals.iter_mut().enumerate() {
+                    for (t, w) in total.iter_mut().zip(&words[256 * k..256 * (k + 1)]) {
+                        *t += w;
+                    }
+                }
+            }
+        }
+        let reach = usize::from(Cell::MAX_REMOTENESS);
+        let tops: Vec<u64> = totals
+            .iter()
+            .map(|h| h[..=reach].iter().rposition(|&n| n > 0).map_or(u64::MAX, |t| t as u64))
+            .collect();
+        let tops = from_lead(transport, &tops)?;
+        let top_of = |k: usize| {
+            let source = self.mirrors[k].as_ref().map_or(k, |(j, _)| *j);
+            u8::try_from(tops[source]).ok()
+        };
+        // 2. The lowest positions at the top of each class, and the start.
+        let starts = self.variant.class_hashes(self.variant.start());
+        let mut mine = Vec::new();
+        for (k, &start_hash) in starts.iter().enumerate().take(classes) {
+            let (source, image) = self.source_of(k);
+            let spec = &self.variant.classes()[k];
+            let index = &self.indices[source];
+            let (list, start) = match &self.shares[source] {
+                Some((partition, cells)) => {
+                    let first = partition.cells(transport.worker()).start;
+                    let list = match (top_of(k), &image) {
+                        (None, _) => Vec::new(),
+                        (Some(top), None) => lowest(cells, first, top, |i| i),
+                        (Some(top), Some(back)) => {
+                            lowest(cells, first, top, |i| spec.index.rank(back.part(index.unrank(i))))
+                        }
+                    };
+                    let start_part = spec.index.unrank(start_hash);
+                    let at = index.rank(image.map_or(start_part, |_| self.mirror(k, start_part)));
+                    let start = at
+                        .filter(|i| partition.cells(transport.worker()).contains(i))
+                        .map(|i| u64::from(cells[(i - first) as usize]));
+                    (list, start)
+                }
+                None => (Vec::new(), None),
+            };
+            mine.push(list.len() as u64);
+            mine.extend(&list);
+            mine.push(start.map_or(u64::MAX, |s| s));
+        }
+        let Some(reports) = to_lead(transport, &mine)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.merge(&totals, &reports)?))
+    }
+
+    /// The class whose table answers for class `k` (itself, or the one it
+    /// mirrors) and, when it mirrors one, the map back from that class's
+    /// cells to `k`'s.
+    fn source_of(&self, k: usize) -> (usize, Option<Mirror>) {
+        match &self.mirrors[k] {
+            Some((j, mirror)) => (*j, Some(mirror.inverse())),
+            None => (k, None),
+        }
+    }
+
+    /// The image in its source class of `part` of class `k`, which mirrors it.
+    fn mirror(&self, k: usize, part: Part) -> Part {
+        self.mirrors[k].as_ref().map_or(part, |(_, mirror)| mirror.part(part))
+    }
+
+    /// Worker 0's statistics from every worker's reports of step 2.
+    fn merge(&self, totals: &[[u64; 256]], reports: &[Vec<u64>]) -> Result<Summary> {
+        let classes = self.indices.len();
+        let mut hardest = vec![Vec::new(); classes];
+        let mut starts = vec![None; classes];
+        let bad = || Error::Exchange("a worker's statistics did not decode".into());
+        for words in reports {
+            let mut at = 0;
+            for k in 0..classes {
+                let n = *words.get(at).ok_or_else(bad)? as usize;
+                let list = words.get(at + 1..at + 1 + n).ok_or_else(bad)?;
+                hardest[k].extend_from_slice(list);
+                let start = *words.get(at + 1 + n).ok_or_else(bad)?;
+                if start != u64::MAX {
+                    starts[k] = Some(Cell(u8::try_from(start).map_err(|_| bad())?).remoteness());
+                }
+                at += n + 2;
+            }
+        }
+        let mut stats = Vec::with_capacity(classes);
+        for (k, hardest) in hardest.iter_mut().enumerate() {
+            let (source, image) = self.source_of(k);
+            hardest.sort_unstable();
+            hardest.truncate(HARDEST);
+            if image.is_none() {
+                // Tight indices, in hash order: their public hashes.
+                for i in hardest.iter_mut() {
+                    *i = self.indices[k].to_hash(*i);
+                }
+            }
+            let reach = usize::from(Cell::MAX_REMOTENESS);
+            let h = &totals[source];
+            let top = h[..=reach].iter().rposition(|&n| n > 0);
+            let histogram: Vec<u64> = top.map_or_else(Vec::new, |t| h[..=t].to_vec());
+            stats.push(ClassStats {
+                legal: self.indices[k].len(),
+                reachable: histogram.iter().sum(),
+                histogram,
+                hardest: std::mem::take(hardest),
+            });
+        }
+        let starts = starts
+            .into_iter()
+            .enumerate()
+            .map(|(k, s)| s.ok_or_else(|| Error::Exchange(format!("no worker held the start of class {k}"))))
+            .collect::<Result<_>>()?;
+        Ok(Summary { stats, starts })
+    }
+
+    /// Sends the cells of searched class `k` to worker 0, one worker's
+    /// share after another in pieces of [`PIECE`] bytes; worker 0 hands
+    /// them, in tight-index order, to `sink` (which the others pass as
+    /// `None`). Worker 0's own share goes straight to `sink`.
+    ///
+    /// # Errors
+    ///
+    /// What `sink` returns; [`Error::Exchange`] when the transport fails
+    /// or a piece is not the length every worker expects.
+    pub fn send<T: Transport + ?Sized>(&self, transport: &mut T, k: usize, mut sink: Option<Sink<'_>>) -> Result<()> {
+        let (partition, cells) = self.shares[k]
+            .as_ref()
+            .ok_or_else(|| Error::Exchange(format!("class {k} is not searched here")))?;
+        let (me, workers) = (transport.worker(), transport.workers());
+        if let (0, Some(sink)) = (me, sink.as_mut()) {
+            cells.chunks(PIECE as usize).try_for_each(&mut **sink)?;
+        }
+        for w in 1..workers {
+            let share = partition.cells(w).end - partition.cells(w).start;
+            for round in 0..share.div_ceil(PIECE) {
+                let piece = (round * PIECE) as usize..((round + 1) * PIECE).min(share) as usize;
+                let mut outgoing = vec![Vec::new(); workers];
+                if me == w {
+                    outgoing[0] = cells[piece.clone()].to_vec();
+                }
+                let incoming = transport.all_to_all(outgoing)?;
+                if let (0, Some(sink)) = (me, sink.as_mut()) {
+                    if incoming[w].len() != piece.len() {
+                        return Err(Error::Exchange(format!(
+                            "worker {w} sent {} bytes of class {k}, not {}",
+                            incoming[w].len(),
+                            piece.len()
+                        )));
+                    }
+                    sink(&incoming[w])?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The classes searched here, in order: those whose cells [`send`](Self::send) sends.
+    pub fn searched(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.shares.len()).filter(|&k| self.shares[k].is_some())
+    }
+
+    /// For each class that mirrors another: that class.
+    pub fn mirrored(&self) -> Vec<Option<usize>> {
+        self.mirrors.iter().map(|m| m.as_ref().map(|(j, _)| *j)).collect()
+    }
+
+    /// The time the search took, building the indices included.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+}
+
+/// What worker 0 learns of every class before any cell is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// The statistics of each class, as a single process computes them.
+    pub stats: Vec<ClassStats>,
+    /// The start's remoteness in each class.
+    pub starts: Vec<Option<Remoteness>>,
+}
+
+/// Every worker's `words` at worker 0, in worker order; `None` elsewhere.
+fn to_lead<T: Transport + ?Sized>(transport: &mut T, words: &[u64]) -> Result<Option<Vec<Vec<u64>>>> {
+    let mut outgoing = vec![Vec::new(); transport.workers()];
+    outgoing[0] = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let incoming = transport.all_to_all(outgoing)?;
+    if transport.worker() != 0 {
+        return Ok(None);
+    }
+    incoming.iter().map(|s| decode(s)).collect::<Result<_>>().map(Some)
+}
+
+/// Worker 0's `words` at every worker (the others' are not looked at).
+fn from_lead<T: Transport + ?Sized>(transport: &mut T, words: &[u64]) -> Result<Vec<u64>> {
+    let outgoing = if transport.worker() == 0 {
+        vec![words.iter().flat_map(|w| w.to_le_bytes()).collect(); transport.workers()]
+    } else {
+        vec![Vec::new(); transport.workers()]
+    };
+    decode(&transport.all_to_all(outgoing)?[0])
+}
+
+/// The little-endian words of `stream`.
+fn decode(stream: &[u8]) -> Result<Vec<u64>> {
+    if !stream.len().is_multiple_of(8) {
+        return Err(Error::Exchange(format!("{} bytes are not whole words", stream.len())));
+    }
+    Ok(stream
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::partition::ChannelTransport;
+    use crate::solver::{Method, Solution};
+
+    /// Workers on threads, each with its share: the summary at worker 0 is
+    /// the statistics one process computes, and the cells sent are its
+    /// table, for any number of workers and classes that mirror others.
+    #[test]
+    fn shares_add_up_to_the_solution() {
+        for name in ["7x6", "5x4-full", "9x6"] {
+            let variant = Variant::named(name).unwrap();
+            let whole: Solution = Plan::new(&variant, Method::Tight).solve(&mut |_| {}).unwrap();
+            for workers in [1, 2, 3] {
+                let results: Vec<(Option<Summary>, Vec<Vec<u8>>)> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = ChannelTransport::connected(workers)
+                        .into_iter()
+                        .map(|mut transport| {
+                            let variant = &variant;
+                            scope.spawn(move || {
+                                let plan = Plan::new(variant, Method::Tight);
+                                let shares = plan.search_shares(&mut transport, &mut |_| {}).unwrap();
+                                let summary = shares.summary(&mut transport).unwrap();
+                                let mut tables = Vec::new();
+                                for k in shares.searched().collect::<Vec<_>>() {
+                                    let mut cells = Vec::new();
+                                    let mut sink = |piece: &[u8]| {
+                                        cells.extend_from_slice(piece);
+                                        Ok(())
+                                    };
+                                    let lead = transport.worker() == 0;
+                                    let sink: Option<Sink<'_>> = if lead { Some(&mut sink) } else { None };
+                                    shares.send(&mut transport, k, sink).unwrap();
+                                    tables.push(cells);
+                                }
+                                (summary, tables)
+                            })
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                let (summary, tables) = &results[0];
+                let summary = summary.as_ref().expect("worker 0 has the summary");
+                assert!(results[1..].iter().all(|(s, _)| s.is_none()));
+                let starts = variant.class_hashes(variant.start());
+                for (k, class) in whole.classes.iter().enumerate() {
+                    assert_eq!(summary.stats[k], class.stats, "{name} on {workers}: class {k}");
+                    assert_eq!(summary.starts[k], whole.cell(k, starts[k]).remoteness(), "{name}");
+                }
+                let own: Vec<&[u8]> = whole.classes.iter().filter_map(|c| c.own_cells()).collect();
+                assert_eq!(tables.len(), own.len());
+                for (sent, cells) in tables.iter().zip(own) {
+                    assert!(sent == cells, "{name} on {workers}: the cells sent");
+                }
+            }
+        }
+    }
+}

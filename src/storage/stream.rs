@@ -1,0 +1,178 @@
+//! Writing a byte table that arrives in pieces (from the ranks of an MPI
+//! job, say), never held whole: the pieces are cut into blocks as they
+//! come and each block is written in its layout as soon as it is complete.
+
+use rusqlite::Connection;
+
+use super::checksum::{Checksum, RunningChecksum};
+use super::schema::Layout;
+use super::{blocks, rows};
+use crate::error::{Error, Result};
+use crate::tight::TightIndex;
+use crate::variant::ClassSpec;
+
+/// Either layout's writer of one class's blocks.
+enum Blocks<'c, 'a> {
+    Rows(rows::Writer<'c, 'a>),
+    Blocks(blocks::Writer<'c>),
+}
+
+/// Takes a class's cells in tight-index order, in pieces of any length,
+/// and writes every block of them as it completes.
+pub(super) struct Cutter<'c, 'a> {
+    writer: Blocks<'c, 'a>,
+    index: &'a TightIndex,
+    /// The white-set rank of the block being filled.
+    next: u64,
+    /// Its cells so far.
+    pending: Vec<u8>,
+    /// The checksum of every cell taken.
+    checksum: RunningChecksum,
+    taken: u64,
+}
+
+impl<'c, 'a> Cutter<'c, 'a> {
+    /// A cutter of the cells of the class `spec`, whose tight index is
+    /// `index`, into `layout` (rows or blocks).
+    pub(super) fn new(tx: &'c Connection, spec: &'a ClassSpec, index: &'a TightIndex, layout: Layout) -> Result<Self> {
+        let sql = |e| Error::Sqlite("the database being written".into(), e);
+        let writer = match layout {
+            Layout::Rows => Blocks::Rows(rows::Writer::new(tx, spec, index).map_err(sql)?),
+            Layout::Blocks | Layout::Residues => {
+                Blocks::Blocks(blocks::Writer::new(tx, spec.class.index()).map_err(sql)?)
+            }
+        };
+        Ok(Cutter {
+            writer,
+            index,
+            next: 0,
+            pending: Vec::new(),
+            checksum: RunningChecksum::default(),
+            taken: 0,
+        })
+    }
+
+    /// Takes the next `cells` of the class.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Exchange`] when they run past the class's positions; what
+    /// SQLite runs into.
+    pub(super) fn take(&mut self, mut cells: &[u8]) -> Result<()> {
+        self.taken += cells.len() as u64;
+        if self.taken > self.index.len() {
+            return Err(Error::Exchange(format!(
+                "{} cells came for a class of {} positions",
+                self.taken,
+                self.index.len()
+            )));
+        }
+        self.checksum.add(cells);
+        while !cells.is_empty() {
+            let block = self.index.block(self.next);
+            let want = (block.end - block.start) as usize - self.pending.len();
+            let (now, rest) = cells.split_at(want.min(cells.len()));
+            self.pending.extend_from_slice(now);
+            cells = rest;
+            self.flush()?;
+        }
+        self.flush()
+    }
+
+    /// Writes the pending block when it is complete, and every empty block
+    /// after it.
+    fn flush(&mut self) -> Result<()> {
+        while self.next < self.index.white_sets() {
+            let block = self.index.block(self.next);
+            if self.pending.len() as u64 != block.end - block.start {
+                return Ok(());
+            }
+            if !self.pending.is_empty() {
+                let r = self.next;
+                let written = match &mut self.writer {
+                    Blocks::Rows(w) => w.block(r, &self.pending),
+                    Blocks::Blocks(w) => w.block(r, &self.pending),
+                };
+                written.map_err(|e| Error::Sqlite("the database being written".into(), e))?;
+                self.pending.clear();
+            }
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    /// The class checksum, once every cell has come.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Exchange`] when fewer cells came than the class has.
+    pub(super) fn finish(self) -> Result<Checksum> {
+        if self.taken != self.index.len() {
+            return Err(Error::Exchange(format!(
+                "{} cells came for a class of {} positions",
+                self.taken,
+                self.index.len()
+            )));
+        }
+        Ok(self.checksum.checksum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::schema::SCHEMA;
+    use crate::variant::Variant;
+
+    /// The blocks a cutter writes from pieces of any length are those the
+    /// whole table gives, in both layouts.
+    #[test]
+    fn pieces_of_any_length_make_the_same_blocks() {
+        let variant = Variant::named("7x6").unwrap();
+        let spec = &variant.classes()[0];
+        let (w, b) = spec.counts();
+        let index = TightIndex::new(&spec.geometry, w, b);
+        let cells: Vec<u8> = (0..index.len()).map(|i| (i % 17) as u8).collect();
+        for layout in [Layout::Rows, Layout::Blocks] {
+            let whole = Connection::open_in_memory().unwrap();
+            whole.execute_batch(SCHEMA).unwrap();
+            match layout {
+                Layout::Rows => rows::write_class(&whole, spec, &index, &cells).unwrap(),
+                _ => blocks::write_class(&whole, 0, &index, &cells).unwrap(),
+            }
+            for piece in [1, 7, 1000, cells.len()] {
+                let cut = Connection::open_in_memory().unwrap();
+                cut.execute_batch(SCHEMA).unwrap();
+                let mut cutter = Cutter::new(&cut, spec, &index, layout).unwrap();
+                for chunk in cells.chunks(piece) {
+                    cutter.take(chunk).unwrap();
+                }
+                assert_eq!(cutter.finish().unwrap(), Checksum::of(&cells));
+                for table in ["blocks", "positions", "row_checksums"] {
+                    let dump = |c: &Connection| -> Vec<String> {
+                        let mut s = c.prepare(&format!("SELECT * FROM {table}")).unwrap();
+                        let n = s.column_count();
+                        s.query_map([], |r| {
+                            Ok((0..n)
+                                .map(|k| format!("{:?}", r.get_ref(k).unwrap()))
+                                .collect::<Vec<_>>()
+                                .join(","))
+                        })
+                        .unwrap()
+                        .map(Result::unwrap)
+                        .collect()
+                    };
+                    assert_eq!(dump(&cut), dump(&whole), "{layout:?} in pieces of {piece}: {table}");
+                }
+            }
+        }
+        // Too many or too few cells are refused.
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        let mut cutter = Cutter::new(&conn, spec, &index, Layout::Blocks).unwrap();
+        cutter.take(&cells[..10]).unwrap();
+        assert!(matches!(cutter.finish(), Err(Error::Exchange(_))));
+        let mut cutter = Cutter::new(&conn, spec, &index, Layout::Blocks).unwrap();
+        assert!(cutter.take(&vec![0; cells.len() + 1]).is_err());
+    }
+}
