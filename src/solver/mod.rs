@@ -30,6 +30,7 @@ pub mod dense;
 mod direction;
 pub mod exact;
 mod images;
+mod isa;
 mod kernel;
 mod layer;
 pub mod mod3;

@@ -55,6 +55,9 @@ use crate::variant::ClassSpec;
 use super::boundary::{Boundary, Checkpoints, NoCheckpoints};
 use super::direction::Direction;
 use super::images::{Batch, canonical_blocks, set_images};
+#[cfg(target_arch = "x86_64")]
+use super::isa::Bmi2;
+use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel};
 use super::layer::{Event, goal_index, too_deep};
 
@@ -131,6 +134,7 @@ fn search_by(
         return Ok(cells.into_iter().map(AtomicU8::into_inner).collect());
     }
     let kernel = Kernel::new(&spec.geometry, index);
+    let isa = Best::detect();
     let canonical = canonical_blocks(symmetries, index);
     let mut cells = cells;
     let mut bits: Vec<AtomicU64> = (0..legal.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
@@ -152,6 +156,7 @@ fn search_by(
         bits_reached = !pull;
         let layer = Layer {
             kernel: &kernel,
+            isa,
             index,
             cells: &cells,
             summary: &summary,
@@ -304,6 +309,8 @@ fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
 /// One search layer's shared view of the table.
 struct Layer<'a> {
     kernel: &'a Kernel<'a>,
+    /// The instruction sets the per-block work may use.
+    isa: Best,
     index: &'a TightIndex,
     cells: &'a [AtomicU8],
     /// The table's [`Summary`] at the start of the layer.
@@ -324,43 +331,87 @@ impl Layer<'_> {
     /// cell holds `want`, the layer's depth; skips the block at once when
     /// the summary says none does. `block` is scratch space, refilled for
     /// `r` only when there is work.
-    fn for_each_at(&self, r: u64, want: u8, block: &mut Block, mut f: impl FnMut(&AtomicU8, Bitboard, &Block)) {
+    #[inline(always)]
+    fn for_each_at<I: Isa>(
+        &self,
+        isa: I,
+        r: u64,
+        want: u8,
+        block: &mut Block,
+        mut f: impl FnMut(&AtomicU8, Bitboard, &Block),
+    ) {
         if self.summary[r as usize] & AT_DEPTH == 0 {
             return;
         }
-        self.kernel.block(r, block);
+        self.kernel.block_in(
+            isa,
+            r,
+            block,
+            #[inline(always)]
+            |_| true,
+        );
         let block = &*block;
-        self.scan(r, block.safe, |c| c == want, |cell, black| f(cell, black, block));
+        self.scan(
+            r,
+            block.safe,
+            #[inline(always)]
+            |c| c == want,
+            #[inline(always)]
+            |cell, black| f(cell, black, block),
+        );
     }
 
     /// Calls `f(cell, black)` for every position of block `r`, whose safe
     /// cells are `safe`, whose cell satisfies `matches`. It goes a run of
     /// positions at a time ([`for_each_run`]): the cells of a run are tested
     /// together, and a black set is made only for those that match.
-    #[inline]
+    #[inline(always)]
     fn scan(&self, r: u64, safe: Bitboard, matches: impl Fn(u8) -> bool, mut f: impl FnMut(&AtomicU8, Bitboard)) {
         let range = self.index.block(r);
         let mut cells = &self.cells[range.start as usize..range.end as usize];
-        for_each_run(safe, self.index.black(), |upper, lows| {
-            let (run, rest) = cells.split_at(lows.len());
-            cells = rest;
-            // A run has at most 64 positions: one per cell of `safe`.
-            let mut hits = run
-                .iter()
-                .enumerate()
-                .fold(0u64, |m, (i, c)| m | u64::from(matches(c.load(Ordering::Relaxed))) << i);
-            while hits != 0 {
-                let i = hits.trailing_zeros() as usize;
-                hits &= hits - 1;
-                f(&run[i], upper | lows[i]);
-            }
-        });
+        for_each_run(
+            safe,
+            self.index.black(),
+            #[inline(always)]
+            |upper, lows| {
+                let (run, rest) = cells.split_at(lows.len());
+                cells = rest;
+                // A run has at most 64 positions: one per cell of `safe`.
+                let mut hits = run
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |m, (i, c)| m | u64::from(matches(c.load(Ordering::Relaxed))) << i);
+                while hits != 0 {
+                    let i = hits.trailing_zeros() as usize;
+                    hits &= hits - 1;
+                    f(&run[i], upper | lows[i]);
+                }
+            },
+        );
     }
 
     /// Pushes from every canonical position of block `r` at `depth`:
     /// claims its unreached neighbours for `depth + 1`, and their images,
     /// which keeps the layer a union of orbits. Returns how many it claimed.
     fn push_block(&self, r: u64, depth: u8, block: &mut Block) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.push_block_bmi2(isa, r, depth, block) };
+        }
+        self.push_block_in(Tables, r, depth, block)
+    }
+
+    /// [`push_block`](Self::push_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn push_block_bmi2(&self, isa: Bmi2, r: u64, depth: u8, block: &mut Block) -> u64 {
+        self.push_block_in(isa, r, depth, block)
+    }
+
+    /// [`push_block`](Self::push_block) for `isa`.
+    #[inline(always)]
+    fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u8, block: &mut Block) -> u64 {
         if self.summary[r as usize] & AT_DEPTH == 0 || !self.canonical[r as usize] {
             return 0;
         }
@@ -369,20 +420,33 @@ impl Layer<'_> {
         };
         let mut found = 0;
         let mut claimed = Batch::default();
-        self.for_each_at(r, depth, block, |_, black, block| {
-            if !test.is_canonical(black) {
-                return;
-            }
-            self.kernel.neighbour_parts(block, black, |i, after| {
-                if self.claim(i) == 1 {
-                    found += 1;
-                    if claimed.push(self.symmetries, after) {
-                        found += self.claim_images(&mut claimed);
-                    }
+        self.for_each_at(
+            isa,
+            r,
+            depth,
+            block,
+            #[inline(always)]
+            |_, black, block| {
+                if !test.is_canonical(black) {
+                    return;
                 }
-                false
-            });
-        });
+                self.kernel.neighbour_parts_in(
+                    isa,
+                    block,
+                    black,
+                    #[inline(always)]
+                    |i, after| {
+                        if self.claim(i) == 1 {
+                            found += 1;
+                            if claimed.push(self.symmetries, after) {
+                                found += self.claim_images(&mut claimed);
+                            }
+                        }
+                        false
+                    },
+                );
+            },
+        );
         found + self.claim_images(&mut claimed)
     }
 
@@ -393,22 +457,28 @@ impl Layer<'_> {
     }
 
     /// [`set_images`] for a push: claims them.
+    #[inline(always)]
     fn claim_images(&self, batch: &mut Batch) -> u64 {
         set_images(
             self.index,
             batch,
+            #[inline(always)]
             |i| prefetch(&self.bits[(i / 64) as usize]),
+            #[inline(always)]
             |i, _, _| self.claim(i),
         )
     }
 
     /// [`set_images`] for a pull: they join layer `next`, unreached till
     /// now as the position they are images of was.
+    #[inline(always)]
     fn store_images(&self, batch: &mut Batch, next: u8) -> u64 {
         set_images(
             self.index,
             batch,
+            #[inline(always)]
             |i| prefetch(&self.cells[i as usize]),
+            #[inline(always)]
             |i, _, _| {
                 self.cells[i as usize].store(next, Ordering::Relaxed);
                 1
@@ -428,6 +498,24 @@ impl Layer<'_> {
     /// Moves into blocks that the summary says hold no position at `depth`
     /// are not tried, and a block that none of its moves reaches is skipped.
     fn pull_block(&self, r: u64, depth: u8, block: &mut Block) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.pull_block_bmi2(isa, r, depth, block) };
+        }
+        self.pull_block_in(Tables, r, depth, block)
+    }
+
+    /// [`pull_block`](Self::pull_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn pull_block_bmi2(&self, isa: Bmi2, r: u64, depth: u8, block: &mut Block) -> u64 {
+        self.pull_block_in(isa, r, depth, block)
+    }
+
+    /// [`pull_block`](Self::pull_block) for `isa`.
+    #[inline(always)]
+    fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u8, block: &mut Block) -> u64 {
         let at_depth = |t: u64| self.summary[t as usize] & AT_DEPTH != 0;
         if self.summary[r as usize] & HAS_UNSEEN == 0 || !self.canonical[r as usize] {
             return 0;
@@ -435,7 +523,7 @@ impl Layer<'_> {
         let Some(test) = self.block_test(r) else {
             return 0;
         };
-        self.kernel.block_where(r, block, at_depth);
+        self.kernel.block_in(isa, r, block, at_depth);
         block.black_moves = at_depth(r);
         if !block.black_moves && block.white_moves() == 0 {
             return 0;
@@ -446,14 +534,22 @@ impl Layer<'_> {
         self.scan(
             r,
             block.safe,
+            #[inline(always)]
             |c| c == UNSEEN,
+            #[inline(always)]
             |cell, black| {
                 // A position that is not canonical is set by the pull of
                 // its orbit's canonical position, and only by it.
                 if !test.is_canonical(black) {
                     return;
                 }
-                if self.kernel.neighbours(block, black, |i| self.bit(i)) {
+                if self.kernel.neighbours_in(
+                    isa,
+                    block,
+                    black,
+                    #[inline(always)]
+                    |i| self.bit(i),
+                ) {
                     cell.store(depth + 1, Ordering::Relaxed);
                     found += 1;
                     let part = Part {
