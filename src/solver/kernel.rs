@@ -74,19 +74,73 @@ impl Ranker {
     }
 }
 
+/// `COLEX[i][n]` = C(n, i + 1): what a cell at position `n` adds to a colex
+/// rank as the `i`-th cell of its set (from 0). [`binomial_rows`] with 64
+/// columns, so that masked indices need no bounds check.
+static COLEX: [[u64; 64]; 64] = colex_table();
+
+const fn colex_table() -> [[u64; 64]; 64] {
+    // Pascal's rule over C(n, k) for k ≤ 64, as the binomial table.
+    let mut binomial = [[0u64; 64]; 65];
+    let mut n = 0;
+    while n < 64 {
+        binomial[0][n] = 1;
+        let mut k = 1;
+        while k <= n {
+            binomial[k][n] = binomial[k - 1][n - 1] + if k < n { binomial[k][n - 1] } else { 0 };
+            k += 1;
+        }
+        n += 1;
+    }
+    let mut table = [[0u64; 64]; 64];
+    let mut i = 0;
+    while i < 64 {
+        table[i] = binomial[i + 1];
+        i += 1;
+    }
+    table
+}
+
 /// The colex rank of `bits` among the sets of its size: [`colex_rank`] for
 /// the inner loops, where `trailing_zeros` is one instruction.
 #[inline(always)]
 fn colex_bits(mut bits: u64) -> u64 {
     let mut rank = 0;
-    for row in binomial_rows() {
-        if bits == 0 {
-            break;
-        }
-        rank += row[bits.trailing_zeros() as usize & 63];
+    let mut i = 0;
+    while bits != 0 {
+        rank += COLEX[i & 63][bits.trailing_zeros() as usize & 63];
         bits &= bits - 1;
+        i += 1;
     }
     rank
+}
+
+/// [`colex_bits`] for a set of `N` cells, unrolled: three instructions a
+/// cell.
+#[inline(always)]
+fn colex_fixed<const N: usize>(mut bits: u64) -> u64 {
+    let mut rank = 0;
+    for row in &COLEX[..N] {
+        rank += row[bits.trailing_zeros() as usize & 63];
+        bits &= bits.wrapping_sub(1);
+    }
+    rank
+}
+
+/// [`colex_bits`] for a set of `len` cells: unrolled for up to [`LISTED`].
+#[inline(always)]
+fn colex_len(bits: u64, len: usize) -> u64 {
+    match len {
+        1 => colex_fixed::<1>(bits),
+        2 => colex_fixed::<2>(bits),
+        3 => colex_fixed::<3>(bits),
+        4 => colex_fixed::<4>(bits),
+        5 => colex_fixed::<5>(bits),
+        6 => colex_fixed::<6>(bits),
+        7 => colex_fixed::<7>(bits),
+        8 => colex_fixed::<8>(bits),
+        _ => colex_bits(bits),
+    }
 }
 
 /// The most black bishops whose cells [`Kernel::neighbours`] lists once per
@@ -141,6 +195,8 @@ pub(super) struct Kernel<'a> {
     index: &'a TightIndex,
     /// Black bishops per position, when at most [`LISTED`].
     listed: Option<usize>,
+    /// Black bishops per position.
+    black: usize,
 }
 
 impl<'a> Kernel<'a> {
@@ -151,6 +207,7 @@ impl<'a> Kernel<'a> {
             geo,
             index,
             listed: (black <= LISTED).then_some(black),
+            black,
         }
     }
 
@@ -279,7 +336,7 @@ impl<'a> Kernel<'a> {
         let empty = block.safe & !black;
         let rank = |after: Bitboard| {
             if I::PEXT {
-                colex_bits(isa.compress(after.0, block.safe.0))
+                colex_len(isa.compress(after.0, block.safe.0), self.black)
             } else {
                 block.ranker.as_ref().expect("a block filled for tables").rank(after)
             }
@@ -313,7 +370,12 @@ impl<'a> Kernel<'a> {
         let part = |m: &WhiteMove| Part { white: m.white, black };
         if I::PEXT {
             for m in &block.white_moves {
-                if (black & m.forbid).is_empty() && f(m.start + colex_bits(isa.compress(black.0, m.safe.0)), part(m)) {
+                if (black & m.forbid).is_empty()
+                    && f(
+                        m.start + colex_len(isa.compress(black.0, m.safe.0), self.black),
+                        part(m),
+                    )
+                {
                     return true;
                 }
             }
@@ -359,6 +421,13 @@ mod tests {
                 assert_eq!(ranker.rank(set), rank_within(set, within));
                 let cells: Vec<u8> = set.iter().collect();
                 assert_eq!(ranker.rank_cells(&cells), rank_within(set, within));
+                assert_eq!(colex_bits(set.0), crate::index::colex_rank(set));
+                assert_eq!(colex_len(set.0, k as usize), crate::index::colex_rank(set));
+            }
+        }
+        for i in 0..64 {
+            for n in 0..64 {
+                assert_eq!(COLEX[i as usize][n as usize], crate::index::binomial(n, i + 1));
             }
         }
     }
