@@ -149,9 +149,9 @@ fn search_by(
         let pull = frontier * PULL_RATIO > legal - total;
         let summary = summarize(index, &mut cells, depth);
         if pull {
-            mark(&mut bits, &mut cells, |c| c == depth);
+            mark(&mut bits, &mut cells, depth, true);
         } else if !bits_reached {
-            mark(&mut bits, &mut cells, |c| c != UNSEEN);
+            mark(&mut bits, &mut cells, UNSEEN, false);
         }
         bits_reached = !pull;
         let layer = Layer {
@@ -226,8 +226,8 @@ type Summary = Vec<u8>;
 /// The [`Summary`] of the table at the start of layer `depth`.
 ///
 /// It takes the table exclusively, which no thread writes between layers,
-/// and reads it as plain bytes, so each block is searched with `memchr`
-/// instead of one atomic load at a time.
+/// and reads it as plain bytes, so each block is searched 16 cells at a
+/// time ([`holds`]) instead of one atomic load at a time.
 fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
     let bytes = plain(cells);
     (0..index.white_sets() as usize)
@@ -235,17 +235,73 @@ fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
         .with_min_len(64)
         .map(|r| {
             let range = index.block(r as u64);
-            let block = &bytes[range.start as usize..range.end as usize];
-            let mut flags = 0;
-            if block.contains(&depth) {
-                flags |= AT_DEPTH;
-            }
-            if block.contains(&UNSEEN) {
-                flags |= HAS_UNSEEN;
-            }
-            flags
+            let (at_depth, unseen) = holds(&bytes[range.start as usize..range.end as usize], depth, UNSEEN);
+            (u8::from(at_depth) * AT_DEPTH) | (u8::from(unseen) * HAS_UNSEEN)
         })
         .collect()
+}
+
+/// Whether `bytes` holds `a`, and whether it holds `b`: 16 bytes at a time
+/// where SSE2 is (every x86-64).
+fn holds(bytes: &[u8], a: u8, b: u8) -> (bool, bool) {
+    #[cfg(target_arch = "x86_64")]
+    if bytes.len() >= 16 {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128,
+        };
+        // SAFETY: SSE2 is part of every x86-64, and each load reads the 16
+        // bytes of `bytes` from `at`, at most `len - 16` (the last piece
+        // overlaps the one before, which does not change the answer), with
+        // no alignment needed.
+        unsafe {
+            let (splat_a, splat_b) = (_mm_set1_epi8(a as i8), _mm_set1_epi8(b as i8));
+            let (mut any_a, mut any_b) = (_mm_setzero_si128(), _mm_setzero_si128());
+            let last = bytes.len() - 16;
+            let mut start = 0;
+            loop {
+                let at = start.min(last);
+                let piece = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
+                any_a = _mm_or_si128(any_a, _mm_cmpeq_epi8(piece, splat_a));
+                any_b = _mm_or_si128(any_b, _mm_cmpeq_epi8(piece, splat_b));
+                if at == last {
+                    break;
+                }
+                start += 16;
+            }
+            return (_mm_movemask_epi8(any_a) != 0, _mm_movemask_epi8(any_b) != 0);
+        }
+    }
+    (bytes.contains(&a), bytes.contains(&b))
+}
+
+/// The bytes of `chunk` (at most 64) equal to `value`: bit `i` is set when
+/// `chunk[i]` is. The passes between layers build their bitmaps with it, 16
+/// bytes an instruction where SSE2 is (every x86-64).
+#[inline]
+fn byte_mask(chunk: &[u8], value: u8) -> u64 {
+    debug_assert!(chunk.len() <= 64);
+    #[cfg(target_arch = "x86_64")]
+    let (mut mask, done) = {
+        use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+        let mut mask = 0u64;
+        // SAFETY: SSE2 is part of every x86-64, and each load reads the 16
+        // bytes of one `piece`, with no alignment needed.
+        unsafe {
+            let splat = _mm_set1_epi8(value as i8);
+            for (k, piece) in chunk.chunks_exact(16).enumerate() {
+                let bytes = _mm_loadu_si128(piece.as_ptr().cast::<__m128i>());
+                let equal = _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, splat)) as u16;
+                mask |= u64::from(equal) << (16 * k);
+            }
+        }
+        (mask, chunk.len() / 16 * 16)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let (mut mask, done) = (0u64, 0);
+    for (i, &c) in chunk.iter().enumerate().skip(done) {
+        mask |= u64::from(c == value) << i;
+    }
+    mask
 }
 
 /// The table as plain bytes, for the passes between layers: the exclusive
@@ -262,19 +318,21 @@ fn plain_mut(cells: &mut [AtomicU8]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(cells.as_mut_ptr().cast::<u8>(), cells.len()) }
 }
 
-/// Sets bit `i` of `bits` exactly when cell `i` satisfies `keep`, reading
-/// the table as plain bytes: it takes the table exclusively, which no thread
-/// writes between layers.
-fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], keep: impl Fn(u8) -> bool + Sync) {
+/// Sets bit `i` of `bits` exactly when cell `i` holds `value` (`equal`) or
+/// does not (`!equal`), reading the table as plain bytes: it takes the
+/// table exclusively, which no thread writes between layers.
+fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], value: u8, equal: bool) {
     let bytes = plain(cells);
     bits.par_iter_mut()
         .zip(bytes.par_chunks(64))
         .with_min_len(1024)
         .for_each(|(word, chunk)| {
-            *word.get_mut() = chunk
-                .iter()
-                .enumerate()
-                .fold(0, |w, (i, &c)| w | u64::from(keep(c)) << i);
+            let mask = byte_mask(chunk, value);
+            *word.get_mut() = if equal {
+                mask
+            } else {
+                !mask & (u64::MAX >> (64 - chunk.len()))
+            };
         });
 }
 
@@ -291,11 +349,7 @@ fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
             if reached == 0 {
                 return 0;
             }
-            let unseen = chunk
-                .iter()
-                .enumerate()
-                .fold(0, |w, (i, &c)| w | u64::from(c == UNSEEN) << i);
-            let mut new = reached & unseen;
+            let mut new = reached & byte_mask(chunk, UNSEEN);
             let count = u64::from(new.count_ones());
             while new != 0 {
                 chunk[new.trailing_zeros() as usize] = next;
@@ -588,6 +642,31 @@ impl Layer<'_> {
 mod tests {
     use super::*;
     use crate::variant::Variant;
+
+    /// The byte scans agree with a byte-at-a-time scan, at every length
+    /// and offset.
+    #[test]
+    fn byte_scans_agree_with_the_plain_ones() {
+        let bytes: Vec<u8> = (0..200u32).map(|i| (i * 7 % 11) as u8).collect();
+        for start in 0..20 {
+            for len in 0..=64 {
+                let chunk = &bytes[start..start + len];
+                for value in 0..12 {
+                    let expected = chunk
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |m, (i, &c)| m | u64::from(c == value) << i);
+                    assert_eq!(byte_mask(chunk, value), expected);
+                }
+            }
+            for len in 0..180 - start {
+                let block = &bytes[start..start + len];
+                for (a, b) in [(0, 10), (3, 11), (12, 13)] {
+                    assert_eq!(holds(block, a, b), (block.contains(&a), block.contains(&b)));
+                }
+            }
+        }
+    }
 
     /// Every named board has a symmetry to use, and the searches with and
     /// without it give one table, on boards with each kind of group.
