@@ -115,8 +115,9 @@ fn colex_bits(mut bits: u64) -> u64 {
     rank
 }
 
-/// [`colex_bits`] for a set of `N` cells, unrolled: three instructions a
-/// cell.
+/// [`colex_bits`] for a set of at most `N` cells, unrolled: three
+/// instructions a row. The rows past the set's last cell add nothing: their
+/// cell is `trailing_zeros(0) = 64`, masked to 0, and C(0, i + 1) = 0.
 #[inline(always)]
 fn colex_fixed<const N: usize>(mut bits: u64) -> u64 {
     let mut rank = 0;
@@ -127,19 +128,16 @@ fn colex_fixed<const N: usize>(mut bits: u64) -> u64 {
     rank
 }
 
-/// [`colex_bits`] for a set of `len` cells: unrolled for up to [`LISTED`].
+/// [`colex_bits`] for a set of `len` cells: unrolled for up to 4 cells or
+/// up to [`LISTED`], so that one well-predicted branch picks the loop.
 #[inline(always)]
 fn colex_len(bits: u64, len: usize) -> u64 {
-    match len {
-        1 => colex_fixed::<1>(bits),
-        2 => colex_fixed::<2>(bits),
-        3 => colex_fixed::<3>(bits),
-        4 => colex_fixed::<4>(bits),
-        5 => colex_fixed::<5>(bits),
-        6 => colex_fixed::<6>(bits),
-        7 => colex_fixed::<7>(bits),
-        8 => colex_fixed::<8>(bits),
-        _ => colex_bits(bits),
+    if len <= 4 {
+        colex_fixed::<4>(bits)
+    } else if len <= LISTED {
+        colex_fixed::<LISTED>(bits)
+    } else {
+        colex_bits(bits)
     }
 }
 
@@ -281,13 +279,6 @@ impl<'a> Kernel<'a> {
         self.neighbour_parts_in(Tables, block, black, |i, _| f(i))
     }
 
-    /// As [`neighbours`](Self::neighbours), calling `f` with each
-    /// neighbour's placement as well as its tight index.
-    #[inline]
-    pub(super) fn neighbour_parts(&self, block: &Block, black: Bitboard, f: impl FnMut(u64, Part) -> bool) -> bool {
-        self.neighbour_parts_in(Tables, block, black, f)
-    }
-
     /// As [`neighbours`](Self::neighbours), ranking with `isa`, for a block
     /// filled for it by [`block_in`](Self::block_in).
     #[inline(always)]
@@ -307,7 +298,7 @@ impl<'a> Kernel<'a> {
         )
     }
 
-    /// As [`neighbour_parts`](Self::neighbour_parts), ranking with `isa`,
+    /// As [`neighbour_parts_in`](Self::neighbour_parts_in), ranking with `isa`,
     /// for a block filled for it by [`block_in`](Self::block_in).
     #[inline(always)]
     pub(super) fn neighbour_parts_in<I: Isa>(
