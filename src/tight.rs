@@ -251,7 +251,7 @@ impl Subsets {
 impl Iterator for Subsets {
     type Item = Bitboard;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Bitboard> {
         // Colex successor: most steps raise the lowest pick, which moves one
         // cell; this short path is inlined into the searches' block loops.
@@ -316,7 +316,10 @@ impl Subsets {
 /// for_each_run(within, 3, |upper, lows| sets.extend(lows.iter().map(|&low| upper | low)));
 /// assert_eq!(sets, Subsets::new(within, 3).collect::<Vec<_>>());
 /// ```
-#[inline]
+///
+/// Always inlined: the searches call it from functions compiled for more
+/// instructions than the baseline, and `f` must be compiled there too.
+#[inline(always)]
 pub fn for_each_run(within: Bitboard, k: u32, mut f: impl FnMut(Bitboard, &[Bitboard])) {
     let mut lows = [Bitboard::EMPTY; 64];
     let mut m = 0;

@@ -82,8 +82,9 @@ impl Batch {
 /// `set` returned. The images' blocks are scattered over memory, so the batch is
 /// worked in stages, each asking for the next stage's memory for all of
 /// them before using any: the cache misses overlap instead of following
-/// one another.
-#[inline]
+/// one another. Always inlined, into searches that may be compiled for
+/// more instructions than the baseline.
+#[inline(always)]
 pub(super) fn set_images(
     index: &TightIndex,
     batch: &mut Batch,

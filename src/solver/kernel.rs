@@ -9,12 +9,18 @@
 //! instructions on a baseline x86-64 build, which has no `popcnt`). The
 //! cells of a position's black set are picked out once, and every white
 //! move out of it ranks that list in its own block.
+//!
+//! Where the processor has BMI2 ([`Isa`]), none of those tables is built: a
+//! black set is ranked as the colex rank of its cells renumbered among the
+//! safe cells by one `pext`.
 
 use crate::bitboard::Bitboard;
 use crate::board::Geometry;
 use crate::index::{binomial_rows, colex_rank, colex_unrank};
 use crate::rules::Part;
 use crate::tight::TightIndex;
+
+use super::isa::{Isa, Tables};
 
 /// Ranks subsets of one set of cells (`within`) in colex order, as
 /// [`rank_within`](crate::index::rank_within) does, by table lookups.
@@ -68,20 +74,87 @@ impl Ranker {
     }
 }
 
+/// `COLEX[i][n]` = C(n, i + 1): what a cell at position `n` adds to a colex
+/// rank as the `i`-th cell of its set (from 0). [`binomial_rows`] with 64
+/// columns, so that masked indices need no bounds check.
+static COLEX: [[u64; 64]; 64] = colex_table();
+
+const fn colex_table() -> [[u64; 64]; 64] {
+    // Pascal's rule over C(n, k) for k ≤ 64, as the binomial table.
+    let mut binomial = [[0u64; 64]; 65];
+    let mut n = 0;
+    while n < 64 {
+        binomial[0][n] = 1;
+        let mut k = 1;
+        while k <= n {
+            binomial[k][n] = binomial[k - 1][n - 1] + if k < n { binomial[k][n - 1] } else { 0 };
+            k += 1;
+        }
+        n += 1;
+    }
+    let mut table = [[0u64; 64]; 64];
+    let mut i = 0;
+    while i < 64 {
+        table[i] = binomial[i + 1];
+        i += 1;
+    }
+    table
+}
+
+/// The colex rank of `bits` among the sets of its size: [`colex_rank`] for
+/// the inner loops, where `trailing_zeros` is one instruction.
+#[inline(always)]
+fn colex_bits(mut bits: u64) -> u64 {
+    let mut rank = 0;
+    let mut i = 0;
+    while bits != 0 {
+        rank += COLEX[i & 63][bits.trailing_zeros() as usize & 63];
+        bits &= bits - 1;
+        i += 1;
+    }
+    rank
+}
+
+/// [`colex_bits`] for a set of at most `N` cells, unrolled: three
+/// instructions a row. The rows past the set's last cell add nothing: their
+/// cell is `trailing_zeros(0) = 64`, masked to 0, and C(0, i + 1) = 0.
+#[inline(always)]
+fn colex_fixed<const N: usize>(mut bits: u64) -> u64 {
+    let mut rank = 0;
+    for row in &COLEX[..N] {
+        rank += row[bits.trailing_zeros() as usize & 63];
+        bits &= bits.wrapping_sub(1);
+    }
+    rank
+}
+
+/// [`colex_bits`] for a set of `len` cells: unrolled for up to 4 cells or
+/// up to [`LISTED`], so that one well-predicted branch picks the loop.
+#[inline(always)]
+fn colex_len(bits: u64, len: usize) -> u64 {
+    if len <= 4 {
+        colex_fixed::<4>(bits)
+    } else if len <= LISTED {
+        colex_fixed::<LISTED>(bits)
+    } else {
+        colex_bits(bits)
+    }
+}
+
 /// The most black bishops whose cells [`Kernel::neighbours`] lists once per
 /// position; larger sets are ranked from their bitboard for every move.
 const LISTED: usize = 8;
 
 /// A white move as seen from its block: legal for a black set that avoids
 /// `forbid` (the cells the bishop crosses, and the cells that are not safe
-/// in the block it leads to), whose white set is `white` and whose
-/// positions start at `start`.
+/// in the block it leads to), whose white set is `white`, whose safe cells
+/// are `safe` and whose positions start at `start`.
 #[derive(Clone, Debug)]
 struct WhiteMove {
     forbid: Bitboard,
     white: Bitboard,
+    safe: Bitboard,
     start: u64,
-    ranker: Ranker,
 }
 
 impl Block {
@@ -101,8 +174,12 @@ pub(super) struct Block {
     pub(super) safe: Bitboard,
     /// The tight index of the block's first position.
     pub(super) start: u64,
+    /// The ranker of `safe`, when the block was filled for [`Tables`].
     ranker: Option<Ranker>,
     white_moves: Vec<WhiteMove>,
+    /// The ranker of each white move's safe cells, in the order of
+    /// `white_moves`, when the block was filled for [`Tables`].
+    move_rankers: Vec<Ranker>,
     /// Whether [`Kernel::neighbours`] gives black moves. A pull layer turns
     /// them off in a block with no position at the layer's depth, where no
     /// black move could find one.
@@ -116,6 +193,8 @@ pub(super) struct Kernel<'a> {
     index: &'a TightIndex,
     /// Black bishops per position, when at most [`LISTED`].
     listed: Option<usize>,
+    /// Black bishops per position.
+    black: usize,
 }
 
 impl<'a> Kernel<'a> {
@@ -126,6 +205,7 @@ impl<'a> Kernel<'a> {
             geo,
             index,
             listed: (black <= LISTED).then_some(black),
+            black,
         }
     }
 
@@ -133,19 +213,27 @@ impl<'a> Kernel<'a> {
     /// allocation: the white moves out of it that black bishops do not
     /// block, each with the block it leads to.
     pub(super) fn block(&self, r: u64, block: &mut Block) {
-        self.block_where(r, block, |_| true);
+        self.block_in(Tables, r, block, |_| true);
     }
 
     /// As [`block`](Self::block), keeping only the white moves to white sets
     /// whose colex rank satisfies `keep`.
     pub(super) fn block_where(&self, r: u64, block: &mut Block, keep: impl Fn(u64) -> bool) {
+        self.block_in(Tables, r, block, keep);
+    }
+
+    /// As [`block_where`](Self::block_where), for the neighbours of `isa`:
+    /// the tables it ranks with are built only if it needs them.
+    #[inline(always)]
+    pub(super) fn block_in<I: Isa>(&self, _isa: I, r: u64, block: &mut Block, keep: impl Fn(u64) -> bool) {
         let white = colex_unrank(r, self.index.white());
         block.white = white;
         block.safe = self.index.safe(r);
         block.start = self.index.block(r).start;
-        block.ranker = Some(Ranker::new(block.safe));
+        block.ranker = (!I::PEXT).then(|| Ranker::new(block.safe));
         block.black_moves = true;
         block.white_moves.clear();
+        block.move_rankers.clear();
         for from in white {
             let rest = white.without(from);
             for d in 0..4 {
@@ -171,9 +259,12 @@ impl<'a> Kernel<'a> {
                     block.white_moves.push(WhiteMove {
                         forbid,
                         white: rest.with(to),
+                        safe,
                         start: range.start,
-                        ranker: Ranker::new(safe),
                     });
+                    if !I::PEXT {
+                        block.move_rankers.push(Ranker::new(safe));
+                    }
                 }
             }
         }
@@ -185,24 +276,62 @@ impl<'a> Kernel<'a> {
     /// returns whether it did.
     #[inline]
     pub(super) fn neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
-        self.neighbour_parts(block, black, |i, _| f(i))
+        self.neighbour_parts_in(Tables, block, black, |i, _| f(i))
     }
 
-    /// As [`neighbours`](Self::neighbours), calling `f` with each
-    /// neighbour's placement as well as its tight index.
-    #[inline]
-    pub(super) fn neighbour_parts(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64, Part) -> bool) -> bool {
-        (block.black_moves && self.black_neighbours(block, black, &mut f)) || self.white_neighbours(block, black, f)
+    /// As [`neighbours`](Self::neighbours), ranking with `isa`, for a block
+    /// filled for it by [`block_in`](Self::block_in).
+    #[inline(always)]
+    pub(super) fn neighbours_in<I: Isa>(
+        &self,
+        isa: I,
+        block: &Block,
+        black: Bitboard,
+        mut f: impl FnMut(u64) -> bool,
+    ) -> bool {
+        self.neighbour_parts_in(
+            isa,
+            block,
+            black,
+            #[inline(always)]
+            |i, _| f(i),
+        )
     }
 
-    /// As [`neighbour_parts`](Self::neighbour_parts), black moves only:
-    /// they keep the white set, so they stay in the block.
-    #[inline]
-    fn black_neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64, Part) -> bool) -> bool {
+    /// As [`neighbour_parts_in`](Self::neighbour_parts_in), ranking with `isa`,
+    /// for a block filled for it by [`block_in`](Self::block_in).
+    #[inline(always)]
+    pub(super) fn neighbour_parts_in<I: Isa>(
+        &self,
+        isa: I,
+        block: &Block,
+        black: Bitboard,
+        mut f: impl FnMut(u64, Part) -> bool,
+    ) -> bool {
+        (block.black_moves && self.black_neighbours(isa, block, black, &mut f))
+            || self.white_neighbours(isa, block, black, f)
+    }
+
+    /// As [`neighbour_parts_in`](Self::neighbour_parts_in), black moves
+    /// only: they keep the white set, so they stay in the block.
+    #[inline(always)]
+    fn black_neighbours<I: Isa>(
+        &self,
+        isa: I,
+        block: &Block,
+        black: Bitboard,
+        mut f: impl FnMut(u64, Part) -> bool,
+    ) -> bool {
         let occupied = block.white | black;
         // Safe cells hold no white bishop already.
         let empty = block.safe & !black;
-        let ranker = block.ranker.as_ref().expect("a filled block");
+        let rank = |after: Bitboard| {
+            if I::PEXT {
+                colex_len(isa.compress(after.0, block.safe.0), self.black)
+            } else {
+                block.ranker.as_ref().expect("a block filled for tables").rank(after)
+            }
+        };
         for from in black {
             let rest = black.without(from);
             for to in self.geo.attacks(from, occupied) & empty {
@@ -211,7 +340,7 @@ impl<'a> Kernel<'a> {
                     white: block.white,
                     black: after,
                 };
-                if f(block.start + ranker.rank(after), part) {
+                if f(block.start + rank(after), part) {
                     return true;
                 }
             }
@@ -219,14 +348,34 @@ impl<'a> Kernel<'a> {
         false
     }
 
-    /// As [`neighbour_parts`](Self::neighbour_parts), white moves only:
-    /// each goes to another block, legal when black stays safe there.
-    #[inline]
-    fn white_neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64, Part) -> bool) -> bool {
+    /// As [`neighbour_parts_in`](Self::neighbour_parts_in), white moves
+    /// only: each goes to another block, legal when black stays safe there.
+    #[inline(always)]
+    fn white_neighbours<I: Isa>(
+        &self,
+        isa: I,
+        block: &Block,
+        black: Bitboard,
+        mut f: impl FnMut(u64, Part) -> bool,
+    ) -> bool {
         let part = |m: &WhiteMove| Part { white: m.white, black };
-        let Some(len) = self.listed else {
+        if I::PEXT {
             for m in &block.white_moves {
-                if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank(black), part(m)) {
+                if (black & m.forbid).is_empty()
+                    && f(
+                        m.start + colex_len(isa.compress(black.0, m.safe.0), self.black),
+                        part(m),
+                    )
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+        let moves = block.white_moves.iter().zip(&block.move_rankers);
+        let Some(len) = self.listed else {
+            for (m, ranker) in moves {
+                if (black & m.forbid).is_empty() && f(m.start + ranker.rank(black), part(m)) {
                     return true;
                 }
             }
@@ -238,8 +387,8 @@ impl<'a> Kernel<'a> {
             *slot = cell;
         }
         let cells = &cells[..len];
-        for m in &block.white_moves {
-            if (black & m.forbid).is_empty() && f(m.start + m.ranker.rank_cells(cells), part(m)) {
+        for (m, ranker) in moves {
+            if (black & m.forbid).is_empty() && f(m.start + ranker.rank_cells(cells), part(m)) {
                 return true;
             }
         }
@@ -263,6 +412,36 @@ mod tests {
                 assert_eq!(ranker.rank(set), rank_within(set, within));
                 let cells: Vec<u8> = set.iter().collect();
                 assert_eq!(ranker.rank_cells(&cells), rank_within(set, within));
+                assert_eq!(colex_bits(set.0), crate::index::colex_rank(set));
+                assert_eq!(colex_len(set.0, k as usize), crate::index::colex_rank(set));
+            }
+        }
+        for i in 0..64 {
+            for n in 0..64 {
+                assert_eq!(COLEX[i as usize][n as usize], crate::index::binomial(n, i + 1));
+            }
+        }
+    }
+
+    /// Checks every neighbour `kernel` gives with `isa` against the rules.
+    fn check_neighbours<I: Isa>(kernel: &Kernel, isa: I, geo: &Geometry, index: &TightIndex) {
+        let mut block = Block::default();
+        for r in 0..index.white_sets() {
+            kernel.block_in(isa, r, &mut block, |_| true);
+            for (j, black) in Subsets::new(index.safe(r), index.black()).enumerate() {
+                let i = index.block(r).start + j as u64;
+                let part = index.unrank(i);
+                let mut expected = Vec::new();
+                part.for_each_move(geo, |_, _, _, after| expected.push(index.rank(after).unwrap()));
+                let mut found = Vec::new();
+                kernel.neighbour_parts_in(isa, &block, black, |n, after| {
+                    assert_eq!(index.rank(after), Some(n));
+                    found.push(n);
+                    false
+                });
+                expected.sort_unstable();
+                found.sort_unstable();
+                assert_eq!(found, expected, "{part:?}");
             }
         }
     }
@@ -279,26 +458,11 @@ mod tests {
                 listed: None,
                 ..listed.clone()
             };
-            for kernel in [listed, unlisted] {
-                let mut block = Block::default();
-                for r in 0..index.white_sets() {
-                    kernel.block(r, &mut block);
-                    for (j, black) in Subsets::new(index.safe(r), b).enumerate() {
-                        let i = index.block(r).start + j as u64;
-                        let part = index.unrank(i);
-                        let mut expected = Vec::new();
-                        part.for_each_move(&geo, |_, _, _, after| expected.push(index.rank(after).unwrap()));
-                        let mut found = Vec::new();
-                        kernel.neighbour_parts(&block, black, |n, after| {
-                            assert_eq!(index.rank(after), Some(n));
-                            found.push(n);
-                            false
-                        });
-                        expected.sort_unstable();
-                        found.sort_unstable();
-                        assert_eq!(found, expected, "{rows}x{cols} {part:?}");
-                    }
-                }
+            check_neighbours(&listed, Tables, &geo, &index);
+            check_neighbours(&unlisted, Tables, &geo, &index);
+            #[cfg(target_arch = "x86_64")]
+            if let Some(isa) = super::super::isa::Bmi2::detect() {
+                check_neighbours(&listed, isa, &geo, &index);
             }
         }
     }

@@ -31,6 +31,7 @@ mod direction;
 pub mod estimate;
 pub mod exact;
 mod images;
+mod isa;
 mod kernel;
 mod layer;
 pub mod mod3;

@@ -55,6 +55,9 @@ use crate::variant::ClassSpec;
 use super::boundary::{Boundary, Checkpoints, NoCheckpoints};
 use super::direction::Direction;
 use super::images::{Batch, canonical_blocks, set_images};
+#[cfg(target_arch = "x86_64")]
+use super::isa::Bmi2;
+use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel};
 use super::layer::{Event, goal_index, report_saved, too_deep};
 
@@ -120,6 +123,7 @@ fn search_by(
         return Ok(cells.into_iter().map(AtomicU8::into_inner).collect());
     }
     let kernel = Kernel::new(&spec.geometry, index);
+    let isa = Best::detect();
     let canonical = canonical_blocks(symmetries, index);
     let mut cells = cells;
     let mut bits: Vec<AtomicU64> = (0..legal.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
@@ -134,13 +138,14 @@ fn search_by(
         let pull = frontier * PULL_RATIO > legal - total;
         let summary = summarize(index, &mut cells, depth);
         if pull {
-            mark(&mut bits, &mut cells, |c| c == depth);
+            mark(&mut bits, &mut cells, depth, true);
         } else if !bits_reached {
-            mark(&mut bits, &mut cells, |c| c != UNSEEN);
+            mark(&mut bits, &mut cells, UNSEEN, false);
         }
         bits_reached = !pull;
         let layer = Layer {
             kernel: &kernel,
+            isa,
             index,
             cells: &cells,
             summary: &summary,
@@ -210,8 +215,8 @@ type Summary = Vec<u8>;
 /// The [`Summary`] of the table at the start of layer `depth`.
 ///
 /// It takes the table exclusively, which no thread writes between layers,
-/// and reads it as plain bytes, so each block is searched with `memchr`
-/// instead of one atomic load at a time.
+/// and reads it as plain bytes, so each block is searched 16 cells at a
+/// time ([`holds`]) instead of one atomic load at a time.
 fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
     let bytes = plain(cells);
     (0..index.white_sets() as usize)
@@ -219,17 +224,73 @@ fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
         .with_min_len(64)
         .map(|r| {
             let range = index.block(r as u64);
-            let block = &bytes[range.start as usize..range.end as usize];
-            let mut flags = 0;
-            if block.contains(&depth) {
-                flags |= AT_DEPTH;
-            }
-            if block.contains(&UNSEEN) {
-                flags |= HAS_UNSEEN;
-            }
-            flags
+            let (at_depth, unseen) = holds(&bytes[range.start as usize..range.end as usize], depth, UNSEEN);
+            (u8::from(at_depth) * AT_DEPTH) | (u8::from(unseen) * HAS_UNSEEN)
         })
         .collect()
+}
+
+/// Whether `bytes` holds `a`, and whether it holds `b`: 16 bytes at a time
+/// where SSE2 is (every x86-64).
+fn holds(bytes: &[u8], a: u8, b: u8) -> (bool, bool) {
+    #[cfg(target_arch = "x86_64")]
+    if bytes.len() >= 16 {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128,
+        };
+        // SAFETY: SSE2 is part of every x86-64, and each load reads the 16
+        // bytes of `bytes` from `at`, at most `len - 16` (the last piece
+        // overlaps the one before, which does not change the answer), with
+        // no alignment needed.
+        unsafe {
+            let (splat_a, splat_b) = (_mm_set1_epi8(a as i8), _mm_set1_epi8(b as i8));
+            let (mut any_a, mut any_b) = (_mm_setzero_si128(), _mm_setzero_si128());
+            let last = bytes.len() - 16;
+            let mut start = 0;
+            loop {
+                let at = start.min(last);
+                let piece = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
+                any_a = _mm_or_si128(any_a, _mm_cmpeq_epi8(piece, splat_a));
+                any_b = _mm_or_si128(any_b, _mm_cmpeq_epi8(piece, splat_b));
+                if at == last {
+                    break;
+                }
+                start += 16;
+            }
+            return (_mm_movemask_epi8(any_a) != 0, _mm_movemask_epi8(any_b) != 0);
+        }
+    }
+    (bytes.contains(&a), bytes.contains(&b))
+}
+
+/// The bytes of `chunk` (at most 64) equal to `value`: bit `i` is set when
+/// `chunk[i]` is. The passes between layers build their bitmaps with it, 16
+/// bytes an instruction where SSE2 is (every x86-64).
+#[inline]
+fn byte_mask(chunk: &[u8], value: u8) -> u64 {
+    debug_assert!(chunk.len() <= 64);
+    #[cfg(target_arch = "x86_64")]
+    let (mut mask, done) = {
+        use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+        let mut mask = 0u64;
+        // SAFETY: SSE2 is part of every x86-64, and each load reads the 16
+        // bytes of one `piece`, with no alignment needed.
+        unsafe {
+            let splat = _mm_set1_epi8(value as i8);
+            for (k, piece) in chunk.chunks_exact(16).enumerate() {
+                let bytes = _mm_loadu_si128(piece.as_ptr().cast::<__m128i>());
+                let equal = _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, splat)) as u16;
+                mask |= u64::from(equal) << (16 * k);
+            }
+        }
+        (mask, chunk.len() / 16 * 16)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let (mut mask, done) = (0u64, 0);
+    for (i, &c) in chunk.iter().enumerate().skip(done) {
+        mask |= u64::from(c == value) << i;
+    }
+    mask
 }
 
 /// The table as plain bytes, for the passes between layers: the exclusive
@@ -246,19 +307,21 @@ fn plain_mut(cells: &mut [AtomicU8]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(cells.as_mut_ptr().cast::<u8>(), cells.len()) }
 }
 
-/// Sets bit `i` of `bits` exactly when cell `i` satisfies `keep`, reading
-/// the table as plain bytes: it takes the table exclusively, which no thread
-/// writes between layers.
-fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], keep: impl Fn(u8) -> bool + Sync) {
+/// Sets bit `i` of `bits` exactly when cell `i` holds `value` (`equal`) or
+/// does not (`!equal`), reading the table as plain bytes: it takes the
+/// table exclusively, which no thread writes between layers.
+fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], value: u8, equal: bool) {
     let bytes = plain(cells);
     bits.par_iter_mut()
         .zip(bytes.par_chunks(64))
         .with_min_len(1024)
         .for_each(|(word, chunk)| {
-            *word.get_mut() = chunk
-                .iter()
-                .enumerate()
-                .fold(0, |w, (i, &c)| w | u64::from(keep(c)) << i);
+            let mask = byte_mask(chunk, value);
+            *word.get_mut() = if equal {
+                mask
+            } else {
+                !mask & (u64::MAX >> (64 - chunk.len()))
+            };
         });
 }
 
@@ -275,11 +338,7 @@ fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
             if reached == 0 {
                 return 0;
             }
-            let unseen = chunk
-                .iter()
-                .enumerate()
-                .fold(0, |w, (i, &c)| w | u64::from(c == UNSEEN) << i);
-            let mut new = reached & unseen;
+            let mut new = reached & byte_mask(chunk, UNSEEN);
             let count = u64::from(new.count_ones());
             while new != 0 {
                 chunk[new.trailing_zeros() as usize] = next;
@@ -293,6 +352,8 @@ fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
 /// One search layer's shared view of the table.
 struct Layer<'a> {
     kernel: &'a Kernel<'a>,
+    /// The instruction sets the per-block work may use.
+    isa: Best,
     index: &'a TightIndex,
     cells: &'a [AtomicU8],
     /// The table's [`Summary`] at the start of the layer.
@@ -313,43 +374,87 @@ impl Layer<'_> {
     /// cell holds `want`, the layer's depth; skips the block at once when
     /// the summary says none does. `block` is scratch space, refilled for
     /// `r` only when there is work.
-    fn for_each_at(&self, r: u64, want: u8, block: &mut Block, mut f: impl FnMut(&AtomicU8, Bitboard, &Block)) {
+    #[inline(always)]
+    fn for_each_at<I: Isa>(
+        &self,
+        isa: I,
+        r: u64,
+        want: u8,
+        block: &mut Block,
+        mut f: impl FnMut(&AtomicU8, Bitboard, &Block),
+    ) {
         if self.summary[r as usize] & AT_DEPTH == 0 {
             return;
         }
-        self.kernel.block(r, block);
+        self.kernel.block_in(
+            isa,
+            r,
+            block,
+            #[inline(always)]
+            |_| true,
+        );
         let block = &*block;
-        self.scan(r, block.safe, |c| c == want, |cell, black| f(cell, black, block));
+        self.scan(
+            r,
+            block.safe,
+            #[inline(always)]
+            |c| c == want,
+            #[inline(always)]
+            |cell, black| f(cell, black, block),
+        );
     }
 
     /// Calls `f(cell, black)` for every position of block `r`, whose safe
     /// cells are `safe`, whose cell satisfies `matches`. It goes a run of
     /// positions at a time ([`for_each_run`]): the cells of a run are tested
     /// together, and a black set is made only for those that match.
-    #[inline]
+    #[inline(always)]
     fn scan(&self, r: u64, safe: Bitboard, matches: impl Fn(u8) -> bool, mut f: impl FnMut(&AtomicU8, Bitboard)) {
         let range = self.index.block(r);
         let mut cells = &self.cells[range.start as usize..range.end as usize];
-        for_each_run(safe, self.index.black(), |upper, lows| {
-            let (run, rest) = cells.split_at(lows.len());
-            cells = rest;
-            // A run has at most 64 positions: one per cell of `safe`.
-            let mut hits = run
-                .iter()
-                .enumerate()
-                .fold(0u64, |m, (i, c)| m | u64::from(matches(c.load(Ordering::Relaxed))) << i);
-            while hits != 0 {
-                let i = hits.trailing_zeros() as usize;
-                hits &= hits - 1;
-                f(&run[i], upper | lows[i]);
-            }
-        });
+        for_each_run(
+            safe,
+            self.index.black(),
+            #[inline(always)]
+            |upper, lows| {
+                let (run, rest) = cells.split_at(lows.len());
+                cells = rest;
+                // A run has at most 64 positions: one per cell of `safe`.
+                let mut hits = run
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |m, (i, c)| m | u64::from(matches(c.load(Ordering::Relaxed))) << i);
+                while hits != 0 {
+                    let i = hits.trailing_zeros() as usize;
+                    hits &= hits - 1;
+                    f(&run[i], upper | lows[i]);
+                }
+            },
+        );
     }
 
     /// Pushes from every canonical position of block `r` at `depth`:
     /// claims its unreached neighbours for `depth + 1`, and their images,
     /// which keeps the layer a union of orbits. Returns how many it claimed.
     fn push_block(&self, r: u64, depth: u8, block: &mut Block) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.push_block_bmi2(isa, r, depth, block) };
+        }
+        self.push_block_in(Tables, r, depth, block)
+    }
+
+    /// [`push_block`](Self::push_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn push_block_bmi2(&self, isa: Bmi2, r: u64, depth: u8, block: &mut Block) -> u64 {
+        self.push_block_in(isa, r, depth, block)
+    }
+
+    /// [`push_block`](Self::push_block) for `isa`.
+    #[inline(always)]
+    fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u8, block: &mut Block) -> u64 {
         if self.summary[r as usize] & AT_DEPTH == 0 || !self.canonical[r as usize] {
             return 0;
         }
@@ -358,20 +463,33 @@ impl Layer<'_> {
         };
         let mut found = 0;
         let mut claimed = Batch::default();
-        self.for_each_at(r, depth, block, |_, black, block| {
-            if !test.is_canonical(black) {
-                return;
-            }
-            self.kernel.neighbour_parts(block, black, |i, after| {
-                if self.claim(i) == 1 {
-                    found += 1;
-                    if claimed.push(self.symmetries, after) {
-                        found += self.claim_images(&mut claimed);
-                    }
+        self.for_each_at(
+            isa,
+            r,
+            depth,
+            block,
+            #[inline(always)]
+            |_, black, block| {
+                if !test.is_canonical(black) {
+                    return;
                 }
-                false
-            });
-        });
+                self.kernel.neighbour_parts_in(
+                    isa,
+                    block,
+                    black,
+                    #[inline(always)]
+                    |i, after| {
+                        if self.claim(i) == 1 {
+                            found += 1;
+                            if claimed.push(self.symmetries, after) {
+                                found += self.claim_images(&mut claimed);
+                            }
+                        }
+                        false
+                    },
+                );
+            },
+        );
         found + self.claim_images(&mut claimed)
     }
 
@@ -382,22 +500,28 @@ impl Layer<'_> {
     }
 
     /// [`set_images`] for a push: claims them.
+    #[inline(always)]
     fn claim_images(&self, batch: &mut Batch) -> u64 {
         set_images(
             self.index,
             batch,
+            #[inline(always)]
             |i| prefetch(&self.bits[(i / 64) as usize]),
+            #[inline(always)]
             |i, _, _| self.claim(i),
         )
     }
 
     /// [`set_images`] for a pull: they join layer `next`, unreached till
     /// now as the position they are images of was.
+    #[inline(always)]
     fn store_images(&self, batch: &mut Batch, next: u8) -> u64 {
         set_images(
             self.index,
             batch,
+            #[inline(always)]
             |i| prefetch(&self.cells[i as usize]),
+            #[inline(always)]
             |i, _, _| {
                 self.cells[i as usize].store(next, Ordering::Relaxed);
                 1
@@ -417,6 +541,24 @@ impl Layer<'_> {
     /// Moves into blocks that the summary says hold no position at `depth`
     /// are not tried, and a block that none of its moves reaches is skipped.
     fn pull_block(&self, r: u64, depth: u8, block: &mut Block) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.pull_block_bmi2(isa, r, depth, block) };
+        }
+        self.pull_block_in(Tables, r, depth, block)
+    }
+
+    /// [`pull_block`](Self::pull_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn pull_block_bmi2(&self, isa: Bmi2, r: u64, depth: u8, block: &mut Block) -> u64 {
+        self.pull_block_in(isa, r, depth, block)
+    }
+
+    /// [`pull_block`](Self::pull_block) for `isa`.
+    #[inline(always)]
+    fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u8, block: &mut Block) -> u64 {
         let at_depth = |t: u64| self.summary[t as usize] & AT_DEPTH != 0;
         if self.summary[r as usize] & HAS_UNSEEN == 0 || !self.canonical[r as usize] {
             return 0;
@@ -424,7 +566,7 @@ impl Layer<'_> {
         let Some(test) = self.block_test(r) else {
             return 0;
         };
-        self.kernel.block_where(r, block, at_depth);
+        self.kernel.block_in(isa, r, block, at_depth);
         block.black_moves = at_depth(r);
         if !block.black_moves && block.white_moves() == 0 {
             return 0;
@@ -435,14 +577,22 @@ impl Layer<'_> {
         self.scan(
             r,
             block.safe,
+            #[inline(always)]
             |c| c == UNSEEN,
+            #[inline(always)]
             |cell, black| {
                 // A position that is not canonical is set by the pull of
                 // its orbit's canonical position, and only by it.
                 if !test.is_canonical(black) {
                     return;
                 }
-                if self.kernel.neighbours(block, black, |i| self.bit(i)) {
+                if self.kernel.neighbours_in(
+                    isa,
+                    block,
+                    black,
+                    #[inline(always)]
+                    |i| self.bit(i),
+                ) {
                     cell.store(depth + 1, Ordering::Relaxed);
                     found += 1;
                     let part = Part {
@@ -481,6 +631,31 @@ impl Layer<'_> {
 mod tests {
     use super::*;
     use crate::variant::Variant;
+
+    /// The byte scans agree with a byte-at-a-time scan, at every length
+    /// and offset.
+    #[test]
+    fn byte_scans_agree_with_the_plain_ones() {
+        let bytes: Vec<u8> = (0..200u32).map(|i| (i * 7 % 11) as u8).collect();
+        for start in 0..20 {
+            for len in 0..=64 {
+                let chunk = &bytes[start..start + len];
+                for value in 0..12 {
+                    let expected = chunk
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |m, (i, &c)| m | u64::from(c == value) << i);
+                    assert_eq!(byte_mask(chunk, value), expected);
+                }
+            }
+            for len in 0..180 - start {
+                let block = &bytes[start..start + len];
+                for (a, b) in [(0, 10), (3, 11), (12, 13)] {
+                    assert_eq!(holds(block, a, b), (block.contains(&a), block.contains(&b)));
+                }
+            }
+        }
+    }
 
     /// Every named board has a symmetry to use, and the searches with and
     /// without it give one table, on boards with each kind of group.

@@ -98,6 +98,9 @@ use super::boundary::{Checkpoints, LayerHardest, NoCheckpoints, TwoBitBoundary};
 use super::direction::{Direction, Rates};
 use super::exact::{Descent, DescentError};
 use super::images::{Batch, canonical_blocks, set_images};
+#[cfg(target_arch = "x86_64")]
+use super::isa::Bmi2;
+use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel};
 use super::layer::{Event, goal_index, report_saved};
 use super::mod3::{Mod3Table, PER_WORD, UNSEEN, code_words, count_codes, equal_codes, squeeze};
@@ -358,6 +361,7 @@ fn search_by(
             let depth = layers.len() as u64 - 1;
             let state = State {
                 kernel: Kernel::new(&spec.geometry, index),
+                isa: Best::detect(),
                 index,
                 symmetries,
                 canonical: &canonical,
@@ -522,6 +526,8 @@ impl Found {
 /// One layer's shared view of the search.
 struct State<'a> {
     kernel: Kernel<'a>,
+    /// The instruction sets the per-block work may use.
+    isa: Best,
     index: &'a TightIndex,
     symmetries: &'a Symmetries,
     /// Whether each block may hold a canonical position.
@@ -571,11 +577,14 @@ impl State<'_> {
 
     /// Writes the images in `batch` into layer `next` (residue), those that
     /// are unseen, and empties it.
+    #[inline(always)]
     fn write_images(&self, batch: &mut Batch, next: u8, found: &mut Found) {
         set_images(
             self.index,
             batch,
+            #[inline(always)]
             |i| prefetch(&self.codes[(i / PER_WORD) as usize]),
+            #[inline(always)]
             |i, r, image| {
                 if self.write(i, next) {
                     self.found(found, i, r, image);
@@ -587,7 +596,7 @@ impl State<'_> {
 
     /// Bit `k` set when position `start + k` (`k` below `len`, at most 64)
     /// has code `want`.
-    #[inline]
+    #[inline(always)]
     fn matching(&self, start: u64, len: usize, want: u8) -> u64 {
         let bit = 2 * start;
         let (w, shift) = ((bit / 64) as usize, (bit % 64) as u32);
@@ -606,18 +615,23 @@ impl State<'_> {
     /// cells are `safe`, with code `want`: a run of the colex enumeration
     /// at a time ([`for_each_run`]), whose codes are tested together, a
     /// black set made only for those that match.
-    #[inline]
+    #[inline(always)]
     fn scan(&self, r: u64, safe: Bitboard, want: u8, mut f: impl FnMut(u64, Bitboard)) {
         let mut start = self.index.block(r).start;
-        for_each_run(safe, self.index.black(), |upper, lows| {
-            let mut hits = self.matching(start, lows.len(), want);
-            while hits != 0 {
-                let k = hits.trailing_zeros() as usize;
-                hits &= hits - 1;
-                f(start + k as u64, upper | lows[k]);
-            }
-            start += lows.len() as u64;
-        });
+        for_each_run(
+            safe,
+            self.index.black(),
+            #[inline(always)]
+            |upper, lows| {
+                let mut hits = self.matching(start, lows.len(), want);
+                while hits != 0 {
+                    let k = hits.trailing_zeros() as usize;
+                    hits &= hits - 1;
+                    f(start + k as u64, upper | lows[k]);
+                }
+                start += lows.len() as u64;
+            },
+        );
     }
 
     /// The canonical test of block `r`'s positions; `None` when it holds none.
@@ -650,6 +664,24 @@ impl State<'_> {
     /// and older layers that share its residue) writes `depth + 1` into its
     /// unseen neighbours and their images.
     fn push_block(&self, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.push_block_bmi2(isa, r, depth, block, found) };
+        }
+        self.push_block_in(Tables, r, depth, block, found);
+    }
+
+    /// [`push_block`](Self::push_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn push_block_bmi2(&self, isa: Bmi2, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        self.push_block_in(isa, r, depth, block, found);
+    }
+
+    /// [`push_block`](Self::push_block) for `isa`.
+    #[inline(always)]
+    fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
         let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
         if self.summary[r as usize].load(Ordering::Relaxed) & CURRENT == 0 || !self.canonical[r as usize] {
             return;
@@ -657,31 +689,49 @@ impl State<'_> {
         let Some(test) = self.block_test(r) else {
             return;
         };
-        self.kernel.block(r, block);
+        self.kernel.block_in(
+            isa,
+            r,
+            block,
+            #[inline(always)]
+            |_| true,
+        );
         let block = &*block;
         let mut batch = Batch::default();
-        self.scan(r, block.safe, here, |_, black| {
-            found.work += 1;
-            if !test.is_canonical(black) {
-                return;
-            }
-            self.kernel.neighbour_parts(block, black, |j, after| {
-                if self.code(j) == UNSEEN && self.write(j, next) {
-                    // A black move stays in the block; a white move leads
-                    // to the block of its white set.
-                    let t = if after.white == block.white {
-                        r
-                    } else {
-                        crate::index::colex_rank(after.white)
-                    };
-                    self.found(found, j, t, after);
-                    if batch.push(self.symmetries, after) {
-                        self.write_images(&mut batch, next, found);
-                    }
+        self.scan(
+            r,
+            block.safe,
+            here,
+            #[inline(always)]
+            |_, black| {
+                found.work += 1;
+                if !test.is_canonical(black) {
+                    return;
                 }
-                false
-            });
-        });
+                self.kernel.neighbour_parts_in(
+                    isa,
+                    block,
+                    black,
+                    #[inline(always)]
+                    |j, after| {
+                        if self.code(j) == UNSEEN && self.write(j, next) {
+                            // A black move stays in the block; a white move leads
+                            // to the block of its white set.
+                            let t = if after.white == block.white {
+                                r
+                            } else {
+                                crate::index::colex_rank(after.white)
+                            };
+                            self.found(found, j, t, after);
+                            if batch.push(self.symmetries, after) {
+                                self.write_images(&mut batch, next, found);
+                            }
+                        }
+                        false
+                    },
+                );
+            },
+        );
         self.write_images(&mut batch, next, found);
     }
 
@@ -694,6 +744,24 @@ impl State<'_> {
     /// tried, and a block that none of its moves reaches is skipped. When
     /// the block has no unseen position left it loses [`UNSEEN_LEFT`].
     fn pull_block(&self, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.pull_block_bmi2(isa, r, depth, block, found) };
+        }
+        self.pull_block_in(Tables, r, depth, block, found);
+    }
+
+    /// [`pull_block`](Self::pull_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn pull_block_bmi2(&self, isa: Bmi2, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        self.pull_block_in(isa, r, depth, block, found);
+    }
+
+    /// [`pull_block`](Self::pull_block) for `isa`.
+    #[inline(always)]
+    fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
         let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
         if self.summary[r as usize].load(Ordering::Relaxed) & UNSEEN_LEFT == 0 || !self.canonical[r as usize] {
             return;
@@ -702,7 +770,7 @@ impl State<'_> {
             return;
         };
         let current = |t: u64| self.summary[t as usize].load(Ordering::Relaxed) & CURRENT != 0;
-        self.kernel.block_where(r, block, current);
+        self.kernel.block_in(isa, r, block, current);
         block.black_moves = current(r);
         if !block.black_moves && block.white_moves() == 0 {
             return;
@@ -710,25 +778,37 @@ impl State<'_> {
         let block = &*block;
         let mut batch = Batch::default();
         let mut left = 0u64;
-        self.scan(r, block.safe, UNSEEN, |i, black| {
-            left += 1;
-            if !test.is_canonical(black) {
-                return;
-            }
-            if self.kernel.neighbours(block, black, |j| self.code(j) == here) {
-                let unseen = self.write(i, next);
-                debug_assert!(unseen, "only this pull writes a canonical position");
-                left -= 1;
-                let part = Part {
-                    white: block.white,
-                    black,
-                };
-                self.found(found, i, r, part);
-                if batch.push(self.symmetries, part) {
-                    self.write_images(&mut batch, next, found);
+        self.scan(
+            r,
+            block.safe,
+            UNSEEN,
+            #[inline(always)]
+            |i, black| {
+                left += 1;
+                if !test.is_canonical(black) {
+                    return;
                 }
-            }
-        });
+                if self.kernel.neighbours_in(
+                    isa,
+                    block,
+                    black,
+                    #[inline(always)]
+                    |j| self.code(j) == here,
+                ) {
+                    let unseen = self.write(i, next);
+                    debug_assert!(unseen, "only this pull writes a canonical position");
+                    left -= 1;
+                    let part = Part {
+                        white: block.white,
+                        black,
+                    };
+                    self.found(found, i, r, part);
+                    if batch.push(self.symmetries, part) {
+                        self.write_images(&mut batch, next, found);
+                    }
+                }
+            },
+        );
         self.write_images(&mut batch, next, found);
         if left == 0 {
             self.summary[r as usize].fetch_and(!UNSEEN_LEFT, Ordering::Relaxed);
@@ -942,6 +1022,7 @@ mod tests {
         let symmetries = Symmetries::trivial(&geo);
         let state = State {
             kernel: Kernel::new(&geo, &index),
+            isa: Best::detect(),
             index: &index,
             symmetries: &symmetries,
             canonical: &[],

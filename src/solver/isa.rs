@@ -1,0 +1,104 @@
+//! The instruction sets the searches' inner loops are compiled for.
+//!
+//! A baseline x86-64 build has neither `popcnt` nor `pext`: a `count_ones`
+//! is a dozen instructions, so the [`Kernel`](super::kernel::Kernel) ranks
+//! black sets with per-block tables instead. Most processors have both (as
+//! part of BMI2 and POPCNT), and there a rank is a `pext` and a few reads,
+//! with no table to build per block. So a search compiles its per-block work
+//! twice, generic over an [`Isa`]: once for any processor ([`Tables`]), and
+//! once inside a `#[target_feature]` function for [`Bmi2`], which exists
+//! only where [`Bmi2::detect`] found the instructions. Everything that work
+//! inlines, `count_ones` and `trailing_zeros` included, then uses them.
+
+use crate::bitboard::Bitboard;
+use crate::index::compress;
+
+/// An instruction set the kernel's inner loops are compiled for.
+pub(super) trait Isa: Copy + Send + Sync {
+    /// Whether [`compress`](Self::compress) is one instruction. When it is
+    /// not, the kernel ranks through per-block tables and never calls it.
+    const PEXT: bool;
+
+    /// The cells of `set` renumbered as their positions among the cells of
+    /// `within` ([`compress`]).
+    fn compress(self, set: u64, within: u64) -> u64;
+}
+
+/// Any processor: ranks go through per-block tables.
+#[derive(Copy, Clone, Debug, Default)]
+pub(super) struct Tables;
+
+impl Isa for Tables {
+    const PEXT: bool = false;
+
+    #[inline]
+    fn compress(self, set: u64, within: u64) -> u64 {
+        compress(Bitboard(set), Bitboard(within)).0
+    }
+}
+
+/// A processor with BMI1, BMI2, POPCNT and LZCNT (every x86-64 since about
+/// 2013–2015). A value exists only where [`detect`](Self::detect) found
+/// them, which is what makes the `pext` in [`compress`](Isa::compress) and
+/// the `#[target_feature]` functions that take one sound to call.
+#[cfg(target_arch = "x86_64")]
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Bmi2(());
+
+#[cfg(target_arch = "x86_64")]
+impl Bmi2 {
+    /// The instruction set, when this processor has it.
+    pub(super) fn detect() -> Option<Bmi2> {
+        (std::is_x86_feature_detected!("bmi1")
+            && std::is_x86_feature_detected!("bmi2")
+            && std::is_x86_feature_detected!("popcnt")
+            && std::is_x86_feature_detected!("lzcnt"))
+        .then_some(Bmi2(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Isa for Bmi2 {
+    const PEXT: bool = true;
+
+    #[inline(always)]
+    fn compress(self, set: u64, within: u64) -> u64 {
+        // SAFETY: a `Bmi2` exists only where `detect` found BMI2.
+        unsafe { std::arch::x86_64::_pext_u64(set, within) }
+    }
+}
+
+/// The best instruction set of this processor for the searches, found once.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Best {
+    #[cfg(target_arch = "x86_64")]
+    pub(super) bmi2: Option<Bmi2>,
+}
+
+impl Best {
+    /// Looks the processor's instruction sets up.
+    pub(super) fn detect() -> Best {
+        Best {
+            #[cfg(target_arch = "x86_64")]
+            bmi2: Bmi2::detect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compress_agrees_everywhere() {
+        let within = 0b1011_0110_1101_0011u64;
+        for set in [0, 0b1_0000_0001, 0b1011_0000_0000_0010, within] {
+            let expected = compress(Bitboard(set), Bitboard(within)).0;
+            assert_eq!(Tables.compress(set, within), expected);
+            #[cfg(target_arch = "x86_64")]
+            if let Some(isa) = Bmi2::detect() {
+                assert_eq!(isa.compress(set, within), expected);
+            }
+        }
+    }
+}
