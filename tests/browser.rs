@@ -131,9 +131,43 @@ impl<'a> Session<'a> {
             .to_owned()
     }
 
+    /// Clicks `css` once the board has the moves of the position it shows.
+    ///
+    /// The page draws a position at once and again when its probe arrives, so
+    /// an element found in between can be replaced before the click lands:
+    /// WebDriver then answers "stale element reference" and nothing was
+    /// clicked, so the click is tried again on the new element.
     fn click(&self, css: &str) {
-        let element = self.find(css);
-        self.post(&format!("/element/{element}/click"), &json!({}));
+        self.wait_attribute("#board", "aria-busy", "false");
+        let mut last = None;
+        let clicked = poll(Duration::from_secs(20), || {
+            let element = self.find(css);
+            let reply = http::post(
+                self.driver.addr,
+                &format!("/session/{}/element/{element}/click", self.id),
+                &json!({}),
+            );
+            let stale = reply.status == 404 && reply.json()["value"]["error"] == "stale element reference";
+            if !stale {
+                ok(reply);
+                return true;
+            }
+            last = Some(reply);
+            false
+        });
+        assert!(clicked, "{css} stayed stale: {last:#?}");
+    }
+
+    /// Waits until attribute `name` of `css` is `expected`.
+    fn wait_attribute(&self, css: &str, name: &str, expected: &str) {
+        let mut last = Value::Null;
+        let found = poll(Duration::from_secs(20), || {
+            last = self.script(&format!(
+                "const e = document.querySelector({css:?}); return e ? e.getAttribute({name:?}) : null;"
+            ));
+            last == expected
+        });
+        assert!(found, "{css} should have {name}={expected:?}, has {last}");
     }
 
     fn text(&self, css: &str) -> String {

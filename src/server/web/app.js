@@ -173,7 +173,8 @@ async function play(move) {
 }
 
 function clickSquare(name) {
-  if (!game.probe || game.animating) return;
+  // Until the probe of the position shown arrives, the board has no moves to offer.
+  if (!game.probe || game.probe.position !== here().position || game.animating) return;
   const destination = game.selected && movesFrom(game.selected).find((m) => m.move.split("-")[1] === name);
   if (destination) {
     play(destination).catch((e) => showError(e.message));
@@ -310,6 +311,7 @@ function renderBoard(position, probeHere) {
     }
   }
   board.innerHTML = "";
+  board.setAttribute("aria-busy", probeHere ? "false" : "true");
   for (let row = rows - 1; row >= 0; row--) {
     for (let col = 0; col < cols; col++) {
       const name = squareName(row, col);
