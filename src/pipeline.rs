@@ -318,19 +318,26 @@ impl<'a> SolvePlan<'a> {
     /// worker 0, which checks the answer against the known values and
     /// writes the database as the cells come from each worker in turn
     /// ([`Shares::send`](crate::solver::shares::Shares::send)), and returns
-    /// what it did; the others return `None`. Only the byte search runs so,
-    /// without checkpoints.
+    /// what it did; the others return `None`. Only the byte search runs so.
+    ///
+    /// With checkpoints asked for, every worker saves its share into `dir`
+    /// ([`Checkpointer::for_rank`]) and the search resumes when every
+    /// worker can; once worker 0 has written the database, every worker
+    /// removes the variant's checkpoints. `note` hears what a user should
+    /// know about them.
     ///
     /// # Errors
     ///
     /// As [`run`](Self::run); [`Error::Usage`] for the two-bit or dense
-    /// search. An error on one worker leaves the others waiting in a
-    /// collective step: the caller ends the job.
+    /// search, or for checkpoints saved by a job of another size. An error
+    /// on one worker leaves the others waiting in a collective step: the
+    /// caller ends the job.
     pub fn run_on<T: Transport + ?Sized>(
         self,
         dir: &Path,
         transport: &mut T,
         observe: &mut dyn FnMut(Event),
+        note: &mut dyn FnMut(&str),
     ) -> Result<Option<Solved>> {
         if self.plan.method() != Method::Tight {
             return Err(Error::Usage(format!(
@@ -343,28 +350,57 @@ impl<'a> SolvePlan<'a> {
             storage::check_destination(dir, self.variant.name())?;
         }
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
+        let (me, workers) = (transport.worker(), transport.workers());
+        let mut checkpointer = match self.options.checkpoints {
+            Some(options) => Some(Checkpointer::for_rank(dir, variant, options, note, me, workers)?),
+            None => None,
+        };
+        let mut no_checkpoints = crate::solver::NoCheckpoints;
+        let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
+            Some(c) => c,
+            None => &mut no_checkpoints,
+        };
         let mut layers = Vec::new();
         let shares = self
             .plan
-            .search_shares(transport, &mut recording(&mut layers, observe))?;
+            .search_shares(transport, checkpoints, &mut recording(&mut layers, observe))?;
+        // Once worker 0 has written the database (or refused a wrong
+        // answer, which may come from the checkpoints), every worker's
+        // checkpoints are spent: worker 0 says so to all.
+        let spent = |transport: &mut T, written: bool| -> Result<()> {
+            let word = if me == 0 {
+                vec![vec![u8::from(written)]; workers]
+            } else {
+                Vec::new()
+            };
+            if transport.all_to_all(word)?[0] == [1] && self.options.checkpoints.is_some() {
+                checkpoint::remove(dir, variant);
+            }
+            Ok(())
+        };
         let Some(summary) = shares.summary(transport)? else {
             // The cells of each class go to worker 0, which writes them.
             for k in shares.searched().collect::<Vec<_>>() {
                 shares.send(transport, k, None)?;
             }
+            spent(transport, false)?;
             return Ok(None);
         };
-        let mut pipe = |k: usize, sink: Sink<'_>| shares.send(transport, k, Some(sink));
-        let streamed = Streamed {
-            stats: summary.stats,
-            mirrored: shares.mirrored(),
-            starts: summary.starts,
-            elapsed: shares.elapsed(),
-            cells: std::cell::RefCell::new(&mut pipe),
+        let written = {
+            let mut pipe = |k: usize, sink: Sink<'_>| shares.send(transport, k, Some(sink));
+            let streamed = Streamed {
+                stats: summary.stats,
+                mirrored: shares.mirrored(),
+                starts: summary.starts,
+                elapsed: shares.elapsed(),
+                cells: std::cell::RefCell::new(&mut pipe),
+            };
+            check_and_write(variant, layout, dir, Tables::Streamed(&streamed))
         };
-        let (path, write_seconds) = check_and_write(variant, layout, dir, Tables::Streamed(&streamed))?;
+        spent(transport, written.is_ok() || matches!(written, Err(Error::Mismatch(_))))?;
+        let (path, write_seconds) = written?;
         Ok(Some(Solved {
-            checkpoints: (0, 0.0, 0),
+            checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
             path,
             solve_seconds: shares.elapsed().as_secs_f64(),
             write_seconds,

@@ -1,6 +1,7 @@
 //! `mpirun -np N bishops solve` over the system's MPI: the tables a job of
-//! N ranks writes are, exported, byte for byte those of one process, and a
-//! rank that dies ends the job with nothing written.
+//! N ranks writes are, exported, byte for byte those of one process; a
+//! rank that dies ends the job with nothing written; a job that stopped
+//! resumes from every rank's checkpoint with as many ranks, and no other.
 //!
 //! Built only with `--features mpi`; the tests need `mpirun` and are
 //! ignored otherwise: `.ci/run` installs Open MPI and runs them with
@@ -134,13 +135,15 @@ fn children(parent: u32) -> Vec<u32> {
 fn a_rank_killed_mid_search_ends_the_job_and_nothing_is_written() {
     let dir = fresh("killed");
     let db = dir.to_str().unwrap();
+    // A checkpoint after every layer, so that the rerun has one to resume.
     let mut job = mpirun(3, &["--db", db, "solve", "9x8", "--method", "tight"])
+        .env("BISHOPS_CHECKPOINT_SECONDS", "0")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     // The ranks are mpirun's children (through its daemon or directly):
-    // wait for them to be searching, then kill one.
+    // wait for them to have saved a layer, then kill one.
     let began = Instant::now();
     let rank = loop {
         let ranks: Vec<u32> = children(job.id())
@@ -148,7 +151,8 @@ fn a_rank_killed_mid_search_ends_the_job_and_nothing_is_written() {
             .flat_map(|c| std::iter::once(c).chain(children(c)))
             .filter(|&p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "bishops"))
             .collect();
-        if ranks.len() == 3 && began.elapsed() > Duration::from_millis(1500) {
+        let saved = (0..3).all(|r| dir.join(format!(".9x8.a1.rank-{r}-of-3.checkpoint")).exists());
+        if ranks.len() == 3 && saved {
             break ranks[1];
         }
         assert!(began.elapsed() < Duration::from_secs(30), "three ranks did not start");
@@ -173,20 +177,98 @@ fn a_rank_killed_mid_search_ends_the_job_and_nothing_is_written() {
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(
-        leftovers.iter().all(|n| n.to_string_lossy().ends_with(".lock")),
+        leftovers.iter().all(|n| {
+            let n = n.to_string_lossy();
+            n.ends_with(".lock") || n.contains(".checkpoint")
+        }),
         "{leftovers:?}"
     );
-    // Run again: the right table.
-    ok(
+    // Run again: it resumes (or, killed while saving, says why it cannot)
+    // and writes the right table.
+    let rerun = ok(
         mpirun(3, &["--db", db, "solve", "9x8", "--method", "tight"])
             .output()
             .unwrap(),
         "rerun",
     );
+    let stderr = String::from_utf8_lossy(&rerun.stderr);
+    assert!(stderr.contains("resuming"), "{stderr}");
     let single = fresh("killed-single");
     ok(
         bishops(&["--db", single.to_str().unwrap(), "solve", "9x8", "--method", "tight"]),
         "single",
     );
     assert!(export(&dir, "9x8") == export(&single, "9x8"));
+}
+
+/// The files in `dir` whose names contain `part`.
+fn files_with(dir: &Path, part: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(part))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+#[ignore = "needs mpirun: cargo test --features mpi --test mpi -- --ignored"]
+fn a_stopped_job_resumes_with_as_many_ranks_and_no_other() {
+    let dir = fresh("resume");
+    let db = dir.to_str().unwrap();
+    let solve = ["--db", db, "solve", "9x8", "--method", "tight"];
+    let stop = |ranks: usize| {
+        let out = mpirun(ranks, &solve)
+            .env("BISHOPS_STOP_AFTER_LAYER", "8")
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("stopped after layer 8 of class a1"), "{stderr}");
+        assert!(!dir.join("9x8.sqlite").exists());
+    };
+    let single = fresh("resume-single");
+    ok(bishops(&["--db", single.to_str().unwrap(), "solve", "9x8"]), "single");
+    let expected = export(&single, "9x8");
+
+    // Stopped after layer 8: every rank's share is saved.
+    stop(3);
+    let shares: Vec<String> = (0..3).map(|r| format!(".9x8.a1.rank-{r}-of-3.checkpoint")).collect();
+    assert_eq!(files_with(&dir, ".checkpoint"), shares);
+
+    // Two ranks cannot take three ranks' shares: refused, with the way out.
+    let other = mpirun(2, &solve).output().unwrap();
+    assert_eq!(other.status.code(), Some(2), "{other:?}");
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        stderr.contains("by 3 MPI ranks") && stderr.contains("mpirun -np 3"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--restart"), "{stderr}");
+    assert_eq!(files_with(&dir, ".checkpoint"), shares, "a refusal keeps the shares");
+
+    // Three ranks resume at layer 8 and write the right table, and the
+    // shares are gone.
+    let resumed = ok(mpirun(3, &solve).output().unwrap(), "resume");
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert_eq!(stderr.matches("at layer 8, written").count(), 3, "{stderr}");
+    assert!(!stderr.contains("not resuming"), "{stderr}");
+    assert!(export(&dir, "9x8") == expected);
+    assert!(files_with(&dir, ".checkpoint").is_empty());
+
+    // --restart lets another number of ranks start over.
+    std::fs::remove_file(dir.join("9x8.sqlite")).unwrap();
+    stop(3);
+    let mut restart = solve.to_vec();
+    restart.push("--restart");
+    let restarted = ok(mpirun(2, &restart).output().unwrap(), "restart");
+    let stderr = String::from_utf8_lossy(&restarted.stderr);
+    assert!(stderr.contains("--restart: removed"), "{stderr}");
+    assert!(!stderr.contains("resuming"), "{stderr}");
+    assert!(export(&dir, "9x8") == expected);
+    assert!(files_with(&dir, ".checkpoint").is_empty());
 }

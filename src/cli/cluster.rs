@@ -9,7 +9,10 @@
 //! ([`SolvePlan::run_on`]), exchanging with the others through
 //! [`MpiTransport`]. A panic or an error on any rank ends the whole job
 //! (`MPI_Abort`) with the error on stderr, never a hang; nothing is
-//! written unless every rank finished its search.
+//! written unless every rank finished its search. Every rank saves its
+//! share of the search at layer boundaries (every 10 minutes, as one
+//! process does) into its own `--db`, and the same command run again with
+//! the same number of ranks resumes from there.
 
 use std::io::Write;
 use std::path::Path;
@@ -85,7 +88,10 @@ fn solve_ranks(db: &Path, args: &SolveArgs, transport: &mut MpiTransport, out: &
             // A line per layer on rank 0's stderr for a long solve: no
             // progress bar under a launcher.
             let bar = ProgressBar::hidden();
-            plan.run_on(db, transport, &mut observer(variant, &bar, log))?
+            // What each rank finds of its own checkpoints, every rank says.
+            let (me, ranks) = (transport.worker(), transport.workers());
+            let mut note = |text: &str| eprintln!("bishops: rank {me} of {ranks}: {text}");
+            plan.run_on(db, transport, &mut observer(variant, &bar, log), &mut note)?
         } else {
             None
         };

@@ -4,6 +4,7 @@
 //! hand their state to a [`Checkpoints`] after every layer and can start
 //! from a saved one.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU64};
 
 use crate::board::Class;
@@ -72,8 +73,76 @@ pub trait Checkpoints {
     }
 }
 
+/// Whether a search saves its state at a layer boundary.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Save {
+    /// Not at this boundary.
+    No,
+    /// Saves, and goes on.
+    Yes,
+    /// Saves, and stops (a test hook: [`Error::Stopped`](crate::error::Error::Stopped)).
+    AndStop,
+}
+
+/// One worker's share of a partitioned search at a layer boundary.
+#[derive(Debug)]
+pub struct ShareBoundary<'a> {
+    /// The class searched.
+    pub class: Class,
+    /// The tight indices of the worker's cells.
+    pub range: Range<u64>,
+    /// `found[d]`: positions of the whole class at remoteness `d`, for
+    /// every complete layer.
+    pub found: &'a [u64],
+    /// Whether the search is over.
+    pub done: bool,
+    /// The worker's cells.
+    pub cells: &'a [u8],
+}
+
+/// Where each worker of a partitioned search
+/// ([`partition`](super::partition)) saves its share at layer boundaries
+/// and finds a saved one. Worker 0 decides when all of them save
+/// ([`due`](Self::due)); the workers then agree on a resume together.
+pub trait ShareCheckpoints {
+    /// This worker's saved share of `class`, its cells `range`, if there is
+    /// one that can be trusted on its own: `found` counts the whole class,
+    /// `cells` the share.
+    fn resume_share(&mut self, class: Class, range: Range<u64>) -> Option<Resume>;
+
+    /// Whether every worker saves at the boundary of `class` where `found`
+    /// counts the complete layers; asked of worker 0 only.
+    fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save;
+
+    /// Saves this worker's share.
+    ///
+    /// # Errors
+    ///
+    /// What the write ran into; the search stops with it.
+    fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()>;
+
+    /// Tells the user what they should know about checkpoints.
+    fn note(&mut self, text: &str);
+}
+
 /// No checkpoints: nothing to resume, nothing saved.
 pub struct NoCheckpoints;
+
+impl ShareCheckpoints for NoCheckpoints {
+    fn resume_share(&mut self, _: Class, _: Range<u64>) -> Option<Resume> {
+        None
+    }
+
+    fn due(&mut self, _: Class, _: &[u64], _: bool) -> Save {
+        Save::No
+    }
+
+    fn save_share(&mut self, _: ShareBoundary<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    fn note(&mut self, _: &str) {}
+}
 
 impl Checkpoints for NoCheckpoints {
     fn resume(&mut self, _: Class, _: u64) -> Option<Resume> {

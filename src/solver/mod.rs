@@ -43,7 +43,10 @@ pub mod shares;
 mod stats;
 pub mod twobit;
 
-pub use boundary::{Boundary, Checkpoints, LayerHardest, NoCheckpoints, Resume, TwoBitBoundary, TwoBitResume};
+pub use boundary::{
+    Boundary, Checkpoints, LayerHardest, NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitBoundary,
+    TwoBitResume,
+};
 pub use direction::{Direction, Rates};
 pub use layer::Event;
 pub use stats::{ClassStats, HARDEST};

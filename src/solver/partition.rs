@@ -24,7 +24,11 @@
 //!   once, at the first pull layer.
 //!
 //! A second, small all-to-all sums the layer's counts, so every worker knows
-//! whether the search goes on and which way the next layer runs.
+//! whether the search goes on and which way the next layer runs; a third,
+//! from worker 0, says whether every worker saves its share now
+//! ([`ShareCheckpoints`]). A search resumes only when every worker has a
+//! share saved at the same layer and the shares' counts add up to the
+//! class's; otherwise every worker starts over.
 //!
 //! A layer reads only cells at `d` and writes only unreached cells, so which
 //! worker claims a position first does not matter: the table is the
@@ -45,6 +49,7 @@ use crate::remoteness::Cell;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
+use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints};
 use super::direction::Direction;
 use super::kernel::{Block, Kernel};
 use super::layer::{Event, goal_index, report_saved, too_deep};
@@ -377,12 +382,22 @@ pub fn search(
                 let report = (transport.worker() == 0).then(|| report.clone());
                 let partition = &partition;
                 scope.spawn(move || {
-                    run_worker(name, spec, index, partition, &mut transport, &mut |layer| {
-                        if let Some(report) = &report {
-                            // The receiver outlives the workers.
-                            let _ = report.send(*layer);
-                        }
-                    })
+                    let start = Start::fresh(spec, index, partition, transport.worker());
+                    run_worker(
+                        name,
+                        spec,
+                        index,
+                        partition,
+                        &mut transport,
+                        start,
+                        &mut NoCheckpoints,
+                        &mut |layer| {
+                            if let Some(report) = &report {
+                                // The receiver outlives the workers.
+                                let _ = report.send(*layer);
+                            }
+                        },
+                    )
                 })
             })
             .collect();
@@ -430,9 +445,11 @@ pub fn search(
 /// Searches one class of variant `name` as one worker of a partitioned
 /// search whose workers are reached through `transport` (the ranks of an
 /// MPI job, say): every worker runs this with the same class, each owning
-/// its share of [`Partition::balanced`]. Worker 0 tells `observe` of each
-/// layer (summed over the workers). Returns the partition and this
-/// worker's cells, in tight-index order from the first of its range.
+/// its share of [`Partition::balanced`], and resumes from `checkpoints`
+/// when every worker can ([`agree_on_resume`]). Worker 0 tells `observe`
+/// of each layer (summed over the workers; a resumed search's saved
+/// layers first). Returns the partition and this worker's cells, in
+/// tight-index order from the first of its range.
 ///
 /// # Errors
 ///
@@ -442,29 +459,40 @@ pub fn search_on<T: Transport + ?Sized>(
     spec: &ClassSpec,
     index: &TightIndex,
     transport: &mut T,
+    checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<(Partition, Vec<u8>)> {
     let partition = Partition::balanced(index, transport.workers())?;
     let me = transport.worker();
     let legal = index.len();
+    let start = agree_on_resume(spec, index, &partition, transport, checkpoints)?;
     let mut total = if me == 0 {
-        report_saved(spec.class, &[1], legal, observe)
+        report_saved(spec.class, &start.found, legal, observe)
     } else {
         1
     };
-    let (table, _) = run_worker(name, spec, index, &partition, transport, &mut |layer| {
-        if me == 0 && layer.found > 0 {
-            total += layer.found;
-            observe(Event::Layer {
-                class: spec.class,
-                depth: u16::from(layer.depth),
-                found: layer.found,
-                total,
-                legal,
-                direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
-            });
-        }
-    })?;
+    let (table, _) = run_worker(
+        name,
+        spec,
+        index,
+        &partition,
+        transport,
+        start,
+        checkpoints,
+        &mut |layer| {
+            if me == 0 && layer.found > 0 {
+                total += layer.found;
+                observe(Event::Layer {
+                    class: spec.class,
+                    depth: u16::from(layer.depth),
+                    found: layer.found,
+                    total,
+                    legal,
+                    direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
+                });
+            }
+        },
+    )?;
     Ok((partition, table.cells))
 }
 
@@ -472,27 +500,158 @@ pub fn search_on<T: Transport + ?Sized>(
 /// expanded, neighbours, crossing, messages, bytes, halo bytes.
 const COUNTS: usize = 7;
 
-/// Runs worker `transport.worker()` of a partitioned search of one class:
-/// owns the cells of its range of `partition`, expands its positions layer
-/// by layer, and exchanges the positions it reaches in other ranges through
-/// `transport`. `report` sees every layer's counts, summed over the workers
-/// (the same on every worker). Returns the worker's cells and the
+/// Where one worker's search of a class starts: from the goal, or from a
+/// saved share that every worker agreed to resume.
+#[derive(Debug)]
+pub struct Start {
+    /// `found[d]`: positions of the whole class at remoteness `d`, for
+    /// every complete layer.
+    pub found: Vec<u64>,
+    /// Whether the search is over.
+    pub done: bool,
+    /// The worker's cells.
+    pub cells: Vec<u8>,
+}
+
+impl Start {
+    /// The start of a fresh search for worker `me`: every cell unreached
+    /// but the goal's, if it is this worker's.
+    pub fn fresh(spec: &ClassSpec, index: &TightIndex, partition: &Partition, me: usize) -> Start {
+        let range = partition.cells(me);
+        let mut cells = vec![UNSEEN; (range.end - range.start) as usize];
+        let goal = goal_index(spec, index);
+        if range.contains(&goal) {
+            cells[(goal - range.start) as usize] = 0;
+        }
+        Start {
+            found: vec![1],
+            done: false,
+            cells,
+        }
+    }
+}
+
+/// What each worker tells the others of the share it could resume: the
+/// little-endian words `[1, done, layers, found…, own counts…]`, or `[0]`.
+fn resume_words(saved: Option<&Resume>) -> Vec<u8> {
+    let Some(saved) = saved else {
+        return 0u64.to_le_bytes().to_vec();
+    };
+    let layers = saved.found.len();
+    let mut own = vec![0u64; layers];
+    for &c in &saved.cells {
+        if let Some(n) = own.get_mut(usize::from(c)) {
+            *n += 1;
+        }
+    }
+    [1, u64::from(saved.done), layers as u64]
+        .into_iter()
+        .chain(saved.found.iter().copied())
+        .chain(own)
+        .flat_map(u64::to_le_bytes)
+        .collect()
+}
+
+/// Whether the workers' reports ([`resume_words`]) let them all resume:
+/// `Ok` when every worker has a share, all at the same layers, whose
+/// counts add up to the class's; else what stands in the way.
+fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), String> {
+    if let Some(w) = reports.iter().position(|r| r.first() != Some(&1)) {
+        return Err(format!("rank {w} has no share of it to resume"));
+    }
+    let head = |r: &Vec<u64>| r.get(1..3).map(<[u64]>::to_vec);
+    let layers = reports[0].get(2).copied().unwrap_or(0) as usize;
+    let whole = |r: &Vec<u64>| r.get(1..3 + layers).map(<[u64]>::to_vec);
+    if reports
+        .iter()
+        .any(|r| r.len() != 3 + 2 * layers || head(r) != head(&reports[0]) || whole(r) != whole(&reports[0]))
+    {
+        return Err("the ranks' shares were saved at different layers".into());
+    }
+    let found = &reports[0][3..3 + layers];
+    for (d, &n) in found.iter().enumerate() {
+        let sum: u64 = reports.iter().map(|r| r[3 + layers + d]).sum();
+        if sum != n {
+            return Err(format!(
+                "the ranks' shares hold {sum} positions at remoteness {d}, not {n}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads this worker's saved share of the class from `checkpoints` and
+/// agrees with every other worker whether all of them resume (a
+/// collective step): only when every worker has a share saved at the same
+/// layers and the shares' counts add up to the whole class's. Otherwise
+/// every worker starts from the goal, and worker 0 says why.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the transport fails or a report does not decode.
+pub fn agree_on_resume<T: Transport + ?Sized>(
+    spec: &ClassSpec,
+    index: &TightIndex,
+    partition: &Partition,
+    transport: &mut T,
+    checkpoints: &mut dyn ShareCheckpoints,
+) -> Result<Start> {
+    let me = transport.worker();
+    let saved = checkpoints.resume_share(spec.class, partition.cells(me));
+    let report = resume_words(saved.as_ref());
+    let reports = transport
+        .all_to_all(vec![report; transport.workers()])?
+        .iter()
+        .map(|stream| words(stream))
+        .collect::<Result<Vec<_>>>()?;
+    let anyone = reports.iter().any(|r| r.first() == Some(&1));
+    match (resumable(&reports), saved) {
+        (Ok(()), Some(saved)) => Ok(Start {
+            found: saved.found,
+            done: saved.done,
+            cells: saved.cells,
+        }),
+        (verdict, _) => {
+            if me == 0 && anyone {
+                let why = verdict.err().unwrap_or_else(|| "a share is missing".into());
+                checkpoints.note(&format!(
+                    "not resuming class {}: {why}; every rank searches it from the start",
+                    spec.class.name()
+                ));
+            }
+            Ok(Start::fresh(spec, index, partition, me))
+        }
+    }
+}
+
+/// Runs worker `transport.worker()` of a partitioned search of one class
+/// from `start`: owns the cells of its range of `partition`, expands its
+/// positions layer by layer, and exchanges the positions it reaches in
+/// other ranges through `transport`. `report` sees every new layer's
+/// counts, summed over the workers (the same on every worker). At every
+/// layer boundary worker 0 asks `checkpoints` whether to save, and then
+/// every worker saves its share there. Returns the worker's cells and the
 /// positions found at each remoteness.
 ///
 /// Every worker of the search must run this with the same `spec`, `index`
-/// and `partition`.
+/// and `partition`, and starts that agree ([`agree_on_resume`]).
 ///
 /// # Errors
 ///
 /// [`Error::TooLarge`] when a remoteness would not fit a [`Cell`] (on every
 /// worker at once), [`Error::Exchange`] when the transport fails or a
-/// stream names a position outside this worker's range.
+/// stream names a position outside this worker's range, what a save ran
+/// into, and [`Error::Stopped`] (on every worker) when the test hook of
+/// the checkpoints asks to stop.
+#[allow(clippy::too_many_arguments)]
 pub fn run_worker<T: Transport + ?Sized>(
     name: &str,
     spec: &ClassSpec,
     index: &TightIndex,
     partition: &Partition,
     transport: &mut T,
+    start: Start,
+    checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<(WorkerTable, Vec<u64>)> {
     let me = transport.worker();
@@ -509,18 +668,25 @@ pub fn run_worker<T: Transport + ?Sized>(
         partition,
         me,
         range: partition.cells(me),
-        cells: vec![UNSEEN; (partition.cells(me).end - partition.cells(me).start) as usize],
+        cells: start.cells,
         block: Block::default(),
         outgoing: vec![Vec::new(); workers],
         halo: None,
     };
-    let goal = goal_index(spec, index);
-    if worker.range.contains(&goal) {
-        worker.cells[(goal - worker.range.start) as usize] = 0;
+    if worker.cells.len() as u64 != worker.range.end - worker.range.start {
+        return Err(Error::Exchange(format!(
+            "worker {me} started with {} cells for a share of {}",
+            worker.cells.len(),
+            worker.range.end - worker.range.start
+        )));
     }
-    let mut found = vec![1u64];
-    let mut total = 1u64;
-    for depth in 0u8.. {
+    let mut found = start.found;
+    let mut total: u64 = found.iter().sum();
+    let first = u8::try_from(found.len() - 1).map_err(|_| too_deep(name))?;
+    for depth in first.. {
+        if start.done {
+            break;
+        }
         let started = Instant::now();
         let frontier = *found.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > index.len() - total;
@@ -603,14 +769,18 @@ pub fn run_worker<T: Transport + ?Sized>(
             max_worker_bytes,
             elapsed: started.elapsed(),
         });
-        if next == 0 {
+        let done = next == 0;
+        if !done {
+            if depth + 1 > Cell::MAX_REMOTENESS {
+                return Err(too_deep(name));
+            }
+            found.push(next);
+            total += next;
+        }
+        worker.boundary(spec, transport, checkpoints, &found, done)?;
+        if done {
             break;
         }
-        if depth + 1 > Cell::MAX_REMOTENESS {
-            return Err(too_deep(name));
-        }
-        found.push(next);
-        total += next;
     }
     let table = WorkerTable {
         worker: me,
@@ -747,6 +917,55 @@ fn words(stream: &[u8]) -> Result<Vec<u64>> {
 }
 
 impl Worker<'_> {
+    /// At a layer boundary, where `found` counts the complete layers: worker
+    /// 0 asks `checkpoints` whether to save and tells the others (a
+    /// collective step), and then every worker saves its share and waits
+    /// for the others to have saved theirs.
+    fn boundary<T: Transport + ?Sized>(
+        &self,
+        spec: &ClassSpec,
+        transport: &mut T,
+        checkpoints: &mut dyn ShareCheckpoints,
+        found: &[u64],
+        done: bool,
+    ) -> Result<()> {
+        let decision = if self.me == 0 {
+            let save = checkpoints.due(spec.class, found, done) as u8;
+            vec![vec![save]; transport.workers()]
+        } else {
+            Vec::new()
+        };
+        let save = match transport.all_to_all(decision)?[0][..] {
+            [s] if s == Save::No as u8 => Save::No,
+            [s] if s == Save::Yes as u8 => Save::Yes,
+            [s] if s == Save::AndStop as u8 => Save::AndStop,
+            ref other => {
+                return Err(Error::Exchange(format!("worker 0 sent {other:?} for whether to save")));
+            }
+        };
+        if save == Save::No {
+            return Ok(());
+        }
+        checkpoints.save_share(ShareBoundary {
+            class: spec.class,
+            range: self.range.clone(),
+            found,
+            done,
+            cells: &self.cells,
+        })?;
+        // Every worker has saved before any goes on or stops: a worker
+        // that stopped at once would end an MPI job under one still saving.
+        transport.all_to_all(vec![Vec::new(); transport.workers()])?;
+        if save == Save::AndStop {
+            return Err(Error::Stopped(format!(
+                "stopped after layer {} of class {}, as BISHOPS_STOP_AFTER_LAYER asks; every rank's checkpoint holds its share",
+                found.len() - 1,
+                spec.class.name()
+            )));
+        }
+        Ok(())
+    }
+
     /// Pushes from every position of this worker at `depth`: claims its own
     /// unreached neighbours for `depth + 1` and buffers the others'. Returns
     /// the layer's counts so far: found, expanded, neighbours, crossing.
@@ -951,6 +1170,7 @@ impl Worker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::board::Class;
     use crate::solver::parallel;
     use crate::variant::Variant;
 
@@ -1054,7 +1274,18 @@ mod tests {
         let (spec, index) = class("5x4");
         let partition = Partition::balanced(&index, 3).unwrap();
         let mut transport = ChannelTransport::connected(2).swap_remove(0);
-        let e = run_worker("5x4", &spec, &index, &partition, &mut transport, &mut |_| {}).unwrap_err();
+        let start = Start::fresh(&spec, &index, &partition, 0);
+        let e = run_worker(
+            "5x4",
+            &spec,
+            &index,
+            &partition,
+            &mut transport,
+            start,
+            &mut NoCheckpoints,
+            &mut |_| {},
+        )
+        .unwrap_err();
         assert!(matches!(e, Error::Exchange(_)), "{e}");
     }
 
@@ -1092,6 +1323,146 @@ mod tests {
         };
         assert_eq!(worker.receive(&fine.encode(), 1).unwrap(), 1);
         assert_eq!(worker.receive(&fine.encode(), 1).unwrap(), 0);
+    }
+
+    /// Checkpoints in memory, shared by the workers of a test: each saves
+    /// and resumes its own share; worker 0 saves at every boundary and
+    /// stops after layer `stop`, if given.
+    struct Memory<'a> {
+        worker: usize,
+        shares: &'a std::sync::Mutex<Vec<Option<Resume>>>,
+        stop: Option<usize>,
+        notes: Vec<String>,
+    }
+
+    impl ShareCheckpoints for Memory<'_> {
+        fn resume_share(&mut self, _: Class, range: Range<u64>) -> Option<Resume> {
+            let saved = self.shares.lock().unwrap()[self.worker].clone()?;
+            assert_eq!(saved.cells.len() as u64, range.end - range.start);
+            Some(saved)
+        }
+
+        fn due(&mut self, _: Class, found: &[u64], done: bool) -> Save {
+            if !done && Some(found.len() - 1) == self.stop {
+                Save::AndStop
+            } else {
+                Save::Yes
+            }
+        }
+
+        fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
+            self.shares.lock().unwrap()[self.worker] = Some(Resume {
+                found: boundary.found.to_vec(),
+                done: boundary.done,
+                cells: boundary.cells.to_vec(),
+            });
+            Ok(())
+        }
+
+        fn note(&mut self, text: &str) {
+            self.notes.push(text.to_owned());
+        }
+    }
+
+    /// What one worker of [`search_saving`] ends with: its share or its
+    /// error, its notes, and the layers it reported as saved ones.
+    type WorkerRun = (Result<(Partition, Vec<u8>)>, Vec<String>, usize);
+
+    /// Searches class 0 of `name` by `workers` threads through
+    /// [`search_on`] with `shares` as their checkpoints: the assembled
+    /// table, or the first error, and worker 0's notes and how many layers
+    /// it reported as saved ones (those of a resume, or the goal's).
+    fn search_saving(
+        name: &str,
+        workers: usize,
+        shares: &std::sync::Mutex<Vec<Option<Resume>>>,
+        stop: Option<usize>,
+    ) -> (Result<Vec<u8>>, Vec<String>, usize) {
+        let (spec, index) = class(name);
+        let results: Vec<WorkerRun> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ChannelTransport::connected(workers)
+                .into_iter()
+                .map(|mut transport| {
+                    let (spec, index) = (&spec, &index);
+                    scope.spawn(move || {
+                        let mut memory = Memory {
+                            worker: transport.worker(),
+                            shares,
+                            stop,
+                            notes: Vec::new(),
+                        };
+                        let mut saved = 0;
+                        let mut observe = |event| {
+                            if let Event::Layer { direction: None, .. } = event {
+                                saved += 1;
+                            }
+                        };
+                        let result = search_on(name, spec, index, &mut transport, &mut memory, &mut observe);
+                        (result, memory.notes, saved)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let (notes, saved) = (results[0].1.clone(), results[0].2);
+        let mut cells = Vec::new();
+        for (result, _, _) in results {
+            match result {
+                Ok((_, share)) => cells.extend(share),
+                Err(e) => return (Err(e), notes, saved),
+            }
+        }
+        (Ok(cells), notes, saved)
+    }
+
+    #[test]
+    fn stopped_workers_resume_together_to_the_same_table() {
+        let (spec, index) = class("7x6");
+        let expected = parallel::search("7x6", &spec, &index, &mut |_| {}).unwrap();
+        let shares = std::sync::Mutex::new(vec![None; 3]);
+        let (stopped, _, _) = search_saving("7x6", 3, &shares, Some(6));
+        assert!(matches!(stopped, Err(Error::Stopped(_))), "{stopped:?}");
+        let saved = shares.lock().unwrap().clone();
+        assert!(saved.iter().all(|s| s.as_ref().is_some_and(|s| s.found.len() == 7)));
+
+        // All three resume at layer 6 and finish the same table.
+        let (resumed, notes, saved_layers) = search_saving("7x6", 3, &shares, None);
+        assert!(resumed.unwrap() == expected);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(saved_layers, 7, "layers 0 to 6 came from the shares");
+        assert!(shares.lock().unwrap().iter().all(|s| s.as_ref().unwrap().done));
+
+        // One share missing, or one saved at another layer: every worker
+        // starts over, and worker 0 says why.
+        for (spoil, why) in [(0, "rank 1 has no share"), (1, "different layers")] {
+            *shares.lock().unwrap() = saved.clone();
+            let mut all = shares.lock().unwrap();
+            if spoil == 0 {
+                all[1] = None;
+            } else {
+                all[2].as_mut().unwrap().found.pop();
+            }
+            drop(all);
+            let (again, notes, saved_layers) = search_saving("7x6", 3, &shares, None);
+            assert!(again.unwrap() == expected);
+            assert!(notes.len() == 1 && notes[0].contains(why), "{notes:?}");
+            assert_eq!(saved_layers, 1, "only the goal's layer");
+        }
+
+        // Shares whose counts do not add up to the class's are not resumed.
+        *shares.lock().unwrap() = saved.clone();
+        let cell = shares.lock().unwrap()[0]
+            .as_mut()
+            .unwrap()
+            .cells
+            .iter_mut()
+            .find(|c| **c == 6)
+            .map(|c| *c = UNSEEN);
+        assert!(cell.is_some());
+        let (again, notes, saved_layers) = search_saving("7x6", 3, &shares, None);
+        assert!(again.unwrap() == expected);
+        assert!(notes.len() == 1 && notes[0].contains("not "), "{notes:?}");
+        assert_eq!(saved_layers, 1);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::layer::Event;
 use super::partition::{self, Partition, Transport};
-use super::{ClassStats, HARDEST, Plan};
+use super::{ClassStats, HARDEST, Plan, ShareCheckpoints};
 use crate::error::{Error, Result};
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
@@ -44,8 +44,9 @@ pub struct Shares<'a> {
 impl<'a> Plan<'a> {
     /// Searches every class not the mirror image of another with the byte
     /// search split between the workers `transport` reaches, every one of
-    /// which runs this with the same plan ([`partition::search_on`]):
-    /// worker 0 tells `observe` of the search. Each worker keeps its share.
+    /// which runs this with the same plan ([`partition::search_on`]),
+    /// saving and resuming its share through `checkpoints`: worker 0 tells
+    /// `observe` of the search. Each worker keeps its share.
     ///
     /// # Errors
     ///
@@ -53,6 +54,7 @@ impl<'a> Plan<'a> {
     pub fn search_shares<T: Transport + ?Sized>(
         self,
         transport: &mut T,
+        checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
     ) -> Result<Shares<'a>> {
         let lead = transport.worker() == 0;
@@ -79,6 +81,7 @@ impl<'a> Plan<'a> {
                     spec,
                     index,
                     transport,
+                    checkpoints,
                     observe,
                 )?),
             });
@@ -353,7 +356,7 @@ fn decode(stream: &[u8]) -> Result<Vec<u64>> {
 mod tests {
     use super::*;
     use crate::solver::partition::ChannelTransport;
-    use crate::solver::{Method, Solution};
+    use crate::solver::{Method, NoCheckpoints, Solution};
 
     /// Workers on threads, each with its share: the summary at worker 0 is
     /// the statistics one process computes, and the cells sent are its
@@ -371,7 +374,9 @@ mod tests {
                             let variant = &variant;
                             scope.spawn(move || {
                                 let plan = Plan::new(variant, Method::Tight);
-                                let shares = plan.search_shares(&mut transport, &mut |_| {}).unwrap();
+                                let shares = plan
+                                    .search_shares(&mut transport, &mut NoCheckpoints, &mut |_| {})
+                                    .unwrap();
                                 let summary = shares.summary(&mut transport).unwrap();
                                 let mut tables = Vec::new();
                                 for k in shares.searched().collect::<Vec<_>>() {

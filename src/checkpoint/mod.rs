@@ -39,7 +39,16 @@
 //! that kept a bit per position besides the table, is refused. The method
 //! field keeps either search from taking the other's checkpoint.
 //!
+//! The workers of a partitioned search (the ranks of an MPI job) each save
+//! their own share of a class, in files of their own
+//! ([`Checkpointer::for_rank`], [`rank_path`]).
+//!
 //! The dense search (`--method dense`) neither saves nor resumes.
+
+mod rank_files;
+mod share;
+
+pub use rank_files::{ShareHeader, rank_path};
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -57,7 +66,7 @@ use crate::files::{self, Links, OpenError};
 use crate::remoteness::Cell;
 use crate::solver::mod3::{code_words, count_codes};
 use crate::solver::twobit::{CURRENT, NEXT, UNSEEN_LEFT};
-use crate::solver::{Boundary, Checkpoints, HARDEST, LayerHardest, Rates, Resume, TwoBitBoundary, TwoBitResume};
+use crate::solver::{Boundary, Checkpoints, HARDEST, LayerHardest, Rates, Resume, Save, TwoBitBoundary, TwoBitResume};
 use crate::tight::TightIndex;
 use crate::variant::Variant;
 
@@ -209,6 +218,11 @@ pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
             removed.push(file);
         }
     }
+    for (file, _) in rank_files::rank_files(dir, variant) {
+        if fs::remove_file(&file).is_ok() {
+            removed.push(file);
+        }
+    }
     remove_temporary(dir, variant);
     removed
 }
@@ -219,11 +233,13 @@ fn remove_temporary(dir: &Path, variant: &Variant) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if variant
-            .classes()
-            .iter()
-            .any(|s| name.starts_with(&format!(".{}.{}.checkpoint.tmp-", variant.name(), s.class.name())))
-        {
+        let ours = |s: &crate::variant::ClassSpec| {
+            let class = format!(".{}.{}.", variant.name(), s.class.name());
+            name.strip_prefix(&class).is_some_and(|rest| {
+                rest.starts_with("checkpoint.tmp-") || (rest.starts_with("rank-") && rest.contains(".checkpoint.tmp-"))
+            })
+        };
+        if variant.classes().iter().any(ours) {
             let _ = fs::remove_file(entry.path());
         }
     }
@@ -257,6 +273,11 @@ pub struct Header {
     /// What else a two-bit search needs to go on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub two_bit: Option<TwoBitHeader>,
+    /// For one worker's share of a partitioned search: which share, and its
+    /// own count of each layer. `length` then counts the share's cells and
+    /// `found` the whole class's layers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<ShareHeader>,
 }
 
 /// The part of a two-bit checkpoint's header that only the two-bit search
@@ -557,6 +578,9 @@ pub struct Checkpointer<'a> {
     note: &'a mut dyn FnMut(&str),
     /// Checkpoints written, and the seconds and bytes they took.
     pub written: (u32, f64, u64),
+    /// For a worker of a partitioned search: its number and how many there
+    /// are. It then saves and reads only its own share ([`share`]).
+    share: Option<(usize, usize)>,
 }
 
 impl<'a> Checkpointer<'a> {
@@ -585,6 +609,16 @@ impl<'a> Checkpointer<'a> {
             last: Instant::now(),
             note,
             written: (0, 0.0, 0),
+            share: None,
+        }
+    }
+
+    /// The file of this solve's checkpoint of `class`: its own, or its
+    /// share's for a worker of a partitioned search.
+    fn file(&self, class: Class) -> PathBuf {
+        match self.share {
+            Some((rank, ranks)) => rank_path(&self.dir, self.variant.name(), class, rank, ranks),
+            None => path(&self.dir, self.variant.name(), class),
         }
     }
 
@@ -630,6 +664,7 @@ impl<'a> Checkpointer<'a> {
         expect("start", header.start.clone(), self.start.clone())?;
         expect("class", header.class.to_string(), class.index().to_string())?;
         expect("legal positions", header.length.to_string(), legal.to_string())?;
+        self.check_share(&header)?;
         Ok((header, (MAGIC.len() + line.len()) as u64, size, reader))
     }
 
@@ -649,7 +684,10 @@ impl<'a> Checkpointer<'a> {
         if format!("{:016x}", checksum(&cells)) != header.checksum {
             return Err("fails its checksum".into());
         }
-        // The table must hold exactly the layers the header counts.
+        // The table must hold exactly the layers the header counts (a
+        // share's own counts: the whole class's are checked by the workers
+        // together).
+        let counted = header.share.as_ref().map_or(&header.found, |s| &s.found);
         let histogram = cells
             .par_chunks(1 << 20)
             .fold(
@@ -670,7 +708,8 @@ impl<'a> Checkpointer<'a> {
             );
         let layers = header.found.len();
         let unseen = usize::from(Cell::UNREACHABLE.0);
-        let consistent = histogram[..layers] == header.found[..]
+        let consistent = counted.len() == layers
+            && histogram[..layers] == counted[..]
             && histogram[layers..]
                 .iter()
                 .enumerate()
@@ -766,6 +805,7 @@ impl<'a> Checkpointer<'a> {
             checksum: format!("{checksum:016x}"),
             written: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
             two_bit: None,
+            share: None,
         }
     }
 
@@ -779,13 +819,9 @@ impl<'a> Checkpointer<'a> {
         body: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
     ) -> Result<PathBuf> {
         let began = Instant::now();
-        let file = path(&self.dir, self.variant.name(), class);
-        let tmp = self.dir.join(format!(
-            ".{}.{}.checkpoint.tmp-{}",
-            self.variant.name(),
-            class.name(),
-            std::process::id()
-        ));
+        let file = self.file(class);
+        let name = file.file_name().expect("a checkpoint file name").to_string_lossy();
+        let tmp = self.dir.join(format!("{name}.tmp-{}", std::process::id()));
         let mut head = MAGIC.to_vec();
         serde_json::to_writer(&mut head, header).expect("a header serialises");
         head.push(b'\n');
@@ -907,25 +943,46 @@ impl<'a> Checkpointer<'a> {
         done: bool,
         write: impl FnOnce(&mut Self) -> Result<PathBuf>,
     ) -> Result<()> {
+        let save = self.decide(class, found, done);
+        if save != Save::No {
+            let file = write(self)?;
+            if save == Save::AndStop {
+                return Err(self.stopped(class, found, &format!("the checkpoint {}", file.display())));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether to save at the boundary of `class` where `found` counts the
+    /// complete layers: when the interval has passed since the last save
+    /// (which this then counts from) or the test hook asks, and then stop.
+    fn decide(&mut self, class: Class, found: &[u64], done: bool) -> Save {
         let depth = u16::try_from(found.len().saturating_sub(1)).unwrap_or(u16::MAX);
         let stop = !done
             && self
                 .options
                 .stop_after
                 .is_some_and(|(c, layer)| layer == depth && c.is_none_or(|c| c == class));
-        if stop || self.last.elapsed() >= self.options.interval {
-            let file = write(self)?;
+        if stop {
             self.last = Instant::now();
-            if stop {
-                return Err(Error::Stopped(format!(
-                    "stopped after layer {depth} of {} class {}, as BISHOPS_STOP_AFTER_LAYER asks; the checkpoint {} holds the search",
-                    self.variant.name(),
-                    class.name(),
-                    file.display()
-                )));
-            }
+            Save::AndStop
+        } else if self.last.elapsed() >= self.options.interval {
+            self.last = Instant::now();
+            Save::Yes
+        } else {
+            Save::No
         }
-        Ok(())
+    }
+
+    /// The error of a stop that the test hook asked for after the layers
+    /// `found` counts, once `holder` holds the search.
+    fn stopped(&self, class: Class, found: &[u64], holder: &str) -> Error {
+        Error::Stopped(format!(
+            "stopped after layer {} of {} class {}, as BISHOPS_STOP_AFTER_LAYER asks; {holder} holds the search",
+            found.len().saturating_sub(1),
+            self.variant.name(),
+            class.name(),
+        ))
     }
 
     /// The checkpoint of `class` to look at for a resume, if any.
@@ -933,7 +990,7 @@ impl<'a> Checkpointer<'a> {
         if self.options.restart {
             return None;
         }
-        let file = path(&self.dir, self.variant.name(), class);
+        let file = self.file(class);
         file.exists().then_some(file)
     }
 }
