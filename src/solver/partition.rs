@@ -35,14 +35,22 @@
 //! breadth-first distance from the goal, byte for byte the table of
 //! [`parallel::search`](super::parallel::search).
 //!
-//! [`search`] runs the workers as threads of this process, each single
-//! threaded, with a [`ChannelTransport`]; [`run_worker`] is what one worker
-//! (one MPI rank) runs, over any [`Transport`].
+//! Inside a worker, a layer's blocks are shared by the threads of the rayon
+//! pool: a push claims its own cells with an atomic compare-and-swap, so
+//! each position is counted once, and gathers each thread's messages; a
+//! pull writes only the block it pulls into.
+//!
+//! [`search`] runs the workers as threads of this process with a
+//! [`ChannelTransport`]; [`run_worker`] is what one worker (one MPI rank)
+//! runs, over any [`Transport`].
 
 use std::cell::RefCell;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::remoteness::Cell;
@@ -668,9 +676,8 @@ pub fn run_worker<T: Transport + ?Sized>(
         partition,
         me,
         range: partition.cells(me),
-        cells: start.cells,
-        block: Block::default(),
-        outgoing: vec![Vec::new(); workers],
+        // In place: AtomicU8 and u8 have one layout.
+        cells: start.cells.into_iter().map(AtomicU8::new).collect(),
         halo: None,
     };
     if worker.cells.len() as u64 != worker.range.end - worker.range.start {
@@ -690,14 +697,14 @@ pub fn run_worker<T: Transport + ?Sized>(
         let started = Instant::now();
         let frontier = *found.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > index.len() - total;
-        let mut counts = if pull {
+        let (mut counts, mut outgoing) = if pull {
             if worker.halo.is_none() {
                 worker.halo = Some(Halo::new(&worker, transport)?);
             }
             let halo_bytes = worker.exchange_halo(transport, depth)?;
             let mut counts = worker.pull(depth);
             counts[6] = halo_bytes;
-            counts
+            (counts, vec![Vec::new(); workers])
         } else {
             worker.expand(depth)
         };
@@ -705,15 +712,15 @@ pub fn run_worker<T: Transport + ?Sized>(
         // its cells in order.
         let mut streams = Vec::with_capacity(workers);
         let mut sent = 0u64;
-        for out in &mut worker.outgoing {
-            out.sort_unstable();
+        for out in &mut outgoing {
+            out.par_sort_unstable();
             out.dedup();
             sent += out.len() as u64;
             let mut stream = Vec::new();
             Message::encode_all(out, &mut stream);
-            out.clear();
             streams.push(stream);
         }
+        drop(outgoing);
         let incoming = transport.all_to_all(streams)?;
         for (from, stream) in incoming.iter().enumerate() {
             if from != me {
@@ -785,7 +792,7 @@ pub fn run_worker<T: Transport + ?Sized>(
     let table = WorkerTable {
         worker: me,
         range: worker.range,
-        cells: worker.cells,
+        cells: worker.cells.into_iter().map(AtomicU8::into_inner).collect(),
     };
     Ok((table, found))
 }
@@ -798,11 +805,9 @@ struct Worker<'a> {
     me: usize,
     /// The tight indices of its cells.
     range: Range<u64>,
-    cells: Vec<u8>,
-    /// Scratch space for the block being expanded.
-    block: Block,
-    /// `outgoing[w]`: the positions found for worker `w` this layer.
-    outgoing: Vec<Vec<Message>>,
+    /// Its cells, which the threads of a layer claim (push) or fill (pull)
+    /// at once.
+    cells: Vec<AtomicU8>,
     /// What a pull layer sees of other workers' cells, once one has run.
     halo: Option<Halo>,
 }
@@ -951,7 +956,7 @@ impl Worker<'_> {
             range: self.range.clone(),
             found,
             done,
-            cells: &self.cells,
+            cells: self.plain(),
         })?;
         // Every worker has saved before any goes on or stops: a worker
         // that stopped at once would end an MPI job under one still saving.
@@ -966,64 +971,103 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// Pushes from every position of this worker at `depth`: claims its own
-    /// unreached neighbours for `depth + 1` and buffers the others'. Returns
-    /// the layer's counts so far: found, expanded, neighbours, crossing.
-    fn expand(&mut self, depth: u8) -> [u64; COUNTS] {
-        let [mut found, mut expanded, mut neighbours, mut crossing] = [0u64; 4];
-        let Worker {
-            kernel,
-            index,
-            partition,
-            range,
-            cells,
-            block,
-            outgoing,
-            ..
-        } = self;
-        let base = range.start;
-        for r in partition.blocks(self.me) {
-            let b = index.block(r);
-            let lo = (b.start - base) as usize;
-            let hi = (b.end - base) as usize;
-            if !cells[lo..hi].contains(&depth) {
+    /// The worker's cells as plain bytes, between layers.
+    fn plain(&self) -> &[u8] {
+        // SAFETY: AtomicU8 has the size, alignment and bit validity of u8,
+        // and between layers, where this is called, no thread writes the
+        // cells, so reading them as plain bytes while this borrow lives is
+        // sound.
+        unsafe { std::slice::from_raw_parts(self.cells.as_ptr().cast::<u8>(), self.cells.len()) }
+    }
+
+    /// The worker's cells of block `r`.
+    fn cells_of(&self, r: u64) -> &[AtomicU8] {
+        let b = self.index.block(r);
+        &self.cells[(b.start - self.range.start) as usize..(b.end - self.range.start) as usize]
+    }
+
+    /// Pushes from every position of this worker at `depth`, its blocks
+    /// shared by the threads of the rayon pool: claims its own unreached
+    /// neighbours for `depth + 1` and gathers the others' for them. Returns
+    /// the layer's counts so far (found, expanded, neighbours, crossing)
+    /// and, for each worker, the positions found in its range.
+    fn expand(&self, depth: u8) -> ([u64; COUNTS], Vec<Vec<Message>>) {
+        let workers = self.partition.workers();
+        let mine = self.partition.blocks(self.me);
+        let empty = || ([0u64; COUNTS], vec![Vec::new(); workers]);
+        (mine.start as usize..mine.end as usize)
+            .into_par_iter()
+            .with_min_len(16)
+            .fold(
+                || (Block::default(), empty()),
+                |(mut block, (mut counts, mut outgoing)), r| {
+                    self.expand_block(r as u64, depth, &mut block, &mut counts, &mut outgoing);
+                    (block, (counts, outgoing))
+                },
+            )
+            .map(|(_, done)| done)
+            .reduce(empty, |(mut counts, mut outgoing), (more, theirs)| {
+                counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
+                for (out, mut other) in outgoing.iter_mut().zip(theirs) {
+                    if out.len() < other.len() {
+                        std::mem::swap(out, &mut other);
+                    }
+                    out.append(&mut other);
+                }
+                (counts, outgoing)
+            })
+    }
+
+    /// [`expand`](Self::expand) of block `r`, adding to `counts` and
+    /// `outgoing`.
+    fn expand_block(
+        &self,
+        r: u64,
+        depth: u8,
+        block: &mut Block,
+        counts: &mut [u64; COUNTS],
+        outgoing: &mut [Vec<Message>],
+    ) {
+        let own = self.cells_of(r);
+        if !own.iter().any(|c| c.load(Ordering::Relaxed) == depth) {
+            return;
+        }
+        let (index, range, base) = (self.index, &self.range, self.range.start);
+        self.kernel.block(r, block);
+        for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
+            if own[j].load(Ordering::Relaxed) != depth {
                 continue;
             }
-            kernel.block(r, block);
-            for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
-                if cells[lo + j] != depth {
-                    continue;
-                }
-                expanded += 1;
-                kernel.neighbours(block, black, |i| {
-                    neighbours += 1;
-                    if range.contains(&i) {
-                        let cell = &mut cells[(i - base) as usize];
-                        if *cell == UNSEEN {
-                            *cell = depth + 1;
-                            found += 1;
-                        }
-                    } else {
-                        crossing += 1;
-                        let to = index.block_of(i);
-                        outgoing[partition.owner(to)].push(Message {
-                            block: to,
-                            position: i - index.block(to).start,
-                        });
+            counts[1] += 1;
+            self.kernel.neighbours(block, black, |i| {
+                counts[2] += 1;
+                if range.contains(&i) {
+                    let cell = &self.cells[(i - base) as usize];
+                    if cell.load(Ordering::Relaxed) == UNSEEN
+                        && cell
+                            .compare_exchange(UNSEEN, depth + 1, Ordering::Relaxed, Ordering::Relaxed)
+                            .is_ok()
+                    {
+                        counts[0] += 1;
                     }
-                    false
-                });
-            }
+                } else {
+                    counts[3] += 1;
+                    let to = index.block_of(i);
+                    outgoing[self.partition.owner(to)].push(Message {
+                        block: to,
+                        position: i - index.block(to).start,
+                    });
+                }
+                false
+            });
         }
-        [found, expanded, neighbours, crossing, 0, 0, 0]
     }
 
     /// Sends every worker the frontier bits (cells at `depth`) of the blocks
     /// of this worker in its halo, and takes theirs into this worker's halo.
     /// Returns the bytes sent.
     fn exchange_halo<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u8) -> Result<u64> {
-        let halo = self.halo.as_mut().expect("a halo before a pull");
-        let base = self.range.start;
+        let halo = self.halo.as_ref().expect("a halo before a pull");
         let mut streams = Vec::with_capacity(halo.requests.len());
         let mut sent = 0;
         for list in &halo.requests {
@@ -1034,9 +1078,8 @@ impl Worker<'_> {
             let mut words = vec![0u64; bits.div_ceil(64) as usize];
             let mut bit = 0usize;
             for &r in list {
-                let b = self.index.block(r);
-                for &c in &self.cells[(b.start - base) as usize..(b.end - base) as usize] {
-                    words[bit / 64] |= u64::from(c == depth) << (bit % 64);
+                for c in self.cells_of(r) {
+                    words[bit / 64] |= u64::from(c.load(Ordering::Relaxed) == depth) << (bit % 64);
                     bit += 1;
                 }
             }
@@ -1048,6 +1091,7 @@ impl Worker<'_> {
             streams.push(stream);
         }
         let incoming = transport.all_to_all(streams)?;
+        let halo = self.halo.as_mut().expect("a halo before a pull");
         for (w, stream) in incoming.iter().enumerate() {
             if w == self.me {
                 continue;
@@ -1072,77 +1116,89 @@ impl Worker<'_> {
         Ok(sent)
     }
 
-    /// Pulls into every unreached position of this worker: it joins layer
-    /// `depth + 1` when a neighbour, here or in the halo, is at `depth`.
-    /// Only moves into blocks with a position at `depth` are tried. Returns
-    /// the layer's counts so far: found, expanded, neighbours, crossing.
-    fn pull(&mut self, depth: u8) -> [u64; COUNTS] {
-        let [mut found, mut expanded, mut neighbours, mut crossing] = [0u64; 4];
-        let Worker {
-            kernel,
-            index,
-            partition,
-            range,
-            cells,
-            block,
-            halo,
-            me,
-            ..
-        } = self;
-        let halo = halo.as_ref().expect("a halo before a pull");
-        let base = range.start;
-        let mine = partition.blocks(*me);
-        let own_any: Vec<bool> = mine
-            .clone()
+    /// Pulls into every unreached position of this worker, its blocks
+    /// shared by the threads of the rayon pool: it joins layer `depth + 1`
+    /// when a neighbour, here or in the halo, is at `depth`. Only moves
+    /// into blocks with a position at `depth` are tried. A block's pull
+    /// writes only its own cells, and reads only cells at `depth`, which no
+    /// pull writes. Returns the layer's counts so far: found, expanded,
+    /// neighbours, crossing.
+    fn pull(&self, depth: u8) -> [u64; COUNTS] {
+        let mine = self.partition.blocks(self.me);
+        let own_any: Vec<bool> = (mine.start as usize..mine.end as usize)
+            .into_par_iter()
+            .with_min_len(64)
             .map(|r| {
-                let b = index.block(r);
-                cells[(b.start - base) as usize..(b.end - base) as usize].contains(&depth)
+                self.cells_of(r as u64)
+                    .iter()
+                    .any(|c| c.load(Ordering::Relaxed) == depth)
             })
             .collect();
-        for r in mine.clone() {
-            let b = index.block(r);
-            let lo = (b.start - base) as usize;
-            let hi = (b.end - base) as usize;
-            if !cells[lo..hi].contains(&UNSEEN) {
+        (mine.start as usize..mine.end as usize)
+            .into_par_iter()
+            .with_min_len(16)
+            .fold(
+                || (Block::default(), [0u64; COUNTS]),
+                |(mut block, mut counts), r| {
+                    self.pull_block(r as u64, depth, &own_any, &mut block, &mut counts);
+                    (block, counts)
+                },
+            )
+            .map(|(_, counts)| counts)
+            .reduce(
+                || [0u64; COUNTS],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            )
+    }
+
+    /// [`pull`](Self::pull) into block `r`, adding to `counts`; `own_any`
+    /// says which of this worker's blocks hold a position at `depth`.
+    fn pull_block(&self, r: u64, depth: u8, own_any: &[bool], block: &mut Block, counts: &mut [u64; COUNTS]) {
+        let own = self.cells_of(r);
+        if !own.iter().any(|c| c.load(Ordering::Relaxed) == UNSEEN) {
+            return;
+        }
+        let (index, range, base) = (self.index, &self.range, self.range.start);
+        let halo = self.halo.as_ref().expect("a halo before a pull");
+        let mine = self.partition.blocks(self.me);
+        self.kernel.block_where(r, block, |t| {
+            if mine.contains(&t) {
+                own_any[(t - mine.start) as usize]
+            } else {
+                halo.find(t).is_some_and(|k| halo.any[k])
+            }
+        });
+        block.black_moves = own_any[(r - mine.start) as usize];
+        if !block.black_moves && block.white_moves() == 0 {
+            return;
+        }
+        for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
+            if own[j].load(Ordering::Relaxed) != UNSEEN {
                 continue;
             }
-            kernel.block_where(r, block, |t| {
-                if mine.contains(&t) {
-                    own_any[(t - mine.start) as usize]
+            counts[1] += 1;
+            let hit = self.kernel.neighbours(block, black, |i| {
+                counts[2] += 1;
+                if range.contains(&i) {
+                    self.cells[(i - base) as usize].load(Ordering::Relaxed) == depth
                 } else {
-                    halo.find(t).is_some_and(|k| halo.any[k])
+                    counts[3] += 1;
+                    halo.at(index, i)
                 }
             });
-            block.black_moves = own_any[(r - mine.start) as usize];
-            if !block.black_moves && block.white_moves() == 0 {
-                continue;
-            }
-            for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
-                if cells[lo + j] != UNSEEN {
-                    continue;
-                }
-                expanded += 1;
-                let hit = kernel.neighbours(block, black, |i| {
-                    neighbours += 1;
-                    if range.contains(&i) {
-                        cells[(i - base) as usize] == depth
-                    } else {
-                        crossing += 1;
-                        halo.at(index, i)
-                    }
-                });
-                if hit {
-                    cells[lo + j] = depth + 1;
-                    found += 1;
-                }
+            if hit {
+                own[j].store(depth + 1, Ordering::Relaxed);
+                counts[0] += 1;
             }
         }
-        [found, expanded, neighbours, crossing, 0, 0, 0]
     }
 
     /// Claims for `next` the unreached positions of `stream`, which another
     /// worker sent. Returns how many it claimed.
-    fn receive(&mut self, stream: &[u8], next: u8) -> Result<u64> {
+    fn receive(&self, stream: &[u8], next: u8) -> Result<u64> {
         let mut found = 0;
         let mine = self.partition.blocks(self.me);
         for m in Message::decode_all(stream)? {
@@ -1157,9 +1213,9 @@ impl Worker<'_> {
                     self.me, m.position, m.block
                 )));
             }
-            let cell = &mut self.cells[(b.start + m.position - self.range.start) as usize];
-            if *cell == UNSEEN {
-                *cell = next;
+            let cell = &self.cells[(b.start + m.position - self.range.start) as usize];
+            if cell.load(Ordering::Relaxed) == UNSEEN {
+                cell.store(next, Ordering::Relaxed);
                 found += 1;
             }
         }
@@ -1293,15 +1349,15 @@ mod tests {
     fn a_position_outside_the_range_is_refused() {
         let (spec, index) = class("5x4");
         let partition = Partition::balanced(&index, 2).unwrap();
-        let mut worker = Worker {
+        let worker = Worker {
             kernel: Kernel::new(&spec.geometry, &index),
             index: &index,
             partition: &partition,
             me: 0,
             range: partition.cells(0),
-            cells: vec![UNSEEN; (partition.cells(0).end - partition.cells(0).start) as usize],
-            block: Block::default(),
-            outgoing: vec![Vec::new(); 2],
+            cells: (partition.cells(0).start..partition.cells(0).end)
+                .map(|_| AtomicU8::new(UNSEEN))
+                .collect(),
             halo: None,
         };
         let foreign = Message {
