@@ -53,12 +53,16 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::index::colex_unrank;
 use crate::remoteness::Cell;
+use crate::rules::Part;
+use crate::symmetry::Symmetries;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
 use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints};
 use super::direction::Direction;
+use super::isa::Tables;
 use super::kernel::{Block, Kernel};
 use super::layer::{Event, goal_index, report_saved, too_deep};
 
@@ -670,11 +674,20 @@ pub fn run_worker<T: Transport + ?Sized>(
             partition.workers()
         )));
     }
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    let mine = partition.blocks(me);
+    let canonical = (mine.start as usize..mine.end as usize)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|r| symmetries.may_hold_canonical(colex_unrank(r as u64, index.white()), index.safe(r as u64), index.black()))
+        .collect();
     let mut worker = Worker {
         kernel: Kernel::new(&spec.geometry, index),
         index,
         partition,
         me,
+        symmetries: &symmetries,
+        canonical,
         range: partition.cells(me),
         // In place: AtomicU8 and u8 have one layout.
         cells: start.cells.into_iter().map(AtomicU8::new).collect(),
@@ -697,34 +710,30 @@ pub fn run_worker<T: Transport + ?Sized>(
         let started = Instant::now();
         let frontier = *found.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > index.len() - total;
-        let (mut counts, mut outgoing) = if pull {
+        let (mut counts, Outgoing { neighbours, mut images }) = if pull {
             if worker.halo.is_none() {
                 worker.halo = Some(Halo::new(&worker, transport)?);
             }
             let halo_bytes = worker.exchange_halo(transport, depth)?;
-            let mut counts = worker.pull(depth);
+            let (mut counts, outgoing) = worker.pull(depth);
             counts[6] = halo_bytes;
-            (counts, vec![Vec::new(); workers])
+            (counts, outgoing)
         } else {
             worker.expand(depth)
         };
-        // Sorted and without repeats: fewer bytes, and the receiver walks
-        // its cells in order.
-        let mut streams = Vec::with_capacity(workers);
-        let mut sent = 0u64;
-        for out in &mut outgoing {
-            out.par_sort_unstable();
-            out.dedup();
-            sent += out.len() as u64;
-            let mut stream = Vec::new();
-            Message::encode_all(out, &mut stream);
-            streams.push(stream);
-        }
-        drop(outgoing);
-        let incoming = transport.all_to_all(streams)?;
+        // Two rounds: the neighbours found in other workers' ranges, then
+        // the images of those their owners claimed and of those found here.
+        let (incoming, mut sent) = exchange(transport, neighbours)?;
         for (from, stream) in incoming.iter().enumerate() {
             if from != me {
-                counts[0] += worker.receive(stream, depth + 1)?;
+                counts[0] += worker.receive(stream, depth + 1, Some(&mut images))?;
+            }
+        }
+        let (incoming, more) = exchange(transport, images)?;
+        sent += more;
+        for (from, stream) in incoming.iter().enumerate() {
+            if from != me {
+                counts[0] += worker.receive(stream, depth + 1, None)?;
             }
         }
         counts[4] = sent;
@@ -797,12 +806,77 @@ pub fn run_worker<T: Transport + ?Sized>(
     Ok((table, found))
 }
 
+/// Sends `outgoing[w]` to worker `w`, sorted and without repeats (fewer
+/// bytes, and the receiver walks its cells in order); returns what the
+/// others sent and how many messages this worker sent.
+fn exchange<T: Transport + ?Sized>(transport: &mut T, outgoing: Vec<Vec<Message>>) -> Result<(Vec<Vec<u8>>, u64)> {
+    let mut streams = Vec::with_capacity(outgoing.len());
+    let mut sent = 0u64;
+    for mut out in outgoing {
+        out.par_sort_unstable();
+        out.dedup();
+        sent += out.len() as u64;
+        let mut stream = Vec::new();
+        Message::encode_all(&out, &mut stream);
+        streams.push(stream);
+    }
+    Ok((transport.all_to_all(streams)?, sent))
+}
+
+/// What a layer of one worker found in other workers' ranges, by owner.
+struct Outgoing {
+    /// Neighbours of the positions it expanded: their owners also set
+    /// their images.
+    neighbours: Vec<Vec<Message>>,
+    /// Images of positions it found.
+    images: Vec<Vec<Message>>,
+}
+
+impl Outgoing {
+    fn new(workers: usize) -> Outgoing {
+        Outgoing {
+            neighbours: vec![Vec::new(); workers],
+            images: vec![Vec::new(); workers],
+        }
+    }
+
+    /// Both lists of `other` added to these.
+    fn join(mut self, other: Outgoing) -> Outgoing {
+        for (mine, theirs) in [(&mut self.neighbours, other.neighbours), (&mut self.images, other.images)] {
+            for (out, mut more) in mine.iter_mut().zip(theirs) {
+                if out.len() < more.len() {
+                    std::mem::swap(out, &mut more);
+                }
+                out.append(&mut more);
+            }
+        }
+        self
+    }
+}
+
+/// The message for tight index `i` of `index`, and the worker it goes to.
+fn message_for(index: &TightIndex, partition: &Partition, i: u64) -> (usize, Message) {
+    let to = index.block_of(i);
+    let message = Message {
+        block: to,
+        position: i - index.block(to).start,
+    };
+    (partition.owner(to), message)
+}
+
 /// One worker's state: its cells, and what it buffers for the others.
+///
+/// Like the single-process searches, a worker expands only the canonical
+/// position of each orbit of the class's symmetries and sets the images of
+/// every position it finds: its own at once, the others' by message.
 struct Worker<'a> {
     kernel: Kernel<'a>,
     index: &'a TightIndex,
     partition: &'a Partition,
     me: usize,
+    symmetries: &'a Symmetries,
+    /// For each of its blocks: whether it may hold a canonical position.
+    canonical: Vec<bool>,
     /// The tight indices of its cells.
     range: Range<u64>,
     /// Its cells, which the threads of a layer claim (push) or fill (pull)
@@ -991,10 +1065,10 @@ impl Worker<'_> {
     /// neighbours for `depth + 1` and gathers the others' for them. Returns
     /// the layer's counts so far (found, expanded, neighbours, crossing)
     /// and, for each worker, the positions found in its range.
-    fn expand(&self, depth: u8) -> ([u64; COUNTS], Vec<Vec<Message>>) {
+    fn expand(&self, depth: u8) -> ([u64; COUNTS], Outgoing) {
         let workers = self.partition.workers();
         let mine = self.partition.blocks(self.me);
-        let empty = || ([0u64; COUNTS], vec![Vec::new(); workers]);
+        let empty = || ([0u64; COUNTS], Outgoing::new(workers));
         (mine.start as usize..mine.end as usize)
             .into_par_iter()
             .with_min_len(16)
@@ -1006,57 +1080,70 @@ impl Worker<'_> {
                 },
             )
             .map(|(_, done)| done)
-            .reduce(empty, |(mut counts, mut outgoing), (more, theirs)| {
+            .reduce(empty, |(mut counts, outgoing), (more, theirs)| {
                 counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
-                for (out, mut other) in outgoing.iter_mut().zip(theirs) {
-                    if out.len() < other.len() {
-                        std::mem::swap(out, &mut other);
-                    }
-                    out.append(&mut other);
-                }
-                (counts, outgoing)
+                (counts, outgoing.join(theirs))
             })
+    }
+
+    /// Claims cell `i` of this worker for `next` if no layer has reached
+    /// it; whether it did.
+    #[inline]
+    fn claim(&self, i: u64, next: u8) -> bool {
+        let cell = &self.cells[(i - self.range.start) as usize];
+        cell.load(Ordering::Relaxed) == UNSEEN
+            && cell
+                .compare_exchange(UNSEEN, next, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// Sets the images of `part`, found for `next`, other than itself:
+    /// claims this worker's and adds the others' to `images`. Returns how
+    /// many it claimed.
+    fn set_images(&self, part: Part, next: u8, images: &mut [Vec<Message>]) -> u64 {
+        let mut found = 0;
+        for image in self.symmetries.images(part).as_slice() {
+            let i = self.index.rank(*image).expect("the image of a legal position is legal");
+            if self.range.contains(&i) {
+                found += u64::from(self.claim(i, next));
+            } else {
+                let (owner, message) = message_for(self.index, self.partition, i);
+                images[owner].push(message);
+            }
+        }
+        found
     }
 
     /// [`expand`](Self::expand) of block `r`, adding to `counts` and
     /// `outgoing`.
-    fn expand_block(
-        &self,
-        r: u64,
-        depth: u8,
-        block: &mut Block,
-        counts: &mut [u64; COUNTS],
-        outgoing: &mut [Vec<Message>],
-    ) {
+    fn expand_block(&self, r: u64, depth: u8, block: &mut Block, counts: &mut [u64; COUNTS], outgoing: &mut Outgoing) {
+        let mine = self.partition.blocks(self.me);
+        if !self.canonical[(r - mine.start) as usize] {
+            return;
+        }
         let own = self.cells_of(r);
         if !own.iter().any(|c| c.load(Ordering::Relaxed) == depth) {
             return;
         }
-        let (index, range, base) = (self.index, &self.range, self.range.start);
+        let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
+            return;
+        };
         self.kernel.block(r, block);
-        for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
-            if own[j].load(Ordering::Relaxed) != depth {
+        for (j, black) in Subsets::new(block.safe, self.index.black()).enumerate() {
+            if own[j].load(Ordering::Relaxed) != depth || !test.is_canonical(black) {
                 continue;
             }
             counts[1] += 1;
-            self.kernel.neighbours(block, black, |i| {
+            self.kernel.neighbour_parts_in(Tables, block, black, |i, after| {
                 counts[2] += 1;
-                if range.contains(&i) {
-                    let cell = &self.cells[(i - base) as usize];
-                    if cell.load(Ordering::Relaxed) == UNSEEN
-                        && cell
-                            .compare_exchange(UNSEEN, depth + 1, Ordering::Relaxed, Ordering::Relaxed)
-                            .is_ok()
-                    {
-                        counts[0] += 1;
+                if self.range.contains(&i) {
+                    if self.claim(i, depth + 1) {
+                        counts[0] += 1 + self.set_images(after, depth + 1, &mut outgoing.images);
                     }
                 } else {
                     counts[3] += 1;
-                    let to = index.block_of(i);
-                    outgoing[self.partition.owner(to)].push(Message {
-                        block: to,
-                        position: i - index.block(to).start,
-                    });
+                    let (owner, message) = message_for(self.index, self.partition, i);
+                    outgoing.neighbours[owner].push(message);
                 }
                 false
             });
@@ -1123,7 +1210,7 @@ impl Worker<'_> {
     /// writes only its own cells, and reads only cells at `depth`, which no
     /// pull writes. Returns the layer's counts so far: found, expanded,
     /// neighbours, crossing.
-    fn pull(&self, depth: u8) -> [u64; COUNTS] {
+    fn pull(&self, depth: u8) -> ([u64; COUNTS], Outgoing) {
         let mine = self.partition.blocks(self.me);
         let own_any: Vec<bool> = (mine.start as usize..mine.end as usize)
             .into_par_iter()
@@ -1138,32 +1225,43 @@ impl Worker<'_> {
             .into_par_iter()
             .with_min_len(16)
             .fold(
-                || (Block::default(), [0u64; COUNTS]),
-                |(mut block, mut counts), r| {
-                    self.pull_block(r as u64, depth, &own_any, &mut block, &mut counts);
-                    (block, counts)
+                || (Block::default(), [0u64; COUNTS], Outgoing::new(self.partition.workers())),
+                |(mut block, mut counts, mut outgoing), r| {
+                    self.pull_block(r as u64, depth, &own_any, &mut block, &mut counts, &mut outgoing);
+                    (block, counts, outgoing)
                 },
             )
-            .map(|(_, counts)| counts)
+            .map(|(_, counts, outgoing)| (counts, outgoing))
             .reduce(
-                || [0u64; COUNTS],
-                |mut a, b| {
+                || ([0u64; COUNTS], Outgoing::new(self.partition.workers())),
+                |(mut a, outgoing), (b, theirs)| {
                     a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    a
+                    (a, outgoing.join(theirs))
                 },
             )
     }
 
     /// [`pull`](Self::pull) into block `r`, adding to `counts`; `own_any`
     /// says which of this worker's blocks hold a position at `depth`.
-    fn pull_block(&self, r: u64, depth: u8, own_any: &[bool], block: &mut Block, counts: &mut [u64; COUNTS]) {
+    fn pull_block(
+        &self,
+        r: u64,
+        depth: u8,
+        own_any: &[bool],
+        block: &mut Block,
+        counts: &mut [u64; COUNTS],
+        outgoing: &mut Outgoing,
+    ) {
         let own = self.cells_of(r);
-        if !own.iter().any(|c| c.load(Ordering::Relaxed) == UNSEEN) {
+        let mine = self.partition.blocks(self.me);
+        if !self.canonical[(r - mine.start) as usize] || !own.iter().any(|c| c.load(Ordering::Relaxed) == UNSEEN) {
             return;
         }
+        let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
+            return;
+        };
         let (index, range, base) = (self.index, &self.range, self.range.start);
         let halo = self.halo.as_ref().expect("a halo before a pull");
-        let mine = self.partition.blocks(self.me);
         self.kernel.block_where(r, block, |t| {
             if mine.contains(&t) {
                 own_any[(t - mine.start) as usize]
@@ -1176,7 +1274,7 @@ impl Worker<'_> {
             return;
         }
         for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
-            if own[j].load(Ordering::Relaxed) != UNSEEN {
+            if own[j].load(Ordering::Relaxed) != UNSEEN || !test.is_canonical(black) {
                 continue;
             }
             counts[1] += 1;
@@ -1190,15 +1288,21 @@ impl Worker<'_> {
                 }
             });
             if hit {
+                // Only this pull writes a canonical cell.
                 own[j].store(depth + 1, Ordering::Relaxed);
-                counts[0] += 1;
+                let part = Part {
+                    white: block.white,
+                    black,
+                };
+                counts[0] += 1 + self.set_images(part, depth + 1, &mut outgoing.images);
             }
         }
     }
 
     /// Claims for `next` the unreached positions of `stream`, which another
-    /// worker sent. Returns how many it claimed.
-    fn receive(&self, stream: &[u8], next: u8) -> Result<u64> {
+    /// worker sent, and, given `images`, sets the images of each it claims
+    /// (adding the others' to `images`). Returns how many it claimed.
+    fn receive(&self, stream: &[u8], next: u8, mut images: Option<&mut Vec<Vec<Message>>>) -> Result<u64> {
         let mut found = 0;
         let mine = self.partition.blocks(self.me);
         for m in Message::decode_all(stream)? {
@@ -1213,10 +1317,12 @@ impl Worker<'_> {
                     self.me, m.position, m.block
                 )));
             }
-            let cell = &self.cells[(b.start + m.position - self.range.start) as usize];
-            if cell.load(Ordering::Relaxed) == UNSEEN {
-                cell.store(next, Ordering::Relaxed);
+            let i = b.start + m.position;
+            if self.claim(i, next) {
                 found += 1;
+                if let Some(images) = images.as_deref_mut() {
+                    found += self.set_images(self.index.unrank(i), next, images);
+                }
             }
         }
         Ok(found)
@@ -1349,11 +1455,14 @@ mod tests {
     fn a_position_outside_the_range_is_refused() {
         let (spec, index) = class("5x4");
         let partition = Partition::balanced(&index, 2).unwrap();
+        let symmetries = Symmetries::trivial(&spec.geometry);
         let worker = Worker {
             kernel: Kernel::new(&spec.geometry, &index),
             index: &index,
             partition: &partition,
             me: 0,
+            symmetries: &symmetries,
+            canonical: vec![true; partition.blocks(0).end as usize],
             range: partition.cells(0),
             cells: (partition.cells(0).start..partition.cells(0).end)
                 .map(|_| AtomicU8::new(UNSEEN))
@@ -1370,15 +1479,15 @@ mod tests {
             position: index.block(first).end - index.block(first).start,
         };
         for bad in [foreign, past_end] {
-            let e = worker.receive(&bad.encode(), 1).unwrap_err();
+            let e = worker.receive(&bad.encode(), 1, None).unwrap_err();
             assert!(matches!(e, Error::Exchange(_)), "{e}");
         }
         let fine = Message {
             block: first,
             position: 0,
         };
-        assert_eq!(worker.receive(&fine.encode(), 1).unwrap(), 1);
-        assert_eq!(worker.receive(&fine.encode(), 1).unwrap(), 0);
+        assert_eq!(worker.receive(&fine.encode(), 1, None).unwrap(), 1);
+        assert_eq!(worker.receive(&fine.encode(), 1, None).unwrap(), 0);
     }
 
     /// Checkpoints in memory, shared by the workers of a test: each saves
@@ -1523,7 +1632,7 @@ mod tests {
 
     #[test]
     fn partitioned_tables_equal_the_parallel_search() {
-        for name in ["5x4", "7x6"] {
+        for name in ["5x4", "7x6", "7x5-a1", "9x7-a2"] {
             let (spec, index) = class(name);
             let expected = parallel::search(name, &spec, &index, &mut |_| {}).unwrap();
             for workers in [1, 2, 3, 5] {
