@@ -72,6 +72,13 @@ pub struct LayerReport {
     /// the dense search.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<String>,
+    /// For a search split between MPI ranks: bytes the ranks sent each
+    /// other for the layer (messages and halo, summed over the ranks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchanged_bytes: Option<u64>,
+    /// And the most bytes one rank sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub most_exchanged_bytes: Option<u64>,
 }
 
 /// What one solve did.
@@ -452,8 +459,24 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                     found,
                     seconds: last.elapsed().as_secs_f64(),
                     direction: direction.map(|d| d.name().to_owned()),
+                    exchanged_bytes: None,
+                    most_exchanged_bytes: None,
                 });
                 last = Instant::now();
+            }
+            Event::Exchanged {
+                class,
+                depth,
+                bytes,
+                most,
+            } => {
+                if let Some(layer) = layers
+                    .last_mut()
+                    .filter(|l| (l.class, l.depth) == (class.index(), depth))
+                {
+                    layer.exchanged_bytes = Some(bytes);
+                    layer.most_exchanged_bytes = Some(most);
+                }
             }
             Event::Mirrored { .. } => {}
         }

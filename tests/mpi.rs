@@ -82,6 +82,24 @@ fn ranks_write_the_table_one_process_writes() {
             );
             let _ = std::fs::remove_dir_all(&dir);
         }
+        // `--json` tells what the ranks sent each other for each layer:
+        // nothing with one rank, something with two.
+        for ranks in [1, 2] {
+            let dir = fresh(&format!("{variant}-json-{ranks}"));
+            let db = dir.to_str().unwrap();
+            let out = ok(
+                mpirun(ranks, &["--db", db, "solve", variant, "--method", "tight", "--json"])
+                    .output()
+                    .unwrap(),
+                "json",
+            );
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let layers = report["variants"][0]["layers"].as_array().unwrap();
+            let sent: Vec<u64> = layers.iter().filter_map(|l| l["exchanged_bytes"].as_u64()).collect();
+            assert_eq!(sent.len(), layers.len() - 1, "every layer but the goal's: {layers:?}");
+            assert_eq!(sent.iter().sum::<u64>() > 0, ranks > 1, "{layers:?}");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         let _ = std::fs::remove_dir_all(&single);
     }
 }

@@ -19,6 +19,7 @@ use crate::remoteness::Remoteness;
 use crate::solver::Event;
 use crate::solver::estimate::Remaining;
 use crate::storage::{Database, WriteLock};
+use crate::system::human_bytes;
 use crate::system::peak_memory;
 use crate::variant::Variant;
 
@@ -73,6 +74,21 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
                     "bishops: {name} {} layer {depth}: {found} found, {total} of {legal} ({:.2}%), {elapsed:.0} s{left}",
                     class.name(),
                     100.0 * total as f64 / legal as f64,
+                );
+            }
+        }
+        Event::Exchanged {
+            class,
+            depth,
+            bytes,
+            most,
+        } => {
+            if log {
+                eprintln!(
+                    "bishops: {name} {} layer {depth}: the ranks sent {} (at most {} from one)",
+                    class.name(),
+                    human_bytes(bytes),
+                    human_bytes(most)
                 );
             }
         }

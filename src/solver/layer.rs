@@ -36,6 +36,18 @@ pub enum Event {
         /// dense search.
         direction: Option<Direction>,
     },
+    /// What the workers of a partitioned search sent each other for a
+    /// layer that found positions (told after that layer).
+    Exchanged {
+        /// The class.
+        class: Class,
+        /// The remoteness of the layer.
+        depth: u16,
+        /// Bytes sent, summed over the workers: messages and halo.
+        bytes: u64,
+        /// The most bytes one worker sent.
+        most: u64,
+    },
     /// A class was derived from its mirror image instead of searched.
     Mirrored {
         /// The derived class.

@@ -502,6 +502,12 @@ pub fn search_on<T: Transport + ?Sized>(
                     legal,
                     direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
                 });
+                observe(Event::Exchanged {
+                    class: spec.class,
+                    depth: u16::from(layer.depth),
+                    bytes: layer.bytes,
+                    most: layer.max_worker_bytes,
+                });
             }
         },
     )?;
@@ -679,7 +685,13 @@ pub fn run_worker<T: Transport + ?Sized>(
     let canonical = (mine.start as usize..mine.end as usize)
         .into_par_iter()
         .with_min_len(1024)
-        .map(|r| symmetries.may_hold_canonical(colex_unrank(r as u64, index.white()), index.safe(r as u64), index.black()))
+        .map(|r| {
+            symmetries.may_hold_canonical(
+                colex_unrank(r as u64, index.white()),
+                index.safe(r as u64),
+                index.black(),
+            )
+        })
         .collect();
     let mut worker = Worker {
         kernel: Kernel::new(&spec.geometry, index),
@@ -842,7 +854,10 @@ impl Outgoing {
 
     /// Both lists of `other` added to these.
     fn join(mut self, other: Outgoing) -> Outgoing {
-        for (mine, theirs) in [(&mut self.neighbours, other.neighbours), (&mut self.images, other.images)] {
+        for (mine, theirs) in [
+            (&mut self.neighbours, other.neighbours),
+            (&mut self.images, other.images),
+        ] {
             for (out, mut more) in mine.iter_mut().zip(theirs) {
                 if out.len() < more.len() {
                     std::mem::swap(out, &mut more);
@@ -1225,7 +1240,13 @@ impl Worker<'_> {
             .into_par_iter()
             .with_min_len(16)
             .fold(
-                || (Block::default(), [0u64; COUNTS], Outgoing::new(self.partition.workers())),
+                || {
+                    (
+                        Block::default(),
+                        [0u64; COUNTS],
+                        Outgoing::new(self.partition.workers()),
+                    )
+                },
                 |(mut block, mut counts, mut outgoing), r| {
                     self.pull_block(r as u64, depth, &own_any, &mut block, &mut counts, &mut outgoing);
                     (block, counts, outgoing)
