@@ -229,8 +229,15 @@ async fn query(
     State(app): State<App>,
     params: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let (position, variant) = PositionQuery::take(params, "/api/query")?;
-    blocking(move || app.tablebase.probe(&position.parse()?, variant.as_deref())).await
+    let (text, variant) = PositionQuery::take(params, "/api/query")?;
+    let position: Position = text.parse().map_err(Error::from)?;
+    // A probe of an open table is a few lookups in its cache: answered here,
+    // as handing it to the blocking pool would cost more than the answer.
+    // Opening a database, or solving one, goes to the pool.
+    if let Some(table) = app.tablebase.open_table(&position, variant.as_deref())? {
+        return Ok(Json(table.probe(&position)?));
+    }
+    blocking(move || app.tablebase.probe(&position, variant.as_deref())).await
 }
 
 async fn line(

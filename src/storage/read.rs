@@ -94,6 +94,19 @@ impl Database {
         self.corrupt(format!("cannot be read ({})", clip(&e.to_string(), 80)))
     }
 
+    /// Lets SQLite keep up to `kib` KiB of the file's pages in memory, as
+    /// they are read (about 2 MiB by default): for a long-lived reader of
+    /// random positions, not for one pass over the file.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when SQLite refuses.
+    pub fn keep_pages(&self, kib: u32) -> Result<()> {
+        self.conn
+            .pragma_update(None, "cache_size", -i64::from(kib))
+            .map_err(|e| self.read_error(e))
+    }
+
     /// The checked cells of the white set of colex rank `white` in the `k`-th
     /// class, from memory when read lately.
     fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
