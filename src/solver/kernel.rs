@@ -2,7 +2,7 @@
 //! as tight indices, worked out block by block.
 //!
 //! Every position of a block (one white set `W`) shares the white moves out
-//! of it and the cells black may use, so [`Kernel::block`] works those out
+//! of it and the cells black may use, so [`Kernel::block_in`] works those out
 //! once per block. Ranking a black set among the subsets of a safe set is the
 //! inner loop of every search; [`Ranker`] does it with a per-block table of
 //! cell positions instead of a popcount per bishop (a popcount is a dozen
@@ -141,7 +141,7 @@ fn colex_len(bits: u64, len: usize) -> u64 {
     }
 }
 
-/// The most black bishops whose cells [`Kernel::neighbours`] lists once per
+/// The most black bishops whose cells [`Kernel::neighbours_in`] lists once per
 /// position; larger sets are ranked from their bitboard for every move.
 const LISTED: usize = 8;
 
@@ -180,7 +180,7 @@ pub(super) struct Block {
     /// The ranker of each white move's safe cells, in the order of
     /// `white_moves`, when the block was filled for [`Tables`].
     move_rankers: Vec<Ranker>,
-    /// Whether [`Kernel::neighbours`] gives black moves. A pull layer turns
+    /// Whether [`Kernel::neighbours_in`] gives black moves. A pull layer turns
     /// them off in a block with no position at the layer's depth, where no
     /// black move could find one.
     pub(super) black_moves: bool,
@@ -211,13 +211,8 @@ impl<'a> Kernel<'a> {
 
     /// Fills `block` for the white set of colex rank `r`, reusing its
     /// allocation: the white moves out of it that black bishops do not
-    /// block, each with the block it leads to.
-    pub(super) fn block(&self, r: u64, block: &mut Block) {
-        self.block_in(Tables, r, block, |_| true);
-    }
-
-    /// As [`block`](Self::block), keeping only the white moves to white sets
-    /// whose colex rank satisfies `keep`.
+    /// block, each with the block it leads to, keeping only those to white
+    /// sets whose colex rank satisfies `keep`.
     pub(super) fn block_where(&self, r: u64, block: &mut Block, keep: impl Fn(u64) -> bool) {
         self.block_in(Tables, r, block, keep);
     }
@@ -273,13 +268,7 @@ impl<'a> Kernel<'a> {
     /// Calls `f` with the tight index of every position one move from the
     /// position of `block` with black set `black`, black moves first (they
     /// stay in the block, so their cells are near), until `f` returns true;
-    /// returns whether it did.
-    #[inline]
-    pub(super) fn neighbours(&self, block: &Block, black: Bitboard, mut f: impl FnMut(u64) -> bool) -> bool {
-        self.neighbour_parts_in(Tables, block, black, |i, _| f(i))
-    }
-
-    /// As [`neighbours`](Self::neighbours), ranking with `isa`, for a block
+    /// returns whether it did. Ranks with `isa`, for a block
     /// filled for it by [`block_in`](Self::block_in).
     #[inline(always)]
     pub(super) fn neighbours_in<I: Isa>(

@@ -62,7 +62,9 @@ use crate::variant::ClassSpec;
 
 use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints};
 use super::direction::Direction;
-use super::isa::Tables;
+#[cfg(target_arch = "x86_64")]
+use super::isa::Bmi2;
+use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel};
 use super::layer::{Event, goal_index, report_saved, too_deep};
 
@@ -700,6 +702,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         me,
         symmetries: &symmetries,
         canonical,
+        isa: Best::detect(),
         range: partition.cells(me),
         // In place: AtomicU8 and u8 have one layout.
         cells: start.cells.into_iter().map(AtomicU8::new).collect(),
@@ -892,6 +895,8 @@ struct Worker<'a> {
     symmetries: &'a Symmetries,
     /// For each of its blocks: whether it may hold a canonical position.
     canonical: Vec<bool>,
+    /// The instruction sets the kernel may use here.
+    isa: Best,
     /// The tight indices of its cells.
     range: Range<u64>,
     /// Its cells, which the threads of a layer claim (push) or fill (pull)
@@ -1132,6 +1137,40 @@ impl Worker<'_> {
     /// [`expand`](Self::expand) of block `r`, adding to `counts` and
     /// `outgoing`.
     fn expand_block(&self, r: u64, depth: u8, block: &mut Block, counts: &mut [u64; COUNTS], outgoing: &mut Outgoing) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.expand_block_bmi2(isa, r, depth, block, counts, outgoing) };
+        }
+        self.expand_block_in(Tables, r, depth, block, counts, outgoing);
+    }
+
+    /// [`expand_block`](Self::expand_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn expand_block_bmi2(
+        &self,
+        isa: Bmi2,
+        r: u64,
+        depth: u8,
+        block: &mut Block,
+        counts: &mut [u64; COUNTS],
+        outgoing: &mut Outgoing,
+    ) {
+        self.expand_block_in(isa, r, depth, block, counts, outgoing);
+    }
+
+    /// [`expand_block`](Self::expand_block) for `isa`.
+    #[inline(always)]
+    fn expand_block_in<I: Isa>(
+        &self,
+        isa: I,
+        r: u64,
+        depth: u8,
+        block: &mut Block,
+        counts: &mut [u64; COUNTS],
+        outgoing: &mut Outgoing,
+    ) {
         let mine = self.partition.blocks(self.me);
         if !self.canonical[(r - mine.start) as usize] {
             return;
@@ -1143,13 +1182,13 @@ impl Worker<'_> {
         let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
             return;
         };
-        self.kernel.block(r, block);
+        self.kernel.block_in(isa, r, block, |_| true);
         for (j, black) in Subsets::new(block.safe, self.index.black()).enumerate() {
             if own[j].load(Ordering::Relaxed) != depth || !test.is_canonical(black) {
                 continue;
             }
             counts[1] += 1;
-            self.kernel.neighbour_parts_in(Tables, block, black, |i, after| {
+            self.kernel.neighbour_parts_in(isa, block, black, |i, after| {
                 counts[2] += 1;
                 if self.range.contains(&i) {
                     if self.claim(i, depth + 1) {
@@ -1273,6 +1312,44 @@ impl Worker<'_> {
         counts: &mut [u64; COUNTS],
         outgoing: &mut Outgoing,
     ) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.pull_block_bmi2(isa, r, depth, own_any, block, counts, outgoing) };
+        }
+        self.pull_block_in(Tables, r, depth, own_any, block, counts, outgoing);
+    }
+
+    /// [`pull_block`](Self::pull_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    #[allow(clippy::too_many_arguments)]
+    fn pull_block_bmi2(
+        &self,
+        isa: Bmi2,
+        r: u64,
+        depth: u8,
+        own_any: &[bool],
+        block: &mut Block,
+        counts: &mut [u64; COUNTS],
+        outgoing: &mut Outgoing,
+    ) {
+        self.pull_block_in(isa, r, depth, own_any, block, counts, outgoing);
+    }
+
+    /// [`pull_block`](Self::pull_block) for `isa`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn pull_block_in<I: Isa>(
+        &self,
+        isa: I,
+        r: u64,
+        depth: u8,
+        own_any: &[bool],
+        block: &mut Block,
+        counts: &mut [u64; COUNTS],
+        outgoing: &mut Outgoing,
+    ) {
         let own = self.cells_of(r);
         let mine = self.partition.blocks(self.me);
         if !self.canonical[(r - mine.start) as usize] || !own.iter().any(|c| c.load(Ordering::Relaxed) == UNSEEN) {
@@ -1283,7 +1360,7 @@ impl Worker<'_> {
         };
         let (index, range, base) = (self.index, &self.range, self.range.start);
         let halo = self.halo.as_ref().expect("a halo before a pull");
-        self.kernel.block_where(r, block, |t| {
+        self.kernel.block_in(isa, r, block, |t| {
             if mine.contains(&t) {
                 own_any[(t - mine.start) as usize]
             } else {
@@ -1299,7 +1376,7 @@ impl Worker<'_> {
                 continue;
             }
             counts[1] += 1;
-            let hit = self.kernel.neighbours(block, black, |i| {
+            let hit = self.kernel.neighbours_in(isa, block, black, |i| {
                 counts[2] += 1;
                 if range.contains(&i) {
                     self.cells[(i - base) as usize].load(Ordering::Relaxed) == depth
@@ -1484,6 +1561,7 @@ mod tests {
             me: 0,
             symmetries: &symmetries,
             canonical: vec![true; partition.blocks(0).end as usize],
+            isa: Best::detect(),
             range: partition.cells(0),
             cells: (partition.cells(0).start..partition.cells(0).end)
                 .map(|_| AtomicU8::new(UNSEEN))
