@@ -76,9 +76,14 @@ const UNSEEN: u8 = Cell::UNREACHABLE.0;
 /// [`parallel`](super::parallel), so both searches pull on the same layers.
 const PULL_RATIO: u64 = 2;
 
+/// What a position of a block that may hold canonical positions weighs in
+/// [`Partition::by_work`], against 1 for one of a block that holds none.
+pub const EXPANDED_WEIGHT: u64 = 4;
+
 /// The white-set ranks of a class cut into one contiguous range per worker,
-/// balanced by the number of positions (not of blocks): the unit of
-/// ownership of a partitioned search.
+/// balanced by the number of positions ([`balanced`](Self::balanced)) or by
+/// the work of a layer ([`by_work`](Self::by_work), which the searches
+/// use): the unit of ownership of a partitioned search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Partition {
     /// `bounds[w]..bounds[w + 1]`: the white-set ranks worker `w` owns.
@@ -111,11 +116,62 @@ impl Partition {
             bounds.push(cut.clamp(*bounds.last().expect("a first bound"), blocks));
         }
         bounds.push(blocks);
+        Ok(Partition::of_bounds(index, bounds))
+    }
+
+    /// Cuts the blocks of `index` into `workers` contiguous ranges of about
+    /// equal work, when a layer of the search of `spec` expands only the
+    /// canonical positions of its symmetries: a block that may hold one
+    /// weighs its positions [`EXPANDED_WEIGHT`] times, one that holds none
+    /// (only images are set there) its positions once. With the reflection
+    /// of 9x8 or 11x8, cutting by positions gave the last of 4 workers a
+    /// third less to expand than the others.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`] when `workers` is 0.
+    pub fn by_work(spec: &ClassSpec, index: &TightIndex, workers: usize) -> Result<Partition> {
+        if workers == 0 {
+            return Err(Error::Usage("a partitioned search needs at least one worker".into()));
+        }
+        let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+        let blocks = index.white_sets();
+        let weights: Vec<u64> = (0..blocks as usize)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|r| {
+                let r = r as u64;
+                let b = index.block(r);
+                let expanded =
+                    symmetries.may_hold_canonical(colex_unrank(r, index.white()), index.safe(r), index.black());
+                (b.end - b.start) * if expanded { EXPANDED_WEIGHT } else { 1 }
+            })
+            .collect();
+        let total: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+        let mut bounds = Vec::with_capacity(workers + 1);
+        bounds.push(0);
+        let (mut r, mut sum) = (0u64, 0u128);
+        for w in 1..workers {
+            let target = total * w as u128 / workers as u128;
+            while r < blocks && sum + u128::from(weights[r as usize]) <= target {
+                sum += u128::from(weights[r as usize]);
+                r += 1;
+            }
+            bounds.push(r);
+        }
+        bounds.push(blocks);
+        Ok(Partition::of_bounds(index, bounds))
+    }
+
+    /// The partition of `index` whose workers own the white-set ranks
+    /// between consecutive `bounds`.
+    fn of_bounds(index: &TightIndex, bounds: Vec<u64>) -> Partition {
+        let (blocks, len) = (index.white_sets(), index.len());
         let starts = bounds
             .iter()
             .map(|&r| if r < blocks { index.block(r).start } else { len })
             .collect();
-        Ok(Partition { bounds, starts })
+        Partition { bounds, starts }
     }
 
     /// How many workers share the class.
@@ -385,7 +441,7 @@ pub fn search(
     workers: usize,
     observe: &mut dyn FnMut(&LayerStats),
 ) -> Result<Partitioned> {
-    let partition = Partition::balanced(index, workers)?;
+    let partition = Partition::by_work(spec, index, workers)?;
     let (report, reports) = mpsc::channel::<LayerStats>();
     let mut layers = Vec::new();
     let results: Vec<Result<(WorkerTable, Vec<u64>)>> = std::thread::scope(|scope| {
@@ -459,7 +515,7 @@ pub fn search(
 /// Searches one class of variant `name` as one worker of a partitioned
 /// search whose workers are reached through `transport` (the ranks of an
 /// MPI job, say): every worker runs this with the same class, each owning
-/// its share of [`Partition::balanced`], and resumes from `checkpoints`
+/// its share of [`Partition::by_work`], and resumes from `checkpoints`
 /// when every worker can ([`agree_on_resume`]). Worker 0 tells `observe`
 /// of each layer (summed over the workers; a resumed search's saved
 /// layers first). Returns the partition and this worker's cells, in
@@ -476,7 +532,7 @@ pub fn search_on<T: Transport + ?Sized>(
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<(Partition, Vec<u8>)> {
-    let partition = Partition::balanced(index, transport.workers())?;
+    let partition = Partition::by_work(spec, index, transport.workers())?;
     let me = transport.worker();
     let legal = index.len();
     let start = agree_on_resume(spec, index, &partition, transport, checkpoints)?;
@@ -1477,6 +1533,36 @@ mod tests {
             }
         }
         assert!(matches!(Partition::balanced(&index, 0), Err(Error::Usage(_))));
+    }
+
+    #[test]
+    fn a_partition_by_work_covers_every_block_once_balanced_by_work() {
+        let (spec, index) = class("9x6-a1");
+        let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+        assert!(!symmetries.is_trivial());
+        let weight = |r: u64| {
+            let b = index.block(r);
+            let expanded = symmetries.may_hold_canonical(colex_unrank(r, index.white()), index.safe(r), index.black());
+            (b.end - b.start) * if expanded { EXPANDED_WEIGHT } else { 1 }
+        };
+        let total: u64 = (0..index.white_sets()).map(weight).sum();
+        let heaviest = (0..index.white_sets()).map(weight).max().unwrap();
+        for workers in [1, 2, 3, 4, 7] {
+            let p = Partition::by_work(&spec, &index, workers).unwrap();
+            assert_eq!(p.blocks(0).start, 0);
+            assert_eq!(p.blocks(workers - 1).end, index.white_sets());
+            for w in 0..workers {
+                if w + 1 < workers {
+                    assert_eq!(p.blocks(w).end, p.blocks(w + 1).start);
+                }
+                let work: u64 = p.blocks(w).map(weight).sum();
+                assert!(
+                    work.abs_diff(total / workers as u64) <= 2 * heaviest,
+                    "{workers}: worker {w} has {work} of {total}"
+                );
+            }
+        }
+        assert!(matches!(Partition::by_work(&spec, &index, 0), Err(Error::Usage(_))));
     }
 
     #[test]

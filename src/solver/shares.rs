@@ -1,6 +1,6 @@
 //! A variant searched by the workers of a [`Transport`] (the ranks of an
 //! MPI job), each keeping only its share of every searched class: the
-//! cells of its range of blocks ([`Partition::balanced`]). What a writer
+//! cells of its range of blocks ([`Partition::by_work`]). What a writer
 //! needs is then brought to worker 0 without any worker ever holding more:
 //! first the statistics of every class ([`Shares::summary`], a few
 //! hundred words from each worker), then each searched class's cells as a
