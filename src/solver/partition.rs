@@ -369,7 +369,8 @@ pub struct LayerStats {
     /// Neighbours looked at, counted with repeats (a pull stops at the
     /// first neighbour in the frontier).
     pub neighbours: u64,
-    /// Of those, the neighbours in another worker's range.
+    /// Of those, the neighbours in another worker's range; and the images
+    /// of the positions found that lie in another worker's range.
     pub crossing: u64,
     /// Messages sent between workers when pushing: the crossing neighbours
     /// without the repeats a sender had for one destination.
@@ -800,6 +801,7 @@ pub fn run_worker<T: Transport + ?Sized>(
                 counts[0] += worker.receive(stream, depth + 1, Some(&mut images))?;
             }
         }
+        counts[3] += images.iter().map(|list| list.len() as u64).sum::<u64>();
         let (incoming, more) = exchange(transport, images)?;
         sent += more;
         for (from, stream) in incoming.iter().enumerate() {
