@@ -993,14 +993,18 @@ impl<'a> Checkpointer<'a> {
         let file = self.file(class);
         file.exists().then_some(file)
     }
-}
 
-impl Checkpoints for Checkpointer<'_> {
-    fn resume(&mut self, class: Class, legal: u64) -> Option<Resume> {
-        let file = self.existing(class)?;
-        match self.read(&file, class, legal) {
+    /// What a resume of `class` from `file` takes from what reading it
+    /// gave, telling the user of the resume or of why it is ignored.
+    fn resumed(
+        &mut self,
+        file: &Path,
+        class: Class,
+        read: std::result::Result<(Header, Vec<u8>), String>,
+    ) -> Option<Resume> {
+        match read {
             Ok((header, cells)) => {
-                self.note_resume(&file, class, &header);
+                self.note_resume(file, class, &header);
                 Some(Resume {
                     found: header.found,
                     done: header.done,
@@ -1008,10 +1012,18 @@ impl Checkpoints for Checkpointer<'_> {
                 })
             }
             Err(problem) => {
-                self.note_ignored(&file, class, &problem);
+                self.note_ignored(file, class, &problem);
                 None
             }
         }
+    }
+}
+
+impl Checkpoints for Checkpointer<'_> {
+    fn resume(&mut self, class: Class, legal: u64) -> Option<Resume> {
+        let file = self.existing(class)?;
+        let read = self.read(&file, class, legal);
+        self.resumed(&file, class, read)
     }
 
     fn layer(&mut self, boundary: Boundary<'_>) -> Result<()> {

@@ -92,20 +92,7 @@ impl ShareCheckpoints for Checkpointer<'_> {
                 Err(format!("starts at cell {first}, not {}", share.1))
             }
         });
-        match read {
-            Ok((header, cells)) => {
-                self.note_resume(&file, class, &header);
-                Some(Resume {
-                    found: header.found,
-                    done: header.done,
-                    cells,
-                })
-            }
-            Err(problem) => {
-                self.note_ignored(&file, class, &problem);
-                None
-            }
-        }
+        self.resumed(&file, class, read)
     }
 
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {

@@ -2,6 +2,8 @@
 //! symmetries: the blocks that may hold a canonical position, and the
 //! batches in which the images of found positions are ranked and set.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use crate::index::{colex_rank, colex_unrank};
@@ -13,7 +15,12 @@ use crate::tight::TightIndex;
 /// `symmetries` ([`Symmetries::may_hold_canonical`]): the blocks a layer
 /// visits at all.
 pub(super) fn canonical_blocks(symmetries: &Symmetries, index: &TightIndex) -> Vec<bool> {
-    (0..index.white_sets() as usize)
+    canonical_blocks_in(symmetries, index, 0..index.white_sets())
+}
+
+/// [`canonical_blocks`] of the white-set ranks `blocks` only, from the first.
+pub(super) fn canonical_blocks_in(symmetries: &Symmetries, index: &TightIndex, blocks: Range<u64>) -> Vec<bool> {
+    (blocks.start as usize..blocks.end as usize)
         .into_par_iter()
         .with_min_len(1024)
         .map(|r| {

@@ -62,6 +62,7 @@ use crate::variant::ClassSpec;
 
 use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints};
 use super::direction::Direction;
+use super::images::canonical_blocks_in;
 #[cfg(target_arch = "x86_64")]
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
@@ -136,14 +137,11 @@ impl Partition {
         }
         let symmetries = Symmetries::of(&spec.geometry, spec.goal);
         let blocks = index.white_sets();
-        let weights: Vec<u64> = (0..blocks as usize)
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(|r| {
-                let r = r as u64;
-                let b = index.block(r);
-                let expanded =
-                    symmetries.may_hold_canonical(colex_unrank(r, index.white()), index.safe(r), index.black());
+        let weights: Vec<u64> = canonical_blocks_in(&symmetries, index, 0..blocks)
+            .into_iter()
+            .enumerate()
+            .map(|(r, expanded)| {
+                let b = index.block(r as u64);
                 (b.end - b.start) * if expanded { EXPANDED_WEIGHT } else { 1 }
             })
             .collect();
@@ -740,18 +738,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         )));
     }
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let mine = partition.blocks(me);
-    let canonical = (mine.start as usize..mine.end as usize)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|r| {
-            symmetries.may_hold_canonical(
-                colex_unrank(r as u64, index.white()),
-                index.safe(r as u64),
-                index.black(),
-            )
-        })
-        .collect();
+    let canonical = canonical_blocks_in(&symmetries, index, partition.blocks(me));
     let mut worker = Worker {
         kernel: Kernel::new(&spec.geometry, index),
         index,
