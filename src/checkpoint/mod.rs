@@ -864,15 +864,23 @@ impl<'a> Checkpointer<'a> {
         // it as plain bytes while this borrow lives is sound.
         let cells: &[u8] =
             unsafe { std::slice::from_raw_parts(boundary.cells.as_ptr().cast::<u8>(), boundary.cells.len()) };
-        let header = self.header(
-            boundary.class,
-            "tight",
-            cells.len() as u64,
-            boundary.found,
-            boundary.done,
-            checksum(cells),
-        );
-        self.save(boundary.class, &header, cells.len() as u64, |out| out.write_all(cells))
+        self.write_cells(boundary.class, cells, boundary.found, boundary.done, None)
+    }
+
+    /// Writes a tight checkpoint of `class` atomically: `cells`, after
+    /// `found` layers (the whole class's), over or not, and for one
+    /// worker's share, `share`.
+    fn write_cells(
+        &mut self,
+        class: Class,
+        cells: &[u8],
+        found: &[u64],
+        done: bool,
+        share: Option<ShareHeader>,
+    ) -> Result<PathBuf> {
+        let mut header = self.header(class, "tight", cells.len() as u64, found, done, checksum(cells));
+        header.share = share;
+        self.save(class, &header, cells.len() as u64, |out| out.write_all(cells))
     }
 
     /// Writes the two-bit checkpoint of `boundary` atomically, the table

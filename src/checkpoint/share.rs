@@ -21,10 +21,10 @@ use std::ops::Range;
 use std::path::Path;
 
 use super::rank_files::{ShareHeader, rank_files, rank_path};
-use super::{CheckpointOptions, Checkpointer, check_file, checksum};
+use super::{CheckpointOptions, Checkpointer, check_file};
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::solver::{Resume, Save, ShareBoundary, ShareCheckpoints};
+use crate::solver::{Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
 use crate::variant::Variant;
 
 impl<'a> Checkpointer<'a> {
@@ -101,30 +101,19 @@ impl ShareCheckpoints for Checkpointer<'_> {
 
     fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
         let (rank, ranks) = self.share.expect("a worker's checkpointer");
-        let cells = boundary.cells;
-        let mut own = vec![0u64; boundary.found.len()];
-        for &c in cells {
-            if let Some(n) = own.get_mut(usize::from(c)) {
-                *n += 1;
-            }
-        }
-        let mut header = self.header(
-            boundary.class,
-            "tight",
-            cells.len() as u64,
-            boundary.found,
-            boundary.done,
-            checksum(cells),
-        );
-        header.share = Some(ShareHeader {
+        let share = ShareHeader {
             rank,
             ranks,
             first: boundary.range.start,
-            found: own,
-        });
-        self.save(boundary.class, &header, cells.len() as u64, |out| {
-            std::io::Write::write_all(out, cells)
-        })?;
+            found: layer_counts(boundary.cells, boundary.found.len()),
+        };
+        self.write_cells(
+            boundary.class,
+            boundary.cells,
+            boundary.found,
+            boundary.done,
+            Some(share),
+        )?;
         Ok(())
     }
 

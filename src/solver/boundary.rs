@@ -73,6 +73,23 @@ pub trait Checkpoints {
     }
 }
 
+/// `counts[d]`: the cells of `cells` at remoteness `d`, for `d` below
+/// `layers`.
+///
+/// ```
+/// use bishops::solver::layer_counts;
+/// assert_eq!(layer_counts(&[0, 2, 2, 254, 1], 3), [1, 1, 2]);
+/// ```
+pub fn layer_counts(cells: &[u8], layers: usize) -> Vec<u64> {
+    let mut counts = vec![0u64; layers];
+    for &c in cells {
+        if let Some(n) = counts.get_mut(usize::from(c)) {
+            *n += 1;
+        }
+    }
+    counts
+}
+
 /// Whether a search saves its state at a layer boundary.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Save {

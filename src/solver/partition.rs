@@ -60,7 +60,7 @@ use crate::symmetry::Symmetries;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
-use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints};
+use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
 use super::direction::Direction;
 use super::images::canonical_blocks_in;
 #[cfg(target_arch = "x86_64")]
@@ -613,12 +613,7 @@ fn resume_words(saved: Option<&Resume>) -> Vec<u8> {
         return 0u64.to_le_bytes().to_vec();
     };
     let layers = saved.found.len();
-    let mut own = vec![0u64; layers];
-    for &c in &saved.cells {
-        if let Some(n) = own.get_mut(usize::from(c)) {
-            *n += 1;
-        }
-    }
+    let own = layer_counts(&saved.cells, layers);
     [1, u64::from(saved.done), layers as u64]
         .into_iter()
         .chain(saved.found.iter().copied())
