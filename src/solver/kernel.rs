@@ -184,6 +184,9 @@ pub(super) struct Block {
     /// them off in a block with no position at the layer's depth, where no
     /// black move could find one.
     pub(super) black_moves: bool,
+    /// Scratch space for the black sets a push expands together
+    /// ([`Kernel::each_neighbour_part_in`]), kept to reuse its allocation.
+    pub(super) blacks: Vec<Bitboard>,
 }
 
 /// The moves of one class over its tight index.
@@ -299,6 +302,51 @@ impl<'a> Kernel<'a> {
     ) -> bool {
         (block.black_moves && self.black_neighbours(isa, block, black, &mut f))
             || self.white_neighbours(isa, block, black, f)
+    }
+
+    /// Calls `f` with every position one move from the positions of
+    /// `block` whose black sets are `blacks`, as
+    /// [`neighbour_parts_in`](Self::neighbour_parts_in) does for each in
+    /// turn, but move by move for the white moves: every black set through
+    /// one white move, then the next. A white move's neighbours all lie in
+    /// one block, in the order of `blacks` when they are in colex order, so
+    /// the table is read in runs instead of hopping between blocks. For a
+    /// push, which visits every neighbour.
+    #[inline(always)]
+    pub(super) fn each_neighbour_part_in<I: Isa>(
+        &self,
+        isa: I,
+        block: &Block,
+        blacks: &[Bitboard],
+        mut f: impl FnMut(u64, Part),
+    ) {
+        if block.black_moves {
+            for &black in blacks {
+                self.black_neighbours(
+                    isa,
+                    block,
+                    black,
+                    #[inline(always)]
+                    |i, part| {
+                        f(i, part);
+                        false
+                    },
+                );
+            }
+        }
+        for (k, m) in block.white_moves.iter().enumerate() {
+            for &black in blacks {
+                if !(black & m.forbid).is_empty() {
+                    continue;
+                }
+                let rank = if I::PEXT {
+                    colex_len(isa.compress(black.0, m.safe.0), self.black)
+                } else {
+                    block.move_rankers[k].rank(black)
+                };
+                f(m.start + rank, Part { white: m.white, black });
+            }
+        }
     }
 
     /// As [`neighbour_parts_in`](Self::neighbour_parts_in), black moves
@@ -417,6 +465,21 @@ mod tests {
         let mut block = Block::default();
         for r in 0..index.white_sets() {
             kernel.block_in(isa, r, &mut block, |_| true);
+            // Move by move over the whole block: the same neighbours as
+            // position by position.
+            let blacks: Vec<Bitboard> = Subsets::new(index.safe(r), index.black()).collect();
+            let mut together = Vec::new();
+            kernel.each_neighbour_part_in(isa, &block, &blacks, |n, after| together.push((n, after)));
+            let mut one_by_one = Vec::new();
+            for &black in &blacks {
+                kernel.neighbour_parts_in(isa, &block, black, |n, after| {
+                    one_by_one.push((n, after));
+                    false
+                });
+            }
+            together.sort_unstable_by_key(|&(n, after)| (n, after.white.0, after.black.0));
+            one_by_one.sort_unstable_by_key(|&(n, after)| (n, after.white.0, after.black.0));
+            assert_eq!(together, one_by_one);
             for (j, black) in Subsets::new(index.safe(r), index.black()).enumerate() {
                 let i = index.block(r).start + j as u64;
                 let part = index.unrank(i);

@@ -461,35 +461,39 @@ impl Layer<'_> {
         let Some(test) = self.block_test(r) else {
             return 0;
         };
-        let mut found = 0;
-        let mut claimed = Batch::default();
+        // The canonical positions at `depth`, then their neighbours move
+        // by move ([`Kernel::each_neighbour_part_in`]).
+        let mut blacks = std::mem::take(&mut block.blacks);
+        blacks.clear();
         self.for_each_at(
             isa,
             r,
             depth,
             block,
             #[inline(always)]
-            |_, black, block| {
-                if !test.is_canonical(black) {
-                    return;
+            |_, black, _| {
+                if test.is_canonical(black) {
+                    blacks.push(black);
                 }
-                self.kernel.neighbour_parts_in(
-                    isa,
-                    block,
-                    black,
-                    #[inline(always)]
-                    |i, after| {
-                        if self.claim(i) == 1 {
-                            found += 1;
-                            if claimed.push(self.symmetries, after) {
-                                found += self.claim_images(&mut claimed);
-                            }
-                        }
-                        false
-                    },
-                );
             },
         );
+        let mut found = 0;
+        let mut claimed = Batch::default();
+        self.kernel.each_neighbour_part_in(
+            isa,
+            block,
+            &blacks,
+            #[inline(always)]
+            |i, after| {
+                if self.claim(i) == 1 {
+                    found += 1;
+                    if claimed.push(self.symmetries, after) {
+                        found += self.claim_images(&mut claimed);
+                    }
+                }
+            },
+        );
+        block.blacks = blacks;
         found + self.claim_images(&mut claimed)
     }
 

@@ -696,8 +696,10 @@ impl State<'_> {
             #[inline(always)]
             |_| true,
         );
-        let block = &*block;
-        let mut batch = Batch::default();
+        // The canonical positions coded `here`, then their neighbours move
+        // by move ([`Kernel::each_neighbour_part_in`]).
+        let mut blacks = std::mem::take(&mut block.blacks);
+        blacks.clear();
         self.scan(
             r,
             block.safe,
@@ -705,33 +707,34 @@ impl State<'_> {
             #[inline(always)]
             |_, black| {
                 found.work += 1;
-                if !test.is_canonical(black) {
-                    return;
+                if test.is_canonical(black) {
+                    blacks.push(black);
                 }
-                self.kernel.neighbour_parts_in(
-                    isa,
-                    block,
-                    black,
-                    #[inline(always)]
-                    |j, after| {
-                        if self.code(j) == UNSEEN && self.write(j, next) {
-                            // A black move stays in the block; a white move leads
-                            // to the block of its white set.
-                            let t = if after.white == block.white {
-                                r
-                            } else {
-                                crate::index::colex_rank(after.white)
-                            };
-                            self.found(found, j, t, after);
-                            if batch.push(self.symmetries, after) {
-                                self.write_images(&mut batch, next, found);
-                            }
-                        }
-                        false
-                    },
-                );
             },
         );
+        let mut batch = Batch::default();
+        self.kernel.each_neighbour_part_in(
+            isa,
+            block,
+            &blacks,
+            #[inline(always)]
+            |j, after| {
+                if self.code(j) == UNSEEN && self.write(j, next) {
+                    // A black move stays in the block; a white move leads
+                    // to the block of its white set.
+                    let t = if after.white == block.white {
+                        r
+                    } else {
+                        crate::index::colex_rank(after.white)
+                    };
+                    self.found(found, j, t, after);
+                    if batch.push(self.symmetries, after) {
+                        self.write_images(&mut batch, next, found);
+                    }
+                }
+            },
+        );
+        block.blacks = blacks;
         self.write_images(&mut batch, next, found);
     }
 
