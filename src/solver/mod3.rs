@@ -2,7 +2,11 @@
 //! position in 2 bits ([`Mod3Table`]), and the word-at-a-time tests on it
 //! that the search, its checkpoints and the descent to exact values share.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::bitboard::Bitboard;
 use crate::remoteness::Cell;
+use crate::tight::{TightIndex, for_each_run};
 
 /// The code of a position no layer has reached: left so, it is unreachable.
 pub(super) const UNSEEN: u8 = 3;
@@ -196,6 +200,85 @@ impl Mod3Table {
             counts[usize::from(self.get(i).unwrap_or(UNSEEN))] += 1;
         }
         counts
+    }
+}
+
+/// The codes of positions `base..` of a two-bit table, in atomic words that
+/// the threads of a layer read and write at once: a whole table (`base`
+/// 0) or one worker's share of it (from the first position of its range).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Codes<'a> {
+    words: &'a [AtomicU64],
+    base: u64,
+}
+
+impl<'a> Codes<'a> {
+    /// The codes in `words` of positions `base` on.
+    pub(super) fn new(words: &'a [AtomicU64], base: u64) -> Codes<'a> {
+        Codes { words, base }
+    }
+
+    /// The word holding position `i`'s code.
+    #[inline]
+    pub(super) fn word(&self, i: u64) -> &'a AtomicU64 {
+        &self.words[((i - self.base) / PER_WORD) as usize]
+    }
+
+    /// The code of position `i`.
+    #[inline]
+    pub(super) fn code(&self, i: u64) -> u8 {
+        (self.word(i).load(Ordering::Relaxed) >> (2 * ((i - self.base) % PER_WORD))) as u8 & 3
+    }
+
+    /// Writes residue `residue` into position `i`, which must be unseen or
+    /// hold `residue` already; whether it was unseen. Two threads writing
+    /// one position write the same residue, and only one sees it unseen.
+    #[inline]
+    pub(super) fn write(&self, i: u64, residue: u8) -> bool {
+        let shift = 2 * ((i - self.base) % PER_WORD);
+        let keep = !(3u64 << shift) | u64::from(residue) << shift;
+        let old = self.word(i).fetch_and(keep, Ordering::Relaxed);
+        (old >> shift) & 3 == u64::from(UNSEEN)
+    }
+
+    /// Bit `k` set when position `start + k` (`k` below `len`, at most 64)
+    /// has code `want`.
+    #[inline(always)]
+    pub(super) fn matching(&self, start: u64, len: usize, want: u8) -> u64 {
+        let bit = 2 * (start - self.base);
+        let (w, shift) = ((bit / 64) as usize, (bit % 64) as u32);
+        let word = |k: usize| self.words.get(k).map_or(u64::MAX, |c| c.load(Ordering::Relaxed));
+        let mut bits = (u128::from(word(w)) | u128::from(word(w + 1)) << 64) >> shift;
+        if shift as usize + 2 * len > 128 {
+            bits |= u128::from(word(w + 2)) << (128 - shift);
+        }
+        let low = u64::from(squeeze(equal_codes(bits as u64, want)));
+        let high = u64::from(squeeze(equal_codes((bits >> 64) as u64, want)));
+        let mask = low | high << 32;
+        if len >= 64 { mask } else { mask & ((1 << len) - 1) }
+    }
+
+    /// Calls `f(i, black)` for every position `i` of block `r` of `index`,
+    /// whose safe cells are `safe`, with code `want`: a run of the colex
+    /// enumeration at a time ([`for_each_run`]), whose codes are tested
+    /// together, a black set made only for those that match.
+    #[inline(always)]
+    pub(super) fn scan(&self, index: &TightIndex, r: u64, safe: Bitboard, want: u8, mut f: impl FnMut(u64, Bitboard)) {
+        let mut start = index.block(r).start;
+        for_each_run(
+            safe,
+            index.black(),
+            #[inline(always)]
+            |upper, lows| {
+                let mut hits = self.matching(start, lows.len(), want);
+                while hits != 0 {
+                    let k = hits.trailing_zeros() as usize;
+                    hits &= hits - 1;
+                    f(start + k as u64, upper | lows[k]);
+                }
+                start += lows.len() as u64;
+            },
+        );
     }
 }
 

@@ -91,7 +91,7 @@ use crate::error::Result;
 use crate::index::{DenseIndex, binomial};
 use crate::rules::Part;
 use crate::symmetry::{BlockTest, Mirror, Symmetries};
-use crate::tight::{TightIndex, for_each_run, prefetch};
+use crate::tight::{TightIndex, prefetch};
 use crate::variant::ClassSpec;
 
 use super::boundary::{Checkpoints, LayerHardest, NoCheckpoints, TwoBitBoundary};
@@ -103,7 +103,7 @@ use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel};
 use super::layer::{Event, goal_index, report_saved};
-use super::mod3::{Mod3Table, PER_WORD, UNSEEN, code_words, count_codes, equal_codes, squeeze};
+use super::mod3::{Codes, Mod3Table, PER_WORD, UNSEEN, code_words, count_codes};
 use super::stats::{ClassStats, HARDEST};
 
 /// Summary bit: the block holds a position of the layer being expanded.
@@ -178,7 +178,7 @@ impl TwoBitSolution {
 
 /// The lowest values offered, at most [`HARDEST`] of them, lowest first.
 #[derive(Clone, Copy, Debug, Default)]
-struct Lowest {
+pub(super) struct Lowest {
     values: [u64; HARDEST],
     len: usize,
 }
@@ -186,14 +186,14 @@ struct Lowest {
 impl Lowest {
     /// Whether `value` would join the list.
     #[inline]
-    fn admits(&self, value: u64) -> bool {
+    pub(super) fn admits(&self, value: u64) -> bool {
         self.len < HARDEST || value < self.values[HARDEST - 1]
     }
 
     /// Adds `value` if it is among the lowest, dropping the highest when
     /// the list is full.
     #[inline]
-    fn offer(&mut self, value: u64) {
+    pub(super) fn offer(&mut self, value: u64) {
         if !self.admits(value) {
             return;
         }
@@ -208,14 +208,14 @@ impl Lowest {
         self.values[k] = value;
     }
 
-    fn merge(mut self, other: &Lowest) -> Lowest {
+    pub(super) fn merge(mut self, other: &Lowest) -> Lowest {
         for &v in other.as_slice() {
             self.offer(v);
         }
         self
     }
 
-    fn as_slice(&self) -> &[u64] {
+    pub(super) fn as_slice(&self) -> &[u64] {
         &self.values[..self.len]
     }
 }
@@ -452,7 +452,7 @@ fn search_by(
 
 /// Between layers: every block that a position of the new layer was
 /// written into holds the current layer now, and no other.
-fn next_layer(summary: &mut [AtomicU8]) {
+pub(super) fn next_layer(summary: &mut [AtomicU8]) {
     summary.par_iter_mut().with_min_len(1 << 12).for_each(|s| {
         let s = s.get_mut();
         *s = *s & UNSEEN_LEFT | if *s & NEXT != 0 { CURRENT } else { 0 };
@@ -540,21 +540,22 @@ struct State<'a> {
 }
 
 impl State<'_> {
+    /// The table as [`Codes`] from position 0.
+    #[inline]
+    fn codes(&self) -> Codes<'_> {
+        Codes::new(self.codes, 0)
+    }
+
     /// The code of position `i`.
     #[inline]
     fn code(&self, i: u64) -> u8 {
-        (self.codes[(i / PER_WORD) as usize].load(Ordering::Relaxed) >> (2 * (i % PER_WORD))) as u8 & 3
+        self.codes().code(i)
     }
 
-    /// Writes residue `residue` into position `i`, which must be unseen or
-    /// hold `residue` already; whether it was unseen. Two threads writing
-    /// one position write the same residue, and only one sees it unseen.
+    /// [`Codes::write`].
     #[inline]
     fn write(&self, i: u64, residue: u8) -> bool {
-        let shift = 2 * (i % PER_WORD);
-        let keep = !(3u64 << shift) | u64::from(residue) << shift;
-        let old = self.codes[(i / PER_WORD) as usize].fetch_and(keep, Ordering::Relaxed);
-        (old >> shift) & 3 == u64::from(UNSEEN)
+        self.codes().write(i, residue)
     }
 
     /// Notes that this thread wrote position `i` (block `r`, placement
@@ -594,44 +595,10 @@ impl State<'_> {
         );
     }
 
-    /// Bit `k` set when position `start + k` (`k` below `len`, at most 64)
-    /// has code `want`.
+    /// [`Codes::scan`] of block `r`.
     #[inline(always)]
-    fn matching(&self, start: u64, len: usize, want: u8) -> u64 {
-        let bit = 2 * start;
-        let (w, shift) = ((bit / 64) as usize, (bit % 64) as u32);
-        let word = |k: usize| self.codes.get(k).map_or(u64::MAX, |c| c.load(Ordering::Relaxed));
-        let mut bits = (u128::from(word(w)) | u128::from(word(w + 1)) << 64) >> shift;
-        if shift as usize + 2 * len > 128 {
-            bits |= u128::from(word(w + 2)) << (128 - shift);
-        }
-        let low = u64::from(squeeze(equal_codes(bits as u64, want)));
-        let high = u64::from(squeeze(equal_codes((bits >> 64) as u64, want)));
-        let mask = low | high << 32;
-        if len >= 64 { mask } else { mask & ((1 << len) - 1) }
-    }
-
-    /// Calls `f(i, black)` for every position `i` of block `r`, whose safe
-    /// cells are `safe`, with code `want`: a run of the colex enumeration
-    /// at a time ([`for_each_run`]), whose codes are tested together, a
-    /// black set made only for those that match.
-    #[inline(always)]
-    fn scan(&self, r: u64, safe: Bitboard, want: u8, mut f: impl FnMut(u64, Bitboard)) {
-        let mut start = self.index.block(r).start;
-        for_each_run(
-            safe,
-            self.index.black(),
-            #[inline(always)]
-            |upper, lows| {
-                let mut hits = self.matching(start, lows.len(), want);
-                while hits != 0 {
-                    let k = hits.trailing_zeros() as usize;
-                    hits &= hits - 1;
-                    f(start + k as u64, upper | lows[k]);
-                }
-                start += lows.len() as u64;
-            },
-        );
+    fn scan(&self, r: u64, safe: Bitboard, want: u8, f: impl FnMut(u64, Bitboard)) {
+        self.codes().scan(self.index, r, safe, want, f);
     }
 
     /// The canonical test of block `r`'s positions; `None` when it holds none.
@@ -1047,7 +1014,16 @@ mod tests {
                 (299, 1),
             ] {
                 let expected = (0..len).fold(0u64, |m, k| m | u64::from(code(start + k as u64) == want) << k);
-                assert_eq!(state.matching(start, len, want), expected, "{start} {len} {want}");
+                assert_eq!(
+                    state.codes().matching(start, len, want),
+                    expected,
+                    "{start} {len} {want}"
+                );
+                // A share of the table from its third word on reads alike.
+                if start >= 2 * PER_WORD {
+                    let share = Codes::new(&codes[2..], 2 * PER_WORD);
+                    assert_eq!(share.matching(start, len, want), expected, "{start} {len} {want}");
+                }
             }
             for (start, end) in [(0, 0), (0, 300), (5, 6), (31, 33), (32, 64), (100, 299)] {
                 let expected = (start..end).filter(|&i| code(i) == want).count() as u64;

@@ -44,6 +44,8 @@
 //! [`ChannelTransport`]; [`run_worker`] is what one worker (one MPI rank)
 //! runs, over any [`Transport`].
 
+pub mod two_bit;
+
 use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -441,32 +443,64 @@ pub fn search(
     observe: &mut dyn FnMut(&LayerStats),
 ) -> Result<Partitioned> {
     let partition = Partition::by_work(spec, index, workers)?;
+    let (results, layers) = on_threads(workers, observe, |transport, report| {
+        let start = Start::fresh(spec, index, &partition, transport.worker());
+        run_worker(
+            name,
+            spec,
+            index,
+            &partition,
+            transport,
+            start,
+            &mut NoCheckpoints,
+            report,
+        )
+    })?;
+    let mut tables = Vec::with_capacity(workers);
+    let mut found = Vec::new();
+    for (table, f) in results {
+        found = f;
+        tables.push(table);
+    }
+    Ok(Partitioned {
+        partition,
+        tables,
+        found,
+        layers,
+    })
+}
+
+/// Runs `work` on `workers` threads of this process, each with its own
+/// end of a [`ChannelTransport`], as the workers of one partitioned
+/// search; `observe` sees, on the calling thread, what worker 0 reports of
+/// each layer (every worker sees the same sums). Returns each worker's
+/// result, in worker order, and the layers reported.
+///
+/// # Errors
+///
+/// The first worker's error, preferring one that is not
+/// [`Error::Exchange`]: a failing worker makes the others fail to
+/// exchange, and its own error says why.
+fn on_threads<R: Send>(
+    workers: usize,
+    observe: &mut dyn FnMut(&LayerStats),
+    work: impl Fn(&mut ChannelTransport, &mut dyn FnMut(&LayerStats)) -> Result<R> + Sync,
+) -> Result<(Vec<R>, Vec<LayerStats>)> {
     let (report, reports) = mpsc::channel::<LayerStats>();
     let mut layers = Vec::new();
-    let results: Vec<Result<(WorkerTable, Vec<u64>)>> = std::thread::scope(|scope| {
+    let work = &work;
+    let results: Vec<Result<R>> = std::thread::scope(|scope| {
         let handles: Vec<_> = ChannelTransport::connected(workers)
             .into_iter()
             .map(|mut transport| {
-                // Every worker sees the same sums; worker 0 tells them.
                 let report = (transport.worker() == 0).then(|| report.clone());
-                let partition = &partition;
                 scope.spawn(move || {
-                    let start = Start::fresh(spec, index, partition, transport.worker());
-                    run_worker(
-                        name,
-                        spec,
-                        index,
-                        partition,
-                        &mut transport,
-                        start,
-                        &mut NoCheckpoints,
-                        &mut |layer| {
-                            if let Some(report) = &report {
-                                // The receiver outlives the workers.
-                                let _ = report.send(*layer);
-                            }
-                        },
-                    )
+                    work(&mut transport, &mut |layer| {
+                        if let Some(report) = &report {
+                            // The receiver outlives the workers.
+                            let _ = report.send(*layer);
+                        }
+                    })
                 })
             })
             .collect();
@@ -480,18 +514,12 @@ pub fn search(
             .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .collect()
     });
-    // A failing worker makes the others fail to exchange: report its own
-    // error rather than theirs.
-    let mut tables = Vec::with_capacity(workers);
-    let mut found = Vec::new();
+    let mut done = Vec::with_capacity(workers);
     let mut exchange_error = None;
     let mut other_error = None;
     for result in results {
         match result {
-            Ok((table, f)) => {
-                found = f;
-                tables.push(table);
-            }
+            Ok(r) => done.push(r),
             Err(e @ Error::Exchange(_)) => {
                 exchange_error.get_or_insert(e);
             }
@@ -500,15 +528,10 @@ pub fn search(
             }
         }
     }
-    if let Some(e) = other_error.or(exchange_error) {
-        return Err(e);
+    match other_error.or(exchange_error) {
+        Some(e) => Err(e),
+        None => Ok((done, layers)),
     }
-    Ok(Partitioned {
-        partition,
-        tables,
-        found,
-        layers,
-    })
 }
 
 /// Searches one class of variant `name` as one worker of a partitioned
@@ -766,9 +789,13 @@ pub fn run_worker<T: Transport + ?Sized>(
         let pull = frontier * PULL_RATIO > index.len() - total;
         let (mut counts, Outgoing { neighbours, mut images }) = if pull {
             if worker.halo.is_none() {
-                worker.halo = Some(Halo::new(&worker, transport)?);
+                worker.halo = Some(Halo::new(&worker.kernel, index, partition, me, transport)?);
             }
-            let halo_bytes = worker.exchange_halo(transport, depth)?;
+            let (cells, base) = (&worker.cells, worker.range.start);
+            let halo = worker.halo.as_mut().expect("a halo was just made");
+            let halo_bytes = halo.exchange(index, me, transport, |i| {
+                cells[(i - base) as usize].load(Ordering::Relaxed) == depth
+            })?;
             let (mut counts, outgoing) = worker.pull(depth);
             counts[6] = halo_bytes;
             (counts, outgoing)
@@ -793,31 +820,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         }
         counts[4] = sent;
         counts[5] = sent * Message::BYTES as u64;
-        // The layer's counts, summed (and the bytes' maximum) on every worker.
-        let mut mine = Vec::with_capacity(COUNTS * 8);
-        for c in counts {
-            mine.extend_from_slice(&c.to_le_bytes());
-        }
-        let all = transport.all_to_all(vec![mine; workers])?;
-        let mut sums = [0u64; COUNTS];
-        let mut max_worker_bytes = 0;
-        for stream in &all {
-            if stream.len() != COUNTS * 8 {
-                return Err(Error::Exchange(format!(
-                    "a worker's layer counts came as {} bytes, not {}",
-                    stream.len(),
-                    COUNTS * 8
-                )));
-            }
-            let theirs: Vec<u64> = stream
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
-                .collect();
-            for (s, t) in sums.iter_mut().zip(&theirs) {
-                *s += t;
-            }
-            max_worker_bytes = max_worker_bytes.max(theirs[5] + theirs[6]);
-        }
+        let (sums, max_worker_bytes) = sum_counts(transport, counts)?;
         let [
             next,
             expanded,
@@ -859,6 +862,34 @@ pub fn run_worker<T: Transport + ?Sized>(
         cells: worker.cells.into_iter().map(AtomicU8::into_inner).collect(),
     };
     Ok((table, found))
+}
+
+/// A layer's counts of every worker, summed, and the most bytes one worker
+/// sent (message and halo bytes, `counts[5] + counts[6]`): the same on
+/// every worker, a collective step.
+fn sum_counts<T: Transport + ?Sized>(transport: &mut T, counts: [u64; COUNTS]) -> Result<([u64; COUNTS], u64)> {
+    let mut mine = Vec::with_capacity(COUNTS * 8);
+    for c in counts {
+        mine.extend_from_slice(&c.to_le_bytes());
+    }
+    let all = transport.all_to_all(vec![mine; transport.workers()])?;
+    let mut sums = [0u64; COUNTS];
+    let mut max_worker_bytes = 0;
+    for stream in &all {
+        if stream.len() != COUNTS * 8 {
+            return Err(Error::Exchange(format!(
+                "a worker's layer counts came as {} bytes, not {}",
+                stream.len(),
+                COUNTS * 8
+            )));
+        }
+        let theirs = words(stream)?;
+        for (s, t) in sums.iter_mut().zip(&theirs) {
+            *s += t;
+        }
+        max_worker_bytes = max_worker_bytes.max(theirs[5] + theirs[6]);
+    }
+    Ok((sums, max_worker_bytes))
 }
 
 /// Sends `outgoing[w]` to worker `w`, sorted and without repeats (fewer
@@ -965,15 +996,21 @@ struct Halo {
 }
 
 impl Halo {
-    /// Works out `worker`'s halo and tells every other worker which of its
-    /// blocks it needs: a collective step, which every worker runs at the
-    /// first pull layer.
-    fn new<T: Transport + ?Sized>(worker: &Worker<'_>, transport: &mut T) -> Result<Halo> {
-        let mine = worker.partition.blocks(worker.me);
+    /// Works out the halo of worker `me` of `partition` and tells every
+    /// other worker which of its blocks it needs: a collective step, which
+    /// every worker runs at the first pull layer.
+    fn new<T: Transport + ?Sized>(
+        kernel: &Kernel<'_>,
+        index: &TightIndex,
+        partition: &Partition,
+        me: usize,
+        transport: &mut T,
+    ) -> Result<Halo> {
+        let mine = partition.blocks(me);
         let wanted = RefCell::new(Vec::new());
         let mut block = Block::default();
         for r in mine.clone() {
-            worker.kernel.block_where(r, &mut block, |t| {
+            kernel.block_where(r, &mut block, |t| {
                 if !mine.contains(&t) {
                     wanted.borrow_mut().push(t);
                 }
@@ -983,7 +1020,7 @@ impl Halo {
         let mut blocks = wanted.into_inner();
         blocks.sort_unstable();
         blocks.dedup();
-        let workers = worker.partition.workers();
+        let workers = partition.workers();
         let mut starts = Vec::with_capacity(blocks.len());
         let mut segments = vec![0; workers + 1];
         let mut asks = vec![Vec::new(); workers];
@@ -991,9 +1028,9 @@ impl Halo {
         let mut k = 0;
         for w in 0..workers {
             segments[w] = (bit / 64) as usize;
-            while k < blocks.len() && worker.partition.owner(blocks[k]) == w {
+            while k < blocks.len() && partition.owner(blocks[k]) == w {
                 starts.push(bit);
-                let b = worker.index.block(blocks[k]);
+                let b = index.block(blocks[k]);
                 bit += b.end - b.start;
                 asks[w].extend_from_slice(&blocks[k].to_le_bytes());
                 k += 1;
@@ -1009,7 +1046,7 @@ impl Halo {
             if let Some(r) = list.iter().find(|r| !mine.contains(r)) {
                 return Err(Error::Exchange(format!(
                     "worker {w} asked worker {} for block {r}, which it does not own",
-                    worker.me
+                    me
                 )));
             }
             requests.push(list);
@@ -1022,6 +1059,60 @@ impl Halo {
             requests,
             bits: vec![0; bit as usize / 64],
         })
+    }
+
+    /// Sends every worker the frontier bits (`frontier(i)` for each
+    /// position `i`) of this worker's blocks in its halo, and takes theirs
+    /// into this worker's halo: a collective step. Returns the bytes sent.
+    fn exchange<T: Transport + ?Sized>(
+        &mut self,
+        index: &TightIndex,
+        me: usize,
+        transport: &mut T,
+        frontier: impl Fn(u64) -> bool,
+    ) -> Result<u64> {
+        let mut streams = Vec::with_capacity(self.requests.len());
+        let mut sent = 0;
+        for list in &self.requests {
+            let bits: u64 = list.iter().map(|&r| index.block(r).end - index.block(r).start).sum();
+            let mut words = vec![0u64; bits.div_ceil(64) as usize];
+            let mut bit = 0usize;
+            for &r in list {
+                for i in index.block(r) {
+                    words[bit / 64] |= u64::from(frontier(i)) << (bit % 64);
+                    bit += 1;
+                }
+            }
+            let mut stream = Vec::with_capacity(words.len() * 8);
+            for w in words {
+                stream.extend_from_slice(&w.to_le_bytes());
+            }
+            sent += stream.len() as u64;
+            streams.push(stream);
+        }
+        let incoming = transport.all_to_all(streams)?;
+        for (w, stream) in incoming.iter().enumerate() {
+            if w == me {
+                continue;
+            }
+            let segment = self.segments[w]..self.segments[w + 1];
+            let words = words(stream)?;
+            if words.len() != segment.len() {
+                return Err(Error::Exchange(format!(
+                    "worker {w} sent {} halo words, not {}",
+                    words.len(),
+                    segment.len()
+                )));
+            }
+            self.bits[segment].copy_from_slice(&words);
+        }
+        for (k, &t) in self.blocks.iter().enumerate() {
+            let b = index.block(t);
+            let first = self.starts[k];
+            self.any[k] =
+                (first..first + (b.end - b.start)).any(|bit| self.bits[(bit / 64) as usize] >> (bit % 64) & 1 == 1);
+        }
+        Ok(sent)
     }
 
     /// Where block `t`'s bits start, if it is in the halo.
@@ -1242,59 +1333,6 @@ impl Worker<'_> {
                 false
             });
         }
-    }
-
-    /// Sends every worker the frontier bits (cells at `depth`) of the blocks
-    /// of this worker in its halo, and takes theirs into this worker's halo.
-    /// Returns the bytes sent.
-    fn exchange_halo<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u8) -> Result<u64> {
-        let halo = self.halo.as_ref().expect("a halo before a pull");
-        let mut streams = Vec::with_capacity(halo.requests.len());
-        let mut sent = 0;
-        for list in &halo.requests {
-            let bits: u64 = list
-                .iter()
-                .map(|&r| self.index.block(r).end - self.index.block(r).start)
-                .sum();
-            let mut words = vec![0u64; bits.div_ceil(64) as usize];
-            let mut bit = 0usize;
-            for &r in list {
-                for c in self.cells_of(r) {
-                    words[bit / 64] |= u64::from(c.load(Ordering::Relaxed) == depth) << (bit % 64);
-                    bit += 1;
-                }
-            }
-            let mut stream = Vec::with_capacity(words.len() * 8);
-            for w in words {
-                stream.extend_from_slice(&w.to_le_bytes());
-            }
-            sent += stream.len() as u64;
-            streams.push(stream);
-        }
-        let incoming = transport.all_to_all(streams)?;
-        let halo = self.halo.as_mut().expect("a halo before a pull");
-        for (w, stream) in incoming.iter().enumerate() {
-            if w == self.me {
-                continue;
-            }
-            let segment = halo.segments[w]..halo.segments[w + 1];
-            let words = words(stream)?;
-            if words.len() != segment.len() {
-                return Err(Error::Exchange(format!(
-                    "worker {w} sent {} halo words, not {}",
-                    words.len(),
-                    segment.len()
-                )));
-            }
-            halo.bits[segment].copy_from_slice(&words);
-        }
-        for (k, &t) in halo.blocks.iter().enumerate() {
-            let b = self.index.block(t);
-            let first = halo.starts[k];
-            halo.any[k] =
-                (first..first + (b.end - b.start)).any(|bit| halo.bits[(bit / 64) as usize] >> (bit % 64) & 1 == 1);
-        }
-        Ok(sent)
     }
 
     /// Pulls into every unreached position of this worker, its blocks

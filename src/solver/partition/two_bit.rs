@@ -1,0 +1,651 @@
+//! The two-bit search ([`twobit`](crate::solver::twobit)) split between
+//! workers as the byte search is ([`partition`](super)): each worker keeps
+//! two bits for each position of its range of blocks, a summary byte per
+//! block of it, and nothing per position of anyone else's.
+//!
+//! A layer `d` runs on every worker in the direction the byte search would
+//! take from the same counts (which every worker knows):
+//!
+//! - *push*: the worker expands its canonical positions coded `d mod 3` in
+//!   the blocks that hold a position of layer `d` (older layers with that
+//!   residue too, as in the one-process search). An unseen neighbour in its
+//!   own range is written at once; one in another's range becomes a
+//!   [`Message`], and its owner writes it if it is unseen there.
+//! - *pull*: every unseen canonical position of the worker with a
+//!   neighbour coded `d mod 3` joins layer `d + 1`. A neighbour in another
+//!   worker's range is read from the [`Halo`]: before the layer, every
+//!   worker sends the others one bit per position of its blocks their white
+//!   moves reach, set where the code is `d mod 3`.
+//!
+//! Every position found has its images under the class's symmetries
+//! written with it, here or by message, in a second round, as in the byte
+//! search. A position is written by its owner only, so each worker knows
+//! the lowest tight indices of the last layer in its range; the lowest of
+//! them all are the class's hardest positions, agreed at the end.
+//!
+//! The codes a worker ends with are, position for position, the codes of
+//! [`twobit::search`](crate::solver::twobit::search).
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::{
+    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Transport, exchange,
+    message_for, on_threads, sum_counts, words,
+};
+use crate::error::{Error, Result};
+use crate::index::{colex_rank, colex_unrank};
+use crate::rules::Part;
+use crate::symmetry::{BlockTest, Symmetries};
+use crate::tight::{TightIndex, prefetch};
+use crate::variant::ClassSpec;
+
+use crate::solver::images::{Batch, canonical_blocks_in, set_images};
+#[cfg(target_arch = "x86_64")]
+use crate::solver::isa::Bmi2;
+use crate::solver::isa::{Best, Isa, Tables};
+use crate::solver::kernel::{Block, Kernel};
+use crate::solver::layer::goal_index;
+use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words};
+use crate::solver::twobit::{CURRENT, Lowest, NEXT, UNSEEN_LEFT, next_layer};
+
+/// What one worker of a two-bit partitioned search ends with.
+#[derive(Clone, Debug)]
+pub struct TwoBitShare {
+    /// The worker.
+    pub worker: usize,
+    /// The tight indices of its positions.
+    pub range: Range<u64>,
+    /// Their codes: position `range.start + k` is entry `k`.
+    pub table: Mod3Table,
+    /// `layers[d]`: positions at remoteness `d`, over every worker.
+    pub layers: Vec<u64>,
+    /// The tight indices of up to [`HARDEST`](crate::solver::HARDEST)
+    /// positions of the last layer, over every worker, lowest first.
+    pub hardest: Vec<u64>,
+}
+
+/// Searches one class of variant `name` by two bits per position with
+/// `workers` workers, each a thread of this process with its own share,
+/// exchanging positions only through a [`ChannelTransport`]. `observe`
+/// sees each layer's counts as it ends, on the calling thread. Returns the
+/// partition and every worker's share, in worker order.
+///
+/// # Errors
+///
+/// [`Error::Usage`] when `workers` is 0, [`Error::TooLarge`] when a
+/// remoteness would not fit, [`Error::Exchange`] when a worker fails.
+pub fn search(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    workers: usize,
+    observe: &mut dyn FnMut(&LayerStats),
+) -> Result<(Partition, Vec<TwoBitShare>)> {
+    let partition = Partition::by_work(spec, index, workers)?;
+    let (shares, _) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
+        run_worker(name, spec, index, &partition, transport, report)
+    })?;
+    Ok((partition, shares))
+}
+
+/// Searches one class of variant `name` by two bits per position as one
+/// worker of a search whose workers are reached through `transport`, each
+/// owning its share of `partition`; every worker runs this with the same
+/// arguments. `report` sees every layer's counts, summed over the workers.
+///
+/// # Errors
+///
+/// [`Error::TooLarge`] when a remoteness would not fit (on every worker at
+/// once), [`Error::Exchange`] when the transport fails or a stream names a
+/// position outside this worker's range.
+pub fn run_worker<T: Transport + ?Sized>(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    partition: &Partition,
+    transport: &mut T,
+    report: &mut dyn FnMut(&LayerStats),
+) -> Result<TwoBitShare> {
+    let me = transport.worker();
+    if transport.workers() != partition.workers() || me >= partition.workers() {
+        return Err(Error::Exchange(format!(
+            "worker {me} of {} cannot run a partition for {} workers",
+            transport.workers(),
+            partition.workers()
+        )));
+    }
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    let blocks = partition.blocks(me);
+    let range = partition.cells(me);
+    let mut share = Share {
+        kernel: Kernel::new(&spec.geometry, index),
+        isa: Best::detect(),
+        index,
+        partition,
+        me,
+        symmetries: &symmetries,
+        canonical: canonical_blocks_in(&symmetries, index, blocks.clone()),
+        codes: (0..code_words(range.end - range.start))
+            .into_par_iter()
+            .map(|_| AtomicU64::new(u64::MAX))
+            .collect(),
+        summary: blocks
+            .clone()
+            .into_par_iter()
+            .map(|r| AtomicU8::new(if index.block(r).is_empty() { 0 } else { UNSEEN_LEFT }))
+            .collect(),
+        blocks,
+        range,
+        halo: None,
+    };
+    let goal = goal_index(spec, index);
+    let mut hardest = Lowest::default();
+    if share.range.contains(&goal) {
+        share.codes().write(goal, 0);
+        share
+            .summary_of(colex_rank(spec.goal.white))
+            .fetch_or(CURRENT, Ordering::Relaxed);
+        hardest.offer(goal);
+    }
+    let legal = index.len();
+    let mut layers = vec![1u64];
+    let mut total = 1u64;
+    for depth in 0u64.. {
+        let started = Instant::now();
+        let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
+        let frontier = *layers.last().expect("the goal's layer");
+        let pull = frontier * PULL_RATIO > legal - total;
+        let mut halo_bytes = 0;
+        if pull {
+            if share.halo.is_none() {
+                share.halo = Some(Halo::new(&share.kernel, index, partition, me, transport)?);
+            }
+            let codes = Codes::new(&share.codes, share.range.start);
+            let halo = share.halo.as_mut().expect("a halo was just made");
+            halo_bytes = halo.exchange(index, me, transport, |i| codes.code(i) == here)?;
+        }
+        let mut layer = share.layer(depth, pull);
+        layer.counts[6] = halo_bytes;
+        let Found {
+            mut counts,
+            mut own,
+            outgoing: Outgoing { neighbours, mut images },
+        } = layer;
+        // Two rounds: the neighbours found in other workers' ranges, then
+        // the images of those their owners wrote and of those found here.
+        let (incoming, mut sent) = exchange(transport, neighbours)?;
+        for (from, stream) in incoming.iter().enumerate() {
+            if from != me {
+                share.receive(stream, next, Some(&mut images), &mut counts, &mut own)?;
+            }
+        }
+        counts[3] += images.iter().map(|list| list.len() as u64).sum::<u64>();
+        let (incoming, more) = exchange(transport, images)?;
+        sent += more;
+        for (from, stream) in incoming.iter().enumerate() {
+            if from != me {
+                share.receive(stream, next, None, &mut counts, &mut own)?;
+            }
+        }
+        counts[4] = sent;
+        counts[5] = sent * Message::BYTES as u64;
+        let (sums, max_worker_bytes) = sum_counts(transport, counts)?;
+        let [
+            found,
+            expanded,
+            neighbours,
+            crossing,
+            messages,
+            message_bytes,
+            halo_bytes,
+        ] = sums;
+        let reached = u8::try_from(depth + 1).unwrap_or(u8::MAX);
+        report(&LayerStats {
+            depth: reached,
+            pull,
+            found,
+            expanded,
+            neighbours,
+            crossing,
+            messages,
+            halo_bytes,
+            bytes: message_bytes + halo_bytes,
+            max_worker_bytes,
+            elapsed: started.elapsed(),
+        });
+        if found == 0 {
+            break;
+        }
+        if depth + 1 > u64::from(u16::MAX) {
+            return Err(Error::TooLarge(format!(
+                "variant {name}: a remoteness above {} does not fit",
+                u16::MAX
+            )));
+        }
+        layers.push(found);
+        total += found;
+        hardest = own;
+        next_layer(&mut share.summary);
+    }
+    let hardest = agree_on_hardest(transport, &hardest)?;
+    let len = share.range.end - share.range.start;
+    Ok(TwoBitShare {
+        worker: me,
+        range: share.range,
+        table: Mod3Table::from_words(share.codes.into_iter().map(AtomicU64::into_inner).collect(), len),
+        layers,
+        hardest,
+    })
+}
+
+/// The lowest of every worker's `lowest`, on every worker: a collective
+/// step.
+fn agree_on_hardest<T: Transport + ?Sized>(transport: &mut T, lowest: &Lowest) -> Result<Vec<u64>> {
+    let mut mine = Vec::with_capacity(lowest.as_slice().len() * 8);
+    for i in lowest.as_slice() {
+        mine.extend_from_slice(&i.to_le_bytes());
+    }
+    let all = transport.all_to_all(vec![mine; transport.workers()])?;
+    let mut merged = Lowest::default();
+    for stream in &all {
+        for i in words(stream)? {
+            merged.offer(i);
+        }
+    }
+    Ok(merged.as_slice().to_vec())
+}
+
+/// What one thread's share of a layer found: the counts of
+/// [`LayerStats`] (found, expanded, neighbours, crossing, …), the lowest
+/// tight indices it wrote, and the positions for other workers.
+struct Found {
+    counts: [u64; COUNTS],
+    own: Lowest,
+    outgoing: Outgoing,
+}
+
+impl Found {
+    fn new(workers: usize) -> Found {
+        Found {
+            counts: [0; COUNTS],
+            own: Lowest::default(),
+            outgoing: Outgoing::new(workers),
+        }
+    }
+
+    fn merge(mut self, other: Found) -> Found {
+        self.counts.iter_mut().zip(other.counts).for_each(|(c, o)| *c += o);
+        self.own = self.own.merge(&other.own);
+        self.outgoing = self.outgoing.join(other.outgoing);
+        self
+    }
+}
+
+/// One worker's state: its codes and summary, and what it knows of the
+/// others' frontiers.
+struct Share<'a> {
+    kernel: Kernel<'a>,
+    /// The instruction sets the kernel may use here.
+    isa: Best,
+    index: &'a TightIndex,
+    partition: &'a Partition,
+    me: usize,
+    symmetries: &'a Symmetries,
+    /// For each of its blocks: whether it may hold a canonical position.
+    canonical: Vec<bool>,
+    /// Its codes, 2 bits a position from the first of `range`.
+    codes: Vec<AtomicU64>,
+    /// The summary byte of each of its blocks ([`CURRENT`], [`NEXT`],
+    /// [`UNSEEN_LEFT`]).
+    summary: Vec<AtomicU8>,
+    /// Its white-set ranks.
+    blocks: Range<u64>,
+    /// The tight indices of its positions.
+    range: Range<u64>,
+    /// What a pull layer sees of other workers' codes, once one has run.
+    halo: Option<Halo>,
+}
+
+impl Share<'_> {
+    /// Its codes.
+    #[inline]
+    fn codes(&self) -> Codes<'_> {
+        Codes::new(&self.codes, self.range.start)
+    }
+
+    /// The summary byte of its block `r`.
+    #[inline]
+    fn summary_of(&self, r: u64) -> &AtomicU8 {
+        &self.summary[(r - self.blocks.start) as usize]
+    }
+
+    /// Whether its block `r` may hold a canonical position.
+    #[inline]
+    fn canonical(&self, r: u64) -> bool {
+        self.canonical[(r - self.blocks.start) as usize]
+    }
+
+    /// The canonical test of block `r`'s positions; `None` when it holds none.
+    #[inline]
+    fn block_test(&self, r: u64) -> Option<BlockTest<'_>> {
+        self.symmetries.block_test(colex_unrank(r, self.index.white()))
+    }
+
+    /// Layer `depth` on this worker's blocks, shared by the threads of the
+    /// rayon pool: a pull or a push.
+    fn layer(&self, depth: u64, pull: bool) -> Found {
+        let workers = self.partition.workers();
+        (self.blocks.start as usize..self.blocks.end as usize)
+            .into_par_iter()
+            .with_min_len(16)
+            .fold(
+                || (Block::default(), Found::new(workers)),
+                |(mut block, mut found), r| {
+                    if pull {
+                        self.pull_block(r as u64, depth, &mut block, &mut found);
+                    } else {
+                        self.push_block(r as u64, depth, &mut block, &mut found);
+                    }
+                    (block, found)
+                },
+            )
+            .map(|(_, found)| found)
+            .reduce(|| Found::new(workers), Found::merge)
+    }
+
+    /// Notes that this worker wrote its position `i` (block `r`) into the
+    /// new layer.
+    #[inline]
+    fn wrote(&self, counts: &mut [u64; COUNTS], own: &mut Lowest, i: u64, r: u64) {
+        counts[0] += 1;
+        let summary = self.summary_of(r);
+        if summary.load(Ordering::Relaxed) & NEXT == 0 {
+            summary.fetch_or(NEXT, Ordering::Relaxed);
+        }
+        own.offer(i);
+    }
+
+    /// Writes the images in `batch` into layer `next` (residue): its own
+    /// when unseen, the others' by message; empties the batch.
+    #[inline(always)]
+    fn write_images(
+        &self,
+        batch: &mut Batch,
+        next: u8,
+        counts: &mut [u64; COUNTS],
+        own: &mut Lowest,
+        images: &mut [Vec<Message>],
+    ) {
+        let codes = self.codes();
+        set_images(
+            self.index,
+            batch,
+            #[inline(always)]
+            |i| {
+                if self.range.contains(&i) {
+                    prefetch(codes.word(i));
+                }
+            },
+            #[inline(always)]
+            |i, r, _| {
+                if !self.range.contains(&i) {
+                    let (owner, message) = message_for(self.index, self.partition, i);
+                    images[owner].push(message);
+                } else if codes.write(i, next) {
+                    self.wrote(counts, own, i, r);
+                }
+                0
+            },
+        );
+    }
+
+    /// Pushes layer `depth` out of block `r`.
+    fn push_block(&self, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.push_block_bmi2(isa, r, depth, block, found) };
+        }
+        self.push_block_in(Tables, r, depth, block, found);
+    }
+
+    /// [`push_block`](Self::push_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn push_block_bmi2(&self, isa: Bmi2, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        self.push_block_in(isa, r, depth, block, found);
+    }
+
+    /// [`push_block`](Self::push_block) for `isa`: every canonical position
+    /// coded `depth mod 3` writes `depth + 1` into its unseen neighbours
+    /// here and sends the others to their owners, with their images.
+    #[inline(always)]
+    fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
+        if self.summary_of(r).load(Ordering::Relaxed) & CURRENT == 0 || !self.canonical(r) {
+            return;
+        }
+        let Some(test) = self.block_test(r) else {
+            return;
+        };
+        self.kernel.block_in(isa, r, block, |_| true);
+        let codes = self.codes();
+        let mut blacks = std::mem::take(&mut block.blacks);
+        blacks.clear();
+        codes.scan(self.index, r, block.safe, here, |_, black| {
+            if test.is_canonical(black) {
+                blacks.push(black);
+            }
+        });
+        let Found { counts, own, outgoing } = found;
+        counts[1] += blacks.len() as u64;
+        let mut batch = Batch::default();
+        self.kernel.each_neighbour_part_in(
+            isa,
+            block,
+            &blacks,
+            #[inline(always)]
+            |j, after| {
+                counts[2] += 1;
+                if !self.range.contains(&j) {
+                    counts[3] += 1;
+                    let (owner, message) = message_for(self.index, self.partition, j);
+                    outgoing.neighbours[owner].push(message);
+                    return;
+                }
+                if codes.code(j) == UNSEEN && codes.write(j, next) {
+                    let t = if after.white == block.white {
+                        r
+                    } else {
+                        colex_rank(after.white)
+                    };
+                    self.wrote(counts, own, j, t);
+                    if batch.push(self.symmetries, after) {
+                        self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+                    }
+                }
+            },
+        );
+        self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+        block.blacks = blacks;
+    }
+
+    /// Pulls layer `depth + 1` into block `r`.
+    fn pull_block(&self, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = self.isa.bmi2 {
+            // SAFETY: a `Bmi2` exists only where the processor has it.
+            return unsafe { self.pull_block_bmi2(isa, r, depth, block, found) };
+        }
+        self.pull_block_in(Tables, r, depth, block, found);
+    }
+
+    /// [`pull_block`](Self::pull_block) compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn pull_block_bmi2(&self, isa: Bmi2, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        self.pull_block_in(isa, r, depth, block, found);
+    }
+
+    /// [`pull_block`](Self::pull_block) for `isa`: every unseen canonical
+    /// position with a neighbour coded `depth mod 3`, here or in the halo,
+    /// joins the layer with its images. Only this call writes the block's
+    /// canonical positions; moves into blocks that hold no position of
+    /// layer `depth` are not tried.
+    #[inline(always)]
+    fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+        let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
+        if self.summary_of(r).load(Ordering::Relaxed) & UNSEEN_LEFT == 0 || !self.canonical(r) {
+            return;
+        }
+        let Some(test) = self.block_test(r) else {
+            return;
+        };
+        let halo = self.halo.as_ref().expect("a halo before a pull");
+        let current = |t: u64| {
+            if self.blocks.contains(&t) {
+                self.summary_of(t).load(Ordering::Relaxed) & CURRENT != 0
+            } else {
+                halo.find(t).is_some_and(|k| halo.any[k])
+            }
+        };
+        self.kernel.block_in(isa, r, block, current);
+        block.black_moves = current(r);
+        if !block.black_moves && block.white_moves() == 0 {
+            return;
+        }
+        let block = &*block;
+        let codes = self.codes();
+        let Found { counts, own, outgoing } = found;
+        let mut batch = Batch::default();
+        let mut left = 0u64;
+        codes.scan(self.index, r, block.safe, UNSEEN, |i, black| {
+            left += 1;
+            if !test.is_canonical(black) {
+                return;
+            }
+            counts[1] += 1;
+            let hit = self.kernel.neighbours_in(
+                isa,
+                block,
+                black,
+                #[inline(always)]
+                |j| {
+                    counts[2] += 1;
+                    if self.range.contains(&j) {
+                        codes.code(j) == here
+                    } else {
+                        counts[3] += 1;
+                        halo.at(self.index, j)
+                    }
+                },
+            );
+            if hit {
+                let unseen = codes.write(i, next);
+                debug_assert!(unseen, "only this pull writes a canonical position");
+                left -= 1;
+                self.wrote(counts, own, i, r);
+                let part = Part {
+                    white: block.white,
+                    black,
+                };
+                if batch.push(self.symmetries, part) {
+                    self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+                }
+            }
+        });
+        self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+        if left == 0 {
+            self.summary_of(r).fetch_and(!UNSEEN_LEFT, Ordering::Relaxed);
+        }
+    }
+
+    /// Writes residue `next` into the unseen positions of `stream`, which
+    /// another worker sent, and, given `images`, the images of each it
+    /// writes (adding the others' to `images`).
+    fn receive(
+        &self,
+        stream: &[u8],
+        next: u8,
+        mut images: Option<&mut Vec<Vec<Message>>>,
+        counts: &mut [u64; COUNTS],
+        own: &mut Lowest,
+    ) -> Result<()> {
+        let codes = self.codes();
+        let mut batch = Batch::default();
+        for m in Message::decode_all(stream)? {
+            let b = if self.blocks.contains(&m.block) {
+                self.index.block(m.block)
+            } else {
+                0..0
+            };
+            if m.position >= b.end - b.start {
+                return Err(Error::Exchange(format!(
+                    "worker {} was sent position {} of block {}, which it does not own",
+                    self.me, m.position, m.block
+                )));
+            }
+            let i = b.start + m.position;
+            // A neighbour may have been reached by an older layer: only an
+            // unseen position is written.
+            if codes.code(i) != UNSEEN || !codes.write(i, next) {
+                continue;
+            }
+            self.wrote(counts, own, i, m.block);
+            if let Some(images) = images.as_deref_mut()
+                && batch.push(self.symmetries, self.index.unrank(i))
+            {
+                self.write_images(&mut batch, next, counts, own, images);
+            }
+        }
+        if let Some(images) = images {
+            self.write_images(&mut batch, next, counts, own, images);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::twobit;
+    use crate::variant::Variant;
+
+    /// Every worker count gives, position for position, the codes, layers
+    /// and hardest positions of the one-process two-bit search: on boards
+    /// whose symmetry groups have 2 and 4 elements, pushing and pulling.
+    #[test]
+    fn shares_equal_the_one_process_search() {
+        for name in ["5x4", "7x6", "7x5-a1", "9x7-a2"] {
+            let variant = Variant::named(name).unwrap();
+            let spec = &variant.classes()[0];
+            let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+            let whole = twobit::search(name, spec, &index, &mut |_| {}).unwrap();
+            for workers in [1, 2, 3, 5] {
+                let mut pulled = false;
+                let (partition, shares) = search(name, spec, &index, workers, &mut |layer| {
+                    pulled |= layer.pull;
+                })
+                .unwrap();
+                assert!(pulled || name == "5x4", "{name}: no layer pulled");
+                assert_eq!(shares.len(), workers);
+                for (w, share) in shares.iter().enumerate() {
+                    assert_eq!(share.range, partition.cells(w));
+                    assert_eq!(share.layers, whole.layers, "{name} {workers}");
+                    assert_eq!(share.hardest, whole.hardest, "{name} {workers}");
+                    for i in share.range.clone() {
+                        assert_eq!(
+                            share.table.get(i - share.range.start),
+                            whole.table.get(i),
+                            "{name}, {workers} workers, position {i}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
