@@ -462,7 +462,7 @@ pub(super) fn next_layer(summary: &mut [AtomicU8]) {
 /// The public hashes of the mirror images of positions, in the class that
 /// mirrors the searched one.
 #[derive(Clone, Copy)]
-struct MirrorHashes<'a> {
+pub(super) struct MirrorHashes<'a> {
     /// From the searched class's cells to the mirroring class's.
     mirror: &'a Mirror,
     /// The mirroring class's public hash.
@@ -474,7 +474,7 @@ struct MirrorHashes<'a> {
 }
 
 impl<'a> MirrorHashes<'a> {
-    fn new(mirror: &'a Mirror, dense: &'a DenseIndex, spec: &ClassSpec) -> MirrorHashes<'a> {
+    pub(super) fn new(mirror: &'a Mirror, dense: &'a DenseIndex, spec: &ClassSpec) -> MirrorHashes<'a> {
         let (white, black) = spec.counts();
         MirrorHashes {
             mirror,
@@ -485,7 +485,7 @@ impl<'a> MirrorHashes<'a> {
     }
 
     /// The public hash of the image of `part`.
-    fn hash(&self, part: Part) -> u64 {
+    pub(super) fn hash(&self, part: Part) -> u64 {
         self.dense.rank(self.mirror.part(part))
     }
 
@@ -493,7 +493,7 @@ impl<'a> MirrorHashes<'a> {
     /// set `white`: a set whose highest cell is `t` has colex rank at least
     /// C(t, w).
     #[inline]
-    fn lower_bound(&self, white: Bitboard) -> u64 {
+    pub(super) fn lower_bound(&self, white: Bitboard) -> u64 {
         let top = white.iter().map(|c| self.mirror.cell(c)).max().unwrap_or(0);
         binomial(u32::from(top), self.white) * self.per_white
     }

@@ -37,9 +37,9 @@ use super::{
     message_for, on_threads, sum_counts, words,
 };
 use crate::error::{Error, Result};
-use crate::index::{colex_rank, colex_unrank};
+use crate::index::{DenseIndex, colex_rank, colex_unrank};
 use crate::rules::Part;
-use crate::symmetry::{BlockTest, Symmetries};
+use crate::symmetry::{BlockTest, Mirror, Symmetries};
 use crate::tight::{TightIndex, prefetch};
 use crate::variant::ClassSpec;
 
@@ -50,7 +50,7 @@ use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel};
 use crate::solver::layer::goal_index;
 use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words};
-use crate::solver::twobit::{CURRENT, Lowest, NEXT, UNSEEN_LEFT, next_layer};
+use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, next_layer};
 
 /// What one worker of a two-bit partitioned search ends with.
 #[derive(Clone, Debug)]
@@ -66,6 +66,25 @@ pub struct TwoBitShare {
     /// The tight indices of up to [`HARDEST`](crate::solver::HARDEST)
     /// positions of the last layer, over every worker, lowest first.
     pub hardest: Vec<u64>,
+    /// When the search was asked for them: the public hashes of the mirror
+    /// images of up to [`HARDEST`](crate::solver::HARDEST) positions of the
+    /// last layer, in the mirroring class, lowest first.
+    pub mirrored_hardest: Option<Vec<u64>>,
+    /// For each position the search was asked to watch: its remoteness,
+    /// `None` when unreachable.
+    pub watched: Vec<Option<u64>>,
+}
+
+/// What a worker of [`run_worker`] is asked besides the codes.
+#[derive(Clone, Copy, Default)]
+pub struct Asked<'a> {
+    /// When a class is the mirror image of this one: the map from this
+    /// class's cells to that class's and that class's public hash. The
+    /// search then keeps that class's hardest positions as well.
+    pub mirrored: Option<(&'a Mirror, &'a DenseIndex)>,
+    /// Tight indices whose remoteness every worker learns (the start's
+    /// place in this class, say).
+    pub watch: &'a [u64],
 }
 
 /// Searches one class of variant `name` by two bits per position with
@@ -83,19 +102,21 @@ pub fn search(
     spec: &ClassSpec,
     index: &TightIndex,
     workers: usize,
+    asked: Asked<'_>,
     observe: &mut dyn FnMut(&LayerStats),
 ) -> Result<(Partition, Vec<TwoBitShare>)> {
     let partition = Partition::by_work(spec, index, workers)?;
     let (shares, _) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
-        run_worker(name, spec, index, &partition, transport, report)
+        run_worker(name, spec, index, &partition, transport, asked, report)
     })?;
     Ok((partition, shares))
 }
 
 /// Searches one class of variant `name` by two bits per position as one
 /// worker of a search whose workers are reached through `transport`, each
-/// owning its share of `partition`; every worker runs this with the same
-/// arguments. `report` sees every layer's counts, summed over the workers.
+/// owning its share of `partition`, and finds what `asked` asks; every
+/// worker runs this with the same arguments. `report` sees every layer's
+/// counts, summed over the workers.
 ///
 /// # Errors
 ///
@@ -108,6 +129,7 @@ pub fn run_worker<T: Transport + ?Sized>(
     index: &TightIndex,
     partition: &Partition,
     transport: &mut T,
+    asked: Asked<'_>,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<TwoBitShare> {
     let me = transport.worker();
@@ -141,16 +163,28 @@ pub fn run_worker<T: Transport + ?Sized>(
         blocks,
         range,
         halo: None,
+        mirror: asked
+            .mirrored
+            .map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec)),
     };
     let goal = goal_index(spec, index);
-    let mut hardest = Lowest::default();
+    let mut hardest = (Lowest::default(), Lowest::default());
     if share.range.contains(&goal) {
         share.codes().write(goal, 0);
         share
             .summary_of(colex_rank(spec.goal.white))
             .fetch_or(CURRENT, Ordering::Relaxed);
-        hardest.offer(goal);
+        hardest.0.offer(goal);
+        if let Some(mirror) = &share.mirror {
+            hardest.1.offer(mirror.hash(spec.goal));
+        }
     }
+    // The layer of each watched position this worker owns, once reached.
+    let mut watched: Vec<Option<u64>> = asked
+        .watch
+        .iter()
+        .map(|&i| (i == goal && share.range.contains(&i)).then_some(0))
+        .collect();
     let legal = index.len();
     let mut layers = vec![1u64];
     let mut total = 1u64;
@@ -229,9 +263,20 @@ pub fn run_worker<T: Transport + ?Sized>(
         layers.push(found);
         total += found;
         hardest = own;
+        let codes = share.codes();
+        for (w, &i) in watched.iter_mut().zip(asked.watch) {
+            if w.is_none() && share.range.contains(&i) && codes.code(i) != UNSEEN {
+                *w = Some(depth + 1);
+            }
+        }
         next_layer(&mut share.summary);
     }
-    let hardest = agree_on_hardest(transport, &hardest)?;
+    let mirrored_hardest = match share.mirror {
+        Some(_) => Some(agree_on_lowest(transport, &hardest.1)?),
+        None => None,
+    };
+    let hardest = agree_on_lowest(transport, &hardest.0)?;
+    let watched = agree_on_watched(transport, &watched)?;
     let len = share.range.end - share.range.start;
     Ok(TwoBitShare {
         worker: me,
@@ -239,12 +284,40 @@ pub fn run_worker<T: Transport + ?Sized>(
         table: Mod3Table::from_words(share.codes.into_iter().map(AtomicU64::into_inner).collect(), len),
         layers,
         hardest,
+        mirrored_hardest,
+        watched,
     })
+}
+
+/// What every worker knows of the watched positions, on every worker: the
+/// owner of each has its remoteness. A collective step.
+fn agree_on_watched<T: Transport + ?Sized>(transport: &mut T, watched: &[Option<u64>]) -> Result<Vec<Option<u64>>> {
+    let mine: Vec<u8> = watched
+        .iter()
+        .flat_map(|w| w.map_or(u64::MAX, |d| d).to_le_bytes())
+        .collect();
+    let mut agreed = vec![None; watched.len()];
+    for stream in transport.all_to_all(vec![mine; transport.workers()])? {
+        let theirs = words(&stream)?;
+        if theirs.len() != watched.len() {
+            return Err(Error::Exchange(format!(
+                "a worker sent {} watched positions, not {}",
+                theirs.len(),
+                watched.len()
+            )));
+        }
+        for (a, t) in agreed.iter_mut().zip(theirs) {
+            if t != u64::MAX {
+                *a = Some(t);
+            }
+        }
+    }
+    Ok(agreed)
 }
 
 /// The lowest of every worker's `lowest`, on every worker: a collective
 /// step.
-fn agree_on_hardest<T: Transport + ?Sized>(transport: &mut T, lowest: &Lowest) -> Result<Vec<u64>> {
+fn agree_on_lowest<T: Transport + ?Sized>(transport: &mut T, lowest: &Lowest) -> Result<Vec<u64>> {
     let mut mine = Vec::with_capacity(lowest.as_slice().len() * 8);
     for i in lowest.as_slice() {
         mine.extend_from_slice(&i.to_le_bytes());
@@ -264,7 +337,9 @@ fn agree_on_hardest<T: Transport + ?Sized>(transport: &mut T, lowest: &Lowest) -
 /// tight indices it wrote, and the positions for other workers.
 struct Found {
     counts: [u64; COUNTS],
-    own: Lowest,
+    /// The lowest tight indices written, and the lowest public hashes of
+    /// their mirror images.
+    own: (Lowest, Lowest),
     outgoing: Outgoing,
 }
 
@@ -272,14 +347,14 @@ impl Found {
     fn new(workers: usize) -> Found {
         Found {
             counts: [0; COUNTS],
-            own: Lowest::default(),
+            own: (Lowest::default(), Lowest::default()),
             outgoing: Outgoing::new(workers),
         }
     }
 
     fn merge(mut self, other: Found) -> Found {
         self.counts.iter_mut().zip(other.counts).for_each(|(c, o)| *c += o);
-        self.own = self.own.merge(&other.own);
+        self.own = (self.own.0.merge(&other.own.0), self.own.1.merge(&other.own.1));
         self.outgoing = self.outgoing.join(other.outgoing);
         self
     }
@@ -308,6 +383,8 @@ struct Share<'a> {
     range: Range<u64>,
     /// What a pull layer sees of other workers' codes, once one has run.
     halo: Option<Halo>,
+    /// The public hashes of mirror images, when asked for.
+    mirror: Option<MirrorHashes<'a>>,
 }
 
 impl Share<'_> {
@@ -357,16 +434,22 @@ impl Share<'_> {
             .reduce(|| Found::new(workers), Found::merge)
     }
 
-    /// Notes that this worker wrote its position `i` (block `r`) into the
-    /// new layer.
+    /// Notes that this worker wrote its position `i` (block `r`,
+    /// placement `part`) into the new layer: counts it, flags its block
+    /// [`NEXT`] and offers it to the hardest candidates.
     #[inline]
-    fn wrote(&self, counts: &mut [u64; COUNTS], own: &mut Lowest, i: u64, r: u64) {
+    fn wrote(&self, counts: &mut [u64; COUNTS], own: &mut (Lowest, Lowest), i: u64, r: u64, part: Part) {
         counts[0] += 1;
         let summary = self.summary_of(r);
         if summary.load(Ordering::Relaxed) & NEXT == 0 {
             summary.fetch_or(NEXT, Ordering::Relaxed);
         }
-        own.offer(i);
+        own.0.offer(i);
+        if let Some(mirror) = &self.mirror
+            && own.1.admits(mirror.lower_bound(part.white))
+        {
+            own.1.offer(mirror.hash(part));
+        }
     }
 
     /// Writes the images in `batch` into layer `next` (residue): its own
@@ -377,7 +460,7 @@ impl Share<'_> {
         batch: &mut Batch,
         next: u8,
         counts: &mut [u64; COUNTS],
-        own: &mut Lowest,
+        own: &mut (Lowest, Lowest),
         images: &mut [Vec<Message>],
     ) {
         let codes = self.codes();
@@ -391,12 +474,12 @@ impl Share<'_> {
                 }
             },
             #[inline(always)]
-            |i, r, _| {
+            |i, r, image| {
                 if !self.range.contains(&i) {
                     let (owner, message) = message_for(self.index, self.partition, i);
                     images[owner].push(message);
                 } else if codes.write(i, next) {
-                    self.wrote(counts, own, i, r);
+                    self.wrote(counts, own, i, r, image);
                 }
                 0
             },
@@ -463,7 +546,7 @@ impl Share<'_> {
                     } else {
                         colex_rank(after.white)
                     };
-                    self.wrote(counts, own, j, t);
+                    self.wrote(counts, own, j, t, after);
                     if batch.push(self.symmetries, after) {
                         self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
                     }
@@ -548,11 +631,11 @@ impl Share<'_> {
                 let unseen = codes.write(i, next);
                 debug_assert!(unseen, "only this pull writes a canonical position");
                 left -= 1;
-                self.wrote(counts, own, i, r);
                 let part = Part {
                     white: block.white,
                     black,
                 };
+                self.wrote(counts, own, i, r, part);
                 if batch.push(self.symmetries, part) {
                     self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
                 }
@@ -573,7 +656,7 @@ impl Share<'_> {
         next: u8,
         mut images: Option<&mut Vec<Vec<Message>>>,
         counts: &mut [u64; COUNTS],
-        own: &mut Lowest,
+        own: &mut (Lowest, Lowest),
     ) -> Result<()> {
         let codes = self.codes();
         let mut batch = Batch::default();
@@ -595,9 +678,10 @@ impl Share<'_> {
             if codes.code(i) != UNSEEN || !codes.write(i, next) {
                 continue;
             }
-            self.wrote(counts, own, i, m.block);
+            let part = self.index.unrank(i);
+            self.wrote(counts, own, i, m.block, part);
             if let Some(images) = images.as_deref_mut()
-                && batch.push(self.symmetries, self.index.unrank(i))
+                && batch.push(self.symmetries, part)
             {
                 self.write_images(&mut batch, next, counts, own, images);
             }
@@ -612,22 +696,41 @@ impl Share<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::twobit;
+    use crate::remoteness::Cell;
+    use crate::solver::boundary::NoCheckpoints;
+    use crate::solver::{parallel, twobit};
     use crate::variant::Variant;
 
     /// Every worker count gives, position for position, the codes, layers
-    /// and hardest positions of the one-process two-bit search: on boards
-    /// whose symmetry groups have 2 and 4 elements, pushing and pulling.
+    /// and hardest positions (the mirrored class's too) of the one-process
+    /// two-bit search, and the byte search's remoteness of the positions it
+    /// watches: on boards whose symmetry groups have 2 and 4 elements, and
+    /// one whose classes mirror each other, pushing and pulling.
     #[test]
     fn shares_equal_the_one_process_search() {
-        for name in ["5x4", "7x6", "7x5-a1", "9x7-a2"] {
+        let mut mirrors = 0;
+        for name in ["5x4", "7x6", "7x5-a1", "9x7-a2", "9x6"] {
             let variant = Variant::named(name).unwrap();
-            let spec = &variant.classes()[0];
+            let specs = variant.classes();
+            let spec = &specs[0];
             let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
-            let whole = twobit::search(name, spec, &index, &mut |_| {}).unwrap();
+            let back = specs
+                .get(1)
+                .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
+            let mirrored = back.as_ref().map(|m| (m, &specs[1].index));
+            mirrors += usize::from(mirrored.is_some());
+            let whole = twobit::search_with(name, spec, &index, mirrored, &mut NoCheckpoints, &mut |_| {}).unwrap();
+            let cells = parallel::search(name, spec, &index, &mut |_| {}).unwrap();
+            let start = index.rank(spec.index.unrank(variant.class_hashes(variant.start())[0]));
+            let watch: Vec<u64> = start.into_iter().chain([0, index.len() / 2, index.len() - 1]).collect();
+            let remoteness = |i: u64| Cell(cells[i as usize]).remoteness().map(|r| u64::from(r.0));
             for workers in [1, 2, 3, 5] {
                 let mut pulled = false;
-                let (partition, shares) = search(name, spec, &index, workers, &mut |layer| {
+                let asked = Asked {
+                    mirrored,
+                    watch: &watch,
+                };
+                let (partition, shares) = search(name, spec, &index, workers, asked, &mut |layer| {
                     pulled |= layer.pull;
                 })
                 .unwrap();
@@ -637,6 +740,9 @@ mod tests {
                     assert_eq!(share.range, partition.cells(w));
                     assert_eq!(share.layers, whole.layers, "{name} {workers}");
                     assert_eq!(share.hardest, whole.hardest, "{name} {workers}");
+                    assert_eq!(share.mirrored_hardest, whole.mirrored_hardest, "{name} {workers}");
+                    let expected: Vec<Option<u64>> = watch.iter().map(|&i| remoteness(i)).collect();
+                    assert_eq!(share.watched, expected, "{name} {workers}");
                     for i in share.range.clone() {
                         assert_eq!(
                             share.table.get(i - share.range.start),
@@ -647,5 +753,6 @@ mod tests {
                 }
             }
         }
+        assert!(mirrors > 0, "no board with a mirrored class");
     }
 }
