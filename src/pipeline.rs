@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::remoteness::Remoteness;
 use crate::solver::partition::Transport;
-use crate::solver::shares::Sink;
+use crate::solver::shares::{Sink, Summary};
 use crate::solver::{ClassStats, Event, Method, Plan, Streamed, Tables};
 use crate::storage::{self, Layout};
 use crate::system::{available_memory, free_disk, human_bytes};
@@ -325,7 +325,8 @@ impl<'a> SolvePlan<'a> {
     /// worker 0, which checks the answer against the known values and
     /// writes the database as the cells come from each worker in turn
     /// ([`Shares::send`](crate::solver::shares::Shares::send)), and returns
-    /// what it did; the others return `None`. Only the byte search runs so.
+    /// what it did; the others return `None`. The tight byte search and the
+    /// two-bit search run so; only the byte search saves checkpoints.
     ///
     /// With checkpoints asked for, every worker saves its share into `dir`
     /// ([`Checkpointer::for_rank`]) and the search resumes when every
@@ -335,8 +336,8 @@ impl<'a> SolvePlan<'a> {
     ///
     /// # Errors
     ///
-    /// As [`run`](Self::run); [`Error::Usage`] for the two-bit or dense
-    /// search, or for checkpoints saved by a job of another size. An error
+    /// As [`run`](Self::run); [`Error::Usage`] for the dense search, or for
+    /// checkpoints saved by a job of another size. An error
     /// on one worker leaves the others waiting in a collective step: the
     /// caller ends the job.
     pub fn run_on<T: Transport + ?Sized>(
@@ -346,11 +347,15 @@ impl<'a> SolvePlan<'a> {
         observe: &mut dyn FnMut(Event),
         note: &mut dyn FnMut(&str),
     ) -> Result<Option<Solved>> {
-        if self.plan.method() != Method::Tight {
-            return Err(Error::Usage(format!(
-                "the {} search does not run across MPI ranks yet: use --method tight",
-                self.plan.method().name()
-            )));
+        match self.plan.method() {
+            Method::Tight => {}
+            Method::TwoBit => return self.run_two_bit_on(dir, transport, observe, note),
+            other => {
+                return Err(Error::Usage(format!(
+                    "the {} search does not run across MPI ranks: use --method tight or two-bit",
+                    other.name()
+                )));
+            }
         }
         if transport.worker() == 0 {
             storage::check_dir(dir)?;
@@ -385,24 +390,26 @@ impl<'a> SolvePlan<'a> {
             }
             Ok(())
         };
-        let Some(summary) = shares.summary(transport)? else {
-            // The cells of each class go to worker 0, which writes them.
-            for k in shares.searched().collect::<Vec<_>>() {
-                shares.send(transport, k, None)?;
-            }
+        let summary = shares.summary(transport)?;
+        let searched: Vec<usize> = shares.searched().collect();
+        let sent = Sent {
+            mirrored: shares.mirrored(),
+            elapsed: shares.elapsed(),
+            residues: false,
+        };
+        let written = write_shares(
+            variant,
+            layout,
+            dir,
+            transport,
+            summary,
+            &searched,
+            sent,
+            &|transport, k, sink| shares.send(transport, k, sink),
+        );
+        let Some(written) = written else {
             spent(transport, false)?;
             return Ok(None);
-        };
-        let written = {
-            let mut pipe = |k: usize, sink: Sink<'_>| shares.send(transport, k, Some(sink));
-            let streamed = Streamed {
-                stats: summary.stats,
-                mirrored: shares.mirrored(),
-                starts: summary.starts,
-                elapsed: shares.elapsed(),
-                cells: std::cell::RefCell::new(&mut pipe),
-            };
-            check_and_write(variant, layout, dir, Tables::Streamed(&streamed))
         };
         spent(transport, written.is_ok() || matches!(written, Err(Error::Mismatch(_))))?;
         let (path, write_seconds) = written?;
@@ -415,6 +422,109 @@ impl<'a> SolvePlan<'a> {
             layers,
         }))
     }
+}
+
+impl SolvePlan<'_> {
+    /// [`run_on`](Self::run_on) for the two-bit search
+    /// ([`Plan::search_two_bit_shares`]): each worker keeps two bits for
+    /// each position of its share, and worker 0 writes the residues
+    /// layout as the codes come. Nothing is saved on the way: worker 0
+    /// tells `note` so when checkpoints were asked for.
+    fn run_two_bit_on<T: Transport + ?Sized>(
+        self,
+        dir: &Path,
+        transport: &mut T,
+        observe: &mut dyn FnMut(Event),
+        note: &mut dyn FnMut(&str),
+    ) -> Result<Option<Solved>> {
+        if transport.worker() == 0 {
+            storage::check_dir(dir)?;
+            storage::check_destination(dir, self.variant.name())?;
+            if self.options.checkpoints.is_some() {
+                note("the two-bit search across ranks saves no checkpoints yet: a stopped job starts over");
+            }
+        }
+        let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
+        let mut layers = Vec::new();
+        let shares = self
+            .plan
+            .search_two_bit_shares(transport, &mut recording(&mut layers, observe))?;
+        let sent = Sent {
+            mirrored: shares.mirrored(),
+            elapsed: shares.elapsed(),
+            residues: true,
+        };
+        let summary = shares.summary(&*transport);
+        let written = write_shares(
+            variant,
+            layout,
+            dir,
+            transport,
+            summary,
+            &shares.searched(),
+            sent,
+            &|transport, k, sink| shares.send(transport, k, sink),
+        );
+        let Some(written) = written else {
+            return Ok(None);
+        };
+        let (path, write_seconds) = written?;
+        Ok(Some(Solved {
+            checkpoints: (0, 0.0, 0),
+            path,
+            solve_seconds: shares.elapsed().as_secs_f64(),
+            write_seconds,
+            legal,
+            layers,
+        }))
+    }
+}
+
+/// What a partitioned search tells worker 0's writer besides the summary.
+struct Sent {
+    /// For each class that mirrors another: that class.
+    mirrored: Vec<Option<usize>>,
+    /// The time the search took.
+    elapsed: std::time::Duration,
+    /// Whether the cells sent are two-bit codes.
+    residues: bool,
+}
+
+/// Sends one searched class's cells from every worker to worker 0, which
+/// passes its sink ([`Shares::send`](crate::solver::shares::Shares::send)).
+type SendClass<'s, T> = dyn Fn(&mut T, usize, Option<Sink<'_>>) -> Result<()> + 's;
+
+/// After a partitioned search: worker 0 (which alone has `summary`)
+/// checks the answer and writes the database of `variant` into `dir` as
+/// `send` brings it the cells of each `searched` class from every worker
+/// in turn; the others send theirs. Worker 0 gets what the write did, the
+/// others `None`.
+#[allow(clippy::too_many_arguments)]
+fn write_shares<T: Transport + ?Sized>(
+    variant: &Variant,
+    layout: Option<Layout>,
+    dir: &Path,
+    transport: &mut T,
+    summary: Option<Summary>,
+    searched: &[usize],
+    sent: Sent,
+    send: &SendClass<'_, T>,
+) -> Option<Result<(PathBuf, f64)>> {
+    let Some(summary) = summary else {
+        // The cells of each class go to worker 0, which writes them.
+        let result = searched.iter().try_for_each(|&k| send(transport, k, None));
+        return result.err().map(Err);
+    };
+    let mut pipe = |k: usize, sink: Sink<'_>| send(transport, k, Some(sink));
+    let streamed = Streamed {
+        stats: summary.stats,
+        mirrored: sent.mirrored,
+        starts: summary.starts,
+        elapsed: sent.elapsed,
+        residues: sent.residues,
+        cells: std::cell::RefCell::new(&mut pipe),
+    };
+    Some(check_and_write(variant, layout, dir, Tables::Streamed(&streamed)))
 }
 
 /// Checks what `found` says of `variant` against its known answers and

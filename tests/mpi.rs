@@ -55,20 +55,27 @@ fn export(db: &Path, variant: &str) -> Vec<u8> {
 #[test]
 #[ignore = "needs mpirun: cargo test --features mpi --test mpi -- --ignored"]
 fn ranks_write_the_table_one_process_writes() {
-    for variant in ["7x6", "9x6", "9x8"] {
-        let single = fresh(&format!("single-{variant}"));
+    for (variant, method) in [
+        ("7x6", "tight"),
+        ("9x6", "tight"),
+        ("9x8", "tight"),
+        ("7x6", "two-bit"),
+        ("9x6", "two-bit"),
+        ("9x8", "two-bit"),
+    ] {
+        let single = fresh(&format!("single-{variant}-{method}"));
         let path = single.to_str().unwrap();
-        ok(bishops(&["--db", path, "solve", variant, "--method", "tight"]), variant);
+        ok(bishops(&["--db", path, "solve", variant, "--method", method]), variant);
         let expected = export(&single, variant);
         assert!(expected.len() > 1000, "{variant}: an export");
         for ranks in 1..=4 {
-            let dir = fresh(&format!("{variant}-{ranks}"));
+            let dir = fresh(&format!("{variant}-{method}-{ranks}"));
             let db = dir.to_str().unwrap();
             let out = ok(
-                mpirun(ranks, &["--db", db, "solve", variant, "--method", "tight"])
+                mpirun(ranks, &["--db", db, "solve", variant, "--method", method])
                     .output()
                     .unwrap(),
-                &format!("{variant} on {ranks} ranks"),
+                &format!("{variant} by {method} on {ranks} ranks"),
             );
             let stdout = String::from_utf8_lossy(&out.stdout);
             // Rank 0 alone reports.
@@ -78,17 +85,17 @@ fn ranks_write_the_table_one_process_writes() {
             assert!(stderr.contains(&format!("{ranks} MPI ranks search it")), "{stderr}");
             assert!(
                 export(&dir, variant) == expected,
-                "{variant} on {ranks} ranks: the export differs from one process's"
+                "{variant} by {method} on {ranks} ranks: the export differs from one process's"
             );
             let _ = std::fs::remove_dir_all(&dir);
         }
         // `--json` tells what the ranks sent each other for each layer:
         // nothing with one rank, something with two.
         for ranks in [1, 2] {
-            let dir = fresh(&format!("{variant}-json-{ranks}"));
+            let dir = fresh(&format!("{variant}-{method}-json-{ranks}"));
             let db = dir.to_str().unwrap();
             let out = ok(
-                mpirun(ranks, &["--db", db, "solve", variant, "--method", "tight", "--json"])
+                mpirun(ranks, &["--db", db, "solve", variant, "--method", method, "--json"])
                     .output()
                     .unwrap(),
                 "json",
@@ -123,16 +130,16 @@ fn ranks_agree_that_a_solved_variant_is_solved() {
 fn an_error_on_one_rank_ends_the_job_with_it() {
     let dir = fresh("error");
     let db = dir.to_str().unwrap();
-    // The two-bit search does not run across ranks yet: every rank refuses,
-    // and the job ends with the refusal and exit status 2, not a hang.
+    // The dense search does not run across ranks: every rank refuses, and
+    // the job ends with the refusal and exit status 2, not a hang.
     let began = Instant::now();
-    let out = mpirun(2, &["--db", db, "solve", "7x6", "--method", "two-bit"])
+    let out = mpirun(2, &["--db", db, "solve", "7x6", "--method", "dense"])
         .output()
         .unwrap();
     assert!(began.elapsed() < Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("does not run across MPI ranks yet"), "{stderr}");
+    assert!(stderr.contains("does not run across MPI ranks"), "{stderr}");
     assert!(!dir.join("7x6.sqlite").exists());
 }
 

@@ -2,10 +2,16 @@
 //! table byte for byte and the same layers, for every worker count, and a
 //! wire form that round-trips.
 
-use bishops::solver::parallel;
-use bishops::solver::partition::{self, Message, Partition};
+mod common;
+
+use std::path::Path;
+
+use bishops::pipeline::{SolveOptions, SolvePlan};
+use bishops::solver::partition::{self, ChannelTransport, Message, Partition};
+use bishops::solver::{Method, parallel};
 use bishops::{TightIndex, Variant};
 use proptest::prelude::*;
+use rusqlite::Connection;
 
 /// Searches every class of `name` that is not a mirror image by
 /// `parallel::search` and by the partitioned search with each of `workers`,
@@ -99,5 +105,91 @@ proptest! {
         if !stream.is_empty() {
             prop_assert!(Message::decode_all(&stream[..stream.len() - 1]).is_err());
         }
+    }
+}
+
+/// Every row of `table` in the database at `path`, in order, as text.
+fn rows(path: &Path, table: &str, order: &str) -> Vec<String> {
+    let conn = Connection::open(path).unwrap();
+    let mut statement = conn
+        .prepare(&format!("SELECT * FROM {table} ORDER BY {order}"))
+        .unwrap();
+    let columns = statement.column_count();
+    statement
+        .query_map([], |row| {
+            Ok((0..columns)
+                .map(|k| format!("{:?}", row.get_ref(k).unwrap()))
+                .collect::<Vec<_>>()
+                .join(","))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The two-bit search split between workers (threads of this process
+/// here, MPI ranks in a job) writes the database one process writes: the
+/// same blocks, class rows and answers, for any number of workers, on
+/// boards with and without a mirrored class.
+#[test]
+fn two_bit_workers_write_the_database_one_process_writes() {
+    let options = SolveOptions {
+        method: Some(Method::TwoBit),
+        ..SolveOptions::default()
+    };
+    for name in ["7x6", "9x6"] {
+        let variant = Variant::named(name).unwrap();
+        let one = common::scratch("two-bit-one", name);
+        SolvePlan::new(&variant, options)
+            .unwrap()
+            .run(&one, &mut |_| {})
+            .unwrap();
+        let db = bishops::storage::path(&one, name);
+        for workers in [1, 2, 3] {
+            let dir = common::scratch(&format!("two-bit-{workers}"), name);
+            let solved: Vec<_> = std::thread::scope(|scope| {
+                let handles: Vec<_> = ChannelTransport::connected(workers)
+                    .into_iter()
+                    .map(|mut transport| {
+                        let (variant, dir) = (&variant, &dir);
+                        scope.spawn(move || {
+                            SolvePlan::new(variant, options)
+                                .unwrap()
+                                .run_on(dir, &mut transport, &mut |_| {}, &mut |_| {})
+                                .unwrap()
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert!(solved[0].is_some(), "worker 0 writes");
+            assert!(solved[1..].iter().all(Option::is_none), "only worker 0 writes");
+            let split = bishops::storage::path(&dir, name);
+            for (table, order) in [("blocks", "class, white"), ("classes", "class")] {
+                assert_eq!(
+                    rows(&split, table, order),
+                    rows(&db, table, order),
+                    "{name} by {workers}: {table}"
+                );
+            }
+            // The whole header but the times of the solve.
+            let meta = |path: &Path| -> Vec<(String, String)> {
+                let conn = Connection::open(path).unwrap();
+                let mut statement = conn
+                    .prepare(
+                        "SELECT key, value FROM meta WHERE key NOT IN \
+                         ('created_unix', 'solve_seconds', 'header_checksum') ORDER BY key",
+                    )
+                    .unwrap();
+                statement
+                    .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect()
+            };
+            assert_eq!(meta(&split), meta(&db), "{name} by {workers}: meta");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+        std::fs::remove_dir_all(&one).unwrap();
     }
 }

@@ -104,7 +104,8 @@ pub enum Tables<'a> {
 }
 
 /// A pipe of a class's cells: it hands the cells of class `k`, in
-/// tight-index order and in pieces of any length, to `sink`.
+/// tight-index order and in pieces of any length, to `sink`: bytes of
+/// remoteness, or two-bit codes a byte each ([`Streamed::residues`]).
 pub type CellPipe<'a> = dyn FnMut(usize, &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> + 'a;
 
 impl std::fmt::Debug for Streamed<'_> {
@@ -113,6 +114,7 @@ impl std::fmt::Debug for Streamed<'_> {
             .field("stats", &self.stats)
             .field("mirrored", &self.mirrored)
             .field("starts", &self.starts)
+            .field("residues", &self.residues)
             .finish_non_exhaustive()
     }
 }
@@ -130,6 +132,9 @@ pub struct Streamed<'a> {
     pub starts: Vec<Option<Remoteness>>,
     /// The time the search took.
     pub elapsed: Duration,
+    /// Whether the cells are the codes of the two-bit search (0 to 2, the
+    /// remoteness mod 3; 3, unreachable) rather than bytes of remoteness.
+    pub residues: bool,
     /// Where the cells of the searched classes come from.
     pub cells: std::cell::RefCell<&'a mut CellPipe<'a>>,
 }

@@ -14,7 +14,9 @@
 
 use std::time::Duration;
 
-use super::layer::Event;
+use super::layer::{Event, report_saved};
+use super::mod3::UNSEEN;
+use super::partition::two_bit::{self, Asked, TwoBitShare};
 use super::partition::{self, Partition, Transport};
 use super::{ClassStats, HARDEST, Plan, ShareCheckpoints};
 use crate::error::{Error, Result};
@@ -263,41 +265,214 @@ impl Shares<'_> {
     ///
     /// What `sink` returns; [`Error::Exchange`] when the transport fails
     /// or a piece is not the length every worker expects.
-    pub fn send<T: Transport + ?Sized>(&self, transport: &mut T, k: usize, mut sink: Option<Sink<'_>>) -> Result<()> {
+    pub fn send<T: Transport + ?Sized>(&self, transport: &mut T, k: usize, sink: Option<Sink<'_>>) -> Result<()> {
         let (partition, cells) = self.shares[k]
             .as_ref()
             .ok_or_else(|| Error::Exchange(format!("class {k} is not searched here")))?;
-        let (me, workers) = (transport.worker(), transport.workers());
-        if let (0, Some(sink)) = (me, sink.as_mut()) {
-            cells.chunks(PIECE as usize).try_for_each(&mut **sink)?;
-        }
-        for w in 1..workers {
-            let share = partition.cells(w).end - partition.cells(w).start;
-            for round in 0..share.div_ceil(PIECE) {
-                let piece = (round * PIECE) as usize..((round + 1) * PIECE).min(share) as usize;
-                let mut outgoing = vec![Vec::new(); workers];
-                if me == w {
-                    outgoing[0] = cells[piece.clone()].to_vec();
-                }
-                let incoming = transport.all_to_all(outgoing)?;
-                if let (0, Some(sink)) = (me, sink.as_mut()) {
-                    if incoming[w].len() != piece.len() {
-                        return Err(Error::Exchange(format!(
-                            "worker {w} sent {} bytes of class {k}, not {}",
-                            incoming[w].len(),
-                            piece.len()
-                        )));
-                    }
-                    sink(&incoming[w])?;
-                }
-            }
-        }
-        Ok(())
+        send_pieces(transport, k, partition, sink, |piece| {
+            cells[piece.start as usize..piece.end as usize].to_vec()
+        })
     }
 
     /// The classes searched here, in order: those whose cells [`send`](Self::send) sends.
     pub fn searched(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.shares.len()).filter(|&k| self.shares[k].is_some())
+    }
+
+    /// For each class that mirrors another: that class.
+    pub fn mirrored(&self) -> Vec<Option<usize>> {
+        self.mirrors.iter().map(|m| m.as_ref().map(|(j, _)| *j)).collect()
+    }
+
+    /// The time the search took, building the indices included.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+}
+
+/// Sends a searched class `k`, cut by `partition`, to worker 0, one
+/// worker's share after another in pieces of [`PIECE`] positions, a byte
+/// each; `piece(range)` gives this worker's bytes of the positions `range`
+/// of its share (counted from its first). Worker 0 hands them, in
+/// tight-index order, to `sink`.
+fn send_pieces<T: Transport + ?Sized>(
+    transport: &mut T,
+    k: usize,
+    partition: &Partition,
+    mut sink: Option<Sink<'_>>,
+    piece: impl Fn(std::ops::Range<u64>) -> Vec<u8>,
+) -> Result<()> {
+    let (me, workers) = (transport.worker(), transport.workers());
+    let pieces = |w: usize| {
+        let share = partition.cells(w).end - partition.cells(w).start;
+        (0..share.div_ceil(PIECE)).map(move |round| round * PIECE..((round + 1) * PIECE).min(share))
+    };
+    if let (0, Some(sink)) = (me, sink.as_mut()) {
+        for range in pieces(0) {
+            sink(&piece(range))?;
+        }
+    }
+    for w in 1..workers {
+        for range in pieces(w) {
+            let mut outgoing = vec![Vec::new(); workers];
+            if me == w {
+                outgoing[0] = piece(range.clone());
+            }
+            let incoming = transport.all_to_all(outgoing)?;
+            if let (0, Some(sink)) = (me, sink.as_mut()) {
+                if incoming[w].len() as u64 != range.end - range.start {
+                    return Err(Error::Exchange(format!(
+                        "worker {w} sent {} bytes of class {k}, not {}",
+                        incoming[w].len(),
+                        range.end - range.start
+                    )));
+                }
+                sink(&incoming[w])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A variant searched by the two-bit search split between workers
+/// ([`partition::two_bit`]): each worker keeps its share of every searched
+/// class's codes, and every worker knows every class's statistics and the
+/// start's remoteness, agreed at the end of each search.
+pub struct TwoBitShares {
+    mirrors: Vec<Option<(usize, Mirror)>>,
+    /// For each searched class, how it was cut and this worker's share.
+    shares: Vec<Option<(Partition, TwoBitShare)>>,
+    summary: Summary,
+    elapsed: Duration,
+}
+
+impl<'a> Plan<'a> {
+    /// Searches every class not the mirror image of another by two bits a
+    /// position, split between the workers `transport` reaches, every one
+    /// of which runs this with the same plan
+    /// ([`partition::two_bit::run_worker`]): worker 0 tells `observe` of
+    /// the search. Each worker keeps its share. Nothing is saved on the
+    /// way: a stopped search starts over.
+    ///
+    /// # Errors
+    ///
+    /// As [`partition::two_bit::run_worker`].
+    pub fn search_two_bit_shares<T: Transport + ?Sized>(
+        self,
+        transport: &mut T,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<TwoBitShares> {
+        let lead = transport.worker() == 0;
+        let mut quiet = |_| {};
+        let observe: &mut dyn FnMut(Event) = if lead { observe } else { &mut quiet };
+        let specs = self.variant.classes();
+        let starts = self.variant.class_hashes(self.variant.start());
+        let mut shares = Vec::with_capacity(specs.len());
+        let mut stats = vec![ClassStats::default(); specs.len()];
+        let mut start_remoteness = vec![None; specs.len()];
+        for (k, spec) in specs.iter().enumerate() {
+            let index = &self.indices[k];
+            observe(Event::Counted {
+                class: spec.class,
+                legal: index.len(),
+            });
+            if let Some((j, _)) = &self.mirrors[k] {
+                observe(Event::Mirrored {
+                    class: spec.class,
+                    from: specs[*j].class,
+                });
+                shares.push(None);
+                continue;
+            }
+            // A class mirroring this one takes its hardest positions and
+            // its start's remoteness from this search. A variant has two
+            // classes, so there is at most one.
+            let partner = self
+                .mirrors
+                .iter()
+                .position(|later| matches!(later, Some((j, _)) if *j == k));
+            let back = partner.map(|m| {
+                Mirror::left_right(&spec.geometry, &specs[m].geometry).expect("the mirror of a mirror image is one")
+            });
+            let mut watch = vec![index.rank(spec.index.unrank(starts[k])).unwrap_or(u64::MAX)];
+            if let Some(m) = partner {
+                let (_, onto) = self.mirrors[m].as_ref().expect("a partner mirrors this class");
+                let image = onto.part(specs[m].index.unrank(starts[m]));
+                watch.push(index.rank(image).unwrap_or(u64::MAX));
+            }
+            let asked = Asked {
+                mirrored: back.as_ref().zip(partner.map(|m| &specs[m].index)),
+                watch: &watch,
+            };
+            let partition = Partition::by_work(spec, index, transport.workers())?;
+            let legal = index.len();
+            let mut total = report_saved(spec.class, &[1], legal, observe);
+            let share = two_bit::run_worker(
+                self.variant.name(),
+                spec,
+                index,
+                &partition,
+                transport,
+                asked,
+                &mut |layer| partition::tell(observe, spec.class, legal, &mut total, layer),
+            )?;
+            let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));
+            let reachable = share.layers.iter().sum();
+            let of = |hardest: Vec<u64>, legal: u64| ClassStats {
+                legal,
+                reachable,
+                histogram: share.layers.clone(),
+                hardest,
+            };
+            stats[k] = of(share.hardest.iter().map(|&i| index.to_hash(i)).collect(), index.len());
+            start_remoteness[k] = remoteness(share.watched[0]);
+            if let Some(m) = partner {
+                let hardest = share.mirrored_hardest.clone().unwrap_or_default();
+                stats[m] = of(hardest, self.indices[m].len());
+                start_remoteness[m] = remoteness(share.watched[1]);
+            }
+            shares.push(Some((partition, share)));
+        }
+        Ok(TwoBitShares {
+            mirrors: self.mirrors,
+            shares,
+            summary: Summary {
+                stats,
+                starts: start_remoteness,
+            },
+            elapsed: self.started.elapsed(),
+        })
+    }
+}
+
+impl TwoBitShares {
+    /// The statistics of every class and the start's remoteness in each,
+    /// at worker 0 (the others get `None`): known to every worker already.
+    pub fn summary<T: Transport + ?Sized>(&self, transport: &T) -> Option<Summary> {
+        (transport.worker() == 0).then(|| self.summary.clone())
+    }
+
+    /// Sends the codes of searched class `k` to worker 0, a byte a position
+    /// (0 to 2, the remoteness mod 3; 3, unreachable), one worker's share
+    /// after another in pieces of [`PIECE`] positions; worker 0 hands them,
+    /// in tight-index order, to `sink` (which the others pass as `None`).
+    ///
+    /// # Errors
+    ///
+    /// What `sink` returns; [`Error::Exchange`] when the transport fails
+    /// or a piece is not the length every worker expects.
+    pub fn send<T: Transport + ?Sized>(&self, transport: &mut T, k: usize, sink: Option<Sink<'_>>) -> Result<()> {
+        let (partition, share) = self.shares[k]
+            .as_ref()
+            .ok_or_else(|| Error::Exchange(format!("class {k} is not searched here")))?;
+        send_pieces(transport, k, partition, sink, |piece| {
+            piece.map(|j| share.table.get(j).unwrap_or(UNSEEN)).collect()
+        })
+    }
+
+    /// The classes searched here, in order: those whose codes [`send`](Self::send) sends.
+    pub fn searched(&self) -> Vec<usize> {
+        (0..self.shares.len()).filter(|&k| self.shares[k].is_some()).collect()
     }
 
     /// For each class that mirrors another: that class.

@@ -1,26 +1,39 @@
-//! Writing a byte table that arrives in pieces (from the ranks of an MPI
-//! job, say), never held whole: the pieces are cut into blocks as they
-//! come and each block is written in its layout as soon as it is complete.
+//! Writing a table that arrives in pieces (from the ranks of an MPI job,
+//! say), never held whole: the pieces are cut into blocks as they come and
+//! each block is written in its layout as soon as it is complete. A byte
+//! table goes into the rows or blocks layout; a table of two-bit codes
+//! (0 to 2, the remoteness mod 3, or 3, unreachable: one a byte as they
+//! come) into the residues layout, packed as
+//! [`residues::write_class`](super::residues) packs them.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, Statement, params};
 
-use super::checksum::{Checksum, RunningChecksum};
+use super::checksum::{Checksum, RunningChecksum, block_checksum};
 use super::schema::Layout;
-use super::{blocks, rows};
+use super::{blocks, residues, rows};
 use crate::error::{Error, Result};
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
-/// Either layout's writer of one class's blocks.
-enum Blocks<'c, 'a> {
+/// The writer of one class's blocks in its layout.
+enum Writer<'c, 'a> {
     Rows(rows::Writer<'c, 'a>),
     Blocks(blocks::Writer<'c>),
+    Residues(Box<Residues<'c>>),
+}
+
+/// Two-bit codes, packed four to a byte, a row per block; the class
+/// checksum is that of the block checksums.
+struct Residues<'c> {
+    row: Statement<'c>,
+    class: usize,
+    sums: RunningChecksum,
 }
 
 /// Takes a class's cells in tight-index order, in pieces of any length,
 /// and writes every block of them as it completes.
 pub(super) struct Cutter<'c, 'a> {
-    writer: Blocks<'c, 'a>,
+    writer: Writer<'c, 'a>,
     index: &'a TightIndex,
     /// The white-set rank of the block being filled.
     next: u64,
@@ -33,14 +46,18 @@ pub(super) struct Cutter<'c, 'a> {
 
 impl<'c, 'a> Cutter<'c, 'a> {
     /// A cutter of the cells of the class `spec`, whose tight index is
-    /// `index`, into `layout` (rows or blocks).
+    /// `index`, into `layout`: bytes into rows or blocks, two-bit codes
+    /// into residues.
     pub(super) fn new(tx: &'c Connection, spec: &'a ClassSpec, index: &'a TightIndex, layout: Layout) -> Result<Self> {
         let sql = |e| Error::Sqlite("the database being written".into(), e);
         let writer = match layout {
-            Layout::Rows => Blocks::Rows(rows::Writer::new(tx, spec, index).map_err(sql)?),
-            Layout::Blocks | Layout::Residues => {
-                Blocks::Blocks(blocks::Writer::new(tx, spec.class.index()).map_err(sql)?)
-            }
+            Layout::Rows => Writer::Rows(rows::Writer::new(tx, spec, index).map_err(sql)?),
+            Layout::Blocks => Writer::Blocks(blocks::Writer::new(tx, spec.class.index()).map_err(sql)?),
+            Layout::Residues => Writer::Residues(Box::new(Residues {
+                row: tx.prepare(blocks::INSERT).map_err(sql)?,
+                class: spec.class.index(),
+                sums: RunningChecksum::default(),
+            })),
         };
         Ok(Cutter {
             writer,
@@ -56,8 +73,8 @@ impl<'c, 'a> Cutter<'c, 'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::Exchange`] when they run past the class's positions; what
-    /// SQLite runs into.
+    /// [`Error::Exchange`] when they run past the class's positions, or a
+    /// two-bit code is above 3; what SQLite runs into.
     pub(super) fn take(&mut self, mut cells: &[u8]) -> Result<()> {
         self.taken += cells.len() as u64;
         if self.taken > self.index.len() {
@@ -66,6 +83,11 @@ impl<'c, 'a> Cutter<'c, 'a> {
                 self.taken,
                 self.index.len()
             )));
+        }
+        if matches!(self.writer, Writer::Residues(_))
+            && let Some(code) = cells.iter().find(|&&c| c > residues::UNREACHABLE_CODE)
+        {
+            return Err(Error::Exchange(format!("a two-bit table came with the code {code}")));
         }
         self.checksum.add(cells);
         while !cells.is_empty() {
@@ -90,8 +112,16 @@ impl<'c, 'a> Cutter<'c, 'a> {
             if !self.pending.is_empty() {
                 let r = self.next;
                 let written = match &mut self.writer {
-                    Blocks::Rows(w) => w.block(r, &self.pending),
-                    Blocks::Blocks(w) => w.block(r, &self.pending),
+                    Writer::Rows(w) => w.block(r, &self.pending),
+                    Writer::Blocks(w) => w.block(r, &self.pending),
+                    Writer::Residues(w) => {
+                        let packed = residues::pack(self.pending.iter().copied());
+                        let sum = block_checksum(w.class, r, &packed);
+                        w.sums.add(&sum.signed().to_le_bytes());
+                        w.row
+                            .execute(params![w.class as i64, r as i64, packed, sum.signed()])
+                            .map(|_| ())
+                    }
                 };
                 written.map_err(|e| Error::Sqlite("the database being written".into(), e))?;
                 self.pending.clear();
@@ -114,13 +144,19 @@ impl<'c, 'a> Cutter<'c, 'a> {
                 self.index.len()
             )));
         }
-        Ok(self.checksum.checksum())
+        Ok(match self.writer {
+            Writer::Residues(w) => w.sums.checksum(),
+            Writer::Rows(_) | Writer::Blocks(_) => self.checksum.checksum(),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solver::ClassStats;
+    use crate::solver::mod3::Mod3Table;
+    use crate::solver::twobit::{Residues, TwoBitClass, TwoBitSolution};
     use crate::storage::schema::SCHEMA;
     use crate::variant::Variant;
 
@@ -166,6 +202,45 @@ mod tests {
                 }
             }
         }
+        // Two-bit codes: the blocks of the one-process writer, whose class
+        // checksum is that of the block checksums.
+        let codes: Vec<u8> = (0..index.len()).map(|i| (i * 7 % 11 % 4) as u8).collect();
+        let mut table = Mod3Table::new(index.len());
+        for (i, &c) in codes.iter().enumerate() {
+            table.set(i as u64, (c < 3).then_some(c));
+        }
+        let solution = TwoBitSolution {
+            classes: vec![TwoBitClass {
+                class: spec.class,
+                dense: spec.index,
+                index: index.clone(),
+                residues: Residues::Searched(table),
+                stats: ClassStats::default(),
+            }],
+            elapsed: std::time::Duration::ZERO,
+        };
+        let whole = Connection::open_in_memory().unwrap();
+        whole.execute_batch(SCHEMA).unwrap();
+        let expected = residues::write_class(&whole, &solution, 0).unwrap();
+        for piece in [1, 7, 1000, codes.len()] {
+            let cut = Connection::open_in_memory().unwrap();
+            cut.execute_batch(SCHEMA).unwrap();
+            let mut cutter = Cutter::new(&cut, spec, &index, Layout::Residues).unwrap();
+            for chunk in codes.chunks(piece) {
+                cutter.take(chunk).unwrap();
+            }
+            assert_eq!(cutter.finish().unwrap(), expected, "in pieces of {piece}");
+            let dump = |c: &Connection| -> Vec<(i64, i64, Vec<u8>, i64)> {
+                let mut s = c.prepare("SELECT class, white, data, checksum FROM blocks").unwrap();
+                s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect()
+            };
+            assert_eq!(dump(&cut), dump(&whole), "residues in pieces of {piece}");
+        }
+        let mut cutter = Cutter::new(&whole, spec, &index, Layout::Residues).unwrap();
+        assert!(matches!(cutter.take(&[0, 1, 4]), Err(Error::Exchange(_))));
         // Too many or too few cells are refused.
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(SCHEMA).unwrap();

@@ -50,7 +50,8 @@ pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: La
 }
 
 /// Writes a variant whose tables come through a pipe ([`Streamed`]), as
-/// [`write()`] does, in `layout` or the one that suits their sizes; the
+/// [`write()`] does, in `layout` or the one that suits their sizes (the
+/// residues layout for the two-bit search's codes, and no other); the
 /// cells of each searched class are written a block at a time as they
 /// come, never held whole.
 ///
@@ -64,10 +65,14 @@ pub fn write_streamed<'a>(
     streamed: &'a Streamed<'a>,
     layout: Option<Layout>,
 ) -> Result<PathBuf> {
-    let layout = layout.unwrap_or_else(|| Layout::for_legal(streamed.stats.iter().map(|s| s.legal)));
-    if layout == Layout::Residues {
+    let layout = match (layout, streamed.residues) {
+        (None, true) => Layout::Residues,
+        (None, false) => Layout::for_legal(streamed.stats.iter().map(|s| s.legal)),
+        (Some(layout), _) => layout,
+    };
+    if (layout == Layout::Residues) != streamed.residues {
         return Err(Error::Usage(
-            "streamed tables are byte tables: the rows or blocks layout".into(),
+            "the residues layout holds the tables of the two-bit search, and they no other layout".into(),
         ));
     }
     write_atomically(dir, variant, &Tables::Streamed(streamed), layout)

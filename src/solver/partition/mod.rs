@@ -54,6 +54,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::board::Class;
 use crate::error::{Error, Result};
 use crate::index::colex_unrank;
 use crate::remoteness::Cell;
@@ -572,26 +573,37 @@ pub fn search_on<T: Transport + ?Sized>(
         start,
         checkpoints,
         &mut |layer| {
-            if me == 0 && layer.found > 0 {
-                total += layer.found;
-                observe(Event::Layer {
-                    class: spec.class,
-                    depth: u16::from(layer.depth),
-                    found: layer.found,
-                    total,
-                    legal,
-                    direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
-                });
-                observe(Event::Exchanged {
-                    class: spec.class,
-                    depth: u16::from(layer.depth),
-                    bytes: layer.bytes,
-                    most: layer.max_worker_bytes,
-                });
+            if me == 0 {
+                tell(observe, spec.class, legal, &mut total, layer);
             }
         },
     )?;
     Ok((partition, table.cells))
+}
+
+/// Tells `observe` of a layer that found positions, as a one-process
+/// search would, and of the bytes it exchanged; `total` counts the
+/// positions found so far, this layer's added.
+pub(super) fn tell(observe: &mut dyn FnMut(Event), class: Class, legal: u64, total: &mut u64, layer: &LayerStats) {
+    if layer.found == 0 {
+        return;
+    }
+    *total += layer.found;
+    let depth = u16::from(layer.depth);
+    observe(Event::Layer {
+        class,
+        depth,
+        found: layer.found,
+        total: *total,
+        legal,
+        direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
+    });
+    observe(Event::Exchanged {
+        class,
+        depth,
+        bytes: layer.bytes,
+        most: layer.max_worker_bytes,
+    });
 }
 
 /// Counts one worker keeps over a layer and sums with the others': found,
