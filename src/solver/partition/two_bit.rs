@@ -13,7 +13,7 @@
 //!   [`Message`], and its owner writes it if it is unseen there.
 //! - *pull*: every unseen canonical position of the worker with a
 //!   neighbour coded `d mod 3` joins layer `d + 1`. A neighbour in another
-//!   worker's range is read from the [`Halo`]: before the layer, every
+//!   worker's range is read from the halo: before the layer, every
 //!   worker sends the others one bit per position of its blocks their white
 //!   moves reach, set where the code is `d mod 3`.
 //!
