@@ -53,6 +53,6 @@ pub use checksum::{Checksum, block_checksum};
 pub use lock::WriteLock;
 pub use names::{check_destination, check_dir, is_database, is_own_name, path};
 pub use read::Database;
-pub use residues::{pack, unpack};
+pub use residues::{code_at, pack, unpack};
 pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, ROWS_MAX_LEGAL, SCHEMA};
 pub use write::{write, write_streamed, write_two_bit, write_with};

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use super::block::BlockAt;
 use super::checksum::Checksum;
 use super::fault::Fault;
-use super::residues::UNREACHABLE_CODE;
+use super::residues::{UNREACHABLE_CODE, code_at};
 use super::schema::{ClassRecord, Layout, Metadata};
 use super::{blocks, residues, rows};
 use crate::error::{Error, Result};
@@ -28,7 +28,8 @@ use crate::variant::ClassSpec;
 /// block of its position and of each move's, and many of those are shared.
 const BLOCK_CACHE: usize = 64;
 
-/// A checked block kept in memory: (class number k, white rank, cells).
+/// A checked block kept in memory: (class number k, white rank, its cells
+/// or, in the residues layout, its packed two-bit codes).
 type CachedBlock = (usize, u64, Arc<[u8]>);
 
 /// An open, checked database of one variant.
@@ -41,7 +42,8 @@ pub struct Database {
     /// For each class stored as the mirror image of another: that class and
     /// the map from this class's cells to its.
     pub(super) mirrors: Vec<Option<(usize, Mirror)>>,
-    /// Blocks read and checked lately, oldest first.
+    /// Blocks read and checked lately, oldest first: the cells of each, or
+    /// in the residues layout its packed two-bit codes.
     pub(super) cache: RefCell<Vec<CachedBlock>>,
 }
 
@@ -107,19 +109,48 @@ impl Database {
             .map_err(|e| self.read_error(e))
     }
 
-    /// The checked cells of the white set of colex rank `white` in the `k`-th
-    /// class, from memory when read lately.
-    fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
-        if let Some((_, _, cells)) = self.cache.borrow().iter().find(|(c, w, _)| (*c, *w) == (k, white)) {
-            return Ok(Arc::clone(cells));
+    /// What the checked `block` holds for its `i`-th position: its cell,
+    /// or in the residues layout its two-bit code.
+    fn in_block(&self, block: &[u8], i: usize) -> u8 {
+        match self.metadata.layout {
+            Layout::Residues => code_at(block, i),
+            Layout::Blocks | Layout::Rows => block[i],
         }
-        let cells: Arc<[u8]> = self.read_block(k, white)?.into();
+    }
+
+    /// The checked block of the white set of colex rank `white` in the
+    /// `k`-th class, a class with a table of its own, from memory when read
+    /// lately: its cells, or in the residues layout its packed two-bit
+    /// codes, left packed (read one at a time with [`code_at`]).
+    fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
+        debug_assert!(self.mirrors[k].is_none(), "a mirrored class is read through its source");
+        if let Some((_, _, block)) = self.cache.borrow().iter().find(|(c, w, _)| (*c, *w) == (k, white)) {
+            return Ok(Arc::clone(block));
+        }
+        let block: Arc<[u8]> = match self.metadata.layout {
+            Layout::Residues => self.read_packed(k, white)?,
+            Layout::Blocks | Layout::Rows => self.read_block(k, white)?,
+        }
+        .into();
         let mut cache = self.cache.borrow_mut();
         if cache.len() == BLOCK_CACHE {
             cache.remove(0);
         }
-        cache.push((k, white, Arc::clone(&cells)));
-        Ok(cells)
+        cache.push((k, white, Arc::clone(&block)));
+        Ok(block)
+    }
+
+    /// Reads the packed two-bit codes of the white set of colex rank `white`
+    /// in the `k`-th class of a residues table, a class with a table of its
+    /// own, and checks them as [`read_block`](Self::read_block) does.
+    fn read_packed(&self, k: usize, white: u64) -> Result<Vec<u8>> {
+        let at = BlockAt::new(&self.specs[k], white);
+        if at.len == 0 {
+            return Ok(Vec::new());
+        }
+        residues::read_packed(&self.conn, &at)
+            .map(|(packed, _)| packed)
+            .map_err(|fault| self.block_fault(&at, fault))
     }
 
     /// Reads the cells of the white set of colex rank `white` in the `k`-th
@@ -202,8 +233,8 @@ impl Database {
             return self.stored(*from, mirror.part(part));
         }
         let safe = safe_cells(&self.specs[k].geometry, part.white);
-        let cells = self.block(k, colex_rank(part.white))?;
-        Ok(cells[rank_within(part.black, safe) as usize])
+        let block = self.block(k, colex_rank(part.white))?;
+        Ok(self.in_block(&block, rank_within(part.black, safe) as usize))
     }
 
     /// The remoteness mod 3 of the legal part `part` of class `k` in the
