@@ -260,11 +260,12 @@ pub struct Tablebase {
     slots: Mutex<HashMap<String, Arc<Slot>>>,
 }
 
-/// The most KiB of a database's file a [`Tablebase`] keeps in memory
-/// (SQLite's page cache, filled as pages are read): a server answering
-/// about random positions then reads a page from the system once, not at
-/// every lookup. 11x8's whole file is 187 MB.
-const PAGE_CACHE_KIB: u32 = 256 << 10;
+/// The most KiB of a database's file a [`Tablebase`] has SQLite keep in
+/// memory (its page cache, filled as pages are read): enough for the
+/// B-trees' inner pages and the pages read lately. The blocks themselves
+/// are kept, checked, in the database's own cache of blocks (192 MiB at
+/// most, which holds 11x8's whole table), so SQLite need not keep them too.
+const PAGE_CACHE_KIB: u32 = 16 << 10;
 
 /// One variant's place in a [`Tablebase`]: its database once opened. The
 /// lock is held while the database is opened or solved, by the askers of

@@ -30,12 +30,14 @@
 //! | `rows.rs`, `blocks.rs`, `residues.rs` | each layout's writing and reading of one block |
 //! | `stream.rs` | a byte table that arrives in pieces, cut into blocks as it comes |
 //! | `write.rs` | writing a whole file atomically |
-//! | `read.rs` | the open [`Database`], its block cache and lookups |
+//! | `cache.rs` | the checked blocks kept in memory, within a byte budget |
+//! | `read.rs` | the open [`Database`] and its lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
 //! | `scan.rs` | reading a table whole, and [`Database::verify`] |
 
 mod block;
 mod blocks;
+mod cache;
 mod checksum;
 mod fault;
 mod lock;

@@ -5,17 +5,18 @@
 //! metadata for form, and the metadata against what the tables say of the
 //! start, the goal and the hardest positions.
 
-use std::cell::RefCell;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
+use std::sync::Arc;
 
 use rusqlite::Connection;
 
+use super::cache::BlockCache;
 use super::checksum::header_checksum;
 use super::fault::{Checked, Fault};
 use super::names::{check_dir, not_a_database, open_read_only, path};
-use super::read::Database;
+use super::read::{BLOCK_CACHE_BYTES, Database};
 use super::schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, RawClass, check_class, read_classes, read_meta};
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
@@ -61,7 +62,7 @@ impl Database {
             specs: variant.classes().to_vec(),
             classes,
             mirrors,
-            cache: RefCell::new(Vec::new()),
+            cache: Arc::new(BlockCache::new(BLOCK_CACHE_BYTES)),
         };
         let starts = variant.class_hashes(variant.start());
         let goals = variant.class_hashes(&variant.goal());

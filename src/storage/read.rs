@@ -1,15 +1,15 @@
-//! An open, checked [`Database`] and its lookups: the cache of checked
-//! blocks, reading one block (through its layout's reader, or a mirrored
-//! class's source), and the cell and remoteness of one position, found by
-//! descent in the residues layout.
+//! An open, checked [`Database`] and its lookups: reading one block
+//! (through its layout's reader, or a mirrored class's source) into the
+//! cache of checked blocks, and the cell and remoteness of one position,
+//! found by descent in the residues layout.
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rusqlite::Connection;
 
 use super::block::BlockAt;
+use super::cache::BlockCache;
 use super::checksum::Checksum;
 use super::fault::Fault;
 use super::residues::{UNREACHABLE_CODE, code_at};
@@ -24,13 +24,12 @@ use crate::symmetry::Mirror;
 use crate::text::clip;
 use crate::variant::ClassSpec;
 
-/// How many checked blocks a [`Database`] keeps in memory: a probe reads the
-/// block of its position and of each move's, and many of those are shared.
-const BLOCK_CACHE: usize = 64;
-
-/// A checked block kept in memory: (class number k, white rank, its cells
-/// or, in the residues layout, its packed two-bit codes).
-type CachedBlock = (usize, u64, Arc<[u8]>);
+/// How many bytes of checked blocks a [`Database`] keeps in memory: a probe
+/// reads the block of its position, of each move's and, in the residues
+/// layout, of every step of a descent to the goal, and many of those are
+/// shared between probes. Kept only as blocks are read: a single query
+/// keeps a few.
+pub(super) const BLOCK_CACHE_BYTES: usize = 192 << 20;
 
 /// An open, checked database of one variant.
 pub struct Database {
@@ -42,9 +41,9 @@ pub struct Database {
     /// For each class stored as the mirror image of another: that class and
     /// the map from this class's cells to its.
     pub(super) mirrors: Vec<Option<(usize, Mirror)>>,
-    /// Blocks read and checked lately, oldest first: the cells of each, or
-    /// in the residues layout its packed two-bit codes.
-    pub(super) cache: RefCell<Vec<CachedBlock>>,
+    /// Blocks read and checked lately: the cells of each, or in the
+    /// residues layout its packed two-bit codes.
+    pub(super) cache: Arc<BlockCache>,
 }
 
 impl std::fmt::Debug for Database {
@@ -119,24 +118,20 @@ impl Database {
     }
 
     /// The checked block of the white set of colex rank `white` in the
-    /// `k`-th class, a class with a table of its own, from memory when read
-    /// lately: its cells, or in the residues layout its packed two-bit
-    /// codes, left packed (read one at a time with [`code_at`]).
+    /// `k`-th class, a class with a table of its own, from the cache when
+    /// read lately: its cells, or in the residues layout its packed
+    /// two-bit codes (read one at a time with [`code_at`]).
     fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
         debug_assert!(self.mirrors[k].is_none(), "a mirrored class is read through its source");
-        if let Some((_, _, block)) = self.cache.borrow().iter().find(|(c, w, _)| (*c, *w) == (k, white)) {
-            return Ok(Arc::clone(block));
+        if let Some(block) = self.cache.get((k, white)) {
+            return Ok(block);
         }
         let block: Arc<[u8]> = match self.metadata.layout {
             Layout::Residues => self.read_packed(k, white)?,
             Layout::Blocks | Layout::Rows => self.read_block(k, white)?,
         }
         .into();
-        let mut cache = self.cache.borrow_mut();
-        if cache.len() == BLOCK_CACHE {
-            cache.remove(0);
-        }
-        cache.push((k, white, Arc::clone(&block)));
+        self.cache.put((k, white), Arc::clone(&block));
         Ok(block)
     }
 
