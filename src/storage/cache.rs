@@ -1,6 +1,6 @@
-//! The checked blocks of one database kept in memory: a block is read from
-//! the file and checked once, then answered from here until it is pushed
-//! out. Its memory is bounded by a
+//! The checked blocks of one database kept in memory, shared by every
+//! connection to it: a block is read from the file and checked once, then
+//! answered from here until it is pushed out. Its memory is bounded by a
 //! byte budget, and what is kept is what was used lately (the clock
 //! algorithm: a block used since the hand last passed it gets another turn).
 

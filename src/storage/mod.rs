@@ -30,7 +30,7 @@
 //! | `rows.rs`, `blocks.rs`, `residues.rs` | each layout's writing and reading of one block |
 //! | `stream.rs` | a byte table that arrives in pieces, cut into blocks as it comes |
 //! | `write.rs` | writing a whole file atomically |
-//! | `cache.rs` | the checked blocks kept in memory, within a byte budget |
+//! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
 //! | `read.rs` | the open [`Database`] and its lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
 //! | `scan.rs` | reading a table whole, and [`Database::verify`] |

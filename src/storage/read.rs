@@ -24,7 +24,8 @@ use crate::symmetry::Mirror;
 use crate::text::clip;
 use crate::variant::ClassSpec;
 
-/// How many bytes of checked blocks a [`Database`] keeps in memory: a probe
+/// How many bytes of checked blocks a [`Database`] and the databases
+/// [reopened](Database::reopen) from it keep in memory, together: a probe
 /// reads the block of its position, of each move's and, in the residues
 /// layout, of every step of a descent to the goal, and many of those are
 /// shared between probes. Kept only as blocks are read: a single query
@@ -41,8 +42,9 @@ pub struct Database {
     /// For each class stored as the mirror image of another: that class and
     /// the map from this class's cells to its.
     pub(super) mirrors: Vec<Option<(usize, Mirror)>>,
-    /// Blocks read and checked lately: the cells of each, or in the
-    /// residues layout its packed two-bit codes.
+    /// Blocks read and checked lately, shared with the databases reopened
+    /// from this one: the cells of each, or in the residues layout its
+    /// packed two-bit codes.
     pub(super) cache: Arc<BlockCache>,
 }
 
