@@ -5,6 +5,7 @@
 //! metadata for form, and the metadata against what the tables say of the
 //! start, the goal and the hardest positions.
 
+use std::cell::RefCell;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
@@ -91,6 +92,7 @@ impl Database {
             classes,
             mirrors,
             cache,
+            recent: RefCell::default(),
         };
         let starts = variant.class_hashes(variant.start());
         let goals = variant.class_hashes(&variant.goal());

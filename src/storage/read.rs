@@ -3,6 +3,7 @@
 //! cache of checked blocks, and the cell and remoteness of one position,
 //! found by descent in the residues layout.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -32,6 +33,14 @@ use crate::variant::ClassSpec;
 /// keeps a few.
 pub(super) const BLOCK_CACHE_BYTES: usize = 192 << 20;
 
+/// How many blocks a connection keeps at hand besides the shared cache
+/// (see [`Database::recent`](Database)).
+const RECENT_BLOCKS: usize = 8;
+
+/// A block a connection used lately: ((class number k, white rank), its
+/// cells or packed codes).
+pub(super) type RecentBlock = ((usize, u64), Arc<[u8]>);
+
 /// An open, checked database of one variant.
 pub struct Database {
     pub(super) conn: Connection,
@@ -46,6 +55,10 @@ pub struct Database {
     /// from this one: the cells of each, or in the residues layout its
     /// packed two-bit codes.
     pub(super) cache: Arc<BlockCache>,
+    /// The last few blocks this connection used, the latest last: a
+    /// descent and a probe look up many positions of one block in a row,
+    /// and these are found without asking the shared cache.
+    pub(super) recent: RefCell<Vec<RecentBlock>>,
 }
 
 impl std::fmt::Debug for Database {
@@ -110,8 +123,27 @@ impl Database {
             .map_err(|e| self.read_error(e))
     }
 
-    /// What the checked `block` holds for its `i`-th position: its cell,
-    /// or in the residues layout its two-bit code.
+    /// What the checked block of the white set of colex rank `white` in the
+    /// `k`-th class, a class with a table of its own, holds for its `i`-th
+    /// position: its cell, or in the residues layout its two-bit code. The
+    /// block comes from this connection's last few when it is one of them,
+    /// else from the shared cache, else from the file.
+    fn stored_at(&self, k: usize, white: u64, i: usize) -> Result<u8> {
+        let key = (k, white);
+        if let Some((_, block)) = self.recent.borrow().iter().rev().find(|(at, _)| *at == key) {
+            return Ok(self.in_block(block, i));
+        }
+        let block = self.block(k, white)?;
+        let value = self.in_block(&block, i);
+        let mut recent = self.recent.borrow_mut();
+        if recent.len() == RECENT_BLOCKS {
+            recent.remove(0);
+        }
+        recent.push((key, block));
+        Ok(value)
+    }
+
+    /// What the checked `block` holds for its `i`-th position.
     fn in_block(&self, block: &[u8], i: usize) -> u8 {
         match self.metadata.layout {
             Layout::Residues => code_at(block, i),
@@ -120,8 +152,8 @@ impl Database {
     }
 
     /// The checked block of the white set of colex rank `white` in the
-    /// `k`-th class, a class with a table of its own, from the cache when
-    /// read lately: its cells, or in the residues layout its packed
+    /// `k`-th class, a class with a table of its own, from the shared cache
+    /// when read lately: its cells, or in the residues layout its packed
     /// two-bit codes (read one at a time with [`code_at`]).
     fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
         debug_assert!(self.mirrors[k].is_none(), "a mirrored class is read through its source");
@@ -230,8 +262,7 @@ impl Database {
             return self.stored(*from, mirror.part(part));
         }
         let safe = safe_cells(&self.specs[k].geometry, part.white);
-        let block = self.block(k, colex_rank(part.white))?;
-        Ok(self.in_block(&block, rank_within(part.black, safe) as usize))
+        self.stored_at(k, colex_rank(part.white), rank_within(part.black, safe) as usize)
     }
 
     /// The remoteness mod 3 of the legal part `part` of class `k` in the
