@@ -36,9 +36,10 @@
 //! ```
 
 use std::collections::HashMap;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 
 use serde::Serialize;
 
@@ -256,22 +257,96 @@ pub struct Tablebase {
     /// `on_demand.standard`).
     standard_solved: AtomicUsize,
     notes: Box<dyn Fn(&str) + Send + Sync>,
+    /// Connections opened to each database ([`Tablebase::with_connections`]).
+    connections: usize,
     /// One slot per variant asked about, held only to find the slot.
     slots: Mutex<HashMap<String, Arc<Slot>>>,
 }
 
-/// The most KiB of a database's file a [`Tablebase`] keeps in memory
-/// (SQLite's page cache, filled as pages are read): a server answering
-/// about random positions then reads a page from the system once, not at
-/// every lookup. 11x8's whole file is 187 MB.
-const PAGE_CACHE_KIB: u32 = 256 << 10;
+/// The most KiB of a database's file a [`Tablebase`] has SQLite keep in
+/// memory (its page cache, filled as pages are read): enough for the
+/// B-trees' inner pages and the pages read lately. The blocks themselves
+/// are kept, checked, in the database's own cache of blocks (192 MiB at
+/// most, which holds 11x8's whole table), so SQLite need not keep them too.
+const PAGE_CACHE_KIB: u32 = 16 << 10;
 
 /// One variant's place in a [`Tablebase`]: its database once opened. The
 /// lock is held while the database is opened or solved, by the askers of
 /// this variant only.
 #[derive(Default)]
 struct Slot {
-    database: Mutex<Option<Arc<Mutex<Database>>>>,
+    database: Mutex<Option<Arc<Pool>>>,
+}
+
+/// The open connections to one variant's database, each checked as it was
+/// opened, all sharing one memory of checked blocks
+/// ([`Database::reopen`]). A question takes a connection no other question
+/// is using, and waits for one when all are: as many questions about one
+/// variant are answered at once as there are connections.
+struct Pool {
+    idle: Mutex<Vec<Database>>,
+    /// Told when a connection is given back.
+    returned: Condvar,
+}
+
+impl Pool {
+    /// A pool of `database` and `size - 1` more connections to its file.
+    fn open(database: Database, variant: &Variant, size: usize) -> Result<Pool> {
+        database.keep_pages(PAGE_CACHE_KIB)?;
+        let mut idle = Vec::with_capacity(size);
+        for _ in 1..size {
+            let again = database.reopen(variant)?;
+            again.keep_pages(PAGE_CACHE_KIB)?;
+            idle.push(again);
+        }
+        idle.push(database);
+        Ok(Pool {
+            idle: Mutex::new(idle),
+            returned: Condvar::new(),
+        })
+    }
+
+    /// A connection no one else is using, given back when the lease is
+    /// dropped.
+    fn take(&self) -> Lease<'_> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(database) = idle.pop() {
+                return Lease {
+                    pool: self,
+                    database: Some(database),
+                };
+            }
+            idle = self.returned.wait(idle).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// A connection of a [`Pool`], taken by one question.
+struct Lease<'a> {
+    pool: &'a Pool,
+    /// Always there until the lease is dropped.
+    database: Option<Database>,
+}
+
+impl Deref for Lease<'_> {
+    type Target = Database;
+
+    fn deref(&self) -> &Database {
+        self.database
+            .as_ref()
+            .expect("a lease holds its database until dropped")
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let Some(database) = self.database.take() {
+            let mut idle = self.pool.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.push(database);
+            self.pool.returned.notify_one();
+        }
+    }
 }
 
 impl std::fmt::Debug for Tablebase {
@@ -292,8 +367,19 @@ impl Tablebase {
             on_demand: OnDemand::default(),
             standard_solved: AtomicUsize::new(0),
             notes: Box::new(|_| {}),
+            connections: 1,
             slots: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Opens `n` connections (at least one) to each database, so that `n`
+    /// questions about one variant are answered at once, on as many
+    /// threads: for a server. The connections share their memory of
+    /// checked blocks; each has its own of SQLite's pages.
+    #[must_use]
+    pub fn with_connections(mut self, n: usize) -> Tablebase {
+        self.connections = n.max(1);
+        self
     }
 
     /// Solves on demand only variants of at most `entries` hash entries (0:
@@ -352,10 +438,9 @@ impl Tablebase {
             Some(database) => Arc::clone(database),
             None => {
                 let database = self.open_or_solve(&variant)?;
-                database.keep_pages(PAGE_CACHE_KIB)?;
-                let database = Arc::new(Mutex::new(database));
-                *held = Some(Arc::clone(&database));
-                database
+                let pool = Arc::new(Pool::open(database, &variant, self.connections)?);
+                *held = Some(Arc::clone(&pool));
+                pool
             }
         };
         Ok(Table { variant, database })
@@ -504,7 +589,7 @@ impl Tablebase {
 #[derive(Clone)]
 pub struct Table {
     variant: Variant,
-    database: Arc<Mutex<Database>>,
+    database: Arc<Pool>,
 }
 
 impl std::fmt::Debug for Table {
@@ -519,8 +604,9 @@ impl Table {
         &self.variant
     }
 
-    fn database(&self) -> MutexGuard<'_, Database> {
-        self.database.lock().unwrap_or_else(|e| e.into_inner())
+    /// A connection to the database, this question's until dropped.
+    fn database(&self) -> Lease<'_> {
+        self.database.take()
     }
 
     /// The remoteness of each class part, as stored.
@@ -814,6 +900,51 @@ mod tests {
             assert!(!solved.load(Ordering::SeqCst), "9x6-a1 was solved before 5x4 answered");
         });
         assert!(solved.load(Ordering::SeqCst));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_pool_of_connections_answers_as_one_connection_does() {
+        let dir = scratch("pool");
+        let variant = Variant::named("5x4-full").unwrap();
+        let options = SolveOptions {
+            method: Some(crate::solver::Method::TwoBit),
+            ..SolveOptions::default()
+        };
+        SolvePlan::new(&variant, options)
+            .unwrap()
+            .run(&dir, &mut |_| {})
+            .unwrap();
+        // A walk from the start, each move picked pseudo-randomly.
+        let mut positions = vec![variant.start().clone()];
+        let mut state = 7u64;
+        while positions.len() < 300 {
+            let moves = positions.last().unwrap().moves();
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            positions.push(moves[(state >> 33) as usize % moves.len()].1.clone());
+        }
+        let answer = |table: &Table, p: &Position| serde_json::to_string(&table.probe(p).unwrap()).unwrap();
+        let one = Tablebase::new(&dir).variant_table(variant.clone()).unwrap();
+        let expected: Vec<String> = positions.iter().map(|p| answer(&one, p)).collect();
+        let pool = Tablebase::new(&dir).with_connections(3).variant_table(variant).unwrap();
+        // Four threads on three connections: at times one waits for another.
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let (pool, positions, expected) = (&pool, &positions, &expected);
+                scope.spawn(move || {
+                    for i in (t..positions.len()).step_by(4).chain(0..positions.len()) {
+                        assert_eq!(answer(pool, &positions[i]), expected[i], "{}", positions[i]);
+                    }
+                });
+            }
+        });
+        // The three connections can be held at once, and are given back.
+        let held: Vec<_> = (0..3).map(|_| pool.database()).collect();
+        assert!(pool.database.idle.lock().unwrap().is_empty());
+        drop(held);
+        assert_eq!(pool.database.idle.lock().unwrap().len(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

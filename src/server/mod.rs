@@ -97,7 +97,11 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Queries are answered on the runtime's workers, one per core: a
+    // connection to each database apiece lets every core answer at once.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let tablebase = Tablebase::new(dir)
+        .with_connections(cores)
         .with_on_demand(options.on_demand.clone())
         .with_notes(|note| eprintln!("bishops: {note}"));
     let app = api::router(Arc::new(tablebase), &options.limits, options.request_timeout);

@@ -30,12 +30,14 @@
 //! | `rows.rs`, `blocks.rs`, `residues.rs` | each layout's writing and reading of one block |
 //! | `stream.rs` | a byte table that arrives in pieces, cut into blocks as it comes |
 //! | `write.rs` | writing a whole file atomically |
-//! | `read.rs` | the open [`Database`], its block cache and lookups |
+//! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
+//! | `read.rs` | the open [`Database`] and its lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
 //! | `scan.rs` | reading a table whole, and [`Database::verify`] |
 
 mod block;
 mod blocks;
+mod cache;
 mod checksum;
 mod fault;
 mod lock;
@@ -53,6 +55,6 @@ pub use checksum::{Checksum, block_checksum};
 pub use lock::WriteLock;
 pub use names::{check_destination, check_dir, is_database, is_own_name, path};
 pub use read::Database;
-pub use residues::{pack, unpack};
+pub use residues::{code_at, pack, unpack};
 pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, ROWS_MAX_LEGAL, SCHEMA};
 pub use write::{write, write_streamed, write_two_bit, write_with};

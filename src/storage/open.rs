@@ -9,13 +9,15 @@ use std::cell::RefCell;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
+use std::sync::Arc;
 
 use rusqlite::Connection;
 
+use super::cache::BlockCache;
 use super::checksum::header_checksum;
 use super::fault::{Checked, Fault};
 use super::names::{check_dir, not_a_database, open_read_only, path};
-use super::read::Database;
+use super::read::{BLOCK_CACHE_BYTES, Database};
 use super::schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, RawClass, check_class, read_classes, read_meta};
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
@@ -43,6 +45,34 @@ impl Database {
     /// which is left unopened; [`Error::Corrupt`] when there is a file that
     /// cannot be trusted.
     pub fn open(dir: &Path, variant: &Variant) -> Result<Database> {
+        Database::open_sharing(dir, variant, Arc::new(BlockCache::new(BLOCK_CACHE_BYTES)))
+    }
+
+    /// Opens the file of this database, `variant`'s, once more, with every
+    /// check of [`Database::open`]: another connection to it, for another
+    /// thread to read at the same time. The two share their memory of
+    /// checked blocks, so a block read by one is not read again by the
+    /// other, and the bound on that memory is for both.
+    ///
+    /// # Errors
+    ///
+    /// As [`Database::open`], and [`Error::Corrupt`] when the file is no
+    /// longer the one this database opened (another was written in its
+    /// place since).
+    pub fn reopen(&self, variant: &Variant) -> Result<Database> {
+        let dir = (self.path.parent())
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let again = Database::open_sharing(dir, variant, Arc::clone(&self.cache))?;
+        let checksums = |db: &Database| db.classes.iter().map(|c| c.checksum.clone()).collect::<Vec<_>>();
+        if again.metadata != self.metadata || checksums(&again) != checksums(self) {
+            return Err(self.corrupt("was replaced by another file while it was open".into()));
+        }
+        Ok(again)
+    }
+
+    /// [`Database::open`], keeping checked blocks in `cache`.
+    fn open_sharing(dir: &Path, variant: &Variant, cache: Arc<BlockCache>) -> Result<Database> {
         check_dir(dir)?;
         let path = path(dir, variant.name());
         let len = file_length(&path, variant)?;
@@ -61,7 +91,8 @@ impl Database {
             specs: variant.classes().to_vec(),
             classes,
             mirrors,
-            cache: RefCell::new(Vec::new()),
+            cache,
+            recent: RefCell::default(),
         };
         let starts = variant.class_hashes(variant.start());
         let goals = variant.class_hashes(&variant.goal());

@@ -1,7 +1,7 @@
-//! An open, checked [`Database`] and its lookups: the cache of checked
-//! blocks, reading one block (through its layout's reader, or a mirrored
-//! class's source), and the cell and remoteness of one position, found by
-//! descent in the residues layout.
+//! An open, checked [`Database`] and its lookups: reading one block
+//! (through its layout's reader, or a mirrored class's source) into the
+//! cache of checked blocks, and the cell and remoteness of one position,
+//! found by descent in the residues layout.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -10,9 +10,10 @@ use std::sync::Arc;
 use rusqlite::Connection;
 
 use super::block::BlockAt;
+use super::cache::BlockCache;
 use super::checksum::Checksum;
 use super::fault::Fault;
-use super::residues::UNREACHABLE_CODE;
+use super::residues::{UNREACHABLE_CODE, code_at};
 use super::schema::{ClassRecord, Layout, Metadata};
 use super::{blocks, residues, rows};
 use crate::error::{Error, Result};
@@ -24,12 +25,21 @@ use crate::symmetry::Mirror;
 use crate::text::clip;
 use crate::variant::ClassSpec;
 
-/// How many checked blocks a [`Database`] keeps in memory: a probe reads the
-/// block of its position and of each move's, and many of those are shared.
-const BLOCK_CACHE: usize = 64;
+/// How many bytes of checked blocks a [`Database`] and the databases
+/// [reopened](Database::reopen) from it keep in memory, together: a probe
+/// reads the block of its position, of each move's and, in the residues
+/// layout, of every step of a descent to the goal, and many of those are
+/// shared between probes. Kept only as blocks are read: a single query
+/// keeps a few.
+pub(super) const BLOCK_CACHE_BYTES: usize = 192 << 20;
 
-/// A checked block kept in memory: (class number k, white rank, cells).
-type CachedBlock = (usize, u64, Arc<[u8]>);
+/// How many blocks a connection keeps at hand besides the shared cache
+/// (see [`Database::recent`](Database)).
+const RECENT_BLOCKS: usize = 8;
+
+/// A block a connection used lately: ((class number k, white rank), its
+/// cells or packed codes).
+pub(super) type RecentBlock = ((usize, u64), Arc<[u8]>);
 
 /// An open, checked database of one variant.
 pub struct Database {
@@ -41,8 +51,14 @@ pub struct Database {
     /// For each class stored as the mirror image of another: that class and
     /// the map from this class's cells to its.
     pub(super) mirrors: Vec<Option<(usize, Mirror)>>,
-    /// Blocks read and checked lately, oldest first.
-    pub(super) cache: RefCell<Vec<CachedBlock>>,
+    /// Blocks read and checked lately, shared with the databases reopened
+    /// from this one: the cells of each, or in the residues layout its
+    /// packed two-bit codes.
+    pub(super) cache: Arc<BlockCache>,
+    /// The last few blocks this connection used, the latest last: a
+    /// descent and a probe look up many positions of one block in a row,
+    /// and these are found without asking the shared cache.
+    pub(super) recent: RefCell<Vec<RecentBlock>>,
 }
 
 impl std::fmt::Debug for Database {
@@ -107,19 +123,63 @@ impl Database {
             .map_err(|e| self.read_error(e))
     }
 
-    /// The checked cells of the white set of colex rank `white` in the `k`-th
-    /// class, from memory when read lately.
+    /// What the checked block of the white set of colex rank `white` in the
+    /// `k`-th class, a class with a table of its own, holds for its `i`-th
+    /// position: its cell, or in the residues layout its two-bit code. The
+    /// block comes from this connection's last few when it is one of them,
+    /// else from the shared cache, else from the file.
+    fn stored_at(&self, k: usize, white: u64, i: usize) -> Result<u8> {
+        let key = (k, white);
+        if let Some((_, block)) = self.recent.borrow().iter().rev().find(|(at, _)| *at == key) {
+            return Ok(self.in_block(block, i));
+        }
+        let block = self.block(k, white)?;
+        let value = self.in_block(&block, i);
+        let mut recent = self.recent.borrow_mut();
+        if recent.len() == RECENT_BLOCKS {
+            recent.remove(0);
+        }
+        recent.push((key, block));
+        Ok(value)
+    }
+
+    /// What the checked `block` holds for its `i`-th position.
+    fn in_block(&self, block: &[u8], i: usize) -> u8 {
+        match self.metadata.layout {
+            Layout::Residues => code_at(block, i),
+            Layout::Blocks | Layout::Rows => block[i],
+        }
+    }
+
+    /// The checked block of the white set of colex rank `white` in the
+    /// `k`-th class, a class with a table of its own, from the shared cache
+    /// when read lately: its cells, or in the residues layout its packed
+    /// two-bit codes (read one at a time with [`code_at`]).
     fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
-        if let Some((_, _, cells)) = self.cache.borrow().iter().find(|(c, w, _)| (*c, *w) == (k, white)) {
-            return Ok(Arc::clone(cells));
+        debug_assert!(self.mirrors[k].is_none(), "a mirrored class is read through its source");
+        if let Some(block) = self.cache.get((k, white)) {
+            return Ok(block);
         }
-        let cells: Arc<[u8]> = self.read_block(k, white)?.into();
-        let mut cache = self.cache.borrow_mut();
-        if cache.len() == BLOCK_CACHE {
-            cache.remove(0);
+        let block: Arc<[u8]> = match self.metadata.layout {
+            Layout::Residues => self.read_packed(k, white)?,
+            Layout::Blocks | Layout::Rows => self.read_block(k, white)?,
         }
-        cache.push((k, white, Arc::clone(&cells)));
-        Ok(cells)
+        .into();
+        self.cache.put((k, white), Arc::clone(&block));
+        Ok(block)
+    }
+
+    /// Reads the packed two-bit codes of the white set of colex rank `white`
+    /// in the `k`-th class of a residues table, a class with a table of its
+    /// own, and checks them as [`read_block`](Self::read_block) does.
+    fn read_packed(&self, k: usize, white: u64) -> Result<Vec<u8>> {
+        let at = BlockAt::new(&self.specs[k], white);
+        if at.len == 0 {
+            return Ok(Vec::new());
+        }
+        residues::read_packed(&self.conn, &at)
+            .map(|(packed, _)| packed)
+            .map_err(|fault| self.block_fault(&at, fault))
     }
 
     /// Reads the cells of the white set of colex rank `white` in the `k`-th
@@ -202,8 +262,7 @@ impl Database {
             return self.stored(*from, mirror.part(part));
         }
         let safe = safe_cells(&self.specs[k].geometry, part.white);
-        let cells = self.block(k, colex_rank(part.white))?;
-        Ok(cells[rank_within(part.black, safe) as usize])
+        self.stored_at(k, colex_rank(part.white), rank_within(part.black, safe) as usize)
     }
 
     /// The remoteness mod 3 of the legal part `part` of class `k` in the

@@ -53,18 +53,39 @@ pub fn pack(codes: impl Iterator<Item = u8>) -> Vec<u8> {
 /// assert_eq!(unpack(&[0b0000_0001], 1), None);
 /// ```
 pub fn unpack(bytes: &[u8], len: usize) -> Option<Vec<u8>> {
-    if bytes.len() != len.div_ceil(4) {
+    if !packs(bytes, len) {
         return None;
     }
-    let codes: Vec<u8> = bytes
+    let mut codes: Vec<u8> = bytes
         .iter()
         .flat_map(|&b| [b & 3, b >> 2 & 3, b >> 4 & 3, b >> 6])
         .collect();
-    codes[len..].iter().all(|&c| c == UNREACHABLE_CODE).then(|| {
-        let mut codes = codes;
-        codes.truncate(len);
-        codes
-    })
+    codes.truncate(len);
+    Some(codes)
+}
+
+/// Whether `bytes` are what [`pack`] makes of `len` codes: as long as they
+/// take, the last byte padded with 3.
+fn packs(bytes: &[u8], len: usize) -> bool {
+    if bytes.len() != len.div_ceil(4) {
+        return false;
+    }
+    let used = len % 4;
+    used == 0 || bytes.last().is_some_and(|&b| b >> (2 * used) == 0xff >> (2 * used))
+}
+
+/// The `i`-th code packed in `bytes` by [`pack`], read alone: what
+/// [`unpack`] gives at `i`, without unpacking the rest. `i` must be below
+/// the number of codes packed.
+///
+/// ```
+/// use bishops::storage::{code_at, pack};
+/// let bytes = pack([2u8, 0, 1, 3, 1].into_iter());
+/// assert_eq!((0..5).map(|i| code_at(&bytes, i)).collect::<Vec<_>>(), [2, 0, 1, 3, 1]);
+/// ```
+#[inline]
+pub fn code_at(bytes: &[u8], i: usize) -> u8 {
+    bytes[i / 4] >> (2 * (i % 4)) & 3
 }
 
 /// Writes the blocks of the searched class `k` of `solution`, and returns
@@ -110,11 +131,61 @@ fn residue_blocks(solution: &TwoBitSolution, k: usize, range: Range<u64>) -> Vec
 /// many bytes as its positions take, matching its checksum, padded with 3.
 /// Returns them with the block's checksum, which they were checked against.
 pub(super) fn read_block(conn: &Connection, at: &BlockAt) -> Checked<(Vec<u8>, Checksum)> {
+    let (data, sum) = read_packed(conn, at)?;
+    let codes = unpack(&data, at.len as usize).ok_or_else(bad_padding)?;
+    Ok((codes, sum))
+}
+
+/// Reads the packed two-bit codes of the block `at` and checks them as
+/// [`read_block`] does, leaving them packed: each is then read alone with
+/// [`code_at`]. Returns them with the block's checksum.
+pub(super) fn read_packed(conn: &Connection, at: &BlockAt) -> Checked<(Vec<u8>, Checksum)> {
     let (data, stored) = blocks::read_row(conn, at, at.len.div_ceil(4))?;
     let sum = block_checksum(at.class, at.white, &data);
     if sum.signed() != stored {
         return Err(Fault::Wrong("a block that fails its checksum".into()));
     }
-    let codes = unpack(&data, at.len as usize).ok_or_else(|| Fault::Wrong("a block with bad padding".into()))?;
-    Ok((codes, sum))
+    if !packs(&data, at.len as usize) {
+        return Err(bad_padding());
+    }
+    Ok((data, sum))
+}
+
+fn bad_padding() -> Fault {
+    Fault::Wrong("a block with bad padding".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_code_read_alone_is_the_one_unpacked() {
+        // Every length across a byte's four places, every code in every
+        // place.
+        for len in 0..40usize {
+            let codes: Vec<u8> = (0..len).map(|i| ((i * 7 + len) % 4) as u8).collect();
+            let bytes = pack(codes.iter().copied());
+            let unpacked = unpack(&bytes, len).unwrap();
+            assert_eq!(unpacked, codes);
+            for (i, &c) in unpacked.iter().enumerate() {
+                assert_eq!(code_at(&bytes, i), c, "code {i} of {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn padding_other_than_3_is_refused() {
+        for len in 1..8usize {
+            let bytes = pack(std::iter::repeat_n(1u8, len));
+            assert!(packs(&bytes, len));
+            if len % 4 != 0 {
+                let mut bad = bytes.clone();
+                *bad.last_mut().unwrap() &= 0x7f;
+                assert!(!packs(&bad, len), "{len}");
+                assert_eq!(unpack(&bad, len), None);
+            }
+            assert!(!packs(&bytes, len + 4), "{len}: too short");
+        }
+    }
 }
