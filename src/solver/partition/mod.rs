@@ -799,7 +799,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         let started = Instant::now();
         let frontier = *found.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > index.len() - total;
-        let (mut counts, Outgoing { neighbours, mut images }) = if pull {
+        let (counts, outgoing) = if pull {
             if worker.halo.is_none() {
                 worker.halo = Some(Halo::new(&worker.kernel, index, partition, me, transport)?);
             }
@@ -814,46 +814,15 @@ pub fn run_worker<T: Transport + ?Sized>(
         } else {
             worker.expand(depth)
         };
-        // Two rounds: the neighbours found in other workers' ranges, then
-        // the images of those their owners claimed and of those found here.
-        let (incoming, mut sent) = exchange(transport, neighbours)?;
-        for (from, stream) in incoming.iter().enumerate() {
-            if from != me {
-                counts[0] += worker.receive(stream, depth + 1, Some(&mut images))?;
-            }
-        }
-        counts[3] += images.iter().map(|list| list.len() as u64).sum::<u64>();
-        let (incoming, more) = exchange(transport, images)?;
-        sent += more;
-        for (from, stream) in incoming.iter().enumerate() {
-            if from != me {
-                counts[0] += worker.receive(stream, depth + 1, None)?;
-            }
-        }
-        counts[4] = sent;
-        counts[5] = sent * Message::BYTES as u64;
-        let (sums, max_worker_bytes) = sum_counts(transport, counts)?;
-        let [
-            next,
-            expanded,
-            neighbours,
-            crossing,
-            messages,
-            message_bytes,
-            halo_bytes,
-        ] = sums;
+        let layer = end_layer(transport, counts, outgoing, |stream, images| {
+            worker.receive(stream, depth + 1, images)
+        })?;
+        let next = layer.found;
         report(&LayerStats {
             depth: depth.saturating_add(1),
             pull,
-            found: next,
-            expanded,
-            neighbours,
-            crossing,
-            messages,
-            halo_bytes,
-            bytes: message_bytes + halo_bytes,
-            max_worker_bytes,
             elapsed: started.elapsed(),
+            ..layer
         });
         let done = next == 0;
         if !done {
@@ -874,6 +843,60 @@ pub fn run_worker<T: Transport + ?Sized>(
         cells: worker.cells.into_iter().map(AtomicU8::into_inner).collect(),
     };
     Ok((table, found))
+}
+
+/// Ends a layer on this worker, a collective step: sends what it found in
+/// other workers' ranges (`outgoing`) in two rounds (the neighbours, then
+/// the images of those their owners took and of those found here), takes
+/// what the others send with `receive` (given where to put images in the
+/// first round; it returns how many positions it took), and sums the
+/// layer's counts over the workers. The depth, direction and time are
+/// left for the caller to fill in.
+fn end_layer<T: Transport + ?Sized>(
+    transport: &mut T,
+    mut counts: [u64; COUNTS],
+    outgoing: Outgoing,
+    mut receive: impl FnMut(&[u8], Option<&mut Vec<Vec<Message>>>) -> Result<u64>,
+) -> Result<LayerStats> {
+    let me = transport.worker();
+    let Outgoing { neighbours, mut images } = outgoing;
+    let (incoming, mut sent) = exchange(transport, neighbours)?;
+    for (from, stream) in incoming.iter().enumerate() {
+        if from != me {
+            counts[0] += receive(stream, Some(&mut images))?;
+        }
+    }
+    counts[3] += images.iter().map(|list| list.len() as u64).sum::<u64>();
+    let (incoming, more) = exchange(transport, images)?;
+    sent += more;
+    for (from, stream) in incoming.iter().enumerate() {
+        if from != me {
+            counts[0] += receive(stream, None)?;
+        }
+    }
+    counts[4] = sent;
+    counts[5] = sent * Message::BYTES as u64;
+    let (sums, max_worker_bytes) = sum_counts(transport, counts)?;
+    let [
+        found,
+        expanded,
+        neighbours,
+        crossing,
+        messages,
+        message_bytes,
+        halo_bytes,
+    ] = sums;
+    Ok(LayerStats {
+        found,
+        expanded,
+        neighbours,
+        crossing,
+        messages,
+        halo_bytes,
+        bytes: message_bytes + halo_bytes,
+        max_worker_bytes,
+        ..LayerStats::default()
+    })
 }
 
 /// A layer's counts of every worker, summed, and the most bytes one worker

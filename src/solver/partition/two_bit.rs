@@ -33,8 +33,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{
-    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Transport, exchange,
-    message_for, on_threads, sum_counts, words,
+    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Transport, end_layer,
+    message_for, on_threads, words,
 };
 use crate::error::{Error, Result};
 use crate::index::{DenseIndex, colex_rank, colex_unrank};
@@ -205,51 +205,19 @@ pub fn run_worker<T: Transport + ?Sized>(
         let mut layer = share.layer(depth, pull);
         layer.counts[6] = halo_bytes;
         let Found {
-            mut counts,
+            counts,
             mut own,
-            outgoing: Outgoing { neighbours, mut images },
+            outgoing,
         } = layer;
-        // Two rounds: the neighbours found in other workers' ranges, then
-        // the images of those their owners wrote and of those found here.
-        let (incoming, mut sent) = exchange(transport, neighbours)?;
-        for (from, stream) in incoming.iter().enumerate() {
-            if from != me {
-                share.receive(stream, next, Some(&mut images), &mut counts, &mut own)?;
-            }
-        }
-        counts[3] += images.iter().map(|list| list.len() as u64).sum::<u64>();
-        let (incoming, more) = exchange(transport, images)?;
-        sent += more;
-        for (from, stream) in incoming.iter().enumerate() {
-            if from != me {
-                share.receive(stream, next, None, &mut counts, &mut own)?;
-            }
-        }
-        counts[4] = sent;
-        counts[5] = sent * Message::BYTES as u64;
-        let (sums, max_worker_bytes) = sum_counts(transport, counts)?;
-        let [
-            found,
-            expanded,
-            neighbours,
-            crossing,
-            messages,
-            message_bytes,
-            halo_bytes,
-        ] = sums;
-        let reached = u8::try_from(depth + 1).unwrap_or(u8::MAX);
+        let stats = end_layer(transport, counts, outgoing, |stream, images| {
+            share.receive(stream, next, images, &mut own)
+        })?;
+        let found = stats.found;
         report(&LayerStats {
-            depth: reached,
+            depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
             pull,
-            found,
-            expanded,
-            neighbours,
-            crossing,
-            messages,
-            halo_bytes,
-            bytes: message_bytes + halo_bytes,
-            max_worker_bytes,
             elapsed: started.elapsed(),
+            ..stats
         });
         if found == 0 {
             break;
@@ -649,15 +617,16 @@ impl Share<'_> {
 
     /// Writes residue `next` into the unseen positions of `stream`, which
     /// another worker sent, and, given `images`, the images of each it
-    /// writes (adding the others' to `images`).
+    /// writes (adding the others' to `images`); returns how many it wrote.
     fn receive(
         &self,
         stream: &[u8],
         next: u8,
         mut images: Option<&mut Vec<Vec<Message>>>,
-        counts: &mut [u64; COUNTS],
         own: &mut (Lowest, Lowest),
-    ) -> Result<()> {
+    ) -> Result<u64> {
+        let mut counts = [0; COUNTS];
+        let counts = &mut counts;
         let codes = self.codes();
         let mut batch = Batch::default();
         for m in Message::decode_all(stream)? {
@@ -689,7 +658,7 @@ impl Share<'_> {
         if let Some(images) = images {
             self.write_images(&mut batch, next, counts, own, images);
         }
-        Ok(())
+        Ok(counts[0])
     }
 }
 
