@@ -878,6 +878,51 @@ mod tests {
         dir
     }
 
+    /// Another connection to an open database is refused once another
+    /// file has been written in its place: a pool never mixes two tables.
+    #[test]
+    fn a_file_replaced_while_open_is_not_reopened() {
+        let (one, other) = (scratch("reopen-one"), scratch("reopen-other"));
+        let variant = Variant::named("5x4").unwrap();
+        for (dir, method) in [
+            (&one, crate::solver::Method::Tight),
+            (&other, crate::solver::Method::TwoBit),
+        ] {
+            let options = SolveOptions {
+                method: Some(method),
+                ..SolveOptions::default()
+            };
+            SolvePlan::new(&variant, options)
+                .unwrap()
+                .run(dir, &mut |_| {})
+                .unwrap();
+        }
+        let database = Database::open(&one, &variant).unwrap();
+        assert!(database.reopen(&variant).is_ok());
+        let spec = &variant.classes()[0];
+        let index = crate::tight::TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let answers = |db: &Database| -> Vec<_> {
+            (0..index.len())
+                .map(|i| db.remoteness_of(0, index.to_hash(i)).unwrap())
+                .collect()
+        };
+        let before = answers(&database);
+        // Written beside it and renamed into place, as a solve does.
+        let file = crate::storage::path(&one, "5x4");
+        let beside = one.join("replacement");
+        std::fs::copy(crate::storage::path(&other, "5x4"), &beside).unwrap();
+        std::fs::rename(&beside, &file).unwrap();
+        match database.reopen(&variant) {
+            Err(Error::Corrupt { problem, .. }) => assert!(problem.contains("replaced"), "{problem}"),
+            other => panic!("a replaced file was reopened: {other:?}"),
+        }
+        // And the open one still answers from its own file alone.
+        assert_eq!(answers(&database), before);
+        for dir in [one, other] {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+
     #[test]
     fn solving_one_variant_holds_up_no_other() {
         let dir = scratch("slots");

@@ -63,11 +63,15 @@ impl Database {
         let dir = (self.path.parent())
             .filter(|dir| !dir.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let again = Database::open_sharing(dir, variant, Arc::clone(&self.cache))?;
+        // Opened with a memory of its own: the blocks its checks read must
+        // not reach this database's memory before the file is known to be
+        // the same one.
+        let mut again = Database::open_sharing(dir, variant, Arc::new(BlockCache::new(BLOCK_CACHE_BYTES)))?;
         let checksums = |db: &Database| db.classes.iter().map(|c| c.checksum.clone()).collect::<Vec<_>>();
         if again.metadata != self.metadata || checksums(&again) != checksums(self) {
             return Err(self.corrupt("was replaced by another file while it was open".into()));
         }
+        again.cache = Arc::clone(&self.cache);
         Ok(again)
     }
 
