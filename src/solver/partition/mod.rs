@@ -978,6 +978,27 @@ impl Outgoing {
     }
 }
 
+/// The tight index of the position `m` names, which worker `me`, owning
+/// the blocks `mine` of `index`, was sent.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when `m` names a position outside those blocks.
+fn own_index(index: &TightIndex, mine: &Range<u64>, me: usize, m: Message) -> Result<u64> {
+    let b = if mine.contains(&m.block) {
+        index.block(m.block)
+    } else {
+        0..0
+    };
+    if m.position >= b.end - b.start {
+        return Err(Error::Exchange(format!(
+            "worker {me} was sent position {} of block {}, which it does not own",
+            m.position, m.block
+        )));
+    }
+    Ok(b.start + m.position)
+}
+
 /// The message for tight index `i` of `index`, and the worker it goes to.
 fn message_for(index: &TightIndex, partition: &Partition, i: u64) -> (usize, Message) {
     let to = index.block_of(i);
@@ -1517,18 +1538,7 @@ impl Worker<'_> {
         let mut found = 0;
         let mine = self.partition.blocks(self.me);
         for m in Message::decode_all(stream)? {
-            let b = if mine.contains(&m.block) {
-                self.index.block(m.block)
-            } else {
-                0..0
-            };
-            if m.position >= b.end - b.start {
-                return Err(Error::Exchange(format!(
-                    "worker {} was sent position {} of block {}, which it does not own",
-                    self.me, m.position, m.block
-                )));
-            }
-            let i = b.start + m.position;
+            let i = own_index(self.index, &mine, self.me, m)?;
             if self.claim(i, next) {
                 found += 1;
                 if let Some(images) = images.as_deref_mut() {

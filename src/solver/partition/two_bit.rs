@@ -34,7 +34,7 @@ use rayon::prelude::*;
 
 use super::{
     COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Transport, end_layer,
-    message_for, on_threads, words,
+    message_for, on_threads, own_index, words,
 };
 use crate::error::{Error, Result};
 use crate::index::{DenseIndex, colex_rank, colex_unrank};
@@ -630,18 +630,7 @@ impl Share<'_> {
         let codes = self.codes();
         let mut batch = Batch::default();
         for m in Message::decode_all(stream)? {
-            let b = if self.blocks.contains(&m.block) {
-                self.index.block(m.block)
-            } else {
-                0..0
-            };
-            if m.position >= b.end - b.start {
-                return Err(Error::Exchange(format!(
-                    "worker {} was sent position {} of block {}, which it does not own",
-                    self.me, m.position, m.block
-                )));
-            }
-            let i = b.start + m.position;
+            let i = own_index(self.index, &self.blocks, self.me, m)?;
             // A neighbour may have been reached by an older layer: only an
             // unseen position is written.
             if codes.code(i) != UNSEEN || !codes.write(i, next) {
