@@ -154,6 +154,14 @@ impl TightIndex {
     pub fn unrank(&self, i: u64) -> Part {
         // The last white set whose block starts at or before i.
         let r = self.offsets.partition_point(|&o| o <= i) as u64 - 1;
+        self.unrank_in_block(r, i)
+    }
+
+    /// The placement of tight index `i`, which must lie in the block of
+    /// white-set rank `r`: [`unrank`](Self::unrank) with the block already
+    /// known.
+    pub fn unrank_in_block(&self, r: u64, i: u64) -> Part {
+        debug_assert!(self.block(r).contains(&i), "{i} is not in block {r}");
         let safe = self.safe[r as usize];
         Part {
             white: colex_unrank(r, self.white),

@@ -93,8 +93,8 @@ fn no_workers_is_refused() {
 
 proptest! {
     #[test]
-    fn messages_round_trip(pairs in proptest::collection::vec((any::<u64>(), any::<u64>()), 0..50)) {
-        let messages: Vec<Message> = pairs.iter().map(|&(block, position)| Message { block, position }).collect();
+    fn messages_round_trip(indices in proptest::collection::vec(any::<u64>(), 0..50)) {
+        let messages: Vec<Message> = indices.iter().map(|&index| Message { index }).collect();
         let mut stream = Vec::new();
         Message::encode_all(&messages, &mut stream);
         prop_assert_eq!(stream.len(), messages.len() * Message::BYTES);

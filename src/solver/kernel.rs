@@ -155,12 +155,32 @@ struct WhiteMove {
     white: Bitboard,
     safe: Bitboard,
     start: u64,
+    /// The colex rank of `white`: the block the move leads to.
+    target: u64,
+}
+
+/// How a neighbour was reached from a block: by a black move, which stays
+/// in the block, or by the block's white move `k`
+/// ([`Block::white_target`]), whose neighbours all lie in one block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Via {
+    /// A black move.
+    Black,
+    /// White move `k` of the block.
+    White(usize),
 }
 
 impl Block {
     /// How many white moves leave the block (of those kept).
     pub(super) fn white_moves(&self) -> usize {
         self.white_moves.len()
+    }
+
+    /// The block white move `k` leads to (a white-set rank) and the tight
+    /// index of its first position.
+    pub(super) fn white_target(&self, k: usize) -> (u64, u64) {
+        let m = &self.white_moves[k];
+        (m.target, m.start)
     }
 }
 
@@ -187,6 +207,10 @@ pub(super) struct Block {
     /// Scratch space for the black sets a push expands together
     /// ([`Kernel::each_neighbour_part_in`]), kept to reuse its allocation.
     pub(super) blacks: Vec<Bitboard>,
+    /// Scratch space for a search split between workers: for each white
+    /// move, `None` when it leads into the worker's own blocks, else the
+    /// bit of its halo that its neighbour `j` has, less `j` (wrapping).
+    pub(super) routes: Vec<Option<u64>>,
 }
 
 /// The moves of one class over its tight index.
@@ -259,6 +283,7 @@ impl<'a> Kernel<'a> {
                         white: rest.with(to),
                         safe,
                         start: range.start,
+                        target,
                     });
                     if !I::PEXT {
                         block.move_rankers.push(Ranker::new(safe));
@@ -300,6 +325,26 @@ impl<'a> Kernel<'a> {
         black: Bitboard,
         mut f: impl FnMut(u64, Part) -> bool,
     ) -> bool {
+        self.neighbours_via_in(
+            isa,
+            block,
+            black,
+            #[inline(always)]
+            |i, part, _| f(i, part),
+        )
+    }
+
+    /// As [`neighbour_parts_in`](Self::neighbour_parts_in), saying also
+    /// how each neighbour was reached: a search split between workers
+    /// works out once per white move whose the block it leads to is.
+    #[inline(always)]
+    pub(super) fn neighbours_via_in<I: Isa>(
+        &self,
+        isa: I,
+        block: &Block,
+        black: Bitboard,
+        mut f: impl FnMut(u64, Part, Via) -> bool,
+    ) -> bool {
         (block.black_moves && self.black_neighbours(isa, block, black, &mut f))
             || self.white_neighbours(isa, block, black, f)
     }
@@ -318,7 +363,7 @@ impl<'a> Kernel<'a> {
         isa: I,
         block: &Block,
         blacks: &[Bitboard],
-        mut f: impl FnMut(u64, Part),
+        mut f: impl FnMut(u64, Part, Via),
     ) {
         if block.black_moves {
             for &black in blacks {
@@ -327,8 +372,8 @@ impl<'a> Kernel<'a> {
                     block,
                     black,
                     #[inline(always)]
-                    |i, part| {
-                        f(i, part);
+                    |i, part, via| {
+                        f(i, part, via);
                         false
                     },
                 );
@@ -344,7 +389,7 @@ impl<'a> Kernel<'a> {
                 } else {
                     block.move_rankers[k].rank(black)
                 };
-                f(m.start + rank, Part { white: m.white, black });
+                f(m.start + rank, Part { white: m.white, black }, Via::White(k));
             }
         }
     }
@@ -357,7 +402,7 @@ impl<'a> Kernel<'a> {
         isa: I,
         block: &Block,
         black: Bitboard,
-        mut f: impl FnMut(u64, Part) -> bool,
+        mut f: impl FnMut(u64, Part, Via) -> bool,
     ) -> bool {
         let occupied = block.white | black;
         // Safe cells hold no white bishop already.
@@ -377,7 +422,7 @@ impl<'a> Kernel<'a> {
                     white: block.white,
                     black: after,
                 };
-                if f(block.start + rank(after), part) {
+                if f(block.start + rank(after), part, Via::Black) {
                     return true;
                 }
             }
@@ -393,15 +438,16 @@ impl<'a> Kernel<'a> {
         isa: I,
         block: &Block,
         black: Bitboard,
-        mut f: impl FnMut(u64, Part) -> bool,
+        mut f: impl FnMut(u64, Part, Via) -> bool,
     ) -> bool {
         let part = |m: &WhiteMove| Part { white: m.white, black };
         if I::PEXT {
-            for m in &block.white_moves {
+            for (k, m) in block.white_moves.iter().enumerate() {
                 if (black & m.forbid).is_empty()
                     && f(
                         m.start + colex_len(isa.compress(black.0, m.safe.0), self.black),
                         part(m),
+                        Via::White(k),
                     )
                 {
                     return true;
@@ -409,10 +455,10 @@ impl<'a> Kernel<'a> {
             }
             return false;
         }
-        let moves = block.white_moves.iter().zip(&block.move_rankers);
+        let moves = block.white_moves.iter().zip(&block.move_rankers).enumerate();
         let Some(len) = self.listed else {
-            for (m, ranker) in moves {
-                if (black & m.forbid).is_empty() && f(m.start + ranker.rank(black), part(m)) {
+            for (k, (m, ranker)) in moves {
+                if (black & m.forbid).is_empty() && f(m.start + ranker.rank(black), part(m), Via::White(k)) {
                     return true;
                 }
             }
@@ -424,8 +470,8 @@ impl<'a> Kernel<'a> {
             *slot = cell;
         }
         let cells = &cells[..len];
-        for (m, ranker) in moves {
-            if (black & m.forbid).is_empty() && f(m.start + ranker.rank_cells(cells), part(m)) {
+        for (k, (m, ranker)) in moves {
+            if (black & m.forbid).is_empty() && f(m.start + ranker.rank_cells(cells), part(m), Via::White(k)) {
                 return true;
             }
         }
@@ -460,6 +506,17 @@ mod tests {
         }
     }
 
+    /// Checks that neighbour `n` of block `r` was reached the way `via`
+    /// says: in the block by a black move, in the white move's block by one.
+    fn check_via(index: &TightIndex, block: &Block, r: u64, n: u64, via: Via) {
+        let (target, start) = match via {
+            Via::Black => (r, block.start),
+            Via::White(k) => block.white_target(k),
+        };
+        assert_eq!(index.block(target).start, start);
+        assert!(index.block(target).contains(&n), "{n} is not in block {target}");
+    }
+
     /// Checks every neighbour `kernel` gives with `isa` against the rules.
     fn check_neighbours<I: Isa>(kernel: &Kernel, isa: I, geo: &Geometry, index: &TightIndex) {
         let mut block = Block::default();
@@ -469,11 +526,15 @@ mod tests {
             // position by position.
             let blacks: Vec<Bitboard> = Subsets::new(index.safe(r), index.black()).collect();
             let mut together = Vec::new();
-            kernel.each_neighbour_part_in(isa, &block, &blacks, |n, after| together.push((n, after)));
+            kernel.each_neighbour_part_in(isa, &block, &blacks, |n, after, via| {
+                together.push((n, after));
+                check_via(index, &block, r, n, via);
+            });
             let mut one_by_one = Vec::new();
             for &black in &blacks {
-                kernel.neighbour_parts_in(isa, &block, black, |n, after| {
+                kernel.neighbours_via_in(isa, &block, black, |n, after, via| {
                     one_by_one.push((n, after));
+                    check_via(index, &block, r, n, via);
                     false
                 });
             }

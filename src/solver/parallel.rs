@@ -484,7 +484,7 @@ impl Layer<'_> {
             block,
             &blacks,
             #[inline(always)]
-            |i, after| {
+            |i, after, _| {
                 if self.claim(i) == 1 {
                     found += 1;
                     if claimed.push(self.symmetries, after) {

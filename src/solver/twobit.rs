@@ -101,7 +101,7 @@ use super::images::{Batch, canonical_blocks, set_images};
 #[cfg(target_arch = "x86_64")]
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
-use super::kernel::{Block, Kernel};
+use super::kernel::{Block, Kernel, Via};
 use super::layer::{Event, goal_index, report_saved};
 use super::mod3::{Codes, Mod3Table, PER_WORD, UNSEEN, code_words, count_codes};
 use super::stats::{ClassStats, HARDEST};
@@ -685,14 +685,13 @@ impl State<'_> {
             block,
             &blacks,
             #[inline(always)]
-            |j, after| {
+            |j, after, via| {
                 if self.code(j) == UNSEEN && self.write(j, next) {
                     // A black move stays in the block; a white move leads
                     // to the block of its white set.
-                    let t = if after.white == block.white {
-                        r
-                    } else {
-                        crate::index::colex_rank(after.white)
+                    let t = match via {
+                        Via::Black => r,
+                        Via::White(k) => block.white_target(k).0,
                     };
                     self.found(found, j, t, after);
                     if batch.push(self.symmetries, after) {

@@ -8,20 +8,31 @@
 //! runs on every worker in one of two directions, chosen by the same rule as
 //! [`parallel`](super::parallel) from counts every worker knows:
 //!
+//! Both directions go through the worker's *halo*: the blocks in other
+//! workers' ranges that one white move leads to from its own (black moves
+//! stay in a block), one bit per position. Which blocks those are is
+//! settled once, when the search starts.
+//!
 //! - *push*, while the frontier is small: the worker expands each of its
-//!   positions at depth `d` (through the shared move generator, `kernel`). A neighbour in
-//!   its own range is claimed for `d + 1` at once; one in another worker's
-//!   range becomes a [`Message`], buffered per destination (sorted,
-//!   repeats dropped). One all-to-all ([`Transport::all_to_all`]) hands every
-//!   worker the streams the others buffered for it, and it claims the
-//!   positions they name that no layer has reached.
+//!   positions at depth `d` (through the shared move generator, `kernel`).
+//!   A neighbour in its own range is claimed for `d + 1` at once; one in
+//!   another worker's range sets its bit in the halo's *outbox*. At the end
+//!   of the layer one all-to-all ([`Transport::all_to_all`]) hands every
+//!   worker the bits the others set in its blocks, and it claims the
+//!   positions they name that no layer has reached. A bit a position
+//!   costs less than a [`Message`] from the first crossing neighbour in
+//!   128 positions, needs no sorting to drop repeats, and bounds what a
+//!   worker holds; a stream of few bits goes as its nonzero words only.
 //! - *pull*, once the frontier is large: each unreached position looks for a
 //!   neighbour at `d`. A neighbour may be another worker's, so the layer
-//!   starts with a *halo* exchange: every worker sends each other worker the
-//!   frontier bits (is this cell at `d`?) of its blocks that the other's white
-//!   moves reach, one bit per position. Black moves stay in a block, so the
-//!   halo is only the blocks one white move away; which those are is settled
-//!   once, at the first pull layer.
+//!   starts with a halo exchange the other way: every worker sends each
+//!   other worker the frontier bits (is this cell at `d`?) of its blocks
+//!   in the other's halo.
+//!
+//! A position found has its images under the class's symmetries set with
+//! it; an image in another worker's range goes there as a [`Message`] (a
+//! symmetry may exchange the colours, so an image's block does not follow
+//! from the block it came from), in a second round.
 //!
 //! A second, small all-to-all sums the layer's counts, so every worker knows
 //! whether the search goes on and which way the next layer runs; a third,
@@ -48,7 +59,7 @@ pub mod two_bit;
 
 use std::cell::RefCell;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
@@ -56,7 +67,7 @@ use rayon::prelude::*;
 
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::index::colex_unrank;
+use crate::index::{colex_rank, colex_unrank};
 use crate::remoteness::Cell;
 use crate::rules::Part;
 use crate::symmetry::Symmetries;
@@ -69,7 +80,7 @@ use super::images::canonical_blocks_in;
 #[cfg(target_arch = "x86_64")]
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
-use super::kernel::{Block, Kernel};
+use super::kernel::{Block, Kernel, Via};
 use super::layer::{Event, goal_index, report_saved, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
@@ -202,41 +213,29 @@ impl Partition {
 }
 
 /// One position sent from the worker that reached it to the worker that
-/// owns it: the position is at remoteness `d + 1` in the layer that sent it,
-/// unless it already has a smaller one.
-///
-/// The position is named by its block (the colex rank of its white set) and
-/// its offset in the block (the colex rank of its black set among the
-/// subsets of the block's safe cells), not by its tight index: both parts
-/// follow from the placement alone, so a sender needs no table of where
-/// other workers' blocks start, and the receiver adds its own block offset.
+/// owns it, by its tight index: the position is at remoteness `d + 1` in the
+/// layer that sent it, unless it already has a smaller one. Every worker
+/// holds the class's whole [`TightIndex`] (its block offsets, not its
+/// cells), so a sender can name another worker's position by its index.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Message {
-    /// The colex rank of the position's white set.
-    pub block: u64,
-    /// The position's offset within its block.
-    pub position: u64,
+    /// The position's tight index.
+    pub index: u64,
 }
 
 impl Message {
-    /// Bytes per message on the wire: `block` then `position`, each a
-    /// little-endian `u64`.
-    pub const BYTES: usize = 16;
+    /// Bytes per message on the wire: `index`, a little-endian `u64`.
+    pub const BYTES: usize = 8;
 
     /// The message's wire form.
     pub fn encode(self) -> [u8; Self::BYTES] {
-        let mut bytes = [0; Self::BYTES];
-        bytes[..8].copy_from_slice(&self.block.to_le_bytes());
-        bytes[8..].copy_from_slice(&self.position.to_le_bytes());
-        bytes
+        self.index.to_le_bytes()
     }
 
     /// The message of wire form `bytes`.
     pub fn decode(bytes: [u8; Self::BYTES]) -> Message {
-        let half = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
         Message {
-            block: half(0),
-            position: half(8),
+            index: u64::from_le_bytes(bytes),
         }
     }
 
@@ -373,11 +372,13 @@ pub struct LayerStats {
     /// Of those, the neighbours in another worker's range; and the images
     /// of the positions found that lie in another worker's range.
     pub crossing: u64,
-    /// Messages sent between workers when pushing: the crossing neighbours
-    /// without the repeats a sender had for one destination.
+    /// Messages sent between workers: the images in another worker's
+    /// range, without the repeats a sender had for one destination.
     pub messages: u64,
-    /// Halo bytes sent between workers when pulling: one bit per position
-    /// of every block a worker's white moves reach in another's range.
+    /// Halo bytes sent between workers: one bit per position of every
+    /// block a worker's white moves reach in another's range, the frontier
+    /// before a pull, the positions reached after a push (only the nonzero
+    /// words when fewer bytes).
     pub halo_bytes: u64,
     /// Bytes sent between workers: `messages ·` [`Message::BYTES`] `+
     /// halo_bytes` (the layer counts, `8 · 7` bytes each way, left out).
@@ -799,14 +800,17 @@ pub fn run_worker<T: Transport + ?Sized>(
         let started = Instant::now();
         let frontier = *found.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > index.len() - total;
+        if worker.halo.is_none() {
+            worker.halo = Some(Halo::new(&worker.kernel, index, partition, me, transport)?);
+        }
         let (counts, outgoing) = if pull {
-            if worker.halo.is_none() {
-                worker.halo = Some(Halo::new(&worker.kernel, index, partition, me, transport)?);
-            }
             let (cells, base) = (&worker.cells, worker.range.start);
             let halo = worker.halo.as_mut().expect("a halo was just made");
-            let halo_bytes = halo.exchange(index, me, transport, |i| {
-                cells[(i - base) as usize].load(Ordering::Relaxed) == depth
+            let halo_bytes = halo.exchange(index, me, transport, |i, n| {
+                let first = (i - base) as usize;
+                cells[first..first + n].iter().enumerate().fold(0, |mask, (k, c)| {
+                    mask | u64::from(c.load(Ordering::Relaxed) == depth) << k
+                })
             })?;
             let (mut counts, outgoing) = worker.pull(depth);
             counts[6] = halo_bytes;
@@ -814,9 +818,16 @@ pub fn run_worker<T: Transport + ?Sized>(
         } else {
             worker.expand(depth)
         };
-        let layer = end_layer(transport, counts, outgoing, |stream, images| {
-            worker.receive(stream, depth + 1, images)
-        })?;
+        let push = (!pull).then(|| worker.halo.as_ref().expect("a halo from the first layer"));
+        let layer = end_layer(
+            transport,
+            index,
+            partition,
+            counts,
+            push,
+            outgoing.images,
+            |run, images| Ok(worker.receive(run, depth + 1, images)),
+        )?;
         let next = layer.found;
         report(&LayerStats {
             depth: depth.saturating_add(1),
@@ -845,34 +856,52 @@ pub fn run_worker<T: Transport + ?Sized>(
     Ok((table, found))
 }
 
-/// Ends a layer on this worker, a collective step: sends what it found in
-/// other workers' ranges (`outgoing`) in two rounds (the neighbours, then
-/// the images of those their owners took and of those found here), takes
-/// what the others send with `receive` (given where to put images in the
-/// first round; it returns how many positions it took), and sums the
-/// layer's counts over the workers. The depth, direction and time are
-/// left for the caller to fill in.
+/// Ends a layer on this worker, a collective step: on a push layer sends
+/// each other worker the bits of its positions this worker reached
+/// (`halo`'s outbox, emptied), then, in a second round, the images of
+/// those their owners took and of those found here (`images`); takes what
+/// the others send with `receive`, a run of positions at a time (given
+/// where to put images in the first round; it returns how many positions
+/// it took), and sums the layer's counts over the workers. The depth,
+/// direction and time are left for the caller to fill in.
 fn end_layer<T: Transport + ?Sized>(
     transport: &mut T,
+    index: &TightIndex,
+    partition: &Partition,
     mut counts: [u64; COUNTS],
-    outgoing: Outgoing,
-    mut receive: impl FnMut(&[u8], Option<&mut Vec<Vec<Message>>>) -> Result<u64>,
+    push: Option<&Halo>,
+    mut images: Vec<Vec<Message>>,
+    mut receive: impl FnMut(&[Reached], Option<&mut Vec<Vec<Message>>>) -> Result<u64>,
 ) -> Result<LayerStats> {
     let me = transport.worker();
-    let Outgoing { neighbours, mut images } = outgoing;
-    let (incoming, mut sent) = exchange(transport, neighbours)?;
-    for (from, stream) in incoming.iter().enumerate() {
-        if from != me {
-            counts[0] += receive(stream, Some(&mut images))?;
+    if let Some(halo) = push {
+        let (incoming, sent) = halo.send_outbox(me, transport)?;
+        counts[6] += sent;
+        for (from, stream) in incoming.iter().enumerate() {
+            if from != me {
+                counts[0] += halo.reached(index, from, stream, |run| receive(run, Some(&mut images)))?;
+            }
         }
     }
     counts[3] += images.iter().map(|list| list.len() as u64).sum::<u64>();
-    let (incoming, more) = exchange(transport, images)?;
-    sent += more;
+    let (incoming, sent) = exchange(transport, images)?;
+    let mut run = Vec::with_capacity(RUN);
     for (from, stream) in incoming.iter().enumerate() {
-        if from != me {
-            counts[0] += receive(stream, None)?;
+        if from == me {
+            continue;
         }
+        let mut near = partition.blocks(me).start;
+        for m in Message::decode_all(stream)? {
+            let reached = own_index(index, partition, me, m, near)?;
+            near = reached.block;
+            run.push(reached);
+            if run.len() == RUN {
+                counts[0] += receive(&run, None)?;
+                run.clear();
+            }
+        }
+        counts[0] += receive(&run, None)?;
+        run.clear();
     }
     counts[4] = sent;
     counts[5] = sent * Message::BYTES as u64;
@@ -944,69 +973,58 @@ fn exchange<T: Transport + ?Sized>(transport: &mut T, outgoing: Vec<Vec<Message>
     Ok((transport.all_to_all(streams)?, sent))
 }
 
-/// What a layer of one worker found in other workers' ranges, by owner.
+/// The images a layer of one worker found in other workers' ranges, by
+/// owner. (The neighbours it reached there go by the halo's outbox.)
 struct Outgoing {
-    /// Neighbours of the positions it expanded: their owners also set
-    /// their images.
-    neighbours: Vec<Vec<Message>>,
-    /// Images of positions it found.
     images: Vec<Vec<Message>>,
 }
 
 impl Outgoing {
     fn new(workers: usize) -> Outgoing {
         Outgoing {
-            neighbours: vec![Vec::new(); workers],
             images: vec![Vec::new(); workers],
         }
     }
 
-    /// Both lists of `other` added to these.
+    /// The lists of `other` added to these.
     fn join(mut self, other: Outgoing) -> Outgoing {
-        for (mine, theirs) in [
-            (&mut self.neighbours, other.neighbours),
-            (&mut self.images, other.images),
-        ] {
-            for (out, mut more) in mine.iter_mut().zip(theirs) {
-                if out.len() < more.len() {
-                    std::mem::swap(out, &mut more);
-                }
-                out.append(&mut more);
+        for (out, mut more) in self.images.iter_mut().zip(other.images) {
+            if out.len() < more.len() {
+                std::mem::swap(out, &mut more);
             }
+            out.append(&mut more);
         }
         self
     }
 }
 
-/// The tight index of the position `m` names, which worker `me`, owning
-/// the blocks `mine` of `index`, was sent.
+/// The position `m` names, which worker `me` of `partition` was sent, with
+/// its block: `near` when that block holds it (messages come in order, so
+/// mostly a block at a time), else found.
 ///
 /// # Errors
 ///
-/// [`Error::Exchange`] when `m` names a position outside those blocks.
-fn own_index(index: &TightIndex, mine: &Range<u64>, me: usize, m: Message) -> Result<u64> {
-    let b = if mine.contains(&m.block) {
-        index.block(m.block)
-    } else {
-        0..0
-    };
-    if m.position >= b.end - b.start {
+/// [`Error::Exchange`] when `m` names a position outside the worker's range.
+fn own_index(index: &TightIndex, partition: &Partition, me: usize, m: Message, near: u64) -> Result<Reached> {
+    if !partition.cells(me).contains(&m.index) {
         return Err(Error::Exchange(format!(
-            "worker {me} was sent position {} of block {}, which it does not own",
-            m.position, m.block
+            "worker {me} was sent position {}, which it does not own",
+            m.index
         )));
     }
-    Ok(b.start + m.position)
+    let block = if index.block(near).contains(&m.index) {
+        near
+    } else {
+        index.block_of(m.index)
+    };
+    Ok(Reached { index: m.index, block })
 }
 
-/// The message for tight index `i` of `index`, and the worker it goes to.
-fn message_for(index: &TightIndex, partition: &Partition, i: u64) -> (usize, Message) {
-    let to = index.block_of(i);
-    let message = Message {
-        block: to,
-        position: i - index.block(to).start,
-    };
-    (partition.owner(to), message)
+/// The message for tight index `i` of `index`, in block `r`, and the
+/// worker it goes to.
+#[inline]
+fn message_at(partition: &Partition, i: u64, r: u64) -> (usize, Message) {
+    (partition.owner(r), Message { index: i })
 }
 
 /// One worker's state: its cells, and what it buffers for the others.
@@ -1033,9 +1051,23 @@ struct Worker<'a> {
     halo: Option<Halo>,
 }
 
-/// The frontier bits of the blocks in other workers' ranges that one white
-/// move leads to from this worker's blocks: all a pull layer reads of cells
-/// it does not own (black moves stay in a block).
+/// A position another worker reached for this one: its tight index and its
+/// block (white-set rank).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Reached {
+    index: u64,
+    block: u64,
+}
+
+/// How many received positions a worker takes at a time.
+const RUN: usize = 4096;
+
+/// The blocks in other workers' ranges that one white move leads to from
+/// this worker's blocks (black moves stay in a block), one bit per
+/// position of each, twice over: what a pull layer reads of the others'
+/// frontiers (`bits`, sent by the owners before the layer), and what a push
+/// layer reached there (`outbox`, sent to the owners after it). Which
+/// blocks those are is settled once, when the search starts.
 struct Halo {
     /// The blocks, ascending (so grouped by owner, in worker order).
     blocks: Vec<u64>,
@@ -1049,12 +1081,14 @@ struct Halo {
     requests: Vec<Vec<u64>>,
     /// One bit per position of the blocks: whether it is in the frontier.
     bits: Vec<u64>,
+    /// One bit per position of the blocks: whether a push reached it.
+    outbox: Vec<AtomicU64>,
 }
 
 impl Halo {
     /// Works out the halo of worker `me` of `partition` and tells every
     /// other worker which of its blocks it needs: a collective step, which
-    /// every worker runs at the first pull layer.
+    /// every worker runs before the first layer.
     fn new<T: Transport + ?Sized>(
         kernel: &Kernel<'_>,
         index: &TightIndex,
@@ -1105,44 +1139,58 @@ impl Halo {
                     me
                 )));
             }
+            if list.windows(2).any(|pair| pair[0] >= pair[1]) {
+                return Err(Error::Exchange(format!("worker {w} asked for blocks out of order")));
+            }
             requests.push(list);
         }
+        let words = bit as usize / 64;
         Ok(Halo {
             any: vec![false; blocks.len()],
             blocks,
             starts,
             segments,
             requests,
-            bits: vec![0; bit as usize / 64],
+            bits: vec![0; words],
+            outbox: (0..words).map(|_| AtomicU64::new(0)).collect(),
         })
     }
 
-    /// Sends every worker the frontier bits (`frontier(i)` for each
-    /// position `i`) of this worker's blocks in its halo, and takes theirs
-    /// into this worker's halo: a collective step. Returns the bytes sent.
+    /// Sends every worker the frontier bits of this worker's blocks in its
+    /// halo (`frontier(i, n)`: bit `k` set when position `i + k` is in the
+    /// frontier, for `k` below `n`, at most 64), and takes theirs into this
+    /// worker's halo: a collective step. Returns the bytes sent.
     fn exchange<T: Transport + ?Sized>(
         &mut self,
         index: &TightIndex,
         me: usize,
         transport: &mut T,
-        frontier: impl Fn(u64) -> bool,
+        frontier: impl Fn(u64, usize) -> u64,
     ) -> Result<u64> {
         let mut streams = Vec::with_capacity(self.requests.len());
         let mut sent = 0;
-        for list in &self.requests {
+        for (w, list) in self.requests.iter().enumerate() {
+            if w == me {
+                streams.push(Vec::new());
+                continue;
+            }
             let bits: u64 = list.iter().map(|&r| index.block(r).end - index.block(r).start).sum();
             let mut words = vec![0u64; bits.div_ceil(64) as usize];
-            let mut bit = 0usize;
+            let mut bit = 0u64;
             for &r in list {
-                for i in index.block(r) {
-                    words[bit / 64] |= u64::from(frontier(i)) << (bit % 64);
-                    bit += 1;
+                let b = index.block(r);
+                for i in b.clone().step_by(64) {
+                    let n = (b.end - i).min(64);
+                    let mask = frontier(i, n as usize);
+                    let (word, offset) = ((bit / 64) as usize, bit % 64);
+                    words[word] |= mask << offset;
+                    if offset > 0 && offset + n > 64 {
+                        words[word + 1] |= mask >> (64 - offset);
+                    }
+                    bit += n;
                 }
             }
-            let mut stream = Vec::with_capacity(words.len() * 8);
-            for w in words {
-                stream.extend_from_slice(&w.to_le_bytes());
-            }
+            let stream = pack_words(&words);
             sent += stream.len() as u64;
             streams.push(stream);
         }
@@ -1152,21 +1200,12 @@ impl Halo {
                 continue;
             }
             let segment = self.segments[w]..self.segments[w + 1];
-            let words = words(stream)?;
-            if words.len() != segment.len() {
-                return Err(Error::Exchange(format!(
-                    "worker {w} sent {} halo words, not {}",
-                    words.len(),
-                    segment.len()
-                )));
-            }
-            self.bits[segment].copy_from_slice(&words);
+            unpack_words(stream, &mut self.bits[segment])
+                .map_err(|why| Error::Exchange(format!("worker {w} sent a halo that {why}")))?;
         }
         for (k, &t) in self.blocks.iter().enumerate() {
             let b = index.block(t);
-            let first = self.starts[k];
-            self.any[k] =
-                (first..first + (b.end - b.start)).any(|bit| self.bits[(bit / 64) as usize] >> (bit % 64) & 1 == 1);
+            self.any[k] = any_bit(&self.bits, self.starts[k], b.end - b.start);
         }
         Ok(sent)
     }
@@ -1177,14 +1216,185 @@ impl Halo {
         self.blocks.binary_search(&t).ok()
     }
 
-    /// Whether position `i` of another worker is in the frontier.
-    #[inline]
-    fn at(&self, index: &TightIndex, i: u64) -> bool {
-        let t = index.block_of(i);
-        self.find(t).is_some_and(|k| {
-            let bit = self.starts[k] + i - index.block(t).start;
-            self.bits[(bit / 64) as usize] >> (bit % 64) & 1 == 1
-        })
+    /// Fills `block.routes` for worker `me` of `partition`: `None` for a
+    /// white move into its own blocks, else the bit of the halo that the
+    /// move's neighbour `j` has, less `j` (wrapping).
+    fn route(&self, partition: &Partition, me: usize, block: &mut Block) {
+        let mine = partition.blocks(me);
+        block.routes.clear();
+        for k in 0..block.white_moves() {
+            let (t, start) = block.white_target(k);
+            block.routes.push((!mine.contains(&t)).then(|| {
+                let k = self.find(t).expect("every block one white move away is in the halo");
+                self.starts[k].wrapping_sub(start)
+            }));
+        }
+    }
+
+    /// Whether the halo position at bit `bit` is in the frontier.
+    #[inline(always)]
+    fn at(&self, bit: u64) -> bool {
+        self.bits[(bit / 64) as usize] >> (bit % 64) & 1 == 1
+    }
+
+    /// Notes that a push reached the halo position at bit `bit`.
+    #[inline(always)]
+    fn reach(&self, bit: u64) {
+        let (word, mask) = (&self.outbox[(bit / 64) as usize], 1u64 << (bit % 64));
+        if word.load(Ordering::Relaxed) & mask == 0 {
+            word.fetch_or(mask, Ordering::Relaxed);
+        }
+    }
+
+    /// Sends every worker the bits of its positions a push of this worker
+    /// reached, and empties the outbox: a collective step. Returns what
+    /// each worker sent this one and the bytes sent.
+    fn send_outbox<T: Transport + ?Sized>(&self, me: usize, transport: &mut T) -> Result<(Vec<Vec<u8>>, u64)> {
+        let mut streams = Vec::with_capacity(transport.workers());
+        let mut sent = 0;
+        for w in 0..transport.workers() {
+            let words: Vec<u64> = self.outbox[self.segments[w]..self.segments[w + 1]]
+                .iter()
+                .map(|word| word.swap(0, Ordering::Relaxed))
+                .collect();
+            let stream = if w == me { Vec::new() } else { pack_words(&words) };
+            sent += stream.len() as u64;
+            streams.push(stream);
+        }
+        Ok((transport.all_to_all(streams)?, sent))
+    }
+
+    /// Calls `take` with the positions of this worker that worker `from`
+    /// reached, as it sent them in `stream` ([`send_outbox`](Self::send_outbox)),
+    /// a run of at most [`RUN`] at a time, in order; returns the sum of
+    /// what `take` returned.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Exchange`] when the stream is not the bits of this
+    /// worker's blocks in `from`'s halo, and what `take` returns.
+    fn reached(
+        &self,
+        index: &TightIndex,
+        from: usize,
+        stream: &[u8],
+        mut take: impl FnMut(&[Reached]) -> Result<u64>,
+    ) -> Result<u64> {
+        let list = &self.requests[from];
+        let bits: u64 = list.iter().map(|&r| index.block(r).end - index.block(r).start).sum();
+        let mut words = vec![0u64; bits.div_ceil(64) as usize];
+        unpack_words(stream, &mut words)
+            .map_err(|why| Error::Exchange(format!("worker {from} sent reached positions that {why}")))?;
+        if !bits.is_multiple_of(64) && words.last().is_some_and(|&w| w >> (bits % 64) != 0) {
+            return Err(Error::Exchange(format!(
+                "worker {from} sent reached positions past its halo's {bits} bits"
+            )));
+        }
+        let mut run = Vec::with_capacity(RUN);
+        let mut taken = 0;
+        // The blocks of `list` in order, with the bit each starts at.
+        let (mut k, mut first, mut end) = (0usize, 0u64, 0u64);
+        for (w, &word) in words.iter().enumerate() {
+            let mut rest = word;
+            while rest != 0 {
+                let bit = w as u64 * 64 + u64::from(rest.trailing_zeros());
+                rest &= rest - 1;
+                while bit >= end {
+                    first = end;
+                    let b = index.block(list[k]);
+                    end = first + (b.end - b.start);
+                    k += 1;
+                }
+                let r = list[k - 1];
+                run.push(Reached {
+                    index: index.block(r).start + (bit - first),
+                    block: r,
+                });
+                if run.len() == RUN {
+                    taken += take(&run)?;
+                    run.clear();
+                }
+            }
+        }
+        Ok(taken + take(&run)?)
+    }
+}
+
+/// Whether any of the `len` bits of `bits` from bit `first` is set.
+fn any_bit(bits: &[u64], first: u64, len: u64) -> bool {
+    let end = first + len;
+    let mut bit = first;
+    while bit < end {
+        let (word, offset) = ((bit / 64) as usize, bit % 64);
+        let take = (64 - offset).min(end - bit);
+        let mask = if take == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << take) - 1) << offset
+        };
+        if bits[word] & mask != 0 {
+            return true;
+        }
+        bit += take;
+    }
+    false
+}
+
+/// The wire form of a run of bit words: the words as they are (a `0`
+/// byte, then each little-endian) or, when fewer bytes, only the words
+/// that are not zero (a `1` byte, then each one's place as a little-endian
+/// `u32` and the word): pushes early in a search reach few positions.
+fn pack_words(words: &[u64]) -> Vec<u8> {
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let nonzero = words.iter().filter(|&&w| w != 0).count();
+    if nonzero * 12 < words.len() * 8 && u32::try_from(words.len()).is_ok() {
+        let mut stream = Vec::with_capacity(1 + nonzero * 12);
+        stream.push(1);
+        for (k, &w) in words.iter().enumerate() {
+            if w != 0 {
+                stream.extend_from_slice(&(k as u32).to_le_bytes());
+                stream.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        stream
+    } else {
+        let mut stream = Vec::with_capacity(1 + words.len() * 8);
+        stream.push(0);
+        for &w in words {
+            stream.extend_from_slice(&w.to_le_bytes());
+        }
+        stream
+    }
+}
+
+/// Reads the words of a [`pack_words`] stream into `words`, whose length
+/// the receiver knows; else says what is wrong with the stream.
+fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), String> {
+    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+    match stream.split_first() {
+        None if words.is_empty() => Ok(()),
+        Some((0, rest)) if rest.len() == words.len() * 8 => {
+            for (w, bytes) in words.iter_mut().zip(rest.chunks_exact(8)) {
+                *w = word(bytes);
+            }
+            Ok(())
+        }
+        Some((1, rest)) if rest.len().is_multiple_of(12) => {
+            words.fill(0);
+            let mut next = 0usize;
+            for pair in rest.chunks_exact(12) {
+                let k = u32::from_le_bytes(pair[..4].try_into().expect("4 bytes")) as usize;
+                if k < next || k >= words.len() {
+                    return Err(format!("names word {k} out of order or past its {}", words.len()));
+                }
+                words[k] = word(&pair[4..]);
+                next = k + 1;
+            }
+            Ok(())
+        }
+        _ => Err(format!("is {} bytes, not {} words", stream.len(), words.len())),
     }
 }
 
@@ -1310,11 +1520,15 @@ impl Worker<'_> {
     fn set_images(&self, part: Part, next: u8, images: &mut [Vec<Message>]) -> u64 {
         let mut found = 0;
         for image in self.symmetries.images(part).as_slice() {
-            let i = self.index.rank(*image).expect("the image of a legal position is legal");
+            let r = colex_rank(image.white);
+            let i = self
+                .index
+                .rank_in_block(r, image.black)
+                .expect("the image of a legal position is legal");
             if self.range.contains(&i) {
                 found += u64::from(self.claim(i, next));
             } else {
-                let (owner, message) = message_for(self.index, self.partition, i);
+                let (owner, message) = message_at(self.partition, i, r);
                 images[owner].push(message);
             }
         }
@@ -1370,21 +1584,23 @@ impl Worker<'_> {
             return;
         };
         self.kernel.block_in(isa, r, block, |_| true);
+        let halo = self.halo.as_ref().expect("a halo from the first layer");
+        halo.route(self.partition, self.me, block);
+        let block = &*block;
         for (j, black) in Subsets::new(block.safe, self.index.black()).enumerate() {
             if own[j].load(Ordering::Relaxed) != depth || !test.is_canonical(black) {
                 continue;
             }
             counts[1] += 1;
-            self.kernel.neighbour_parts_in(isa, block, black, |i, after| {
+            self.kernel.neighbours_via_in(isa, block, black, |i, after, via| {
                 counts[2] += 1;
-                if self.range.contains(&i) {
-                    if self.claim(i, depth + 1) {
-                        counts[0] += 1 + self.set_images(after, depth + 1, &mut outgoing.images);
-                    }
-                } else {
+                if let Via::White(k) = via
+                    && let Some(route) = block.routes[k]
+                {
                     counts[3] += 1;
-                    let (owner, message) = message_for(self.index, self.partition, i);
-                    outgoing.neighbours[owner].push(message);
+                    halo.reach(route.wrapping_add(i));
+                } else if self.claim(i, depth + 1) {
+                    counts[0] += 1 + self.set_images(after, depth + 1, &mut outgoing.images);
                 }
                 false
             });
@@ -1492,7 +1708,7 @@ impl Worker<'_> {
         let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
             return;
         };
-        let (index, range, base) = (self.index, &self.range, self.range.start);
+        let (index, base) = (self.index, self.range.start);
         let halo = self.halo.as_ref().expect("a halo before a pull");
         self.kernel.block_in(isa, r, block, |t| {
             if mine.contains(&t) {
@@ -1505,18 +1721,22 @@ impl Worker<'_> {
         if !block.black_moves && block.white_moves() == 0 {
             return;
         }
+        halo.route(self.partition, self.me, block);
+        let block = &*block;
         for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
             if own[j].load(Ordering::Relaxed) != UNSEEN || !test.is_canonical(black) {
                 continue;
             }
             counts[1] += 1;
-            let hit = self.kernel.neighbours_in(isa, block, black, |i| {
+            let hit = self.kernel.neighbours_via_in(isa, block, black, |i, _, via| {
                 counts[2] += 1;
-                if range.contains(&i) {
-                    self.cells[(i - base) as usize].load(Ordering::Relaxed) == depth
-                } else {
+                if let Via::White(k) = via
+                    && let Some(route) = block.routes[k]
+                {
                     counts[3] += 1;
-                    halo.at(index, i)
+                    halo.at(route.wrapping_add(i))
+                } else {
+                    self.cells[(i - base) as usize].load(Ordering::Relaxed) == depth
                 }
             });
             if hit {
@@ -1531,22 +1751,20 @@ impl Worker<'_> {
         }
     }
 
-    /// Claims for `next` the unreached positions of `stream`, which another
+    /// Claims for `next` the unreached positions of `reached`, which another
     /// worker sent, and, given `images`, sets the images of each it claims
     /// (adding the others' to `images`). Returns how many it claimed.
-    fn receive(&self, stream: &[u8], next: u8, mut images: Option<&mut Vec<Vec<Message>>>) -> Result<u64> {
+    fn receive(&self, reached: &[Reached], next: u8, mut images: Option<&mut Vec<Vec<Message>>>) -> u64 {
         let mut found = 0;
-        let mine = self.partition.blocks(self.me);
-        for m in Message::decode_all(stream)? {
-            let i = own_index(self.index, &mine, self.me, m)?;
+        for &Reached { index: i, block: r } in reached {
             if self.claim(i, next) {
                 found += 1;
                 if let Some(images) = images.as_deref_mut() {
-                    found += self.set_images(self.index.unrank(i), next, images);
+                    found += self.set_images(self.index.unrank_in_block(r, i), next, images);
                 }
             }
         }
-        Ok(found)
+        found
     }
 }
 
@@ -1632,23 +1850,114 @@ mod tests {
         assert!(matches!(Partition::by_work(&spec, &index, 0), Err(Error::Usage(_))));
     }
 
+    /// Bit words go whole or as their nonzero words, whichever is
+    /// shorter, and come back as they were; a stream cut short, whole words
+    /// of the wrong count, an unknown form, or words out of order or past
+    /// the end are refused.
+    #[test]
+    fn bit_words_round_trip_in_the_shorter_form() {
+        let sparse = [0, 0, 5, 0, 0, 0, 0, u64::MAX, 0, 0];
+        let dense = [1, 2, 3, 0, 4];
+        for (words, form) in [(&sparse[..], 1u8), (&dense[..], 0u8)] {
+            let stream = pack_words(words);
+            assert_eq!(stream[0], form);
+            assert!(stream.len() <= 1 + words.len() * 8);
+            let mut back = vec![9; words.len()];
+            unpack_words(&stream, &mut back).unwrap();
+            assert_eq!(back, words);
+            if form == 0 {
+                assert!(unpack_words(&stream, &mut vec![0; words.len() + 1]).is_err());
+            }
+            assert!(unpack_words(&stream[..stream.len() - 1], &mut back).is_err());
+        }
+        assert!(pack_words(&[]).is_empty());
+        unpack_words(&[], &mut []).unwrap();
+        assert!(unpack_words(&[], &mut [0]).is_err());
+        assert!(unpack_words(&[2, 0, 0, 0, 0, 0, 0, 0, 0], &mut [0]).is_err());
+        let pair = |k: u32, w: u64| [k.to_le_bytes().to_vec(), w.to_le_bytes().to_vec()].concat();
+        let past = [vec![1u8], pair(3, 1)].concat();
+        assert!(unpack_words(&past, &mut [0; 3]).is_err());
+        let backwards = [vec![1u8], pair(2, 1), pair(1, 1)].concat();
+        assert!(unpack_words(&backwards, &mut [0; 3]).is_err());
+    }
+
+    /// The positions another worker reached come back as the tight
+    /// indices of this worker's blocks it asked for, in order; a bit past
+    /// those blocks is refused.
+    #[test]
+    fn reached_bits_name_the_blocks_asked_for() {
+        let (_, index) = class("5x4");
+        let asked: Vec<u64> = (0..index.white_sets())
+            .filter(|&r| !index.block(r).is_empty())
+            .take(2)
+            .collect();
+        let halo = Halo {
+            blocks: Vec::new(),
+            starts: Vec::new(),
+            any: Vec::new(),
+            segments: vec![0; 3],
+            requests: vec![Vec::new(), asked.clone()],
+            bits: Vec::new(),
+            outbox: Vec::new(),
+        };
+        let len = |r: u64| index.block(r).end - index.block(r).start;
+        let (first, second) = (len(asked[0]), len(asked[1]));
+        let bits = first + second;
+        let mut words = vec![0u64; bits.div_ceil(64) as usize];
+        for bit in [0, first - 1, first, bits - 1] {
+            words[(bit / 64) as usize] |= 1 << (bit % 64);
+        }
+        let mut got = Vec::new();
+        let taken = halo
+            .reached(&index, 1, &pack_words(&words), |run| {
+                got.extend_from_slice(run);
+                Ok(run.len() as u64)
+            })
+            .unwrap();
+        assert_eq!(taken, 4);
+        let at = |r: u64, k: u64| Reached {
+            index: index.block(r).start + k,
+            block: r,
+        };
+        assert_eq!(
+            got,
+            [
+                at(asked[0], 0),
+                at(asked[0], first - 1),
+                at(asked[1], 0),
+                at(asked[1], second - 1)
+            ]
+        );
+        assert_ne!(bits % 64, 0, "the blocks fill their last word");
+        words[(bits / 64) as usize] |= 1 << (bits % 64);
+        let e = halo.reached(&index, 1, &pack_words(&words), |_| Ok(0)).unwrap_err();
+        assert!(matches!(e, Error::Exchange(_)), "{e}");
+    }
+
+    #[test]
+    fn any_bit_looks_at_its_bits_only() {
+        let bits = [1u64 << 63, 1];
+        assert!(any_bit(&bits, 63, 1));
+        assert!(any_bit(&bits, 60, 5));
+        assert!(!any_bit(&bits, 0, 63));
+        assert!(any_bit(&bits, 64, 1));
+        assert!(!any_bit(&bits, 65, 63));
+        assert!(!any_bit(&bits, 10, 0));
+    }
+
     #[test]
     fn messages_round_trip_little_endian() {
         let m = Message {
-            block: 0x0102_0304_0506_0708,
-            position: 0x1112_1314_1516_1718,
+            index: 0x0102_0304_0506_0708,
         };
         let bytes = m.encode();
         assert_eq!(bytes[0], 0x08);
-        assert_eq!(bytes[8], 0x18);
+        assert_eq!(bytes[7], 0x01);
         assert_eq!(Message::decode(bytes), m);
         let mut stream = Vec::new();
-        Message::encode_all(&[m, Message { block: 3, position: 0 }], &mut stream);
+        Message::encode_all(&[m, Message { index: 3 }], &mut stream);
         assert_eq!(stream.len(), 2 * Message::BYTES);
-        assert_eq!(
-            Message::decode_all(&stream).unwrap()[1],
-            Message { block: 3, position: 0 }
-        );
+        assert_eq!(Message::decode_all(&stream).unwrap()[1], Message { index: 3 });
         assert!(matches!(Message::decode_all(&stream[1..]), Err(Error::Exchange(_))));
     }
 
@@ -1722,24 +2031,22 @@ mod tests {
             halo: None,
         };
         let foreign = Message {
-            block: partition.blocks(1).start,
-            position: 0,
+            index: partition.cells(1).start,
+        };
+        let past_end = Message {
+            index: partition.cells(0).end,
         };
         let first = partition.blocks(0).start;
-        let past_end = Message {
-            block: first,
-            position: index.block(first).end - index.block(first).start,
-        };
         for bad in [foreign, past_end] {
-            let e = worker.receive(&bad.encode(), 1, None).unwrap_err();
+            let e = own_index(&index, &partition, 0, bad, first).unwrap_err();
             assert!(matches!(e, Error::Exchange(_)), "{e}");
         }
-        let fine = Message {
-            block: first,
-            position: 0,
-        };
-        assert_eq!(worker.receive(&fine.encode(), 1, None).unwrap(), 1);
-        assert_eq!(worker.receive(&fine.encode(), 1, None).unwrap(), 0);
+        let last = partition.cells(0).end - 1;
+        let fine = own_index(&index, &partition, 0, Message { index: last }, first).unwrap();
+        assert_eq!(fine.block, index.block_of(last));
+        let reached = [fine];
+        assert_eq!(worker.receive(&reached, 1, None), 1);
+        assert_eq!(worker.receive(&reached, 1, None), 0);
     }
 
     /// Checkpoints in memory, shared by the workers of a test: each saves

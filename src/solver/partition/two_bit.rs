@@ -9,8 +9,8 @@
 //! - *push*: the worker expands its canonical positions coded `d mod 3` in
 //!   the blocks that hold a position of layer `d` (older layers with that
 //!   residue too, as in the one-process search). An unseen neighbour in its
-//!   own range is written at once; one in another's range becomes a
-//!   [`Message`], and its owner writes it if it is unseen there.
+//!   own range is written at once; one in another's range sets its bit in
+//!   the halo's outbox, and its owner writes it if it is unseen there.
 //! - *pull*: every unseen canonical position of the worker with a
 //!   neighbour coded `d mod 3` joins layer `d + 1`. A neighbour in another
 //!   worker's range is read from the halo: before the layer, every
@@ -18,8 +18,8 @@
 //!   moves reach, set where the code is `d mod 3`.
 //!
 //! Every position found has its images under the class's symmetries
-//! written with it, here or by message, in a second round, as in the byte
-//! search. A position is written by its owner only, so each worker knows
+//! written with it, here or by [`Message`], in a second round, as in the
+//! byte search. A position is written by its owner only, so each worker knows
 //! the lowest tight indices of the last layer in its range; the lowest of
 //! them all are the class's hardest positions, agreed at the end.
 //!
@@ -33,9 +33,10 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{
-    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Transport, end_layer,
-    message_for, on_threads, own_index, words,
+    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Reached, Transport,
+    end_layer, message_at, on_threads, words,
 };
+use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
 use crate::index::{DenseIndex, colex_rank, colex_unrank};
 use crate::rules::Part;
@@ -47,7 +48,7 @@ use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use crate::solver::isa::Bmi2;
 use crate::solver::isa::{Best, Isa, Tables};
-use crate::solver::kernel::{Block, Kernel};
+use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::goal_index;
 use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words};
 use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, next_layer};
@@ -194,13 +195,13 @@ pub fn run_worker<T: Transport + ?Sized>(
         let frontier = *layers.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > legal - total;
         let mut halo_bytes = 0;
+        if share.halo.is_none() {
+            share.halo = Some(Halo::new(&share.kernel, index, partition, me, transport)?);
+        }
         if pull {
-            if share.halo.is_none() {
-                share.halo = Some(Halo::new(&share.kernel, index, partition, me, transport)?);
-            }
             let codes = Codes::new(&share.codes, share.range.start);
             let halo = share.halo.as_mut().expect("a halo was just made");
-            halo_bytes = halo.exchange(index, me, transport, |i| codes.code(i) == here)?;
+            halo_bytes = halo.exchange(index, me, transport, |i, n| codes.matching(i, n, here))?;
         }
         let mut layer = share.layer(depth, pull);
         layer.counts[6] = halo_bytes;
@@ -209,9 +210,16 @@ pub fn run_worker<T: Transport + ?Sized>(
             mut own,
             outgoing,
         } = layer;
-        let stats = end_layer(transport, counts, outgoing, |stream, images| {
-            share.receive(stream, next, images, &mut own)
-        })?;
+        let push = (!pull).then(|| share.halo.as_ref().expect("a halo from the first layer"));
+        let stats = end_layer(
+            transport,
+            index,
+            partition,
+            counts,
+            push,
+            outgoing.images,
+            |run, images| Ok(share.receive(run, next, images, &mut own)),
+        )?;
         let found = stats.found;
         report(&LayerStats {
             depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
@@ -407,6 +415,21 @@ impl Share<'_> {
     /// [`NEXT`] and offers it to the hardest candidates.
     #[inline]
     fn wrote(&self, counts: &mut [u64; COUNTS], own: &mut (Lowest, Lowest), i: u64, r: u64, part: Part) {
+        self.wrote_lazily(counts, own, i, r, || part.white, || part);
+    }
+
+    /// [`wrote`](Self::wrote) for a position whose white set and placement
+    /// are worked out only if its mirror image may be among the hardest.
+    #[inline(always)]
+    fn wrote_lazily(
+        &self,
+        counts: &mut [u64; COUNTS],
+        own: &mut (Lowest, Lowest),
+        i: u64,
+        r: u64,
+        white: impl FnOnce() -> Bitboard,
+        part: impl FnOnce() -> Part,
+    ) {
         counts[0] += 1;
         let summary = self.summary_of(r);
         if summary.load(Ordering::Relaxed) & NEXT == 0 {
@@ -414,9 +437,9 @@ impl Share<'_> {
         }
         own.0.offer(i);
         if let Some(mirror) = &self.mirror
-            && own.1.admits(mirror.lower_bound(part.white))
+            && own.1.admits(mirror.lower_bound(white()))
         {
-            own.1.offer(mirror.hash(part));
+            own.1.offer(mirror.hash(part()));
         }
     }
 
@@ -444,7 +467,7 @@ impl Share<'_> {
             #[inline(always)]
             |i, r, image| {
                 if !self.range.contains(&i) {
-                    let (owner, message) = message_for(self.index, self.partition, i);
+                    let (owner, message) = message_at(self.partition, i, r);
                     images[owner].push(message);
                 } else if codes.write(i, next) {
                     self.wrote(counts, own, i, r, image);
@@ -494,26 +517,28 @@ impl Share<'_> {
         });
         let Found { counts, own, outgoing } = found;
         counts[1] += blacks.len() as u64;
+        let halo = self.halo.as_ref().expect("a halo from the first layer");
+        halo.route(self.partition, self.me, block);
         let mut batch = Batch::default();
         self.kernel.each_neighbour_part_in(
             isa,
             block,
             &blacks,
             #[inline(always)]
-            |j, after| {
+            |j, after, via| {
                 counts[2] += 1;
-                if !self.range.contains(&j) {
-                    counts[3] += 1;
-                    let (owner, message) = message_for(self.index, self.partition, j);
-                    outgoing.neighbours[owner].push(message);
-                    return;
-                }
+                let t = match via {
+                    Via::Black => r,
+                    Via::White(k) => {
+                        if let Some(route) = block.routes[k] {
+                            counts[3] += 1;
+                            halo.reach(route.wrapping_add(j));
+                            return;
+                        }
+                        block.white_target(k).0
+                    }
+                };
                 if codes.code(j) == UNSEEN && codes.write(j, next) {
-                    let t = if after.white == block.white {
-                        r
-                    } else {
-                        colex_rank(after.white)
-                    };
                     self.wrote(counts, own, j, t, after);
                     if batch.push(self.symmetries, after) {
                         self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
@@ -569,6 +594,7 @@ impl Share<'_> {
         if !block.black_moves && block.white_moves() == 0 {
             return;
         }
+        halo.route(self.partition, self.me, block);
         let block = &*block;
         let codes = self.codes();
         let Found { counts, own, outgoing } = found;
@@ -580,18 +606,20 @@ impl Share<'_> {
                 return;
             }
             counts[1] += 1;
-            let hit = self.kernel.neighbours_in(
+            let hit = self.kernel.neighbours_via_in(
                 isa,
                 block,
                 black,
                 #[inline(always)]
-                |j| {
+                |j, _, via| {
                     counts[2] += 1;
-                    if self.range.contains(&j) {
-                        codes.code(j) == here
-                    } else {
+                    if let Via::White(k) = via
+                        && let Some(route) = block.routes[k]
+                    {
                         counts[3] += 1;
-                        halo.at(self.index, j)
+                        halo.at(route.wrapping_add(j))
+                    } else {
+                        codes.code(j) == here
                     }
                 },
             );
@@ -615,39 +643,49 @@ impl Share<'_> {
         }
     }
 
-    /// Writes residue `next` into the unseen positions of `stream`, which
+    /// Writes residue `next` into the unseen positions of `reached`, which
     /// another worker sent, and, given `images`, the images of each it
     /// writes (adding the others' to `images`); returns how many it wrote.
     fn receive(
         &self,
-        stream: &[u8],
+        reached: &[Reached],
         next: u8,
         mut images: Option<&mut Vec<Vec<Message>>>,
         own: &mut (Lowest, Lowest),
-    ) -> Result<u64> {
+    ) -> u64 {
         let mut counts = [0; COUNTS];
         let counts = &mut counts;
         let codes = self.codes();
         let mut batch = Batch::default();
-        for m in Message::decode_all(stream)? {
-            let i = own_index(self.index, &self.blocks, self.me, m)?;
+        // The runs come in order, so mostly a block at a time.
+        let mut white = (u64::MAX, Bitboard::EMPTY);
+        for &Reached { index: i, block: r } in reached {
             // A neighbour may have been reached by an older layer: only an
             // unseen position is written.
             if codes.code(i) != UNSEEN || !codes.write(i, next) {
                 continue;
             }
-            let part = self.index.unrank(i);
-            self.wrote(counts, own, i, m.block, part);
-            if let Some(images) = images.as_deref_mut()
-                && batch.push(self.symmetries, part)
-            {
+            let Some(images) = images.as_deref_mut() else {
+                // An image: its own images were set with it.
+                let white = || {
+                    if white.0 != r {
+                        white = (r, colex_unrank(r, self.index.white()));
+                    }
+                    white.1
+                };
+                self.wrote_lazily(counts, own, i, r, white, || self.index.unrank_in_block(r, i));
+                continue;
+            };
+            let part = self.index.unrank_in_block(r, i);
+            self.wrote(counts, own, i, r, part);
+            if batch.push(self.symmetries, part) {
                 self.write_images(&mut batch, next, counts, own, images);
             }
         }
         if let Some(images) = images {
             self.write_images(&mut batch, next, counts, own, images);
         }
-        Ok(counts[0])
+        counts[0]
     }
 }
 
