@@ -79,6 +79,14 @@ pub struct LayerReport {
     /// And the most bytes one rank sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub most_exchanged_bytes: Option<u64>,
+    /// The longest one rank worked on the layer (expanding, and taking
+    /// what the others sent, not waiting for them), in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busiest_rank_seconds: Option<f64>,
+    /// How long the ranks worked on it, on average, in seconds: short of
+    /// `busiest_rank_seconds` when their shares of the layer were unequal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_rank_seconds: Option<f64>,
 }
 
 /// What one solve did.
@@ -571,6 +579,8 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                     direction: direction.map(|d| d.name().to_owned()),
                     exchanged_bytes: None,
                     most_exchanged_bytes: None,
+                    busiest_rank_seconds: None,
+                    mean_rank_seconds: None,
                 });
                 last = Instant::now();
             }
@@ -579,6 +589,8 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                 depth,
                 bytes,
                 most,
+                busiest,
+                mean_busy,
             } => {
                 if let Some(layer) = layers
                     .last_mut()
@@ -586,6 +598,8 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                 {
                     layer.exchanged_bytes = Some(bytes);
                     layer.most_exchanged_bytes = Some(most);
+                    layer.busiest_rank_seconds = Some(busiest.as_secs_f64());
+                    layer.mean_rank_seconds = Some(mean_busy.as_secs_f64());
                 }
             }
             Event::Mirrored { .. } => {}

@@ -45,6 +45,12 @@ fn agree(name: &str, workers: &[usize]) {
             assert!(run.layers.iter().any(|l| !l.pull), "{what}: no layer pushed");
             assert_eq!(halo > 0, n > 1 && index.white_sets() > 1, "{what}: halo bytes");
             assert!(messages <= crossing, "{what}");
+            // A layer's busiest worker worked at least the mean.
+            assert!(run.layers.iter().all(|l| l.busiest >= l.mean_busy), "{what}");
+            assert!(
+                run.layers.iter().any(|l| l.mean_busy > std::time::Duration::ZERO),
+                "{what}"
+            );
             if n == 1 {
                 assert_eq!(crossing, 0, "{what}: one worker sends nothing");
             } else if index.white_sets() > 1 {

@@ -82,13 +82,18 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
             depth,
             bytes,
             most,
+            busiest,
+            mean_busy,
         } => {
             if log {
                 eprintln!(
-                    "bishops: {name} {} layer {depth}: the ranks sent {} (at most {} from one)",
+                    "bishops: {name} {} layer {depth}: the ranks sent {} (at most {} from one); \
+                     the busiest worked {:.2} s, the mean {:.2} s",
                     class.name(),
                     human_bytes(bytes),
-                    human_bytes(most)
+                    human_bytes(most),
+                    busiest.as_secs_f64(),
+                    mean_busy.as_secs_f64()
                 );
             }
         }

@@ -1,6 +1,8 @@
 //! What every search shares about its layers: where the first starts, what
 //! a watching user is told of each, and the depth a byte table can hold.
 
+use std::time::Duration;
+
 use crate::board::Class;
 use crate::error::Error;
 use crate::remoteness::Cell;
@@ -47,6 +49,11 @@ pub enum Event {
         bytes: u64,
         /// The most bytes one worker sent.
         most: u64,
+        /// The longest one worker worked on the layer, not waiting for
+        /// the others.
+        busiest: Duration,
+        /// How long the workers worked on it, on average.
+        mean_busy: Duration,
     },
     /// A class was derived from its mirror image instead of searched.
     Mirrored {

@@ -385,6 +385,13 @@ pub struct LayerStats {
     pub bytes: u64,
     /// The most bytes one worker sent.
     pub max_worker_bytes: u64,
+    /// The longest one worker worked on the layer: expanding, and taking
+    /// what the others sent, but not waiting for them. A layer takes at
+    /// least this long; the rest is the exchange.
+    pub busiest: Duration,
+    /// And how long the workers worked, on average: where it falls short
+    /// of `busiest`, the workers had unequal shares of the layer.
+    pub mean_busy: Duration,
     /// The layer's wall time, as worker 0 saw it.
     pub elapsed: Duration,
 }
@@ -604,12 +611,15 @@ pub(super) fn tell(observe: &mut dyn FnMut(Event), class: Class, legal: u64, tot
         depth,
         bytes: layer.bytes,
         most: layer.max_worker_bytes,
+        busiest: layer.busiest,
+        mean_busy: layer.mean_busy,
     });
 }
 
 /// Counts one worker keeps over a layer and sums with the others': found,
-/// expanded, neighbours, crossing, messages, bytes, halo bytes.
-const COUNTS: usize = 7;
+/// expanded, neighbours, crossing, messages, bytes, halo bytes, and the
+/// nanoseconds it worked (the layer's time less its waits for the others).
+const COUNTS: usize = 8;
 
 /// Where one worker's search of a class starts: from the goal, or from a
 /// saved share that every worker agreed to resume.
@@ -803,6 +813,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         if worker.halo.is_none() {
             worker.halo = Some(Halo::new(&worker.kernel, index, partition, me, transport)?);
         }
+        let mut working = Instant::now();
         let (counts, outgoing) = if pull {
             let (cells, base) = (&worker.cells, worker.range.start);
             let halo = worker.halo.as_mut().expect("a halo was just made");
@@ -812,6 +823,8 @@ pub fn run_worker<T: Transport + ?Sized>(
                     mask | u64::from(c.load(Ordering::Relaxed) == depth) << k
                 })
             })?;
+            // The halo's exchange waits for the others: not work.
+            working = Instant::now();
             let (mut counts, outgoing) = worker.pull(depth);
             counts[6] = halo_bytes;
             (counts, outgoing)
@@ -826,6 +839,7 @@ pub fn run_worker<T: Transport + ?Sized>(
             counts,
             push,
             outgoing.images,
+            working.elapsed(),
             |run, images| Ok(worker.receive(run, depth + 1, images)),
         )?;
         let next = layer.found;
@@ -862,7 +876,8 @@ pub fn run_worker<T: Transport + ?Sized>(
 /// those their owners took and of those found here (`images`); takes what
 /// the others send with `receive`, a run of positions at a time (given
 /// where to put images in the first round; it returns how many positions
-/// it took), and sums the layer's counts over the workers. The depth,
+/// it took), and sums the layer's counts over the workers, with the time
+/// each worked: `busy` before this call, and in `receive`. The depth,
 /// direction and time are left for the caller to fill in.
 fn end_layer<T: Transport + ?Sized>(
     transport: &mut T,
@@ -871,9 +886,16 @@ fn end_layer<T: Transport + ?Sized>(
     mut counts: [u64; COUNTS],
     push: Option<&Halo>,
     mut images: Vec<Vec<Message>>,
+    mut busy: Duration,
     mut receive: impl FnMut(&[Reached], Option<&mut Vec<Vec<Message>>>) -> Result<u64>,
 ) -> Result<LayerStats> {
     let me = transport.worker();
+    let mut receive = |run: &[Reached], images: Option<&mut Vec<Vec<Message>>>| {
+        let started = Instant::now();
+        let taken = receive(run, images);
+        busy += started.elapsed();
+        taken
+    };
     if let Some(halo) = push {
         let (incoming, sent) = halo.send_outbox(me, transport)?;
         counts[6] += sent;
@@ -905,7 +927,8 @@ fn end_layer<T: Transport + ?Sized>(
     }
     counts[4] = sent;
     counts[5] = sent * Message::BYTES as u64;
-    let (sums, max_worker_bytes) = sum_counts(transport, counts)?;
+    counts[7] = u64::try_from(busy.as_nanos()).unwrap_or(u64::MAX);
+    let (sums, max_worker_bytes, busiest) = sum_counts(transport, counts)?;
     let [
         found,
         expanded,
@@ -914,6 +937,7 @@ fn end_layer<T: Transport + ?Sized>(
         messages,
         message_bytes,
         halo_bytes,
+        worked,
     ] = sums;
     Ok(LayerStats {
         found,
@@ -924,21 +948,23 @@ fn end_layer<T: Transport + ?Sized>(
         halo_bytes,
         bytes: message_bytes + halo_bytes,
         max_worker_bytes,
+        busiest: Duration::from_nanos(busiest),
+        mean_busy: Duration::from_nanos(worked / transport.workers() as u64),
         ..LayerStats::default()
     })
 }
 
-/// A layer's counts of every worker, summed, and the most bytes one worker
-/// sent (message and halo bytes, `counts[5] + counts[6]`): the same on
-/// every worker, a collective step.
-fn sum_counts<T: Transport + ?Sized>(transport: &mut T, counts: [u64; COUNTS]) -> Result<([u64; COUNTS], u64)> {
+/// A layer's counts of every worker, summed, the most bytes one worker
+/// sent (message and halo bytes, `counts[5] + counts[6]`) and the longest
+/// one worked (`counts[7]`): the same on every worker, a collective step.
+fn sum_counts<T: Transport + ?Sized>(transport: &mut T, counts: [u64; COUNTS]) -> Result<([u64; COUNTS], u64, u64)> {
     let mut mine = Vec::with_capacity(COUNTS * 8);
     for c in counts {
         mine.extend_from_slice(&c.to_le_bytes());
     }
     let all = transport.all_to_all(vec![mine; transport.workers()])?;
     let mut sums = [0u64; COUNTS];
-    let mut max_worker_bytes = 0;
+    let (mut max_worker_bytes, mut busiest) = (0, 0);
     for stream in &all {
         if stream.len() != COUNTS * 8 {
             return Err(Error::Exchange(format!(
@@ -952,8 +978,9 @@ fn sum_counts<T: Transport + ?Sized>(transport: &mut T, counts: [u64; COUNTS]) -
             *s += t;
         }
         max_worker_bytes = max_worker_bytes.max(theirs[5] + theirs[6]);
+        busiest = busiest.max(theirs[7]);
     }
-    Ok((sums, max_worker_bytes))
+    Ok((sums, max_worker_bytes, busiest))
 }
 
 /// Sends `outgoing[w]` to worker `w`, sorted and without repeats (fewer

@@ -203,6 +203,7 @@ pub fn run_worker<T: Transport + ?Sized>(
             let halo = share.halo.as_mut().expect("a halo was just made");
             halo_bytes = halo.exchange(index, me, transport, |i, n| codes.matching(i, n, here))?;
         }
+        let working = Instant::now();
         let mut layer = share.layer(depth, pull);
         layer.counts[6] = halo_bytes;
         let Found {
@@ -218,6 +219,7 @@ pub fn run_worker<T: Transport + ?Sized>(
             counts,
             push,
             outgoing.images,
+            working.elapsed(),
             |run, images| Ok(share.receive(run, next, images, &mut own)),
         )?;
         let found = stats.found;
