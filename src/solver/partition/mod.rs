@@ -832,16 +832,15 @@ pub fn run_worker<T: Transport + ?Sized>(
             worker.expand(depth)
         };
         let push = (!pull).then(|| worker.halo.as_ref().expect("a halo from the first layer"));
-        let layer = end_layer(
-            transport,
-            index,
-            partition,
+        let worked = Worked {
             counts,
             push,
-            outgoing.images,
-            working.elapsed(),
-            |run, images| Ok(worker.receive(run, depth + 1, images)),
-        )?;
+            images: outgoing.images,
+            busy: working.elapsed(),
+        };
+        let layer = end_layer(transport, index, partition, worked, |run, images| {
+            Ok(worker.receive(run, depth + 1, images))
+        })?;
         let next = layer.found;
         report(&LayerStats {
             depth: depth.saturating_add(1),
@@ -870,25 +869,41 @@ pub fn run_worker<T: Transport + ?Sized>(
     Ok((table, found))
 }
 
+/// What a worker's own part of a layer left for [`end_layer`].
+struct Worked<'a> {
+    /// Its counts ([`COUNTS`]).
+    counts: [u64; COUNTS],
+    /// On a push layer, the halo whose outbox holds the positions it
+    /// reached in other workers' ranges.
+    push: Option<&'a Halo>,
+    /// The images it found in other workers' ranges, by owner.
+    images: Vec<Vec<Message>>,
+    /// How long it worked.
+    busy: Duration,
+}
+
 /// Ends a layer on this worker, a collective step: on a push layer sends
 /// each other worker the bits of its positions this worker reached
-/// (`halo`'s outbox, emptied), then, in a second round, the images of
-/// those their owners took and of those found here (`images`); takes what
+/// (`worked.push`'s outbox, emptied), then, in a second round, the images
+/// of those their owners took and of those found here; takes what
 /// the others send with `receive`, a run of positions at a time (given
 /// where to put images in the first round; it returns how many positions
 /// it took), and sums the layer's counts over the workers, with the time
-/// each worked: `busy` before this call, and in `receive`. The depth,
+/// each worked: `worked.busy` before this call, and in `receive`. The depth,
 /// direction and time are left for the caller to fill in.
 fn end_layer<T: Transport + ?Sized>(
     transport: &mut T,
     index: &TightIndex,
     partition: &Partition,
-    mut counts: [u64; COUNTS],
-    push: Option<&Halo>,
-    mut images: Vec<Vec<Message>>,
-    mut busy: Duration,
+    worked: Worked<'_>,
     mut receive: impl FnMut(&[Reached], Option<&mut Vec<Vec<Message>>>) -> Result<u64>,
 ) -> Result<LayerStats> {
+    let Worked {
+        mut counts,
+        push,
+        mut images,
+        mut busy,
+    } = worked;
     let me = transport.worker();
     let mut receive = |run: &[Reached], images: Option<&mut Vec<Vec<Message>>>| {
         let started = Instant::now();

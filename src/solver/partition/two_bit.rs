@@ -33,7 +33,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{
-    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Reached, Transport,
+    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Reached, Transport, Worked,
     end_layer, message_at, on_threads, words,
 };
 use crate::bitboard::Bitboard;
@@ -212,16 +212,15 @@ pub fn run_worker<T: Transport + ?Sized>(
             outgoing,
         } = layer;
         let push = (!pull).then(|| share.halo.as_ref().expect("a halo from the first layer"));
-        let stats = end_layer(
-            transport,
-            index,
-            partition,
+        let worked = Worked {
             counts,
             push,
-            outgoing.images,
-            working.elapsed(),
-            |run, images| Ok(share.receive(run, next, images, &mut own)),
-        )?;
+            images: outgoing.images,
+            busy: working.elapsed(),
+        };
+        let stats = end_layer(transport, index, partition, worked, |run, images| {
+            Ok(share.receive(run, next, images, &mut own))
+        })?;
         let found = stats.found;
         report(&LayerStats {
             depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
