@@ -336,7 +336,8 @@ impl<'a> Kernel<'a> {
 
     /// As [`neighbour_parts_in`](Self::neighbour_parts_in), saying also
     /// how each neighbour was reached: a search split between workers
-    /// works out once per white move whose the block it leads to is.
+    /// works out once per white move, not once per neighbour, whose block
+    /// the move leads to.
     #[inline(always)]
     pub(super) fn neighbours_via_in<I: Isa>(
         &self,
