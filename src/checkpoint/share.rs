@@ -11,6 +11,16 @@
 //! together before they resume
 //! ([`partition`](crate::solver::partition)).
 //!
+//! A worker of the two-bit search saves its share the same way, in a
+//! two-bit checkpoint of its own positions: its codes and the summary of
+//! its blocks, the lowest positions it wrote into the newest layer, and in
+//! the share's header its own count of each layer and the remoteness of
+//! the watched positions it owns (the start's). Read back, the codes must
+//! hold the own counts residue by residue, the summary and the hardest
+//! candidates must fit the newest layer as in one process's checkpoint,
+//! and each watched position's remoteness its code
+//! (`check_two_bit_share`).
+//!
 //! Worker 0 decides when every worker saves (the same interval and test
 //! hook as one process). A job of another size cannot take these shares:
 //! a solve by `N` workers refuses to start while the directory holds
@@ -18,13 +28,23 @@
 //! discard them (`--restart`).
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
 
 use super::rank_files::{ShareHeader, rank_files, rank_path};
-use super::{CheckpointOptions, Checkpointer, check_file};
+use super::{
+    CheckpointOptions, Checkpointer, Header, TwoBitHeader, UNSEEN_CODE, check_file, code_counts, read_two_bit_payload,
+    two_bit_header,
+};
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::solver::{Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
+use crate::solver::mod3::{code_words, count_codes};
+use crate::solver::twobit::{CURRENT, UNSEEN_LEFT};
+use crate::solver::{
+    HARDEST, Rates, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
+};
+use crate::tight::TightIndex;
 use crate::variant::Variant;
 
 impl<'a> Checkpointer<'a> {
@@ -106,6 +126,7 @@ impl ShareCheckpoints for Checkpointer<'_> {
             ranks,
             first: boundary.range.start,
             found: layer_counts(boundary.cells, boundary.found.len()),
+            watched: None,
         };
         self.write_cells(
             boundary.class,
@@ -120,6 +141,261 @@ impl ShareCheckpoints for Checkpointer<'_> {
     fn note(&mut self, text: &str) {
         (self.note)(text);
     }
+
+    fn resume_two_bit_share(
+        &mut self,
+        class: Class,
+        index: &TightIndex,
+        blocks: Range<u64>,
+        range: Range<u64>,
+        mirrored: bool,
+        watch: &[u64],
+    ) -> Option<TwoBitShareResume> {
+        let file = self.existing(class)?;
+        let of = TwoBitShareOf {
+            index,
+            blocks,
+            range,
+            mirrored,
+            watch,
+        };
+        match self.read_two_bit_share(&file, class, &of) {
+            Ok((header, resume)) => {
+                self.note_resume(&file, class, &header);
+                Some(resume)
+            }
+            Err(problem) => {
+                self.note_ignored(&file, class, &problem);
+                None
+            }
+        }
+    }
+
+    fn save_two_bit_share(&mut self, boundary: TwoBitShareBoundary<'_>) -> Result<()> {
+        self.write_two_bit_share(&boundary)?;
+        Ok(())
+    }
+}
+
+/// The share of a two-bit search that a worker can resume.
+struct TwoBitShareOf<'a> {
+    /// The class's tight index.
+    index: &'a TightIndex,
+    /// The worker's blocks (white-set ranks).
+    blocks: Range<u64>,
+    /// Their positions' tight indices.
+    range: Range<u64>,
+    /// Whether a class mirrors the searched one, so that the share keeps
+    /// the hardest candidates of that class too.
+    mirrored: bool,
+    /// The tight indices of the positions whose remoteness the worker
+    /// knows where it owns them.
+    watch: &'a [u64],
+}
+
+impl Checkpointer<'_> {
+    /// Reads and checks this worker's two-bit share `file` of `class`:
+    /// what a resume takes from it, or what is wrong with it.
+    fn read_two_bit_share(
+        &self,
+        file: &Path,
+        class: Class,
+        of: &TwoBitShareOf<'_>,
+    ) -> std::result::Result<(Header, TwoBitShareResume), String> {
+        let len = of.range.end - of.range.start;
+        let (header, head, size, mut reader) = self.open(file, class, len, "two-bit")?;
+        let Some(share) = header.share.clone() else {
+            return Err("is not a worker's share".into());
+        };
+        if share.first != of.range.start {
+            return Err(format!("starts at position {}, not {}", share.first, of.range.start));
+        }
+        let (codes, blocks) = (code_words(len), of.blocks.end - of.blocks.start);
+        let (hardest, _) = two_bit_header(&header, size.saturating_sub(head), codes, blocks, of.mirrored)?;
+        let Some(watched) = share.watched else {
+            return Err("has no watched positions in its header".into());
+        };
+        let (codes, summary) = read_two_bit_payload(&mut reader, codes, blocks, &hardest, &header.checksum)?;
+        let state = TwoBitShareResume {
+            found: header.found.clone(),
+            own: share.found,
+            done: header.done,
+            codes,
+            summary,
+            hardest,
+            watched,
+        };
+        check_two_bit_share(&state, of)?;
+        Ok((header, state))
+    }
+
+    /// Writes this worker's two-bit share at `boundary` atomically.
+    fn write_two_bit_share(&mut self, boundary: &TwoBitShareBoundary<'_>) -> Result<PathBuf> {
+        let (rank, ranks) = self.share.expect("a worker's checkpointer");
+        let range = &boundary.range;
+        let mut header = self.header(
+            boundary.class,
+            "two-bit",
+            range.end - range.start,
+            boundary.found,
+            boundary.done,
+            0,
+        );
+        header.two_bit = Some(TwoBitHeader::of(boundary.hardest, Rates::default()));
+        header.share = Some(ShareHeader {
+            rank,
+            ranks,
+            first: range.start,
+            found: boundary.own.to_vec(),
+            watched: Some(boundary.watched.to_vec()),
+        });
+        self.write_two_bit_words(
+            boundary.class,
+            header,
+            boundary.codes,
+            boundary.summary,
+            boundary.hardest,
+        )
+    }
+}
+
+/// Checks that a worker's share of a two-bit search, `state`, is
+/// consistent on its own as the share `of` asks: the words of its
+/// positions and the bytes of its blocks; a count of its own for each of
+/// the class's layers, none above the class's; the padding codes unseen;
+/// per residue mod 3, as many positions as its own layers of that residue
+/// count; its summary as [`check_two_bit`](super::check_two_bit) checks a
+/// whole one, against its own count of the newest layer; as many hardest
+/// candidates as that count allows, in order, its own ones of the newest
+/// residue in [`CURRENT`] blocks; and for each watched position it owns,
+/// a remoteness of its code's residue within the layers, none when unseen
+/// (and none for another's). That the shares' counts add up to the
+/// class's is for the workers to check together.
+///
+/// # Errors
+///
+/// What is wrong, to follow the name of the file.
+fn check_two_bit_share(state: &TwoBitShareResume, of: &TwoBitShareOf<'_>) -> std::result::Result<(), String> {
+    let TwoBitShareResume {
+        found,
+        own,
+        codes,
+        summary,
+        hardest,
+        watched,
+        ..
+    } = state;
+    let (index, range) = (of.index, &of.range);
+    let len = range.end - range.start;
+    let blocks = of.blocks.end - of.blocks.start;
+    if codes.len() as u64 != code_words(len) || summary.len() as u64 != blocks {
+        return Err(format!(
+            "has {} code words and {} summary bytes, not {} and {blocks}",
+            codes.len(),
+            summary.len(),
+            code_words(len),
+        ));
+    }
+    if found.first() != Some(&1) || found.contains(&0) {
+        return Err("counts an empty layer or more than one goal".into());
+    }
+    if own.len() != found.len() || own.iter().zip(found).any(|(o, f)| o > f) {
+        return Err("counts other layers of its own than the class's".into());
+    }
+    let total = match own.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
+        Some(total) if total <= len => total,
+        _ => return Err(format!("counts more positions than its {len}")),
+    };
+    if !len.is_multiple_of(32)
+        && let Some(&last) = codes.last()
+        && last | (u64::MAX >> (64 - 2 * (len % 32))) != u64::MAX
+    {
+        return Err("has reached positions beyond its own".into());
+    }
+    let mut want = [0u64; 4];
+    for (d, &n) in own.iter().enumerate() {
+        want[d % 3] += n;
+    }
+    want[3] = 32 * codes.len() as u64 - total;
+    if code_counts(codes) != want {
+        return Err("holds other layers than its header counts".into());
+    }
+    if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
+        return Err("has a summary byte with unknown bits".into());
+    }
+    let newest = ((found.len() - 1) % 3) as u8;
+    let load = |&w: &u64| w;
+    let code = |i: u64| (codes[((i - range.start) / 32) as usize] >> (2 * ((i - range.start) % 32))) as u8 & 3;
+    let (unflagged, in_current) = (0..blocks as usize)
+        .into_par_iter()
+        .with_min_len(1 << 10)
+        .map(|k| {
+            let block = index.block(of.blocks.start + k as u64);
+            let block = block.start - range.start..block.end - range.start;
+            let unseen = summary[k] & UNSEEN_LEFT == 0 && count_codes(codes, load, block.clone(), UNSEEN_CODE) > 0;
+            let current = if summary[k] & CURRENT != 0 {
+                count_codes(codes, load, block, newest)
+            } else {
+                0
+            };
+            (u64::from(unseen), current)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    if unflagged > 0 {
+        return Err(format!("has {unflagged} blocks with unseen positions not flagged so"));
+    }
+    let layer = *own.last().expect("as many layers as the class's");
+    if in_current < layer {
+        return Err(format!(
+            "flags blocks that hold {in_current} positions of the newest residue, fewer than its own {layer} of the newest layer"
+        ));
+    }
+    let expected = (layer as usize).min(HARDEST);
+    let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
+    if hardest.own.len() != expected || !increasing(&hardest.own) {
+        return Err(format!(
+            "keeps {} hardest positions, not {expected} in order",
+            hardest.own.len()
+        ));
+    }
+    for &i in &hardest.own {
+        if !range.contains(&i)
+            || code(i) != newest
+            || summary[(index.block_of(i) - of.blocks.start) as usize] & CURRENT == 0
+        {
+            return Err(format!(
+                "keeps position {i} as one of the hardest, not of its newest layer"
+            ));
+        }
+    }
+    if let Some(mirrored) = &hardest.mirrored
+        && (mirrored.len() != expected || !increasing(mirrored))
+    {
+        return Err(format!(
+            "keeps {} hardest mirror images, not {expected} in order",
+            mirrored.len()
+        ));
+    }
+    if watched.len() != of.watch.len() {
+        return Err(format!(
+            "knows {} watched positions, not {}",
+            watched.len(),
+            of.watch.len()
+        ));
+    }
+    for (w, &i) in watched.iter().zip(of.watch) {
+        let fits = match (range.contains(&i), w) {
+            (true, Some(d)) => *d < found.len() as u64 && code(i) == (d % 3) as u8,
+            (true, None) => code(i) == UNSEEN_CODE,
+            (false, w) => w.is_none(),
+        };
+        if !fits {
+            return Err(format!(
+                "says watched position {i} is at remoteness {w:?}, not what its codes say"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
