@@ -404,7 +404,9 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::checkpoint::path;
+    use crate::checkpoint::{MAGIC, path};
+
+    const MAGIC_LEN: usize = MAGIC.len();
 
     /// An empty directory of its own for test `name`.
     fn fresh(name: &str) -> PathBuf {
@@ -493,6 +495,265 @@ mod tests {
             assert!(c.resume_share(class(), 10..16).is_none());
             drop(c);
             assert!(notes[0].contains(problem), "{notes:?}");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A worker's checkpoints that read every two-bit share back as soon
+    /// as they save it: it must pass every check and be what was saved.
+    struct ReadBack<'a, 'b> {
+        inner: Checkpointer<'a>,
+        index: &'b TightIndex,
+        blocks: Range<u64>,
+        range: Range<u64>,
+        mirrored: bool,
+        watch: &'b [u64],
+        read: usize,
+    }
+
+    impl ShareCheckpoints for ReadBack<'_, '_> {
+        fn resume_share(&mut self, class: Class, range: Range<u64>) -> Option<Resume> {
+            self.inner.resume_share(class, range)
+        }
+
+        fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
+            self.inner.due(class, found, done)
+        }
+
+        fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
+            self.inner.save_share(boundary)
+        }
+
+        fn note(&mut self, text: &str) {
+            self.inner.note(text);
+        }
+
+        fn resume_two_bit_share(
+            &mut self,
+            class: Class,
+            index: &TightIndex,
+            blocks: Range<u64>,
+            range: Range<u64>,
+            mirrored: bool,
+            watch: &[u64],
+        ) -> Option<TwoBitShareResume> {
+            self.inner
+                .resume_two_bit_share(class, index, blocks, range, mirrored, watch)
+        }
+
+        fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
+            use std::sync::atomic::Ordering;
+            let saved = TwoBitShareResume {
+                found: b.found.to_vec(),
+                own: b.own.to_vec(),
+                done: b.done,
+                codes: b.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
+                summary: b.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
+                hardest: b.hardest.clone(),
+                watched: b.watched.to_vec(),
+            };
+            let class = b.class;
+            self.inner.save_two_bit_share(b)?;
+            let of = TwoBitShareOf {
+                index: self.index,
+                blocks: self.blocks.clone(),
+                range: self.range.clone(),
+                mirrored: self.mirrored,
+                watch: self.watch,
+            };
+            let file = self.inner.file(class);
+            let (_, read) = self
+                .inner
+                .read_two_bit_share(&file, class, &of)
+                .unwrap_or_else(|e| panic!("{} {e}", file.display()));
+            assert!(read == saved, "{}: not what was saved", file.display());
+            self.read += 1;
+            Ok(())
+        }
+    }
+
+    /// Class 0 of `name` searched by two bits with `workers` threads, each
+    /// saving its share into `dir` as `options` asks (reading each back at
+    /// once) and resuming from there: each worker's result, notes and the
+    /// shares it read back.
+    fn two_bit_workers(
+        dir: &Path,
+        name: &str,
+        workers: usize,
+        options: CheckpointOptions,
+    ) -> Vec<(Result<()>, Vec<String>, usize)> {
+        use crate::solver::partition::two_bit::{Asked, agree_on_resume, run_worker};
+        use crate::solver::partition::{ChannelTransport, Partition, Transport};
+        use crate::symmetry::Mirror;
+        let variant = Variant::named(name).unwrap();
+        let specs = variant.classes();
+        let spec = &specs[0];
+        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let back = specs
+            .get(1)
+            .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
+        let start = index.rank(spec.index.unrank(variant.class_hashes(variant.start())[0]));
+        let watch: Vec<u64> = start.into_iter().chain([0, index.len() - 1]).collect();
+        let asked = Asked {
+            mirrored: back.as_ref().map(|m| (m, &specs[1].index)),
+            watch: &watch,
+        };
+        let partition = Partition::by_work(spec, &index, workers).unwrap();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ChannelTransport::connected(workers)
+                .into_iter()
+                .map(|mut transport| {
+                    let (variant, index, partition, watch) = (&variant, &index, &partition, &watch);
+                    scope.spawn(move || {
+                        let me = transport.worker();
+                        let mut notes = Vec::new();
+                        let mut note = |n: &str| notes.push(n.to_owned());
+                        let inner = Checkpointer::for_rank(dir, variant, options, &mut note, me, workers).unwrap();
+                        let mut checkpoints = ReadBack {
+                            inner,
+                            index,
+                            blocks: partition.blocks(me),
+                            range: partition.cells(me),
+                            mirrored: asked.mirrored.is_some(),
+                            watch,
+                            read: 0,
+                        };
+                        let mut run = || -> Result<()> {
+                            let resume =
+                                agree_on_resume(spec, index, partition, &mut transport, &mut checkpoints, asked)?;
+                            let r = &mut checkpoints;
+                            run_worker(
+                                name,
+                                spec,
+                                index,
+                                partition,
+                                &mut transport,
+                                asked,
+                                resume,
+                                r,
+                                &mut |_| {},
+                            )?;
+                            Ok(())
+                        };
+                        let result = run();
+                        let read = checkpoints.read;
+                        drop(checkpoints);
+                        (result, notes, read)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    fn every_layer() -> CheckpointOptions {
+        CheckpointOptions {
+            interval: std::time::Duration::ZERO,
+            ..CheckpointOptions::default()
+        }
+    }
+
+    /// Every two-bit share saved at every boundary, with a mirrored class
+    /// (9x6) or not (7x6), reads back as it was saved and passes its checks.
+    #[test]
+    fn every_two_bit_share_reads_back_as_saved() {
+        for name in ["7x6", "9x6"] {
+            let dir = fresh(&format!("two-bit-every-{name}"));
+            for (result, notes, read) in two_bit_workers(&dir, name, 3, every_layer()) {
+                result.unwrap();
+                assert!(notes.is_empty(), "{notes:?}");
+                assert!(read > 10, "{name}: {read} shares read back");
+            }
+            fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    /// Shares of a stopped two-bit search resume together; one that fails
+    /// its checks, or is another worker's, is ignored with the reason, and
+    /// then every worker starts over.
+    #[test]
+    fn a_two_bit_share_that_fails_its_checks_is_ignored() {
+        let dir = fresh("two-bit-spoiled");
+        let stop = CheckpointOptions {
+            stop_after: Some((None, 6)),
+            ..every_layer()
+        };
+        let file = rank_path(&dir, "7x6", class(), 1, 2);
+        let resumed = |notes: &[String]| notes.iter().filter(|n| n.starts_with("resuming 7x6 class a1")).count();
+        for result in two_bit_workers(&dir, "7x6", 2, stop) {
+            assert!(matches!(result.0, Err(Error::Stopped(_))), "{:?}", result.0);
+        }
+        let saved = fs::read(&file).unwrap();
+        let header_end = saved.iter().skip(MAGIC_LEN).position(|&b| b == b'\n').unwrap() + MAGIC_LEN;
+        let header = String::from_utf8(saved[MAGIC_LEN..header_end].to_vec()).unwrap();
+        let (whole, share) = header.split_once("\"share\":").unwrap();
+        let own = share.split_once("\"found\":[").unwrap().1.split_once(']').unwrap().0;
+        let newest: u64 = own.rsplit(',').next().unwrap().parse().unwrap();
+        // The share's part, or the whole header when `from` is there.
+        let edit = |from: &str, to: &str| {
+            let edited = if share.contains(from) {
+                format!("{whole}\"share\":{}", share.replacen(from, to, 1))
+            } else {
+                header.replacen(from, to, 1)
+            };
+            assert_ne!(edited, header, "{from}");
+            let mut bytes = edited.into_bytes();
+            bytes.splice(0..0, saved[..MAGIC_LEN].iter().copied());
+            bytes.extend_from_slice(&saved[header_end..]);
+            bytes
+        };
+        let last_code = saved.len() - 9;
+        let mut flipped = saved.clone();
+        flipped[last_code] ^= 0x01;
+        let spoils: Vec<(Vec<u8>, &str)> = vec![
+            (flipped, "fails its checksum"),
+            (saved[..saved.len() - 8].to_vec(), "bytes long"),
+            // One more position of its own at remoteness 6 than it holds.
+            (
+                edit(&format!(",{newest}]"), &format!(",{}]", newest + 1)),
+                "holds other layers than its header counts",
+            ),
+            (
+                edit("\"watched\":[", "\"watched\":[5,"),
+                "knows 4 watched positions, not 3",
+            ),
+            (
+                edit("\"rank\":1", "\"rank\":0"),
+                "is the share of rank 0 of 2, not of rank 1 of 2",
+            ),
+            (
+                edit("\"method\":\"two-bit\"", "\"method\":\"tight\""),
+                "is for method tight, not two-bit",
+            ),
+        ];
+        for (bytes, said) in spoils {
+            fs::write(&file, &bytes).unwrap();
+            let results = two_bit_workers(&dir, "7x6", 2, every_layer());
+            for (result, _, _) in &results {
+                assert!(result.is_ok(), "{said}: {result:?}");
+            }
+            let (rank0, rank1) = (&results[0].1, &results[1].1);
+            assert!(
+                rank1.iter().any(|n| n.contains(said) && n.contains("ignoring it")),
+                "{said}: {rank1:?}"
+            );
+            assert!(
+                rank0
+                    .iter()
+                    .any(|n| n.contains("not resuming class a1: rank 1 has no share")),
+                "{said}: {rank0:?}"
+            );
+            // The search went on to the end, and saved its shares again:
+            // put back the stopped ones for the next spoil.
+            assert!(rank_path(&dir, "7x6", class(), 0, 2).exists());
+            two_bit_workers(&dir, "7x6", 2, CheckpointOptions { restart: true, ..stop });
+        }
+        // Unspoiled, both resume.
+        fs::write(&file, &saved).unwrap();
+        let results = two_bit_workers(&dir, "7x6", 2, every_layer());
+        for (result, notes, _) in &results {
+            assert!(result.is_ok(), "{result:?}");
+            assert_eq!(resumed(notes), 1, "{notes:?}");
         }
         fs::remove_dir_all(&dir).unwrap();
     }
