@@ -334,7 +334,7 @@ impl<'a> SolvePlan<'a> {
     /// writes the database as the cells come from each worker in turn
     /// ([`Shares::send`](crate::solver::shares::Shares::send)), and returns
     /// what it did; the others return `None`. The tight byte search and the
-    /// two-bit search run so; only the byte search saves checkpoints.
+    /// two-bit search run so.
     ///
     /// With checkpoints asked for, every worker saves its share into `dir`
     /// ([`Checkpointer::for_rank`]) and the search resumes when every
@@ -384,20 +384,7 @@ impl<'a> SolvePlan<'a> {
         let shares = self
             .plan
             .search_shares(transport, checkpoints, &mut recording(&mut layers, observe))?;
-        // Once worker 0 has written the database (or refused a wrong
-        // answer, which may come from the checkpoints), every worker's
-        // checkpoints are spent: worker 0 says so to all.
-        let spent = |transport: &mut T, written: bool| -> Result<()> {
-            let word = if me == 0 {
-                vec![vec![u8::from(written)]; workers]
-            } else {
-                Vec::new()
-            };
-            if transport.all_to_all(word)?[0] == [1] && self.options.checkpoints.is_some() {
-                checkpoint::remove(dir, variant);
-            }
-            Ok(())
-        };
+        let asked = self.options.checkpoints.is_some();
         let summary = shares.summary(transport)?;
         let searched: Vec<usize> = shares.searched().collect();
         let sent = Sent {
@@ -416,10 +403,16 @@ impl<'a> SolvePlan<'a> {
             &|transport, k, sink| shares.send(transport, k, sink),
         );
         let Some(written) = written else {
-            spent(transport, false)?;
+            spent(transport, dir, variant, asked, false)?;
             return Ok(None);
         };
-        spent(transport, written.is_ok() || matches!(written, Err(Error::Mismatch(_))))?;
+        spent(
+            transport,
+            dir,
+            variant,
+            asked,
+            written.is_ok() || matches!(written, Err(Error::Mismatch(_))),
+        )?;
         let (path, write_seconds) = written?;
         Ok(Some(Solved {
             checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
@@ -436,8 +429,8 @@ impl SolvePlan<'_> {
     /// [`run_on`](Self::run_on) for the two-bit search
     /// ([`Plan::search_two_bit_shares`]): each worker keeps two bits for
     /// each position of its share, and worker 0 writes the residues
-    /// layout as the codes come. Nothing is saved on the way: worker 0
-    /// tells `note` so when checkpoints were asked for.
+    /// layout as the codes come. Checkpoints as for the byte search: every
+    /// worker saves its share and removes it once the database is written.
     fn run_two_bit_on<T: Transport + ?Sized>(
         self,
         dir: &Path,
@@ -448,15 +441,23 @@ impl SolvePlan<'_> {
         if transport.worker() == 0 {
             storage::check_dir(dir)?;
             storage::check_destination(dir, self.variant.name())?;
-            if self.options.checkpoints.is_some() {
-                note("the two-bit search across ranks saves no checkpoints yet: a stopped job starts over");
-            }
         }
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
+        let (me, workers) = (transport.worker(), transport.workers());
+        let mut checkpointer = match self.options.checkpoints {
+            Some(options) => Some(Checkpointer::for_rank(dir, variant, options, note, me, workers)?),
+            None => None,
+        };
+        let mut no_checkpoints = crate::solver::NoCheckpoints;
+        let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
+            Some(c) => c,
+            None => &mut no_checkpoints,
+        };
         let mut layers = Vec::new();
         let shares = self
             .plan
-            .search_two_bit_shares(transport, &mut recording(&mut layers, observe))?;
+            .search_two_bit_shares(transport, checkpoints, &mut recording(&mut layers, observe))?;
+        let asked = self.options.checkpoints.is_some();
         let sent = Sent {
             mirrored: shares.mirrored(),
             elapsed: shares.elapsed(),
@@ -474,11 +475,19 @@ impl SolvePlan<'_> {
             &|transport, k, sink| shares.send(transport, k, sink),
         );
         let Some(written) = written else {
+            spent(transport, dir, variant, asked, false)?;
             return Ok(None);
         };
+        spent(
+            transport,
+            dir,
+            variant,
+            asked,
+            written.is_ok() || matches!(written, Err(Error::Mismatch(_))),
+        )?;
         let (path, write_seconds) = written?;
         Ok(Some(Solved {
-            checkpoints: (0, 0.0, 0),
+            checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
             path,
             solve_seconds: shares.elapsed().as_secs_f64(),
             write_seconds,
@@ -486,6 +495,29 @@ impl SolvePlan<'_> {
             layers,
         }))
     }
+}
+
+/// Once worker 0 has written the database (`written`; or refused a wrong
+/// answer, which may come from the checkpoints), every worker's
+/// checkpoints are spent: worker 0 says so to all (a collective step), and
+/// each removes the checkpoints of `variant` in `dir` when they were
+/// `asked` for.
+fn spent<T: Transport + ?Sized>(
+    transport: &mut T,
+    dir: &Path,
+    variant: &Variant,
+    asked: bool,
+    written: bool,
+) -> Result<()> {
+    let word = if transport.worker() == 0 {
+        vec![vec![u8::from(written)]; transport.workers()]
+    } else {
+        Vec::new()
+    };
+    if transport.all_to_all(word)?[0] == [1] && asked {
+        checkpoint::remove(dir, variant);
+    }
+    Ok(())
 }
 
 /// What a partitioned search tells worker 0's writer besides the summary.

@@ -158,10 +158,23 @@ fn children(parent: u32) -> Vec<u32> {
 #[test]
 #[ignore = "needs mpirun: cargo test --features mpi --test mpi -- --ignored"]
 fn a_rank_killed_mid_search_ends_the_job_and_nothing_is_written() {
-    let dir = fresh("killed");
+    killed_mid_search("tight");
+}
+
+#[test]
+#[ignore = "needs mpirun: cargo test --features mpi --test mpi -- --ignored"]
+fn a_rank_killed_mid_two_bit_search_ends_the_job_and_nothing_is_written() {
+    killed_mid_search("two-bit");
+}
+
+/// A rank of a 9x8 job by `method` killed once every rank has saved a
+/// layer: the job ends, nothing is written, and a rerun resumes and
+/// writes the single process's table.
+fn killed_mid_search(method: &str) {
+    let dir = fresh(&format!("killed-{method}"));
     let db = dir.to_str().unwrap();
     // A checkpoint after every layer, so that the rerun has one to resume.
-    let mut job = mpirun(3, &["--db", db, "solve", "9x8", "--method", "tight"])
+    let mut job = mpirun(3, &["--db", db, "solve", "9x8", "--method", method])
         .env("BISHOPS_CHECKPOINT_SECONDS", "0")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -211,19 +224,21 @@ fn a_rank_killed_mid_search_ends_the_job_and_nothing_is_written() {
     // Run again: it resumes (or, killed while saving, says why it cannot)
     // and writes the right table.
     let rerun = ok(
-        mpirun(3, &["--db", db, "solve", "9x8", "--method", "tight"])
+        mpirun(3, &["--db", db, "solve", "9x8", "--method", method])
             .output()
             .unwrap(),
         "rerun",
     );
     let stderr = String::from_utf8_lossy(&rerun.stderr);
     assert!(stderr.contains("resuming"), "{stderr}");
-    let single = fresh("killed-single");
+    let single = fresh(&format!("killed-single-{method}"));
     ok(
-        bishops(&["--db", single.to_str().unwrap(), "solve", "9x8", "--method", "tight"]),
+        bishops(&["--db", single.to_str().unwrap(), "solve", "9x8", "--method", method]),
         "single",
     );
     assert!(export(&dir, "9x8") == export(&single, "9x8"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&single);
 }
 
 /// The files in `dir` whose names contain `part`.
@@ -243,9 +258,23 @@ fn files_with(dir: &Path, part: &str) -> Vec<String> {
 #[test]
 #[ignore = "needs mpirun: cargo test --features mpi --test mpi -- --ignored"]
 fn a_stopped_job_resumes_with_as_many_ranks_and_no_other() {
-    let dir = fresh("resume");
+    stopped_job_resumes("tight");
+}
+
+#[test]
+#[ignore = "needs mpirun: cargo test --features mpi --test mpi -- --ignored"]
+fn a_stopped_two_bit_job_resumes_with_as_many_ranks_and_no_other() {
+    stopped_job_resumes("two-bit");
+}
+
+/// A 9x8 job by `method` stopped after layer 8 by the test hook writes
+/// nothing; a job of another size is refused, one of the same size
+/// resumes and writes the single process's table, and `--restart` lets
+/// another size start over.
+fn stopped_job_resumes(method: &str) {
+    let dir = fresh(&format!("resume-{method}"));
     let db = dir.to_str().unwrap();
-    let solve = ["--db", db, "solve", "9x8", "--method", "tight"];
+    let solve = ["--db", db, "solve", "9x8", "--method", method];
     let stop = |ranks: usize| {
         let out = mpirun(ranks, &solve)
             .env("BISHOPS_STOP_AFTER_LAYER", "8")
@@ -256,8 +285,11 @@ fn a_stopped_job_resumes_with_as_many_ranks_and_no_other() {
         assert!(stderr.contains("stopped after layer 8 of class a1"), "{stderr}");
         assert!(!dir.join("9x8.sqlite").exists());
     };
-    let single = fresh("resume-single");
-    ok(bishops(&["--db", single.to_str().unwrap(), "solve", "9x8"]), "single");
+    let single = fresh(&format!("resume-single-{method}"));
+    ok(
+        bishops(&["--db", single.to_str().unwrap(), "solve", "9x8", "--method", method]),
+        "single",
+    );
     let expected = export(&single, "9x8");
 
     // Stopped after layer 8: every rank's share is saved.
@@ -277,11 +309,20 @@ fn a_stopped_job_resumes_with_as_many_ranks_and_no_other() {
     assert_eq!(files_with(&dir, ".checkpoint"), shares, "a refusal keeps the shares");
 
     // Three ranks resume at layer 8 and write the right table, and the
-    // shares are gone.
-    let resumed = ok(mpirun(3, &solve).output().unwrap(), "resume");
+    // shares are gone. The report counts layers 0 to 8 as saved ones.
+    let mut json = solve.to_vec();
+    json.push("--json");
+    let resumed = ok(mpirun(3, &json).output().unwrap(), "resume");
     let stderr = String::from_utf8_lossy(&resumed.stderr);
     assert_eq!(stderr.matches("at layer 8, written").count(), 3, "{stderr}");
     assert!(!stderr.contains("not resuming"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&resumed.stdout).unwrap();
+    let layers = report["variants"][0]["layers"].as_array().unwrap();
+    let saved = layers
+        .iter()
+        .filter(|l| l["class"] == 0 && l["direction"].is_null())
+        .count();
+    assert_eq!(saved, 9, "{layers:?}");
     assert!(export(&dir, "9x8") == expected);
     assert!(files_with(&dir, ".checkpoint").is_empty());
 
@@ -296,4 +337,6 @@ fn a_stopped_job_resumes_with_as_many_ranks_and_no_other() {
     assert!(!stderr.contains("resuming"), "{stderr}");
     assert!(export(&dir, "9x8") == expected);
     assert!(files_with(&dir, ".checkpoint").is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&single);
 }

@@ -199,3 +199,87 @@ fn two_bit_workers_write_the_database_one_process_writes() {
         std::fs::remove_dir_all(&one).unwrap();
     }
 }
+
+/// Two-bit workers (threads here, MPI ranks in a job) that stop after a
+/// layer leave a share each and write nothing; run again, every worker
+/// resumes from its share, the database is the one of a search that did
+/// not stop, and the shares are gone.
+#[test]
+fn stopped_two_bit_workers_resume_to_the_database_one_process_writes() {
+    use bishops::Error;
+    use bishops::checkpoint::CheckpointOptions;
+    let name = "9x6";
+    let variant = Variant::named(name).unwrap();
+    let plain = SolveOptions {
+        method: Some(Method::TwoBit),
+        ..SolveOptions::default()
+    };
+    let one = common::scratch("two-bit-resume-one", name);
+    SolvePlan::new(&variant, plain).unwrap().run(&one, &mut |_| {}).unwrap();
+    let db = bishops::storage::path(&one, name);
+    let dir = common::scratch("two-bit-resume", name);
+    let workers = 2;
+    // Each worker's result and notes.
+    let solve = |stop: Option<u16>| -> Vec<(Result<bool, Error>, Vec<String>)> {
+        let options = SolveOptions {
+            checkpoints: Some(CheckpointOptions {
+                interval: std::time::Duration::from_secs(3600),
+                stop_after: stop.map(|layer| (None, layer)),
+                restart: false,
+            }),
+            ..plain
+        };
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ChannelTransport::connected(workers)
+                .into_iter()
+                .map(|mut transport| {
+                    let (variant, dir) = (&variant, &dir);
+                    scope.spawn(move || {
+                        let mut notes = Vec::new();
+                        let solved = SolvePlan::new(variant, options).unwrap().run_on(
+                            dir,
+                            &mut transport,
+                            &mut |_| {},
+                            &mut |n| notes.push(n.to_owned()),
+                        );
+                        (solved.map(|s| s.is_some()), notes)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    };
+    let shares = || {
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".checkpoint"))
+            .collect();
+        names.sort();
+        names
+    };
+    for (result, _) in solve(Some(7)) {
+        assert!(matches!(result, Err(Error::Stopped(_))), "{result:?}");
+    }
+    assert!(!bishops::storage::path(&dir, name).exists(), "a database after a stop");
+    assert_eq!(
+        shares(),
+        [".9x6.a1.rank-0-of-2.checkpoint", ".9x6.a1.rank-1-of-2.checkpoint"]
+    );
+    let resumed = solve(None);
+    for (w, (result, notes)) in resumed.iter().enumerate() {
+        assert_eq!(result.as_ref().ok(), Some(&(w == 0)), "{result:?}");
+        let from = notes
+            .iter()
+            .filter(|n| n.starts_with("resuming 9x6 class a1") && n.contains("at layer 7,"));
+        assert_eq!(from.count(), 1, "worker {w}: {notes:?}");
+    }
+    let split = bishops::storage::path(&dir, name);
+    for (table, order) in [("blocks", "class, white"), ("classes", "class")] {
+        assert_eq!(rows(&split, table, order), rows(&db, table, order), "{table}");
+    }
+    assert!(shares().is_empty(), "{:?}", shares());
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&one).unwrap();
+}

@@ -53,7 +53,7 @@ pub use rank_files::{ShareHeader, rank_path};
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
@@ -443,35 +443,7 @@ pub fn check_two_bit(
     {
         return Err("has reached positions beyond the legal ones".into());
     }
-    // Positions per code: residues 0 to 2, then unseen (the rest of each
-    // word: fewer popcounts, which the default x86-64 target does in
-    // software).
-    const M: u64 = 0x5555_5555_5555_5555;
-    let counted = codes
-        .par_iter()
-        .with_min_len(1 << 12)
-        .fold(
-            || [0u64; 4],
-            |mut n, &w| {
-                let (lo, hi) = (w & M, w >> 1 & M);
-                let masks = [!hi & !lo & M, !hi & lo, hi & !lo & M];
-                let mut seen = 0;
-                for (count, m) in n.iter_mut().zip(masks) {
-                    let c = u64::from(m.count_ones());
-                    *count += c;
-                    seen += c;
-                }
-                n[3] += 32 - seen;
-                n
-            },
-        )
-        .reduce(
-            || [0u64; 4],
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                a
-            },
-        );
+    let counted = code_counts(codes);
     let mut want = [0u64; 4];
     for (d, &n) in found.iter().enumerate() {
         want[d % 3] += n;
@@ -535,6 +507,100 @@ pub fn check_two_bit(
         ));
     }
     Ok(())
+}
+
+/// How many codes of the words `codes` are each residue, 0 to 2, and
+/// unseen, padding included.
+fn code_counts(codes: &[u64]) -> [u64; 4] {
+    // Positions per code: residues 0 to 2, then unseen (the rest of each
+    // word: fewer popcounts, which the default x86-64 target does in
+    // software).
+    const M: u64 = 0x5555_5555_5555_5555;
+    codes
+        .par_iter()
+        .with_min_len(1 << 12)
+        .fold(
+            || [0u64; 4],
+            |mut n, &w| {
+                let (lo, hi) = (w & M, w >> 1 & M);
+                let masks = [!hi & !lo & M, !hi & lo, hi & !lo & M];
+                let mut seen = 0;
+                for (count, m) in n.iter_mut().zip(masks) {
+                    let c = u64::from(m.count_ones());
+                    *count += c;
+                    seen += c;
+                }
+                n[3] += 32 - seen;
+                n
+            },
+        )
+        .reduce(
+            || [0u64; 4],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
+}
+
+/// Checks the header of a two-bit checkpoint whose payload is `payload`
+/// bytes long against a table of `codes` words and a summary of `blocks`
+/// blocks, and against whether a class mirrors the searched one
+/// (`mirrored`): the hardest candidates it keeps, and the rest of what only
+/// a two-bit checkpoint's header has.
+fn two_bit_header(
+    header: &Header,
+    payload: u64,
+    codes: u64,
+    blocks: u64,
+    mirrored: bool,
+) -> std::result::Result<(LayerHardest, TwoBitHeader), String> {
+    let words = codes + summary_words(blocks);
+    if payload != 8 * words {
+        return Err(format!("is {payload} bytes long after its header, not {words} words"));
+    }
+    if header.found.is_empty() || header.found.len() > usize::from(u16::MAX) + 1 {
+        return Err(format!("has {} layers", header.found.len()));
+    }
+    let Some(extra) = header.two_bit.clone() else {
+        return Err("has no hardest positions in its header".into());
+    };
+    if extra.mirrored_hardest.is_some() != mirrored {
+        return Err(format!(
+            "{} the hardest positions of a mirrored class",
+            if mirrored { "lacks" } else { "has" }
+        ));
+    }
+    let hardest = LayerHardest {
+        own: extra.hardest.clone(),
+        mirrored: extra.mirrored_hardest.clone(),
+    };
+    Ok((hardest, extra))
+}
+
+/// Reads the payload of a two-bit checkpoint from `reader`: `codes` words
+/// of codes, then the summary of `blocks` blocks; checks it against
+/// `checksum` (with the `hardest` candidates of its header) and that the
+/// summary's padding is zero.
+fn read_two_bit_payload(
+    reader: &mut impl Read,
+    codes: u64,
+    blocks: u64,
+    hardest: &LayerHardest,
+    checksum: &str,
+) -> std::result::Result<(Vec<u64>, Vec<u8>), String> {
+    let io = |e: std::io::Error| format!("cannot be read ({e})");
+    let codes = read_words(reader, codes as usize).map_err(io)?;
+    let packed = read_words(reader, summary_words(blocks) as usize).map_err(io)?;
+    let sum = two_bit_checksum(word_sums(&codes, |&w| w), codes.len(), &packed, hardest);
+    if format!("{sum:016x}") != checksum {
+        return Err("fails its checksum".into());
+    }
+    let mut summary: Vec<u8> = packed.iter().flat_map(|w| w.to_le_bytes()).collect();
+    if summary.drain(blocks as usize..).any(|b| b != 0) {
+        return Err("has summary padding that is not zero".into());
+    }
+    Ok((codes, summary))
 }
 
 /// Reads `n` little-endian words from `reader` into a vector of exactly
@@ -731,51 +797,11 @@ impl<'a> Checkpointer<'a> {
         index: &TightIndex,
         mirrored: bool,
     ) -> std::result::Result<(Header, TwoBitResume), String> {
-        let io = |e: std::io::Error| format!("cannot be read ({e})");
         let legal = index.len();
         let (header, head, size, mut reader) = self.open(file, class, legal, "two-bit")?;
-        let (codes, summary) = (code_words(legal), summary_words(index.white_sets()));
-        if size != head + 8 * (codes + summary) {
-            return Err(format!(
-                "is {size} bytes long, not the header and {} words",
-                codes + summary
-            ));
-        }
-        if header.found.is_empty() || header.found.len() > usize::from(u16::MAX) + 1 {
-            return Err(format!("has {} layers", header.found.len()));
-        }
-        let Some(extra) = header.two_bit.clone() else {
-            return Err("has no hardest positions in its header".into());
-        };
-        if extra.mirrored_hardest.is_some() != mirrored {
-            return Err(format!(
-                "{} the hardest positions of a mirrored class",
-                if mirrored { "lacks" } else { "has" }
-            ));
-        }
-        let hardest = LayerHardest {
-            own: extra.hardest,
-            mirrored: extra.mirrored_hardest,
-        };
-        let codes = read_words(&mut reader, codes as usize).map_err(io)?;
-        let summary_packed = read_words(&mut reader, summary as usize).map_err(io)?;
-        let sum = two_bit_checksum(word_sums(&codes, |&w| w), codes.len(), &summary_packed, &hardest);
-        if format!("{sum:016x}") != header.checksum {
-            return Err("fails its checksum".into());
-        }
-        let summary: Vec<u8> = summary_packed
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .take(index.white_sets() as usize)
-            .collect();
-        if summary_packed
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .skip(index.white_sets() as usize)
-            .any(|b| b != 0)
-        {
-            return Err("has summary padding that is not zero".into());
-        }
+        let (codes, blocks) = (code_words(legal), index.white_sets());
+        let (hardest, extra) = two_bit_header(&header, size.saturating_sub(head), codes, blocks, mirrored)?;
+        let (codes, summary) = read_two_bit_payload(&mut reader, codes, blocks, &hardest, &header.checksum)?;
         check_two_bit(&header.found, header.done, index, &codes, &summary, &hardest)?;
         let resume = TwoBitResume {
             found: header.found.clone(),
@@ -886,27 +912,49 @@ impl<'a> Checkpointer<'a> {
     /// Writes the two-bit checkpoint of `boundary` atomically, the table
     /// straight from its words.
     fn write_two_bit(&mut self, boundary: &TwoBitBoundary<'_>) -> Result<PathBuf> {
-        let blocks = boundary.summary.len() as u64;
-        debug_assert!(boundary.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
-        let summary = pack_summary(boundary.summary.iter().map(|s| s.load(Ordering::Relaxed)), blocks);
-        let checksum = two_bit_checksum(
-            word_sums(boundary.codes, |w| w.load(Ordering::Relaxed)),
-            boundary.codes.len(),
-            &summary,
-            boundary.hardest,
-        );
         let mut header = self.header(
             boundary.class,
             "two-bit",
             boundary.legal,
             boundary.found,
             boundary.done,
-            checksum,
+            0,
         );
         header.two_bit = Some(TwoBitHeader::of(boundary.hardest, boundary.rates));
-        let payload = 8 * (boundary.codes.len() + summary.len()) as u64;
-        self.save(boundary.class, &header, payload, |out| {
-            write_words(out, boundary.codes)?;
+        self.write_two_bit_words(
+            boundary.class,
+            header,
+            boundary.codes,
+            boundary.summary,
+            boundary.hardest,
+        )
+    }
+
+    /// Writes a two-bit checkpoint of `class` atomically: `header` with
+    /// the checksum of the payload, then the payload, `codes` straight
+    /// from their words and the `summary` bytes packed, which no thread
+    /// writes meanwhile; `hardest` is what the header keeps of the
+    /// hardest candidates.
+    fn write_two_bit_words(
+        &mut self,
+        class: Class,
+        mut header: Header,
+        codes: &[AtomicU64],
+        summary: &[AtomicU8],
+        hardest: &LayerHardest,
+    ) -> Result<PathBuf> {
+        debug_assert!(summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
+        let summary = pack_summary(summary.iter().map(|s| s.load(Ordering::Relaxed)), summary.len() as u64);
+        let checksum = two_bit_checksum(
+            word_sums(codes, |w| w.load(Ordering::Relaxed)),
+            codes.len(),
+            &summary,
+            hardest,
+        );
+        header.checksum = format!("{checksum:016x}");
+        let payload = 8 * (codes.len() + summary.len()) as u64;
+        self.save(class, &header, payload, |out| {
+            write_words(out, codes)?;
             let bytes: Vec<u8> = summary.iter().flat_map(|w| w.to_le_bytes()).collect();
             out.write_all(&bytes)
         })

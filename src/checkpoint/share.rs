@@ -11,6 +11,16 @@
 //! together before they resume
 //! ([`partition`](crate::solver::partition)).
 //!
+//! A worker of the two-bit search saves its share the same way, in a
+//! two-bit checkpoint of its own positions: its codes and the summary of
+//! its blocks, the lowest positions it wrote into the newest layer, and in
+//! the share's header its own count of each layer and the remoteness of
+//! the watched positions it owns (the start's). Read back, the codes must
+//! hold the own counts residue by residue, the summary and the hardest
+//! candidates must fit the newest layer as in one process's checkpoint,
+//! and each watched position's remoteness its code
+//! (`check_two_bit_share`).
+//!
 //! Worker 0 decides when every worker saves (the same interval and test
 //! hook as one process). A job of another size cannot take these shares:
 //! a solve by `N` workers refuses to start while the directory holds
@@ -18,13 +28,23 @@
 //! discard them (`--restart`).
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
 
 use super::rank_files::{ShareHeader, rank_files, rank_path};
-use super::{CheckpointOptions, Checkpointer, check_file};
+use super::{
+    CheckpointOptions, Checkpointer, Header, TwoBitHeader, UNSEEN_CODE, check_file, code_counts, read_two_bit_payload,
+    two_bit_header,
+};
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::solver::{Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
+use crate::solver::mod3::{code_words, count_codes};
+use crate::solver::twobit::{CURRENT, UNSEEN_LEFT};
+use crate::solver::{
+    HARDEST, Rates, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
+};
+use crate::tight::TightIndex;
 use crate::variant::Variant;
 
 impl<'a> Checkpointer<'a> {
@@ -106,6 +126,7 @@ impl ShareCheckpoints for Checkpointer<'_> {
             ranks,
             first: boundary.range.start,
             found: layer_counts(boundary.cells, boundary.found.len()),
+            watched: None,
         };
         self.write_cells(
             boundary.class,
@@ -120,6 +141,261 @@ impl ShareCheckpoints for Checkpointer<'_> {
     fn note(&mut self, text: &str) {
         (self.note)(text);
     }
+
+    fn resume_two_bit_share(
+        &mut self,
+        class: Class,
+        index: &TightIndex,
+        blocks: Range<u64>,
+        range: Range<u64>,
+        mirrored: bool,
+        watch: &[u64],
+    ) -> Option<TwoBitShareResume> {
+        let file = self.existing(class)?;
+        let of = TwoBitShareOf {
+            index,
+            blocks,
+            range,
+            mirrored,
+            watch,
+        };
+        match self.read_two_bit_share(&file, class, &of) {
+            Ok((header, resume)) => {
+                self.note_resume(&file, class, &header);
+                Some(resume)
+            }
+            Err(problem) => {
+                self.note_ignored(&file, class, &problem);
+                None
+            }
+        }
+    }
+
+    fn save_two_bit_share(&mut self, boundary: TwoBitShareBoundary<'_>) -> Result<()> {
+        self.write_two_bit_share(&boundary)?;
+        Ok(())
+    }
+}
+
+/// The share of a two-bit search that a worker can resume.
+struct TwoBitShareOf<'a> {
+    /// The class's tight index.
+    index: &'a TightIndex,
+    /// The worker's blocks (white-set ranks).
+    blocks: Range<u64>,
+    /// Their positions' tight indices.
+    range: Range<u64>,
+    /// Whether a class mirrors the searched one, so that the share keeps
+    /// the hardest candidates of that class too.
+    mirrored: bool,
+    /// The tight indices of the positions whose remoteness the worker
+    /// knows where it owns them.
+    watch: &'a [u64],
+}
+
+impl Checkpointer<'_> {
+    /// Reads and checks this worker's two-bit share `file` of `class`:
+    /// what a resume takes from it, or what is wrong with it.
+    fn read_two_bit_share(
+        &self,
+        file: &Path,
+        class: Class,
+        of: &TwoBitShareOf<'_>,
+    ) -> std::result::Result<(Header, TwoBitShareResume), String> {
+        let len = of.range.end - of.range.start;
+        let (header, head, size, mut reader) = self.open(file, class, len, "two-bit")?;
+        let Some(share) = header.share.clone() else {
+            return Err("is not a worker's share".into());
+        };
+        if share.first != of.range.start {
+            return Err(format!("starts at position {}, not {}", share.first, of.range.start));
+        }
+        let (codes, blocks) = (code_words(len), of.blocks.end - of.blocks.start);
+        let (hardest, _) = two_bit_header(&header, size.saturating_sub(head), codes, blocks, of.mirrored)?;
+        let Some(watched) = share.watched else {
+            return Err("has no watched positions in its header".into());
+        };
+        let (codes, summary) = read_two_bit_payload(&mut reader, codes, blocks, &hardest, &header.checksum)?;
+        let state = TwoBitShareResume {
+            found: header.found.clone(),
+            own: share.found,
+            done: header.done,
+            codes,
+            summary,
+            hardest,
+            watched,
+        };
+        check_two_bit_share(&state, of)?;
+        Ok((header, state))
+    }
+
+    /// Writes this worker's two-bit share at `boundary` atomically.
+    fn write_two_bit_share(&mut self, boundary: &TwoBitShareBoundary<'_>) -> Result<PathBuf> {
+        let (rank, ranks) = self.share.expect("a worker's checkpointer");
+        let range = &boundary.range;
+        let mut header = self.header(
+            boundary.class,
+            "two-bit",
+            range.end - range.start,
+            boundary.found,
+            boundary.done,
+            0,
+        );
+        header.two_bit = Some(TwoBitHeader::of(boundary.hardest, Rates::default()));
+        header.share = Some(ShareHeader {
+            rank,
+            ranks,
+            first: range.start,
+            found: boundary.own.to_vec(),
+            watched: Some(boundary.watched.to_vec()),
+        });
+        self.write_two_bit_words(
+            boundary.class,
+            header,
+            boundary.codes,
+            boundary.summary,
+            boundary.hardest,
+        )
+    }
+}
+
+/// Checks that a worker's share of a two-bit search, `state`, is
+/// consistent on its own as the share `of` asks: the words of its
+/// positions and the bytes of its blocks; a count of its own for each of
+/// the class's layers, none above the class's; the padding codes unseen;
+/// per residue mod 3, as many positions as its own layers of that residue
+/// count; its summary as [`check_two_bit`](super::check_two_bit) checks a
+/// whole one, against its own count of the newest layer; as many hardest
+/// candidates as that count allows, in order, its own ones of the newest
+/// residue in [`CURRENT`] blocks; and for each watched position it owns,
+/// a remoteness of its code's residue within the layers, none when unseen
+/// (and none for another's). That the shares' counts add up to the
+/// class's is for the workers to check together.
+///
+/// # Errors
+///
+/// What is wrong, to follow the name of the file.
+fn check_two_bit_share(state: &TwoBitShareResume, of: &TwoBitShareOf<'_>) -> std::result::Result<(), String> {
+    let TwoBitShareResume {
+        found,
+        own,
+        codes,
+        summary,
+        hardest,
+        watched,
+        ..
+    } = state;
+    let (index, range) = (of.index, &of.range);
+    let len = range.end - range.start;
+    let blocks = of.blocks.end - of.blocks.start;
+    if codes.len() as u64 != code_words(len) || summary.len() as u64 != blocks {
+        return Err(format!(
+            "has {} code words and {} summary bytes, not {} and {blocks}",
+            codes.len(),
+            summary.len(),
+            code_words(len),
+        ));
+    }
+    if found.first() != Some(&1) || found.contains(&0) {
+        return Err("counts an empty layer or more than one goal".into());
+    }
+    if own.len() != found.len() || own.iter().zip(found).any(|(o, f)| o > f) {
+        return Err("counts other layers of its own than the class's".into());
+    }
+    let total = match own.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
+        Some(total) if total <= len => total,
+        _ => return Err(format!("counts more positions than its {len}")),
+    };
+    if !len.is_multiple_of(32)
+        && let Some(&last) = codes.last()
+        && last | (u64::MAX >> (64 - 2 * (len % 32))) != u64::MAX
+    {
+        return Err("has reached positions beyond its own".into());
+    }
+    let mut want = [0u64; 4];
+    for (d, &n) in own.iter().enumerate() {
+        want[d % 3] += n;
+    }
+    want[3] = 32 * codes.len() as u64 - total;
+    if code_counts(codes) != want {
+        return Err("holds other layers than its header counts".into());
+    }
+    if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
+        return Err("has a summary byte with unknown bits".into());
+    }
+    let newest = ((found.len() - 1) % 3) as u8;
+    let load = |&w: &u64| w;
+    let code = |i: u64| (codes[((i - range.start) / 32) as usize] >> (2 * ((i - range.start) % 32))) as u8 & 3;
+    let (unflagged, in_current) = (0..blocks as usize)
+        .into_par_iter()
+        .with_min_len(1 << 10)
+        .map(|k| {
+            let block = index.block(of.blocks.start + k as u64);
+            let block = block.start - range.start..block.end - range.start;
+            let unseen = summary[k] & UNSEEN_LEFT == 0 && count_codes(codes, load, block.clone(), UNSEEN_CODE) > 0;
+            let current = if summary[k] & CURRENT != 0 {
+                count_codes(codes, load, block, newest)
+            } else {
+                0
+            };
+            (u64::from(unseen), current)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    if unflagged > 0 {
+        return Err(format!("has {unflagged} blocks with unseen positions not flagged so"));
+    }
+    let layer = *own.last().expect("as many layers as the class's");
+    if in_current < layer {
+        return Err(format!(
+            "flags blocks that hold {in_current} positions of the newest residue, fewer than its own {layer} of the newest layer"
+        ));
+    }
+    let expected = (layer as usize).min(HARDEST);
+    let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
+    if hardest.own.len() != expected || !increasing(&hardest.own) {
+        return Err(format!(
+            "keeps {} hardest positions, not {expected} in order",
+            hardest.own.len()
+        ));
+    }
+    for &i in &hardest.own {
+        if !range.contains(&i)
+            || code(i) != newest
+            || summary[(index.block_of(i) - of.blocks.start) as usize] & CURRENT == 0
+        {
+            return Err(format!(
+                "keeps position {i} as one of the hardest, not of its newest layer"
+            ));
+        }
+    }
+    if let Some(mirrored) = &hardest.mirrored
+        && (mirrored.len() != expected || !increasing(mirrored))
+    {
+        return Err(format!(
+            "keeps {} hardest mirror images, not {expected} in order",
+            mirrored.len()
+        ));
+    }
+    if watched.len() != of.watch.len() {
+        return Err(format!(
+            "knows {} watched positions, not {}",
+            watched.len(),
+            of.watch.len()
+        ));
+    }
+    for (w, &i) in watched.iter().zip(of.watch) {
+        let fits = match (range.contains(&i), w) {
+            (true, Some(d)) => *d < found.len() as u64 && code(i) == (d % 3) as u8,
+            (true, None) => code(i) == UNSEEN_CODE,
+            (false, w) => w.is_none(),
+        };
+        if !fits {
+            return Err(format!(
+                "says watched position {i} is at remoteness {w:?}, not what its codes say"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -128,7 +404,9 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::checkpoint::path;
+    use crate::checkpoint::{MAGIC, path};
+
+    const MAGIC_LEN: usize = MAGIC.len();
 
     /// An empty directory of its own for test `name`.
     fn fresh(name: &str) -> PathBuf {
@@ -217,6 +495,265 @@ mod tests {
             assert!(c.resume_share(class(), 10..16).is_none());
             drop(c);
             assert!(notes[0].contains(problem), "{notes:?}");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A worker's checkpoints that read every two-bit share back as soon
+    /// as they save it: it must pass every check and be what was saved.
+    struct ReadBack<'a, 'b> {
+        inner: Checkpointer<'a>,
+        index: &'b TightIndex,
+        blocks: Range<u64>,
+        range: Range<u64>,
+        mirrored: bool,
+        watch: &'b [u64],
+        read: usize,
+    }
+
+    impl ShareCheckpoints for ReadBack<'_, '_> {
+        fn resume_share(&mut self, class: Class, range: Range<u64>) -> Option<Resume> {
+            self.inner.resume_share(class, range)
+        }
+
+        fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
+            self.inner.due(class, found, done)
+        }
+
+        fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
+            self.inner.save_share(boundary)
+        }
+
+        fn note(&mut self, text: &str) {
+            self.inner.note(text);
+        }
+
+        fn resume_two_bit_share(
+            &mut self,
+            class: Class,
+            index: &TightIndex,
+            blocks: Range<u64>,
+            range: Range<u64>,
+            mirrored: bool,
+            watch: &[u64],
+        ) -> Option<TwoBitShareResume> {
+            self.inner
+                .resume_two_bit_share(class, index, blocks, range, mirrored, watch)
+        }
+
+        fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
+            use std::sync::atomic::Ordering;
+            let saved = TwoBitShareResume {
+                found: b.found.to_vec(),
+                own: b.own.to_vec(),
+                done: b.done,
+                codes: b.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
+                summary: b.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
+                hardest: b.hardest.clone(),
+                watched: b.watched.to_vec(),
+            };
+            let class = b.class;
+            self.inner.save_two_bit_share(b)?;
+            let of = TwoBitShareOf {
+                index: self.index,
+                blocks: self.blocks.clone(),
+                range: self.range.clone(),
+                mirrored: self.mirrored,
+                watch: self.watch,
+            };
+            let file = self.inner.file(class);
+            let (_, read) = self
+                .inner
+                .read_two_bit_share(&file, class, &of)
+                .unwrap_or_else(|e| panic!("{} {e}", file.display()));
+            assert!(read == saved, "{}: not what was saved", file.display());
+            self.read += 1;
+            Ok(())
+        }
+    }
+
+    /// Class 0 of `name` searched by two bits with `workers` threads, each
+    /// saving its share into `dir` as `options` asks (reading each back at
+    /// once) and resuming from there: each worker's result, notes and the
+    /// shares it read back.
+    fn two_bit_workers(
+        dir: &Path,
+        name: &str,
+        workers: usize,
+        options: CheckpointOptions,
+    ) -> Vec<(Result<()>, Vec<String>, usize)> {
+        use crate::solver::partition::two_bit::{Asked, agree_on_resume, run_worker};
+        use crate::solver::partition::{ChannelTransport, Partition, Transport};
+        use crate::symmetry::Mirror;
+        let variant = Variant::named(name).unwrap();
+        let specs = variant.classes();
+        let spec = &specs[0];
+        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let back = specs
+            .get(1)
+            .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
+        let start = index.rank(spec.index.unrank(variant.class_hashes(variant.start())[0]));
+        let watch: Vec<u64> = start.into_iter().chain([0, index.len() - 1]).collect();
+        let asked = Asked {
+            mirrored: back.as_ref().map(|m| (m, &specs[1].index)),
+            watch: &watch,
+        };
+        let partition = Partition::by_work(spec, &index, workers).unwrap();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ChannelTransport::connected(workers)
+                .into_iter()
+                .map(|mut transport| {
+                    let (variant, index, partition, watch) = (&variant, &index, &partition, &watch);
+                    scope.spawn(move || {
+                        let me = transport.worker();
+                        let mut notes = Vec::new();
+                        let mut note = |n: &str| notes.push(n.to_owned());
+                        let inner = Checkpointer::for_rank(dir, variant, options, &mut note, me, workers).unwrap();
+                        let mut checkpoints = ReadBack {
+                            inner,
+                            index,
+                            blocks: partition.blocks(me),
+                            range: partition.cells(me),
+                            mirrored: asked.mirrored.is_some(),
+                            watch,
+                            read: 0,
+                        };
+                        let mut run = || -> Result<()> {
+                            let resume =
+                                agree_on_resume(spec, index, partition, &mut transport, &mut checkpoints, asked)?;
+                            let r = &mut checkpoints;
+                            run_worker(
+                                name,
+                                spec,
+                                index,
+                                partition,
+                                &mut transport,
+                                asked,
+                                resume,
+                                r,
+                                &mut |_| {},
+                            )?;
+                            Ok(())
+                        };
+                        let result = run();
+                        let read = checkpoints.read;
+                        drop(checkpoints);
+                        (result, notes, read)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    fn every_layer() -> CheckpointOptions {
+        CheckpointOptions {
+            interval: std::time::Duration::ZERO,
+            ..CheckpointOptions::default()
+        }
+    }
+
+    /// Every two-bit share saved at every boundary, with a mirrored class
+    /// (9x6) or not (7x6), reads back as it was saved and passes its checks.
+    #[test]
+    fn every_two_bit_share_reads_back_as_saved() {
+        for name in ["7x6", "9x6"] {
+            let dir = fresh(&format!("two-bit-every-{name}"));
+            for (result, notes, read) in two_bit_workers(&dir, name, 3, every_layer()) {
+                result.unwrap();
+                assert!(notes.is_empty(), "{notes:?}");
+                assert!(read > 10, "{name}: {read} shares read back");
+            }
+            fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    /// Shares of a stopped two-bit search resume together; one that fails
+    /// its checks, or is another worker's, is ignored with the reason, and
+    /// then every worker starts over.
+    #[test]
+    fn a_two_bit_share_that_fails_its_checks_is_ignored() {
+        let dir = fresh("two-bit-spoiled");
+        let stop = CheckpointOptions {
+            stop_after: Some((None, 6)),
+            ..every_layer()
+        };
+        let file = rank_path(&dir, "7x6", class(), 1, 2);
+        let resumed = |notes: &[String]| notes.iter().filter(|n| n.starts_with("resuming 7x6 class a1")).count();
+        for result in two_bit_workers(&dir, "7x6", 2, stop) {
+            assert!(matches!(result.0, Err(Error::Stopped(_))), "{:?}", result.0);
+        }
+        let saved = fs::read(&file).unwrap();
+        let header_end = saved.iter().skip(MAGIC_LEN).position(|&b| b == b'\n').unwrap() + MAGIC_LEN;
+        let header = String::from_utf8(saved[MAGIC_LEN..header_end].to_vec()).unwrap();
+        let (whole, share) = header.split_once("\"share\":").unwrap();
+        let own = share.split_once("\"found\":[").unwrap().1.split_once(']').unwrap().0;
+        let newest: u64 = own.rsplit(',').next().unwrap().parse().unwrap();
+        // The share's part, or the whole header when `from` is there.
+        let edit = |from: &str, to: &str| {
+            let edited = if share.contains(from) {
+                format!("{whole}\"share\":{}", share.replacen(from, to, 1))
+            } else {
+                header.replacen(from, to, 1)
+            };
+            assert_ne!(edited, header, "{from}");
+            let mut bytes = edited.into_bytes();
+            bytes.splice(0..0, saved[..MAGIC_LEN].iter().copied());
+            bytes.extend_from_slice(&saved[header_end..]);
+            bytes
+        };
+        let last_code = saved.len() - 9;
+        let mut flipped = saved.clone();
+        flipped[last_code] ^= 0x01;
+        let spoils: Vec<(Vec<u8>, &str)> = vec![
+            (flipped, "fails its checksum"),
+            (saved[..saved.len() - 8].to_vec(), "bytes long"),
+            // One more position of its own at remoteness 6 than it holds.
+            (
+                edit(&format!(",{newest}]"), &format!(",{}]", newest + 1)),
+                "holds other layers than its header counts",
+            ),
+            (
+                edit("\"watched\":[", "\"watched\":[5,"),
+                "knows 4 watched positions, not 3",
+            ),
+            (
+                edit("\"rank\":1", "\"rank\":0"),
+                "is the share of rank 0 of 2, not of rank 1 of 2",
+            ),
+            (
+                edit("\"method\":\"two-bit\"", "\"method\":\"tight\""),
+                "is for method tight, not two-bit",
+            ),
+        ];
+        for (bytes, said) in spoils {
+            fs::write(&file, &bytes).unwrap();
+            let results = two_bit_workers(&dir, "7x6", 2, every_layer());
+            for (result, _, _) in &results {
+                assert!(result.is_ok(), "{said}: {result:?}");
+            }
+            let (rank0, rank1) = (&results[0].1, &results[1].1);
+            assert!(
+                rank1.iter().any(|n| n.contains(said) && n.contains("ignoring it")),
+                "{said}: {rank1:?}"
+            );
+            assert!(
+                rank0
+                    .iter()
+                    .any(|n| n.contains("not resuming class a1: rank 1 has no share")),
+                "{said}: {rank0:?}"
+            );
+            // The search went on to the end, and saved its shares again:
+            // put back the stopped ones for the next spoil.
+            assert!(rank_path(&dir, "7x6", class(), 0, 2).exists());
+            two_bit_workers(&dir, "7x6", 2, CheckpointOptions { restart: true, ..stop });
+        }
+        // Unspoiled, both resume.
+        fs::write(&file, &saved).unwrap();
+        let results = two_bit_workers(&dir, "7x6", 2, every_layer());
+        for (result, notes, _) in &results {
+            assert!(result.is_ok(), "{result:?}");
+            assert_eq!(resumed(notes), 1, "{notes:?}");
         }
         fs::remove_dir_all(&dir).unwrap();
     }

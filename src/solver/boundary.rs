@@ -140,6 +140,37 @@ pub trait ShareCheckpoints {
 
     /// Tells the user what they should know about checkpoints.
     fn note(&mut self, text: &str);
+
+    /// This worker's saved share of the two-bit search
+    /// ([`partition::two_bit`](super::partition::two_bit)) of `class`,
+    /// whose tight index is `index`, if there is one that can be trusted on
+    /// its own: the share of the blocks `blocks`, whose positions are
+    /// `range`; `mirrored` says whether it must hold the hardest candidates
+    /// of a class that mirrors this one, and `watch` lists the positions
+    /// whose remoteness it must know where it owns them. None by default.
+    fn resume_two_bit_share(
+        &mut self,
+        class: Class,
+        index: &TightIndex,
+        blocks: Range<u64>,
+        range: Range<u64>,
+        mirrored: bool,
+        watch: &[u64],
+    ) -> Option<TwoBitShareResume> {
+        let _ = (class, index, blocks, range, mirrored, watch);
+        None
+    }
+
+    /// Saves this worker's share of the two-bit search. Does nothing by
+    /// default.
+    ///
+    /// # Errors
+    ///
+    /// What the write ran into; the search stops with it.
+    fn save_two_bit_share(&mut self, boundary: TwoBitShareBoundary<'_>) -> Result<()> {
+        let _ = boundary;
+        Ok(())
+    }
 }
 
 /// No checkpoints: nothing to resume, nothing saved.
@@ -229,4 +260,60 @@ pub struct TwoBitBoundary<'a> {
     pub hardest: &'a LayerHardest,
     /// The measured rates.
     pub rates: Rates,
+}
+
+/// One worker's share of a partitioned two-bit search
+/// ([`partition::two_bit`](super::partition::two_bit)) at a layer
+/// boundary, from which it can go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwoBitShareResume {
+    /// `found[d]`: positions of the whole class at remoteness `d`, for
+    /// every complete layer.
+    pub found: Vec<u64>,
+    /// `own[d]`: the worker's own positions at remoteness `d`.
+    pub own: Vec<u64>,
+    /// Whether the search is over (the layer after the last found nothing).
+    pub done: bool,
+    /// The share's codes, as the words of a
+    /// [`Mod3Table`](super::mod3::Mod3Table) of its positions (the first of
+    /// its range is code 0), padding codes unseen.
+    pub codes: Vec<u64>,
+    /// The summary byte of each of its blocks, from the first:
+    /// [`CURRENT`](super::twobit::CURRENT) and
+    /// [`UNSEEN_LEFT`](super::twobit::UNSEEN_LEFT) bits.
+    pub summary: Vec<u8>,
+    /// The lowest tight indices the worker wrote into the newest layer (and
+    /// the lowest public hashes of their mirror images, when asked for).
+    pub hardest: LayerHardest,
+    /// For each watched position: its remoteness, where the worker owns it
+    /// and it has been reached.
+    pub watched: Vec<Option<u64>>,
+}
+
+/// One worker's share of a partitioned two-bit search at a layer boundary,
+/// as [`ShareCheckpoints::save_two_bit_share`] sees it.
+#[derive(Debug)]
+pub struct TwoBitShareBoundary<'a> {
+    /// The class searched.
+    pub class: Class,
+    /// The tight indices of the worker's positions.
+    pub range: Range<u64>,
+    /// `found[d]`: positions of the whole class at remoteness `d`, for
+    /// every complete layer.
+    pub found: &'a [u64],
+    /// `own[d]`: the worker's own positions at remoteness `d`.
+    pub own: &'a [u64],
+    /// Whether the search is over.
+    pub done: bool,
+    /// The share's codes, 32 positions a word from the first of `range`;
+    /// no thread writes them while the boundary is seen.
+    pub codes: &'a [AtomicU64],
+    /// The summary byte of each of the worker's blocks; no thread writes
+    /// them while the boundary is seen.
+    pub summary: &'a [AtomicU8],
+    /// The lowest positions the worker wrote into the newest layer.
+    pub hardest: &'a LayerHardest,
+    /// For each watched position: its remoteness, where the worker owns it
+    /// and it has been reached.
+    pub watched: &'a [Option<u64>],
 }

@@ -45,7 +45,7 @@ pub mod twobit;
 
 pub use boundary::{
     Boundary, Checkpoints, LayerHardest, NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitBoundary,
-    TwoBitResume, layer_counts,
+    TwoBitResume, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
 };
 pub use direction::{Direction, Rates};
 pub use layer::Event;

@@ -350,9 +350,10 @@ impl<'a> Plan<'a> {
     /// Searches every class not the mirror image of another by two bits a
     /// position, split between the workers `transport` reaches, every one
     /// of which runs this with the same plan
-    /// ([`partition::two_bit::run_worker`]): worker 0 tells `observe` of
-    /// the search. Each worker keeps its share. Nothing is saved on the
-    /// way: a stopped search starts over.
+    /// ([`partition::two_bit::run_worker`]), saving and resuming its share
+    /// through `checkpoints` ([`two_bit::agree_on_resume`]): worker 0 tells
+    /// `observe` of the search (a resumed search's saved layers first).
+    /// Each worker keeps its share.
     ///
     /// # Errors
     ///
@@ -360,6 +361,7 @@ impl<'a> Plan<'a> {
     pub fn search_two_bit_shares<T: Transport + ?Sized>(
         self,
         transport: &mut T,
+        checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
     ) -> Result<TwoBitShares> {
         let lead = transport.worker() == 0;
@@ -406,7 +408,9 @@ impl<'a> Plan<'a> {
             };
             let partition = Partition::by_work(spec, index, transport.workers())?;
             let legal = index.len();
-            let mut total = report_saved(spec.class, &[1], legal, observe);
+            let resume = two_bit::agree_on_resume(spec, index, &partition, transport, checkpoints, asked)?;
+            let saved = resume.as_ref().map_or(&[1][..], |r| &r.found[..]);
+            let mut total = report_saved(spec.class, saved, legal, observe);
             let share = two_bit::run_worker(
                 self.variant.name(),
                 spec,
@@ -414,6 +418,8 @@ impl<'a> Plan<'a> {
                 &partition,
                 transport,
                 asked,
+                resume,
+                checkpoints,
                 &mut |layer| partition::tell(observe, spec.class, legal, &mut total, layer),
             )?;
             let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));

@@ -1454,6 +1454,53 @@ fn words(stream: &[u8]) -> Result<Vec<u64>> {
         .collect())
 }
 
+/// Whether every worker saves its share at a layer boundary of `class`,
+/// where `found` counts the complete layers: worker 0 asks `checkpoints`
+/// and tells the others, a collective step.
+fn save_now<T: Transport + ?Sized>(
+    transport: &mut T,
+    checkpoints: &mut dyn ShareCheckpoints,
+    class: Class,
+    found: &[u64],
+    done: bool,
+) -> Result<Save> {
+    let decision = if transport.worker() == 0 {
+        let save = checkpoints.due(class, found, done) as u8;
+        vec![vec![save]; transport.workers()]
+    } else {
+        Vec::new()
+    };
+    match transport.all_to_all(decision)?[0][..] {
+        [s] if s == Save::No as u8 => Ok(Save::No),
+        [s] if s == Save::Yes as u8 => Ok(Save::Yes),
+        [s] if s == Save::AndStop as u8 => Ok(Save::AndStop),
+        ref other => Err(Error::Exchange(format!("worker 0 sent {other:?} for whether to save"))),
+    }
+}
+
+/// Once this worker has saved its share of `class` as `save` (from
+/// [`save_now`]) asked, after the layers `found` counts: waits for every
+/// worker to have saved theirs (a collective step), and then stops when
+/// `save` asks to.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the transport fails, [`Error::Stopped`] for
+/// [`Save::AndStop`].
+fn saved<T: Transport + ?Sized>(transport: &mut T, save: Save, class: Class, found: &[u64]) -> Result<()> {
+    // Every worker has saved before any goes on or stops: a worker
+    // that stopped at once would end an MPI job under one still saving.
+    transport.all_to_all(vec![Vec::new(); transport.workers()])?;
+    if save == Save::AndStop {
+        return Err(Error::Stopped(format!(
+            "stopped after layer {} of class {}, as BISHOPS_STOP_AFTER_LAYER asks; every rank's checkpoint holds its share",
+            found.len() - 1,
+            class.name()
+        )));
+    }
+    Ok(())
+}
+
 impl Worker<'_> {
     /// At a layer boundary, where `found` counts the complete layers: worker
     /// 0 asks `checkpoints` whether to save and tells the others (a
@@ -1467,20 +1514,7 @@ impl Worker<'_> {
         found: &[u64],
         done: bool,
     ) -> Result<()> {
-        let decision = if self.me == 0 {
-            let save = checkpoints.due(spec.class, found, done) as u8;
-            vec![vec![save]; transport.workers()]
-        } else {
-            Vec::new()
-        };
-        let save = match transport.all_to_all(decision)?[0][..] {
-            [s] if s == Save::No as u8 => Save::No,
-            [s] if s == Save::Yes as u8 => Save::Yes,
-            [s] if s == Save::AndStop as u8 => Save::AndStop,
-            ref other => {
-                return Err(Error::Exchange(format!("worker 0 sent {other:?} for whether to save")));
-            }
-        };
+        let save = save_now(transport, checkpoints, spec.class, found, done)?;
         if save == Save::No {
             return Ok(());
         }
@@ -1491,17 +1525,7 @@ impl Worker<'_> {
             done,
             cells: self.plain(),
         })?;
-        // Every worker has saved before any goes on or stops: a worker
-        // that stopped at once would end an MPI job under one still saving.
-        transport.all_to_all(vec![Vec::new(); transport.workers()])?;
-        if save == Save::AndStop {
-            return Err(Error::Stopped(format!(
-                "stopped after layer {} of class {}, as BISHOPS_STOP_AFTER_LAYER asks; every rank's checkpoint holds its share",
-                found.len() - 1,
-                spec.class.name()
-            )));
-        }
-        Ok(())
+        saved(transport, save, spec.class, found)
     }
 
     /// The worker's cells as plain bytes, between layers.

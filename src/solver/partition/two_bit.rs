@@ -34,7 +34,7 @@ use rayon::prelude::*;
 
 use super::{
     COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Reached, Transport, Worked,
-    end_layer, message_at, on_threads, words,
+    end_layer, message_at, on_threads, resumable, save_now, saved, words,
 };
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
@@ -44,6 +44,9 @@ use crate::symmetry::{BlockTest, Mirror, Symmetries};
 use crate::tight::{TightIndex, prefetch};
 use crate::variant::ClassSpec;
 
+use crate::solver::boundary::{
+    LayerHardest, NoCheckpoints, Save, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume,
+};
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use crate::solver::isa::Bmi2;
@@ -108,7 +111,17 @@ pub fn search(
 ) -> Result<(Partition, Vec<TwoBitShare>)> {
     let partition = Partition::by_work(spec, index, workers)?;
     let (shares, _) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
-        run_worker(name, spec, index, &partition, transport, asked, report)
+        run_worker(
+            name,
+            spec,
+            index,
+            &partition,
+            transport,
+            asked,
+            None,
+            &mut NoCheckpoints,
+            report,
+        )
     })?;
     Ok((partition, shares))
 }
@@ -116,14 +129,20 @@ pub fn search(
 /// Searches one class of variant `name` by two bits per position as one
 /// worker of a search whose workers are reached through `transport`, each
 /// owning its share of `partition`, and finds what `asked` asks; every
-/// worker runs this with the same arguments. `report` sees every layer's
-/// counts, summed over the workers.
+/// worker runs this with the same arguments. It starts from `resume`, the
+/// share every worker agreed to resume ([`agree_on_resume`]), or from the
+/// goal. `report` sees every layer's counts, summed over the workers. At
+/// every layer boundary worker 0 asks `checkpoints` whether to save, and
+/// then every worker saves its share there.
 ///
 /// # Errors
 ///
 /// [`Error::TooLarge`] when a remoteness would not fit (on every worker at
-/// once), [`Error::Exchange`] when the transport fails or a stream names a
-/// position outside this worker's range.
+/// once), [`Error::Exchange`] when the transport fails, a stream names a
+/// position outside this worker's range or `resume` is not a share of
+/// this worker's range, what a save ran into, and [`Error::Stopped`] (on
+/// every worker) when the test hook of the checkpoints asks to stop.
+#[allow(clippy::too_many_arguments)]
 pub fn run_worker<T: Transport + ?Sized>(
     name: &str,
     spec: &ClassSpec,
@@ -131,6 +150,8 @@ pub fn run_worker<T: Transport + ?Sized>(
     partition: &Partition,
     transport: &mut T,
     asked: Asked<'_>,
+    mut resume: Option<TwoBitShareResume>,
+    checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<TwoBitShare> {
     let me = transport.worker();
@@ -141,9 +162,38 @@ pub fn run_worker<T: Transport + ?Sized>(
             partition.workers()
         )));
     }
+    if resume.as_ref().is_some_and(|saved| !fits(saved, partition, me, asked)) {
+        return Err(Error::Exchange(format!(
+            "worker {me} was given a share to resume that is not of its range"
+        )));
+    }
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
     let blocks = partition.blocks(me);
     let range = partition.cells(me);
+    let (codes, summary) = match resume.as_mut() {
+        // In place: the atomics have the layout of the plain integers.
+        Some(saved) => (
+            std::mem::take(&mut saved.codes)
+                .into_iter()
+                .map(AtomicU64::new)
+                .collect(),
+            std::mem::take(&mut saved.summary)
+                .into_iter()
+                .map(AtomicU8::new)
+                .collect(),
+        ),
+        None => (
+            (0..code_words(range.end - range.start))
+                .into_par_iter()
+                .map(|_| AtomicU64::new(u64::MAX))
+                .collect(),
+            blocks
+                .clone()
+                .into_par_iter()
+                .map(|r| AtomicU8::new(if index.block(r).is_empty() { 0 } else { UNSEEN_LEFT }))
+                .collect(),
+        ),
+    };
     let mut share = Share {
         kernel: Kernel::new(&spec.geometry, index),
         isa: Best::detect(),
@@ -152,15 +202,8 @@ pub fn run_worker<T: Transport + ?Sized>(
         me,
         symmetries: &symmetries,
         canonical: canonical_blocks_in(&symmetries, index, blocks.clone()),
-        codes: (0..code_words(range.end - range.start))
-            .into_par_iter()
-            .map(|_| AtomicU64::new(u64::MAX))
-            .collect(),
-        summary: blocks
-            .clone()
-            .into_par_iter()
-            .map(|r| AtomicU8::new(if index.block(r).is_empty() { 0 } else { UNSEEN_LEFT }))
-            .collect(),
+        codes,
+        summary,
         blocks,
         range,
         halo: None,
@@ -169,30 +212,50 @@ pub fn run_worker<T: Transport + ?Sized>(
             .map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec)),
     };
     let goal = goal_index(spec, index);
-    let mut hardest = (Lowest::default(), Lowest::default());
-    if share.range.contains(&goal) {
-        share.codes().write(goal, 0);
-        share
-            .summary_of(colex_rank(spec.goal.white))
-            .fetch_or(CURRENT, Ordering::Relaxed);
-        hardest.0.offer(goal);
-        if let Some(mirror) = &share.mirror {
-            hardest.1.offer(mirror.hash(spec.goal));
+    let mut known = Known {
+        layers: vec![1u64],
+        own: vec![u64::from(share.range.contains(&goal))],
+        hardest: (Lowest::default(), Lowest::default()),
+        // The layer of each watched position this worker owns, once reached.
+        watched: asked
+            .watch
+            .iter()
+            .map(|&i| (i == goal && share.range.contains(&i)).then_some(0))
+            .collect(),
+    };
+    let mut done = false;
+    match resume {
+        Some(saved) => {
+            saved.hardest.own.iter().for_each(|&i| known.hardest.0.offer(i));
+            saved
+                .hardest
+                .mirrored
+                .iter()
+                .flatten()
+                .for_each(|&h| known.hardest.1.offer(h));
+            (known.layers, known.own, known.watched, done) = (saved.found, saved.own, saved.watched, saved.done);
         }
+        None if share.range.contains(&goal) => {
+            share.codes().write(goal, 0);
+            share
+                .summary_of(colex_rank(spec.goal.white))
+                .fetch_or(CURRENT, Ordering::Relaxed);
+            known.hardest.0.offer(goal);
+            if let Some(mirror) = &share.mirror {
+                known.hardest.1.offer(mirror.hash(spec.goal));
+            }
+        }
+        None => {}
     }
-    // The layer of each watched position this worker owns, once reached.
-    let mut watched: Vec<Option<u64>> = asked
-        .watch
-        .iter()
-        .map(|&i| (i == goal && share.range.contains(&i)).then_some(0))
-        .collect();
     let legal = index.len();
-    let mut layers = vec![1u64];
-    let mut total = 1u64;
-    for depth in 0u64.. {
+    let mut total: u64 = known.layers.iter().sum();
+    for depth in known.layers.len() as u64 - 1.. {
+        if done {
+            break;
+        }
         let started = Instant::now();
         let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
-        let frontier = *layers.last().expect("the goal's layer");
+        let frontier = *known.layers.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > legal - total;
         let mut halo_bytes = 0;
         if share.halo.is_none() {
@@ -218,8 +281,13 @@ pub fn run_worker<T: Transport + ?Sized>(
             images: outgoing.images,
             busy: working.elapsed(),
         };
+        // This worker's own count of the layer: what it wrote itself and
+        // what it took from the others' streams.
+        let mut mine = counts[0];
         let stats = end_layer(transport, index, partition, worked, |run, images| {
-            Ok(share.receive(run, next, images, &mut own))
+            let taken = share.receive(run, next, images, &mut own);
+            mine += taken;
+            Ok(taken)
         })?;
         let found = stats.found;
         report(&LayerStats {
@@ -229,6 +297,8 @@ pub fn run_worker<T: Transport + ?Sized>(
             ..stats
         });
         if found == 0 {
+            done = true;
+            known.boundary(&share, spec, transport, checkpoints, done)?;
             break;
         }
         if depth + 1 > u64::from(u16::MAX) {
@@ -237,33 +307,168 @@ pub fn run_worker<T: Transport + ?Sized>(
                 u16::MAX
             )));
         }
-        layers.push(found);
+        known.layers.push(found);
+        known.own.push(mine);
         total += found;
-        hardest = own;
+        known.hardest = own;
         let codes = share.codes();
-        for (w, &i) in watched.iter_mut().zip(asked.watch) {
+        for (w, &i) in known.watched.iter_mut().zip(asked.watch) {
             if w.is_none() && share.range.contains(&i) && codes.code(i) != UNSEEN {
                 *w = Some(depth + 1);
             }
         }
         next_layer(&mut share.summary);
+        known.boundary(&share, spec, transport, checkpoints, done)?;
     }
     let mirrored_hardest = match share.mirror {
-        Some(_) => Some(agree_on_lowest(transport, &hardest.1)?),
+        Some(_) => Some(agree_on_lowest(transport, &known.hardest.1)?),
         None => None,
     };
-    let hardest = agree_on_lowest(transport, &hardest.0)?;
-    let watched = agree_on_watched(transport, &watched)?;
+    let hardest = agree_on_lowest(transport, &known.hardest.0)?;
+    let watched = agree_on_watched(transport, &known.watched)?;
     let len = share.range.end - share.range.start;
     Ok(TwoBitShare {
         worker: me,
         range: share.range,
         table: Mod3Table::from_words(share.codes.into_iter().map(AtomicU64::into_inner).collect(), len),
-        layers,
+        layers: known.layers,
         hardest,
         mirrored_hardest,
         watched,
     })
+}
+
+/// What a worker knows at a layer boundary besides its codes and summary:
+/// what its share's checkpoint holds with them.
+struct Known {
+    /// `layers[d]`: positions at remoteness `d`, over every worker.
+    layers: Vec<u64>,
+    /// `own[d]`: this worker's positions at remoteness `d`.
+    own: Vec<u64>,
+    /// The lowest tight indices this worker wrote into the newest layer,
+    /// and the lowest public hashes of their mirror images.
+    hardest: (Lowest, Lowest),
+    /// The remoteness of each watched position this worker owns, once
+    /// reached.
+    watched: Vec<Option<u64>>,
+}
+
+impl Known {
+    /// At a layer boundary of `share`: worker 0 asks `checkpoints` whether
+    /// to save and tells the others (a collective step), and then every
+    /// worker saves its share and waits for the others to have saved
+    /// theirs; `done` says whether the search is over.
+    fn boundary<T: Transport + ?Sized>(
+        &self,
+        share: &Share<'_>,
+        spec: &ClassSpec,
+        transport: &mut T,
+        checkpoints: &mut dyn ShareCheckpoints,
+        done: bool,
+    ) -> Result<()> {
+        let save = save_now(transport, checkpoints, spec.class, &self.layers, done)?;
+        if save == Save::No {
+            return Ok(());
+        }
+        let hardest = LayerHardest {
+            own: self.hardest.0.as_slice().to_vec(),
+            mirrored: share.mirror.map(|_| self.hardest.1.as_slice().to_vec()),
+        };
+        checkpoints.save_two_bit_share(TwoBitShareBoundary {
+            class: spec.class,
+            range: share.range.clone(),
+            found: &self.layers,
+            own: &self.own,
+            done,
+            codes: &share.codes,
+            summary: &share.summary,
+            hardest: &hardest,
+            watched: &self.watched,
+        })?;
+        saved(transport, save, spec.class, &self.layers)
+    }
+}
+
+/// Whether `saved` can be worker `me`'s start in a search of `partition`
+/// that asks `asked`: the codes and summary of its range, a count of its
+/// own for every layer, the mirrored class's hardest candidates when asked
+/// and a remoteness slot for every watched position.
+fn fits(saved: &TwoBitShareResume, partition: &Partition, me: usize, asked: Asked<'_>) -> bool {
+    let (range, blocks) = (partition.cells(me), partition.blocks(me));
+    saved.codes.len() as u64 == code_words(range.end - range.start)
+        && saved.summary.len() as u64 == blocks.end - blocks.start
+        && !saved.found.is_empty()
+        && saved.own.len() == saved.found.len()
+        && saved.hardest.mirrored.is_some() == asked.mirrored.is_some()
+        && saved.watched.len() == asked.watch.len()
+}
+
+/// What each worker tells the others of the share it could resume, as the
+/// byte search's workers do: the little-endian words `[1, done, layers,
+/// found…, own counts…]`, or `[0]`.
+fn resume_words(saved: Option<&TwoBitShareResume>) -> Vec<u8> {
+    let Some(saved) = saved else {
+        return 0u64.to_le_bytes().to_vec();
+    };
+    [1, u64::from(saved.done), saved.found.len() as u64]
+        .into_iter()
+        .chain(saved.found.iter().copied())
+        .chain(saved.own.iter().copied())
+        .flat_map(u64::to_le_bytes)
+        .collect()
+}
+
+/// Reads this worker's saved share of the two-bit search of the class from
+/// `checkpoints` and agrees with every other worker whether all of them
+/// resume (a collective step): only when every worker has a share that
+/// fits its range and what `asked` asks, saved at the same layers, and
+/// the shares' own counts of each layer add up to the whole class's (each
+/// share's codes hold its own counts, residue by residue, which
+/// `checkpoints` checks as it reads it). Otherwise every worker starts
+/// from the goal (`None`), and worker 0 says why.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the transport fails or a report does not decode.
+pub fn agree_on_resume<T: Transport + ?Sized>(
+    spec: &ClassSpec,
+    index: &TightIndex,
+    partition: &Partition,
+    transport: &mut T,
+    checkpoints: &mut dyn ShareCheckpoints,
+    asked: Asked<'_>,
+) -> Result<Option<TwoBitShareResume>> {
+    let me = transport.worker();
+    let saved = checkpoints
+        .resume_two_bit_share(
+            spec.class,
+            index,
+            partition.blocks(me),
+            partition.cells(me),
+            asked.mirrored.is_some(),
+            asked.watch,
+        )
+        .filter(|saved| fits(saved, partition, me, asked));
+    let report = resume_words(saved.as_ref());
+    let reports = transport
+        .all_to_all(vec![report; transport.workers()])?
+        .iter()
+        .map(|stream| words(stream))
+        .collect::<Result<Vec<_>>>()?;
+    let anyone = reports.iter().any(|r| r.first() == Some(&1));
+    match (resumable(&reports), saved) {
+        (Ok(()), Some(saved)) => Ok(Some(saved)),
+        (verdict, _) => {
+            if me == 0 && anyone {
+                let why = verdict.err().unwrap_or_else(|| "a share is missing".into());
+                checkpoints.note(&format!(
+                    "not resuming class {}: {why}; every rank searches it from the start",
+                    spec.class.name()
+                ));
+            }
+            Ok(None)
+        }
+    }
 }
 
 /// What every worker knows of the watched positions, on every worker: the
@@ -692,9 +897,12 @@ impl Share<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use super::*;
+    use crate::board::Class;
     use crate::remoteness::Cell;
-    use crate::solver::boundary::NoCheckpoints;
+    use crate::solver::boundary::{Resume, ShareBoundary};
     use crate::solver::{parallel, twobit};
     use crate::variant::Variant;
 
@@ -751,5 +959,243 @@ mod tests {
             }
         }
         assert!(mirrors > 0, "no board with a mirrored class");
+    }
+
+    /// Checkpoints in memory, shared by the workers of a test: each saves
+    /// and resumes its own two-bit share; worker 0 saves at every boundary
+    /// and stops after layer `stop`, if given.
+    struct Memory<'a> {
+        worker: usize,
+        shares: &'a Mutex<Vec<Option<TwoBitShareResume>>>,
+        stop: Option<usize>,
+        notes: Vec<String>,
+    }
+
+    impl ShareCheckpoints for Memory<'_> {
+        fn resume_share(&mut self, _: Class, _: Range<u64>) -> Option<Resume> {
+            None
+        }
+
+        fn due(&mut self, _: Class, found: &[u64], done: bool) -> Save {
+            if !done && Some(found.len() - 1) == self.stop {
+                Save::AndStop
+            } else {
+                Save::Yes
+            }
+        }
+
+        fn save_share(&mut self, _: ShareBoundary<'_>) -> Result<()> {
+            unreachable!("a two-bit worker saves two-bit shares")
+        }
+
+        fn note(&mut self, text: &str) {
+            self.notes.push(text.to_owned());
+        }
+
+        fn resume_two_bit_share(
+            &mut self,
+            _: Class,
+            _: &TightIndex,
+            _: Range<u64>,
+            _: Range<u64>,
+            _: bool,
+            _: &[u64],
+        ) -> Option<TwoBitShareResume> {
+            self.shares.lock().unwrap()[self.worker].clone()
+        }
+
+        fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
+            self.shares.lock().unwrap()[self.worker] = Some(TwoBitShareResume {
+                found: b.found.to_vec(),
+                own: b.own.to_vec(),
+                done: b.done,
+                codes: b.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
+                summary: b.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
+                hardest: b.hardest.clone(),
+                watched: b.watched.to_vec(),
+            });
+            Ok(())
+        }
+    }
+
+    /// Class 0 of `name`, its tight index, the mirror back from the class
+    /// that mirrors it (if one does), and the positions to watch: the
+    /// start's and a few others.
+    fn board(name: &str) -> (Variant, TightIndex, Option<Mirror>, Vec<u64>) {
+        let variant = Variant::named(name).unwrap();
+        let specs = variant.classes();
+        let spec = &specs[0];
+        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let back = specs
+            .get(1)
+            .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
+        let start = index.rank(spec.index.unrank(variant.class_hashes(variant.start())[0]));
+        let watch = start.into_iter().chain([0, index.len() / 2, index.len() - 1]).collect();
+        (variant, index, back, watch)
+    }
+
+    /// What the workers of [`search_saving`] end with: each worker's share,
+    /// or the first error; worker 0's notes; and the layers the workers
+    /// started from (1: the goal's).
+    type Saving = (Result<Vec<TwoBitShare>>, Vec<String>, usize);
+
+    /// Searches class 0 of `name` by `workers` threads that agree on a
+    /// resume from `shares` and save into them, stopping after layer
+    /// `stop` if given.
+    fn search_saving(
+        name: &str,
+        workers: usize,
+        shares: &Mutex<Vec<Option<TwoBitShareResume>>>,
+        stop: Option<usize>,
+    ) -> Saving {
+        let (variant, index, back, watch) = board(name);
+        let specs = variant.classes();
+        let spec = &specs[0];
+        let asked = Asked {
+            mirrored: back.as_ref().map(|m| (m, &specs[1].index)),
+            watch: &watch,
+        };
+        let partition = Partition::by_work(spec, &index, workers).unwrap();
+        let results: Vec<(Result<TwoBitShare>, Vec<String>, usize)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ChannelTransport::connected(workers)
+                .into_iter()
+                .map(|mut transport| {
+                    let (index, partition) = (&index, &partition);
+                    scope.spawn(move || {
+                        let mut memory = Memory {
+                            worker: transport.worker(),
+                            shares,
+                            stop,
+                            notes: Vec::new(),
+                        };
+                        let mut from = 0;
+                        let mut run = || {
+                            let resume = agree_on_resume(spec, index, partition, &mut transport, &mut memory, asked)?;
+                            from = resume.as_ref().map_or(1, |r| r.found.len());
+                            run_worker(
+                                name,
+                                spec,
+                                index,
+                                partition,
+                                &mut transport,
+                                asked,
+                                resume,
+                                &mut memory,
+                                &mut |_| {},
+                            )
+                        };
+                        let result = run();
+                        (result, memory.notes, from)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let (notes, from) = (results[0].1.clone(), results[0].2);
+        assert!(
+            results.iter().all(|r| r.2 == from),
+            "the workers started from one layer"
+        );
+        let shares = results.into_iter().map(|r| r.0).collect();
+        (shares, notes, from)
+    }
+
+    /// Whether two runs' shares are the same, position for position.
+    fn same(got: &[TwoBitShare], want: &[TwoBitShare], what: &str) {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!(g.range, w.range, "{what}");
+            assert!(g.table == w.table, "{what}: worker {}'s codes", w.worker);
+            assert_eq!(g.layers, w.layers, "{what}");
+            assert_eq!(g.hardest, w.hardest, "{what}");
+            assert_eq!(g.mirrored_hardest, w.mirrored_hardest, "{what}");
+            assert_eq!(g.watched, w.watched, "{what}");
+        }
+    }
+
+    /// Workers stopped after a layer, pushing or pulling, resume together
+    /// from their shares to the codes, layers, hardest positions and
+    /// watched remoteness of a search that did not stop; shares that do
+    /// not agree are not resumed, and worker 0 says why.
+    #[test]
+    fn stopped_workers_resume_together_to_the_same_shares() {
+        for name in ["7x5-a1", "9x6"] {
+            let (variant, index, back, watch) = board(name);
+            let spec = &variant.classes()[0];
+            let asked = Asked {
+                mirrored: back.as_ref().map(|m| (m, &variant.classes()[1].index)),
+                watch: &watch,
+            };
+            assert_eq!(back.is_some(), name == "9x6", "{name}: a mirrored class");
+            let workers = 3;
+            let mut pulls = Vec::new();
+            let (_, want) = search(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull)).unwrap();
+            let layers = want[0].layers.len();
+            // A stop before the first pull, just before the first pull and
+            // after it, and before the last layer.
+            let first_pull = pulls.iter().position(|&p| p).expect("a pull layer");
+            let mut stops = vec![1, first_pull, first_pull + 1, layers - 2];
+            stops.dedup();
+            for stop in stops {
+                let what = format!("{name} stopped after layer {stop}");
+                let shares = Mutex::new(vec![None; workers]);
+                let (stopped, _, _) = search_saving(name, workers, &shares, Some(stop));
+                assert!(
+                    stopped.as_ref().err().is_some_and(|e| matches!(e, Error::Stopped(_))),
+                    "{what}: {:?}",
+                    stopped.err()
+                );
+                let saved = shares.lock().unwrap().clone();
+                assert!(
+                    saved
+                        .iter()
+                        .all(|s| s.as_ref().is_some_and(|s| s.found.len() == stop + 1))
+                );
+
+                let (resumed, notes, from) = search_saving(name, workers, &shares, None);
+                same(&resumed.unwrap(), &want, &what);
+                assert!(notes.is_empty(), "{what}: {notes:?}");
+                assert_eq!(from, stop + 1, "{what}: layers 0 to {stop} came from the shares");
+                assert!(shares.lock().unwrap().iter().all(|s| s.as_ref().unwrap().done));
+
+                // Resumed once over, the search only agrees on the ends.
+                let (again, notes, from) = search_saving(name, workers, &shares, None);
+                same(&again.unwrap(), &want, &what);
+                assert!(notes.is_empty(), "{what}: {notes:?}");
+                assert_eq!(from, layers, "{what}: every layer came from the shares");
+
+                // One share missing, one saved at another layer, or own
+                // counts that do not add up to the class's: every worker
+                // starts over, and worker 0 says why.
+                type Spoil = fn(&mut Vec<Option<TwoBitShareResume>>);
+                let spoils: [(Spoil, &str); 3] = [
+                    (|all| all[1] = None, "rank 1 has no share"),
+                    (
+                        |all| {
+                            let s = all[2].as_mut().unwrap();
+                            s.found.pop();
+                            s.own.pop();
+                        },
+                        "different layers",
+                    ),
+                    (
+                        |all| {
+                            let own = all.iter_mut().flat_map(|s| s.as_mut().unwrap().own.iter_mut());
+                            *own.filter(|n| **n > 0).last().unwrap() -= 1;
+                        },
+                        "not ",
+                    ),
+                ];
+                for (spoil, why) in spoils {
+                    let mut spoiled = saved.clone();
+                    spoil(&mut spoiled);
+                    *shares.lock().unwrap() = spoiled;
+                    let (again, notes, from) = search_saving(name, workers, &shares, None);
+                    same(&again.unwrap(), &want, &what);
+                    assert!(notes.len() == 1 && notes[0].contains(why), "{what}: {notes:?}");
+                    assert_eq!(from, 1, "{what}: only the goal's layer");
+                }
+            }
+        }
     }
 }
