@@ -871,7 +871,8 @@ pub fn run_worker<T: Transport + ?Sized>(
 
 /// What a worker's own part of a layer left for [`end_layer`].
 struct Worked<'a> {
-    /// Its counts ([`COUNTS`]).
+    /// Its counts ([`COUNTS`]), those of images it already traded in
+    /// rounds of the layer included.
     counts: [u64; COUNTS],
     /// On a push layer, the halo whose outbox holds the positions it
     /// reached in other workers' ranges.
@@ -920,28 +921,11 @@ fn end_layer<T: Transport + ?Sized>(
             }
         }
     }
-    counts[3] += images.iter().map(|list| list.len() as u64).sum::<u64>();
-    let (incoming, sent) = exchange(transport, images)?;
-    let mut run = Vec::with_capacity(RUN);
-    for (from, stream) in incoming.iter().enumerate() {
-        if from == me {
-            continue;
-        }
-        let mut near = partition.blocks(me).start;
-        for m in Message::decode_all(stream)? {
-            let reached = own_index(index, partition, me, m, near)?;
-            near = reached.block;
-            run.push(reached);
-            if run.len() == RUN {
-                counts[0] += receive(&run, None)?;
-                run.clear();
-            }
-        }
-        counts[0] += receive(&run, None)?;
-        run.clear();
-    }
-    counts[4] = sent;
-    counts[5] = sent * Message::BYTES as u64;
+    let (taken, sent) = trade_images(transport, index, partition, images, |run| receive(run, None))?;
+    counts[0] += taken;
+    counts[3] += sent.0;
+    counts[4] += sent.1;
+    counts[5] += sent.1 * Message::BYTES as u64;
     counts[7] = u64::try_from(busy.as_nanos()).unwrap_or(u64::MAX);
     let (sums, max_worker_bytes, busiest) = sum_counts(transport, counts)?;
     let [
@@ -967,6 +951,47 @@ fn end_layer<T: Transport + ?Sized>(
         mean_busy: Duration::from_nanos(worked / transport.workers() as u64),
         ..LayerStats::default()
     })
+}
+
+/// Sends each worker the images this one found in its range (`images`, by
+/// owner) and takes what the others sent with `receive`, a run at a time:
+/// a collective step. Returns how many positions `receive` took, and how
+/// many images this worker had and sent (repeats dropped).
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the transport fails or a stream names a
+/// position outside this worker's range, and what `receive` returns.
+fn trade_images<T: Transport + ?Sized>(
+    transport: &mut T,
+    index: &TightIndex,
+    partition: &Partition,
+    images: Vec<Vec<Message>>,
+    mut receive: impl FnMut(&[Reached]) -> Result<u64>,
+) -> Result<(u64, (u64, u64))> {
+    let me = transport.worker();
+    let had = images.iter().map(|list| list.len() as u64).sum::<u64>();
+    let (incoming, sent) = exchange(transport, images)?;
+    let mut taken = 0;
+    let mut run = Vec::with_capacity(RUN);
+    for (from, stream) in incoming.iter().enumerate() {
+        if from == me {
+            continue;
+        }
+        let mut near = partition.blocks(me).start;
+        for m in Message::decode_all(stream)? {
+            let reached = own_index(index, partition, me, m, near)?;
+            near = reached.block;
+            run.push(reached);
+            if run.len() == RUN {
+                taken += receive(&run)?;
+                run.clear();
+            }
+        }
+        taken += receive(&run)?;
+        run.clear();
+    }
+    Ok((taken, (had, sent)))
 }
 
 /// A layer's counts of every worker, summed, the most bytes one worker

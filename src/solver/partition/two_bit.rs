@@ -28,13 +28,13 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use super::{
     COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Reached, Transport, Worked,
-    end_layer, message_at, on_threads, resumable, save_now, saved, words,
+    end_layer, message_at, on_threads, resumable, save_now, saved, trade_images, words,
 };
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
@@ -266,24 +266,50 @@ pub fn run_worker<T: Transport + ?Sized>(
             let halo = share.halo.as_mut().expect("a halo was just made");
             halo_bytes = halo.exchange(index, me, transport, |i, n| codes.matching(i, n, here))?;
         }
-        let working = Instant::now();
-        let mut layer = share.layer(depth, pull);
-        layer.counts[6] = halo_bytes;
-        let Found {
-            counts,
-            mut own,
-            outgoing,
-        } = layer;
+        // The layer's images go to their owners in rounds, a share of the
+        // blocks at a time: no rank holds a whole layer's, and a rank takes
+        // the images of one round while the others work on the next.
+        let rounds = image_rounds(frontier);
+        let mut counts = [0; COUNTS];
+        counts[6] = halo_bytes;
+        let mut own = (Lowest::default(), Lowest::default());
+        let mut busy = Duration::ZERO;
+        let mut images = Vec::new();
+        for round in 0..rounds {
+            let working = Instant::now();
+            let Found {
+                counts: more,
+                own: theirs,
+                outgoing,
+            } = share.layer(round_blocks(&share.blocks, round, rounds), depth, pull);
+            counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
+            own = (own.0.merge(&theirs.0), own.1.merge(&theirs.1));
+            busy += working.elapsed();
+            if round + 1 == rounds {
+                images = outgoing.images;
+                break;
+            }
+            let (taken, sent) = trade_images(transport, index, partition, outgoing.images, |run| {
+                let working = Instant::now();
+                let taken = share.receive(run, next, None, &mut own);
+                busy += working.elapsed();
+                Ok(taken)
+            })?;
+            counts[0] += taken;
+            counts[3] += sent.0;
+            counts[4] += sent.1;
+            counts[5] += sent.1 * Message::BYTES as u64;
+        }
         let push = (!pull).then(|| share.halo.as_ref().expect("a halo from the first layer"));
-        let worked = Worked {
-            counts,
-            push,
-            images: outgoing.images,
-            busy: working.elapsed(),
-        };
         // This worker's own count of the layer: what it wrote itself and
         // what it took from the others' streams.
         let mut mine = counts[0];
+        let worked = Worked {
+            counts,
+            push,
+            images,
+            busy,
+        };
         let stats = end_layer(transport, index, partition, worked, |run, images| {
             let taken = share.receive(run, next, images, &mut own);
             mine += taken;
@@ -471,6 +497,27 @@ pub fn agree_on_resume<T: Transport + ?Sized>(
     }
 }
 
+/// About how many bytes of images a rank sends in one round of a layer
+/// (a kilobyte in this crate's unit tests, so that their small boards
+/// trade images in many rounds too).
+const ROUND_BYTES: u64 = if cfg!(test) { 1 << 10 } else { 8 << 20 };
+
+/// In how many rounds a layer whose frontier holds `frontier` positions
+/// trades its images: about [`ROUND_BYTES`] a round if the next layer is
+/// as large, at most 64. Every worker works it out from what all know, so
+/// all run as many rounds (a worker with fewer blocks has empty ones).
+fn image_rounds(frontier: u64) -> u64 {
+    (frontier.saturating_mul(Message::BYTES as u64) / ROUND_BYTES).clamp(1, 64)
+}
+
+/// Round `round` of `rounds` of `blocks`: contiguous, about as many blocks
+/// each, together all of them.
+fn round_blocks(blocks: &Range<u64>, round: u64, rounds: u64) -> Range<u64> {
+    let len = blocks.end - blocks.start;
+    let at = |k: u64| blocks.start + (u128::from(len) * u128::from(k) / u128::from(rounds)) as u64;
+    at(round)..at(round + 1)
+}
+
 /// What every worker knows of the watched positions, on every worker: the
 /// owner of each has its remoteness. A collective step.
 fn agree_on_watched<T: Transport + ?Sized>(transport: &mut T, watched: &[Option<u64>]) -> Result<Vec<Option<u64>>> {
@@ -594,11 +641,11 @@ impl Share<'_> {
         self.symmetries.block_test(colex_unrank(r, self.index.white()))
     }
 
-    /// Layer `depth` on this worker's blocks, shared by the threads of the
-    /// rayon pool: a pull or a push.
-    fn layer(&self, depth: u64, pull: bool) -> Found {
+    /// Layer `depth` on `blocks`, some of this worker's, shared by the
+    /// threads of the rayon pool: a pull or a push.
+    fn layer(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Found {
         let workers = self.partition.workers();
-        (self.blocks.start as usize..self.blocks.end as usize)
+        (blocks.start as usize..blocks.end as usize)
             .into_par_iter()
             .with_min_len(16)
             .fold(
@@ -905,6 +952,27 @@ mod tests {
     use crate::solver::boundary::{Resume, ShareBoundary};
     use crate::solver::{parallel, twobit};
     use crate::variant::Variant;
+
+    /// The rounds of a layer cover a worker's blocks once, in order, even
+    /// with more rounds than blocks; large layers take more rounds, up to
+    /// 64, and these tests' boards more than one.
+    #[test]
+    fn rounds_cover_the_blocks_once() {
+        for (blocks, rounds) in [(10..110, 7), (5..8, 64), (3..3, 4), (0..1, 1)] {
+            let parts: Vec<Range<u64>> = (0..rounds).map(|k| round_blocks(&blocks, k, rounds)).collect();
+            assert_eq!(parts[0].start, blocks.start);
+            assert_eq!(parts.last().unwrap().end, blocks.end);
+            assert!(
+                parts
+                    .windows(2)
+                    .all(|w| w[0].end == w[1].start && w[0].start <= w[0].end)
+            );
+        }
+        assert_eq!(image_rounds(0), 1);
+        assert_eq!(image_rounds(u64::MAX), 64);
+        assert!(image_rounds(1_000) > 1);
+        assert!(image_rounds(1_000) <= image_rounds(10_000));
+    }
 
     /// Every worker count gives, position for position, the codes, layers
     /// and hardest positions (the mirrored class's too) of the one-process
