@@ -18,8 +18,11 @@
 //!   moves reach, set where the code is `d mod 3`.
 //!
 //! Every position found has its images under the class's symmetries
-//! written with it, here or by [`Message`], in a second round, as in the
-//! byte search. A position is written by its owner only, so each worker knows
+//! written with it, here or by [`Message`]. Unlike the byte search, which
+//! sends a layer's images at its end, a worker works its blocks in rounds
+//! (about 8 MiB of images each, every worker running as many)
+//! and trades each round's images before the next, so it never holds a
+//! whole layer's. A position is written by its owner only, so each worker knows
 //! the lowest tight indices of the last layer in its range; the lowest of
 //! them all are the class's hardest positions, agreed at the end.
 //!
