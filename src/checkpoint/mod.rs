@@ -52,6 +52,7 @@ pub use rank_files::{ShareHeader, rank_path};
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -433,37 +434,64 @@ pub fn check_two_bit(
     if found.first() != Some(&1) || found.contains(&0) {
         return Err("counts an empty layer or more than one goal".into());
     }
-    let total = match found.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
-        Some(total) if total <= legal => total,
-        _ => return Err(format!("counts more positions than the {legal} legal ones")),
+    check_codes(index, 0..index.white_sets(), 0..legal, codes, summary, found, hardest)
+}
+
+/// The checks a two-bit search's state at a layer boundary shares, whole
+/// ([`check_two_bit`]) or a worker's share of it: `codes` holds two bits a
+/// position of `range`, the positions of the blocks `blocks` of `index`,
+/// from `range.start`; `summary` a byte a block; `own` counts the layers'
+/// positions in `range`. The padding codes past `range` are unseen; per
+/// residue mod 3, as many positions as the layers of that residue count;
+/// the summary bytes have only the [`CURRENT`] and [`UNSEEN_LEFT`] bits,
+/// the latter on every block that holds an unseen position, the former on
+/// blocks that hold at least the newest layer's count of its residue; the
+/// hardest candidates are as many as the newest layer allows ([`HARDEST`]
+/// at most), strictly increasing, the own ones in `range` with the newest
+/// residue in [`CURRENT`] blocks. Else says what is wrong.
+pub(super) fn check_codes(
+    index: &TightIndex,
+    blocks: Range<u64>,
+    range: Range<u64>,
+    codes: &[u64],
+    summary: &[u8],
+    own: &[u64],
+    hardest: &LayerHardest,
+) -> std::result::Result<(), String> {
+    let len = range.end - range.start;
+    let total = match own.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
+        Some(total) if total <= len => total,
+        _ => return Err(format!("counts more positions than its {len}")),
     };
-    if !legal.is_multiple_of(32)
+    if !len.is_multiple_of(32)
         && let Some(&last) = codes.last()
-        && last | (u64::MAX >> (64 - 2 * (legal % 32))) != u64::MAX
+        && last | (u64::MAX >> (64 - 2 * (len % 32))) != u64::MAX
     {
-        return Err("has reached positions beyond the legal ones".into());
+        return Err("has reached positions beyond its own".into());
     }
-    let counted = code_counts(codes);
     let mut want = [0u64; 4];
-    for (d, &n) in found.iter().enumerate() {
+    for (d, &n) in own.iter().enumerate() {
         want[d % 3] += n;
     }
     want[3] = 32 * codes.len() as u64 - total;
-    if counted != want {
+    if code_counts(codes) != want {
         return Err("holds other layers than its header counts".into());
     }
     if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
         return Err("has a summary byte with unknown bits".into());
     }
-    let newest = ((found.len() - 1) % 3) as u8;
+    let newest = ((own.len().max(1) - 1) % 3) as u8;
     let load = |&w: &u64| w;
-    let (unflagged, in_current) = (0..index.white_sets() as usize)
+    let code = |i: u64| (codes[((i - range.start) / 32) as usize] >> (2 * ((i - range.start) % 32))) as u8 & 3;
+    let (unflagged, in_current) = (0..(blocks.end - blocks.start) as usize)
         .into_par_iter()
         .with_min_len(1 << 10)
-        .map(|r| {
-            let block = index.block(r as u64);
-            let unseen = summary[r] & UNSEEN_LEFT == 0 && count_codes(codes, load, block.clone(), UNSEEN_CODE) > 0;
-            let current = if summary[r] & CURRENT != 0 {
+        .map(|k| {
+            let block = index.block(blocks.start + k as u64);
+            let block = block.start - range.start..block.end - range.start;
+            let flags = summary[k];
+            let unseen = flags & UNSEEN_LEFT == 0 && count_codes(codes, load, block.clone(), UNSEEN_CODE) > 0;
+            let current = if flags & CURRENT != 0 {
                 count_codes(codes, load, block, newest)
             } else {
                 0
@@ -474,25 +502,25 @@ pub fn check_two_bit(
     if unflagged > 0 {
         return Err(format!("has {unflagged} blocks with unseen positions not flagged so"));
     }
-    let layer = *found.last().expect("at least the goal's layer");
+    let layer = *own.last().ok_or("counts no layer")?;
     if in_current < layer {
         return Err(format!(
-            "flags blocks that hold {in_current} positions of the newest residue, fewer than its layer of {layer}"
+            "flags blocks that hold {in_current} positions of the newest residue, fewer than its {layer} of the newest layer"
         ));
     }
     let expected = (layer as usize).min(HARDEST);
     let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
-    let own = &hardest.own;
-    if own.len() != expected || !increasing(own) {
+    if hardest.own.len() != expected || !increasing(&hardest.own) {
         return Err(format!(
             "keeps {} hardest positions, not {expected} in order",
-            own.len()
+            hardest.own.len()
         ));
     }
-    for &i in own {
-        let r = index.block_of(i);
-        let code = (codes[(i / 32) as usize] >> (2 * (i % 32))) as u8 & 3;
-        if i >= legal || code != newest || summary[r as usize] & CURRENT == 0 {
+    for &i in &hardest.own {
+        if !range.contains(&i)
+            || code(i) != newest
+            || summary[(index.block_of(i) - blocks.start) as usize] & CURRENT == 0
+        {
             return Err(format!(
                 "keeps position {i} as one of the hardest, not of the newest layer"
             ));

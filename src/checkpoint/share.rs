@@ -30,19 +30,16 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 use super::rank_files::{ShareHeader, rank_files, rank_path};
 use super::{
-    CheckpointOptions, Checkpointer, Header, TwoBitHeader, UNSEEN_CODE, check_file, code_counts, read_two_bit_payload,
+    CheckpointOptions, Checkpointer, Header, TwoBitHeader, UNSEEN_CODE, check_codes, check_file, read_two_bit_payload,
     two_bit_header,
 };
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::solver::mod3::{code_words, count_codes};
-use crate::solver::twobit::{CURRENT, UNSEEN_LEFT};
+use crate::solver::mod3::code_words;
 use crate::solver::{
-    HARDEST, Rates, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
+    Rates, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
 };
 use crate::tight::TightIndex;
 use crate::variant::Variant;
@@ -302,80 +299,8 @@ fn check_two_bit_share(state: &TwoBitShareResume, of: &TwoBitShareOf<'_>) -> std
     if own.len() != found.len() || own.iter().zip(found).any(|(o, f)| o > f) {
         return Err("counts other layers of its own than the class's".into());
     }
-    let total = match own.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
-        Some(total) if total <= len => total,
-        _ => return Err(format!("counts more positions than its {len}")),
-    };
-    if !len.is_multiple_of(32)
-        && let Some(&last) = codes.last()
-        && last | (u64::MAX >> (64 - 2 * (len % 32))) != u64::MAX
-    {
-        return Err("has reached positions beyond its own".into());
-    }
-    let mut want = [0u64; 4];
-    for (d, &n) in own.iter().enumerate() {
-        want[d % 3] += n;
-    }
-    want[3] = 32 * codes.len() as u64 - total;
-    if code_counts(codes) != want {
-        return Err("holds other layers than its header counts".into());
-    }
-    if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
-        return Err("has a summary byte with unknown bits".into());
-    }
-    let newest = ((found.len() - 1) % 3) as u8;
-    let load = |&w: &u64| w;
+    check_codes(index, of.blocks.clone(), range.clone(), codes, summary, own, hardest)?;
     let code = |i: u64| (codes[((i - range.start) / 32) as usize] >> (2 * ((i - range.start) % 32))) as u8 & 3;
-    let (unflagged, in_current) = (0..blocks as usize)
-        .into_par_iter()
-        .with_min_len(1 << 10)
-        .map(|k| {
-            let block = index.block(of.blocks.start + k as u64);
-            let block = block.start - range.start..block.end - range.start;
-            let unseen = summary[k] & UNSEEN_LEFT == 0 && count_codes(codes, load, block.clone(), UNSEEN_CODE) > 0;
-            let current = if summary[k] & CURRENT != 0 {
-                count_codes(codes, load, block, newest)
-            } else {
-                0
-            };
-            (u64::from(unseen), current)
-        })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    if unflagged > 0 {
-        return Err(format!("has {unflagged} blocks with unseen positions not flagged so"));
-    }
-    let layer = *own.last().expect("as many layers as the class's");
-    if in_current < layer {
-        return Err(format!(
-            "flags blocks that hold {in_current} positions of the newest residue, fewer than its own {layer} of the newest layer"
-        ));
-    }
-    let expected = (layer as usize).min(HARDEST);
-    let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
-    if hardest.own.len() != expected || !increasing(&hardest.own) {
-        return Err(format!(
-            "keeps {} hardest positions, not {expected} in order",
-            hardest.own.len()
-        ));
-    }
-    for &i in &hardest.own {
-        if !range.contains(&i)
-            || code(i) != newest
-            || summary[(index.block_of(i) - of.blocks.start) as usize] & CURRENT == 0
-        {
-            return Err(format!(
-                "keeps position {i} as one of the hardest, not of its newest layer"
-            ));
-        }
-    }
-    if let Some(mirrored) = &hardest.mirrored
-        && (mirrored.len() != expected || !increasing(mirrored))
-    {
-        return Err(format!(
-            "keeps {} hardest mirror images, not {expected} in order",
-            mirrored.len()
-        ));
-    }
     if watched.len() != of.watch.len() {
         return Err(format!(
             "knows {} watched positions, not {}",
