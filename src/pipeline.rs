@@ -365,16 +365,8 @@ impl<'a> SolvePlan<'a> {
                 )));
             }
         }
-        if transport.worker() == 0 {
-            storage::check_dir(dir)?;
-            storage::check_destination(dir, self.variant.name())?;
-        }
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
-        let (me, workers) = (transport.worker(), transport.workers());
-        let mut checkpointer = match self.options.checkpoints {
-            Some(options) => Some(Checkpointer::for_rank(dir, variant, options, note, me, workers)?),
-            None => None,
-        };
+        let mut checkpointer = rank_checkpointer(variant, self.options.checkpoints, dir, transport, note)?;
         let mut no_checkpoints = crate::solver::NoCheckpoints;
         let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
             Some(c) => c,
@@ -438,16 +430,8 @@ impl SolvePlan<'_> {
         observe: &mut dyn FnMut(Event),
         note: &mut dyn FnMut(&str),
     ) -> Result<Option<Solved>> {
-        if transport.worker() == 0 {
-            storage::check_dir(dir)?;
-            storage::check_destination(dir, self.variant.name())?;
-        }
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
-        let (me, workers) = (transport.worker(), transport.workers());
-        let mut checkpointer = match self.options.checkpoints {
-            Some(options) => Some(Checkpointer::for_rank(dir, variant, options, note, me, workers)?),
-            None => None,
-        };
+        let mut checkpointer = rank_checkpointer(variant, self.options.checkpoints, dir, transport, note)?;
         let mut no_checkpoints = crate::solver::NoCheckpoints;
         let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
             Some(c) => c,
@@ -533,6 +517,33 @@ struct Sent {
 /// Sends one searched class's cells from every worker to worker 0, which
 /// passes its sink ([`Shares::send`](crate::solver::shares::Shares::send)).
 type SendClass<'s, T> = dyn Fn(&mut T, usize, Option<Sink<'_>>) -> Result<()> + 's;
+
+/// What every rank does before its search: rank 0 checks that the
+/// database of `variant` can be written into `dir`, and each rank opens its
+/// checkpoints there, when `options` asks for them.
+fn rank_checkpointer<'n, T: Transport + ?Sized>(
+    variant: &'n Variant,
+    options: Option<CheckpointOptions>,
+    dir: &Path,
+    transport: &T,
+    note: &'n mut dyn FnMut(&str),
+) -> Result<Option<Checkpointer<'n>>> {
+    if transport.worker() == 0 {
+        storage::check_dir(dir)?;
+        storage::check_destination(dir, variant.name())?;
+    }
+    match options {
+        Some(options) => Ok(Some(Checkpointer::for_rank(
+            dir,
+            variant,
+            options,
+            note,
+            transport.worker(),
+            transport.workers(),
+        )?)),
+        None => Ok(None),
+    }
+}
 
 /// After a partitioned search: worker 0 (which alone has `summary`)
 /// checks the answer and writes the database of `variant` into `dir` as
