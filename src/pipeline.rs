@@ -394,18 +394,9 @@ impl<'a> SolvePlan<'a> {
             sent,
             &|transport, k, sink| shares.send(transport, k, sink),
         );
-        let Some(written) = written else {
-            spent(transport, dir, variant, asked, false)?;
+        let Some((path, write_seconds)) = settle(transport, dir, variant, asked, written)? else {
             return Ok(None);
         };
-        spent(
-            transport,
-            dir,
-            variant,
-            asked,
-            written.is_ok() || matches!(written, Err(Error::Mismatch(_))),
-        )?;
-        let (path, write_seconds) = written?;
         Ok(Some(Solved {
             checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
             path,
@@ -458,18 +449,9 @@ impl SolvePlan<'_> {
             sent,
             &|transport, k, sink| shares.send(transport, k, sink),
         );
-        let Some(written) = written else {
-            spent(transport, dir, variant, asked, false)?;
+        let Some((path, write_seconds)) = settle(transport, dir, variant, asked, written)? else {
             return Ok(None);
         };
-        spent(
-            transport,
-            dir,
-            variant,
-            asked,
-            written.is_ok() || matches!(written, Err(Error::Mismatch(_))),
-        )?;
-        let (path, write_seconds) = written?;
         Ok(Some(Solved {
             checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
             path,
@@ -479,6 +461,31 @@ impl SolvePlan<'_> {
             layers,
         }))
     }
+}
+
+/// What every worker does with what [`write_shares`] gave it: settles the
+/// checkpoints by [`spent`] (kept unless the database was written, or a
+/// wrong answer refused) and passes worker 0's database and write time on,
+/// or its error; `None` on the other workers.
+fn settle<T: Transport + ?Sized>(
+    transport: &mut T,
+    dir: &Path,
+    variant: &Variant,
+    asked: bool,
+    written: Option<Result<(PathBuf, f64)>>,
+) -> Result<Option<(PathBuf, f64)>> {
+    let Some(written) = written else {
+        spent(transport, dir, variant, asked, false)?;
+        return Ok(None);
+    };
+    spent(
+        transport,
+        dir,
+        variant,
+        asked,
+        written.is_ok() || matches!(written, Err(Error::Mismatch(_))),
+    )?;
+    written.map(Some)
 }
 
 /// Once worker 0 has written the database (`written`; or refused a wrong
