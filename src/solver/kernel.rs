@@ -20,7 +20,7 @@ use crate::index::{binomial_rows, colex_rank, colex_unrank};
 use crate::rules::Part;
 use crate::tight::TightIndex;
 
-use super::isa::{Isa, Tables};
+use super::isa::Isa;
 
 /// Ranks subsets of one set of cells (`within`) in colex order, as
 /// [`rank_within`](crate::index::rank_within) does, by table lookups.
@@ -194,11 +194,11 @@ pub(super) struct Block {
     pub(super) safe: Bitboard,
     /// The tight index of the block's first position.
     pub(super) start: u64,
-    /// The ranker of `safe`, when the block was filled for [`Tables`].
+    /// The ranker of `safe`, when the block was filled for [`Tables`](super::isa::Tables).
     ranker: Option<Ranker>,
     white_moves: Vec<WhiteMove>,
     /// The ranker of each white move's safe cells, in the order of
-    /// `white_moves`, when the block was filled for [`Tables`].
+    /// `white_moves`, when the block was filled for [`Tables`](super::isa::Tables).
     move_rankers: Vec<Ranker>,
     /// Whether [`Kernel::neighbours_in`] gives black moves. A pull layer turns
     /// them off in a block with no position at the layer's depth, where no
@@ -236,26 +236,29 @@ impl<'a> Kernel<'a> {
         }
     }
 
-    /// Fills `block` for the white set of colex rank `r`, reusing its
-    /// allocation: the white moves out of it that black bishops do not
-    /// block, each with the block it leads to, keeping only those to white
-    /// sets whose colex rank satisfies `keep`.
-    pub(super) fn block_where(&self, r: u64, block: &mut Block, keep: impl Fn(u64) -> bool) {
-        self.block_in(Tables, r, block, keep);
+    /// Calls `f` with the colex rank of every block a white move out of
+    /// block `r` leads to that black bishops do not block, each time a move
+    /// leads there: the blocks a worker's halo holds, worked out without
+    /// filling a [`Block`].
+    pub(super) fn white_targets(&self, r: u64, mut f: impl FnMut(u64)) {
+        let white = colex_unrank(r, self.index.white());
+        self.each_white_move(white, self.index.safe(r), |_| true, |_, target, _, _| f(target));
     }
 
-    /// As [`block_where`](Self::block_where), for the neighbours of `isa`:
-    /// the tables it ranks with are built only if it needs them.
+    /// Calls `f(white, target, safe, forbid)` for every white move out of
+    /// the white set `white`, whose safe cells are `safe`, that black
+    /// bishops do not block and that leads to a white set whose colex rank
+    /// satisfies `keep`: the white set it makes, its colex rank, its safe
+    /// cells, and the cells black bishops must avoid for it (those the
+    /// bishop crosses and this block's safe cells that are not its).
     #[inline(always)]
-    pub(super) fn block_in<I: Isa>(&self, _isa: I, r: u64, block: &mut Block, keep: impl Fn(u64) -> bool) {
-        let white = colex_unrank(r, self.index.white());
-        block.white = white;
-        block.safe = self.index.safe(r);
-        block.start = self.index.block(r).start;
-        block.ranker = (!I::PEXT).then(|| Ranker::new(block.safe));
-        block.black_moves = true;
-        block.white_moves.clear();
-        block.move_rankers.clear();
+    fn each_white_move(
+        &self,
+        white: Bitboard,
+        safe: Bitboard,
+        keep: impl Fn(u64) -> bool,
+        mut f: impl FnMut(Bitboard, u64, Bitboard, Bitboard),
+    ) {
         for from in white {
             let rest = white.without(from);
             for d in 0..4 {
@@ -267,30 +270,50 @@ impl<'a> Kernel<'a> {
                         continue;
                     }
                     let target = colex_rank(rest.with(to));
-                    let range = self.index.block(target);
-                    if range.is_empty() || !keep(target) {
+                    if self.index.block(target).is_empty() || !keep(target) {
                         continue;
                     }
-                    let safe = self.index.safe(target);
+                    let target_safe = self.index.safe(target);
                     // A black set inside this block's safe cells avoids the
-                    // other cells outside `safe` already.
-                    let forbid = path | (block.safe & !safe);
-                    if (block.safe & !forbid).count() < self.index.black() {
+                    // other cells outside `target_safe` already.
+                    let forbid = path | (safe & !target_safe);
+                    if (safe & !forbid).count() < self.index.black() {
                         continue;
                     }
-                    block.white_moves.push(WhiteMove {
-                        forbid,
-                        white: rest.with(to),
-                        safe,
-                        start: range.start,
-                        target,
-                    });
-                    if !I::PEXT {
-                        block.move_rankers.push(Ranker::new(safe));
-                    }
+                    f(rest.with(to), target, target_safe, forbid);
                 }
             }
         }
+    }
+
+    /// Fills `block` for the white set of colex rank `r`, reusing its
+    /// allocation: the white moves out of it that black bishops do not
+    /// block, each with the block it leads to, keeping only those to white
+    /// sets whose colex rank satisfies `keep`; with the tables `isa`
+    /// ranks with, built only if it needs them.
+    #[inline(always)]
+    pub(super) fn block_in<I: Isa>(&self, _isa: I, r: u64, block: &mut Block, keep: impl Fn(u64) -> bool) {
+        let white = colex_unrank(r, self.index.white());
+        block.white = white;
+        block.safe = self.index.safe(r);
+        block.start = self.index.block(r).start;
+        block.ranker = (!I::PEXT).then(|| Ranker::new(block.safe));
+        block.black_moves = true;
+        block.white_moves.clear();
+        block.move_rankers.clear();
+        let (moves, rankers) = (&mut block.white_moves, &mut block.move_rankers);
+        self.each_white_move(white, block.safe, keep, |white, target, safe, forbid| {
+            moves.push(WhiteMove {
+                forbid,
+                white,
+                safe,
+                start: self.index.block(target).start,
+                target,
+            });
+            if !I::PEXT {
+                rankers.push(Ranker::new(safe));
+            }
+        });
     }
 
     /// Calls `f` with the tight index of every position one move from the
@@ -485,6 +508,7 @@ mod tests {
     use super::*;
     use crate::board::{Board, Class};
     use crate::index::rank_within;
+    use crate::solver::isa::Tables;
     use crate::tight::Subsets;
 
     #[test]

@@ -5,7 +5,6 @@
 //! owners. And the wire form of a run of bit words, whole or as its nonzero
 //! words.
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Partition, Transport, words};
@@ -59,19 +58,25 @@ impl Halo {
         transport: &mut T,
     ) -> Result<Halo> {
         let mine = partition.blocks(me);
-        let wanted = RefCell::new(Vec::new());
-        let mut block = Block::default();
+        // One bit a block of the class: a worker's blocks reach most of
+        // the others' many times over, so marking beats sorting a list.
+        let mut wanted = vec![0u64; index.white_sets().div_ceil(64) as usize];
         for r in mine.clone() {
-            kernel.block_where(r, &mut block, |t| {
+            kernel.white_targets(r, |t| {
                 if !mine.contains(&t) {
-                    wanted.borrow_mut().push(t);
+                    wanted[(t / 64) as usize] |= 1 << (t % 64);
                 }
-                true
             });
         }
-        let mut blocks = wanted.into_inner();
-        blocks.sort_unstable();
-        blocks.dedup();
+        let blocks: Vec<u64> = wanted
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &word)| {
+                (0..64)
+                    .filter(move |bit| word >> bit & 1 == 1)
+                    .map(move |bit| 64 * k as u64 + bit)
+            })
+            .collect();
         let workers = partition.workers();
         let mut starts = Vec::with_capacity(blocks.len());
         let mut segments = vec![0; workers + 1];
