@@ -87,6 +87,10 @@ pub struct LayerReport {
     /// `busiest_rank_seconds` when their shares of the layer were unequal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_rank_seconds: Option<f64>,
+    /// Positions whose codes changed rank before the layer, when the ranks
+    /// re-cut their ranges to share its work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_positions: Option<u64>,
 }
 
 /// What one solve did.
@@ -631,6 +635,7 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                     most_exchanged_bytes: None,
                     busiest_rank_seconds: None,
                     mean_rank_seconds: None,
+                    moved_positions: None,
                 });
                 last = Instant::now();
             }
@@ -641,6 +646,7 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                 most,
                 busiest,
                 mean_busy,
+                moved,
             } => {
                 if let Some(layer) = layers
                     .last_mut()
@@ -650,6 +656,7 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                     layer.most_exchanged_bytes = Some(most);
                     layer.busiest_rank_seconds = Some(busiest.as_secs_f64());
                     layer.mean_rank_seconds = Some(mean_busy.as_secs_f64());
+                    layer.moved_positions = Some(moved);
                 }
             }
             Event::Mirrored { .. } => {}

@@ -84,11 +84,17 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
             most,
             busiest,
             mean_busy,
+            moved,
         } => {
             if log {
+                let moved = if moved > 0 {
+                    format!("; {moved} positions changed rank before it")
+                } else {
+                    String::new()
+                };
                 eprintln!(
                     "bishops: {name} {} layer {depth}: the ranks sent {} (at most {} from one); \
-                     the busiest worked {:.2} s, the mean {:.2} s",
+                     the busiest worked {:.2} s, the mean {:.2} s{moved}",
                     class.name(),
                     human_bytes(bytes),
                     human_bytes(most),

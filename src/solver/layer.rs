@@ -54,6 +54,9 @@ pub enum Event {
         busiest: Duration,
         /// How long the workers worked on it, on average.
         mean_busy: Duration,
+        /// Positions whose codes changed owner before the layer, when the
+        /// workers re-cut their ranges to share its work.
+        moved: u64,
     },
     /// A class was derived from its mirror image instead of searched.
     Mirrored {

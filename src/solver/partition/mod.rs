@@ -56,6 +56,7 @@
 //! runs, over any [`Transport`].
 
 mod halo;
+mod recut;
 pub mod two_bit;
 
 use std::ops::Range;
@@ -394,6 +395,10 @@ pub struct LayerStats {
     /// And how long the workers worked, on average: where it falls short
     /// of `busiest`, the workers had unequal shares of the layer.
     pub mean_busy: Duration,
+    /// Positions whose codes changed owner before the layer: the
+    /// [`two_bit`] search re-cuts its workers' ranges when their shares of
+    /// a layer's work would be unequal.
+    pub moved: u64,
     /// The layer's wall time, as worker 0 saw it.
     pub elapsed: Duration,
 }
@@ -615,6 +620,7 @@ pub(super) fn tell(observe: &mut dyn FnMut(Event), class: Class, legal: u64, tot
         most: layer.max_worker_bytes,
         busiest: layer.busiest,
         mean_busy: layer.mean_busy,
+        moved: layer.moved,
     });
 }
 
@@ -1517,6 +1523,7 @@ impl Worker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::board::Class;
     use crate::solver::parallel;
     use crate::variant::Variant;

@@ -26,6 +26,18 @@
 //! the lowest tight indices of the last layer in its range; the lowest of
 //! them all are the class's hardest positions, agreed at the end.
 //!
+//! The ranges move. Before a layer every worker estimates each of its
+//! blocks' work, and when the shares would be unequal by more than a move
+//! costs, the workers agree on new contiguous ranges of equal work and
+//! hand over the codes of the blocks that change hands (`recut`): the
+//! middle pushes weigh every white set, the last pulls the few with
+//! unseen positions left, and no single cut suits both. What a checkpoint
+//! holds stays with each worker's *home*, the range it started with: the
+//! layers' counts and hardest positions are kept by home whoever writes
+//! them, and the workers go home before they save and at the end, so a
+//! share's file and the table the caller assembles are as if the ranges
+//! had never moved.
+//!
 //! The codes a worker ends with are, position for position, the codes of
 //! [`twobit::search`](crate::solver::twobit::search).
 
@@ -35,6 +47,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::recut::{Worth, balanced_cut, changing_owner, move_share};
 use super::{
     COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Reached, Transport, Worked,
     end_layer, message_at, on_threads, resumable, save_now, saved, trade_images, words,
@@ -47,6 +60,7 @@ use crate::symmetry::{BlockTest, Mirror, Symmetries};
 use crate::tight::{TightIndex, prefetch};
 use crate::variant::ClassSpec;
 
+use crate::solver::HARDEST;
 use crate::solver::boundary::{
     LayerHardest, NoCheckpoints, Save, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume,
 };
@@ -56,7 +70,7 @@ use crate::solver::isa::Bmi2;
 use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::goal_index;
-use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words};
+use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
 use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, next_layer};
 
 /// What one worker of a two-bit partitioned search ends with.
@@ -70,11 +84,11 @@ pub struct TwoBitShare {
     pub table: Mod3Table,
     /// `layers[d]`: positions at remoteness `d`, over every worker.
     pub layers: Vec<u64>,
-    /// The tight indices of up to [`HARDEST`](crate::solver::HARDEST)
+    /// The tight indices of up to [`HARDEST`]
     /// positions of the last layer, over every worker, lowest first.
     pub hardest: Vec<u64>,
     /// When the search was asked for them: the public hashes of the mirror
-    /// images of up to [`HARDEST`](crate::solver::HARDEST) positions of the
+    /// images of up to [`HARDEST`] positions of the
     /// last layer, in the mirroring class, lowest first.
     pub mirrored_hardest: Option<Vec<u64>>,
     /// For each position the search was asked to watch: its remoteness,
@@ -201,10 +215,13 @@ pub fn run_worker<T: Transport + ?Sized>(
         kernel: Kernel::new(&spec.geometry, index),
         isa: Best::detect(),
         index,
-        partition,
+        partition: partition.clone(),
+        home: partition,
+        moved: false,
         me,
         symmetries: &symmetries,
         canonical: canonical_blocks_in(&symmetries, index, blocks.clone()),
+        shares: canonical_shares(&symmetries, index, blocks.clone()),
         codes,
         summary,
         blocks,
@@ -252,6 +269,7 @@ pub fn run_worker<T: Transport + ?Sized>(
     }
     let legal = index.len();
     let mut total: u64 = known.layers.iter().sum();
+    let mut worth = Worth::default();
     for depth in known.layers.len() as u64 - 1.. {
         if done {
             break;
@@ -260,9 +278,22 @@ pub fn run_worker<T: Transport + ?Sized>(
         let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
         let frontier = *known.layers.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > legal - total;
+        let mut work = share.work(depth, pull);
+        // Unit tests move ranges whenever shares are unequal, so that their
+        // small boards move them too.
+        let asked_worth = (!cfg!(test)).then_some(worth);
+        let moving = Instant::now();
+        let mut moved = 0;
+        if let Some(cut) = balanced_cut(transport, index, &share.partition, &work, asked_worth)? {
+            moved = changing_owner(&share.partition, &cut);
+            share.move_to(cut, transport)?;
+            known.watched = agree_on_watched(transport, &known.watched)?;
+            work = share.work(depth, pull);
+        }
         let mut halo_bytes = 0;
         if share.halo.is_none() {
-            share.halo = Some(Halo::new(&share.kernel, index, partition, me, transport)?);
+            share.halo = Some(Halo::new(&share.kernel, index, &share.partition, me, transport)?);
+            worth.cost = moving.elapsed();
         }
         if pull {
             let codes = Codes::new(&share.codes, share.range.start);
@@ -270,29 +301,30 @@ pub fn run_worker<T: Transport + ?Sized>(
             halo_bytes = halo.exchange(index, me, transport, |i, n| codes.matching(i, n, here))?;
         }
         // The layer's images go to their owners in rounds, a share of the
-        // blocks at a time: no rank holds a whole layer's, and a rank takes
-        // the images of one round while the others work on the next.
+        // work at a time: no rank holds a whole layer's, and every rank
+        // works about as long between two trades.
         let rounds = image_rounds(frontier);
+        let cuts = round_cuts(&share.blocks, &work, rounds);
         let mut counts = [0; COUNTS];
         counts[6] = halo_bytes;
-        let mut own = (Lowest::default(), Lowest::default());
+        let mut own = Homes::new(partition.workers());
         let mut busy = Duration::ZERO;
         let mut images = Vec::new();
-        for round in 0..rounds {
+        for (round, blocks) in cuts.windows(2).enumerate() {
             let working = Instant::now();
             let Found {
                 counts: more,
                 own: theirs,
                 outgoing,
-            } = share.layer(round_blocks(&share.blocks, round, rounds), depth, pull);
+            } = share.layer(blocks[0]..blocks[1], depth, pull);
             counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
-            own = (own.0.merge(&theirs.0), own.1.merge(&theirs.1));
+            own = own.merge(&theirs);
             busy += working.elapsed();
-            if round + 1 == rounds {
+            if round as u64 + 1 == rounds {
                 images = outgoing.images;
                 break;
             }
-            let (taken, sent) = trade_images(transport, index, partition, outgoing.images, |run| {
+            let (taken, sent) = trade_images(transport, index, &share.partition, outgoing.images, |run| {
                 let working = Instant::now();
                 let taken = share.receive(run, next, None, &mut own);
                 busy += working.elapsed();
@@ -304,30 +336,29 @@ pub fn run_worker<T: Transport + ?Sized>(
             counts[5] += sent.1 * Message::BYTES as u64;
         }
         let push = (!pull).then(|| share.halo.as_ref().expect("a halo from the first layer"));
-        // This worker's own count of the layer: what it wrote itself and
-        // what it took from the others' streams.
-        let mut mine = counts[0];
         let worked = Worked {
             counts,
             push,
             images,
             busy,
         };
-        let stats = end_layer(transport, index, partition, worked, |run, images| {
-            let taken = share.receive(run, next, images, &mut own);
-            mine += taken;
-            Ok(taken)
+        let stats = end_layer(transport, index, &share.partition, worked, |run, images| {
+            Ok(share.receive(run, next, images, &mut own))
         })?;
+        // What every worker wrote into this worker's home range.
+        let (mine, hardest) = own.settle(transport, me)?;
         let found = stats.found;
+        worth.layer = stats.busiest;
         report(&LayerStats {
             depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
             pull,
             elapsed: started.elapsed(),
+            moved,
             ..stats
         });
         if found == 0 {
             done = true;
-            known.boundary(&share, spec, transport, checkpoints, done)?;
+            known.boundary(&mut share, spec, transport, checkpoints, asked.watch, done)?;
             break;
         }
         if depth + 1 > u64::from(u16::MAX) {
@@ -339,7 +370,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         known.layers.push(found);
         known.own.push(mine);
         total += found;
-        known.hardest = own;
+        known.hardest = hardest;
         let codes = share.codes();
         for (w, &i) in known.watched.iter_mut().zip(asked.watch) {
             if w.is_none() && share.range.contains(&i) && codes.code(i) != UNSEEN {
@@ -347,8 +378,11 @@ pub fn run_worker<T: Transport + ?Sized>(
             }
         }
         next_layer(&mut share.summary);
-        known.boundary(&share, spec, transport, checkpoints, done)?;
+        known.boundary(&mut share, spec, transport, checkpoints, asked.watch, done)?;
     }
+    // The table goes back to the ranges it started in, which the caller
+    // assembles.
+    share.move_to(partition.clone(), transport)?;
     let mirrored_hardest = match share.mirror {
         Some(_) => Some(agree_on_lowest(transport, &known.hardest.1)?),
         None => None,
@@ -368,41 +402,54 @@ pub fn run_worker<T: Transport + ?Sized>(
 }
 
 /// What a worker knows at a layer boundary besides its codes and summary:
-/// what its share's checkpoint holds with them.
+/// what its share's checkpoint holds with them. All of it is of its home
+/// range, the one it started with, wherever the ranges are now.
 struct Known {
     /// `layers[d]`: positions at remoteness `d`, over every worker.
     layers: Vec<u64>,
-    /// `own[d]`: this worker's positions at remoteness `d`.
+    /// `own[d]`: the positions of this worker's home range at remoteness
+    /// `d`.
     own: Vec<u64>,
-    /// The lowest tight indices this worker wrote into the newest layer,
-    /// and the lowest public hashes of their mirror images.
+    /// The lowest tight indices of its home range in the newest layer, and
+    /// the lowest public hashes of their mirror images.
     hardest: (Lowest, Lowest),
-    /// The remoteness of each watched position this worker owns, once
-    /// reached.
+    /// The remoteness of each watched position, once reached: of those in
+    /// this worker's range, and of every one known when ranges last moved.
     watched: Vec<Option<u64>>,
 }
 
 impl Known {
     /// At a layer boundary of `share`: worker 0 asks `checkpoints` whether
     /// to save and tells the others (a collective step), and then every
-    /// worker saves its share and waits for the others to have saved
-    /// theirs; `done` says whether the search is over.
+    /// worker moves back to its home range if it left it, saves its share
+    /// and waits for the others to have saved theirs; `done` says whether
+    /// the search is over, and `watch` lists the watched positions.
     fn boundary<T: Transport + ?Sized>(
         &self,
-        share: &Share<'_>,
+        share: &mut Share<'_>,
         spec: &ClassSpec,
         transport: &mut T,
         checkpoints: &mut dyn ShareCheckpoints,
+        watch: &[u64],
         done: bool,
     ) -> Result<()> {
         let save = save_now(transport, checkpoints, spec.class, &self.layers, done)?;
         if save == Save::No {
             return Ok(());
         }
+        share.move_to(share.home.clone(), transport)?;
         let hardest = LayerHardest {
             own: self.hardest.0.as_slice().to_vec(),
             mirrored: share.mirror.map(|_| self.hardest.1.as_slice().to_vec()),
         };
+        // A share names the remoteness of the watched positions in its
+        // range only.
+        let watched: Vec<Option<u64>> = self
+            .watched
+            .iter()
+            .zip(watch)
+            .map(|(&w, i)| w.filter(|_| share.range.contains(i)))
+            .collect();
         checkpoints.save_two_bit_share(TwoBitShareBoundary {
             class: spec.class,
             range: share.range.clone(),
@@ -412,7 +459,7 @@ impl Known {
             codes: &share.codes,
             summary: &share.summary,
             hardest: &hardest,
-            watched: &self.watched,
+            watched: &watched,
         })?;
         saved(transport, save, spec.class, &self.layers)
     }
@@ -513,12 +560,40 @@ fn image_rounds(frontier: u64) -> u64 {
     (frontier.saturating_mul(Message::BYTES as u64) / ROUND_BYTES).clamp(1, 64)
 }
 
-/// Round `round` of `rounds` of `blocks`: contiguous, about as many blocks
-/// each, together all of them.
-fn round_blocks(blocks: &Range<u64>, round: u64, rounds: u64) -> Range<u64> {
-    let len = blocks.end - blocks.start;
-    let at = |k: u64| blocks.start + (u128::from(len) * u128::from(k) / u128::from(rounds)) as u64;
-    at(round)..at(round + 1)
+/// The bounds of the `rounds` rounds of a layer on `blocks`, whose work is
+/// estimated at `work[k]` for block `blocks.start + k`: contiguous runs of
+/// blocks, about as much work each (at whole blocks), together all of them.
+fn round_cuts(blocks: &Range<u64>, work: &[u64], rounds: u64) -> Vec<u64> {
+    let total: u128 = work.iter().map(|&w| u128::from(w)).sum();
+    let mut cuts = Vec::with_capacity(rounds as usize + 1);
+    cuts.push(blocks.start);
+    let (mut acc, mut at) = (0u128, 0);
+    for k in 1..rounds {
+        let target = total * u128::from(k) / u128::from(rounds);
+        while at < work.len() && acc < target {
+            acc += u128::from(work[at]);
+            at += 1;
+        }
+        cuts.push(blocks.start + at as u64);
+    }
+    cuts.push(blocks.end);
+    cuts
+}
+
+/// About what share of the positions of each block of `blocks` are
+/// canonical under `symmetries` ([`BlockTest::canonical_share`]; none in a
+/// block whose white set says none is).
+fn canonical_shares(symmetries: &Symmetries, index: &TightIndex, blocks: Range<u64>) -> Vec<f32> {
+    (blocks.start as usize..blocks.end as usize)
+        .into_par_iter()
+        .with_min_len(1 << 10)
+        .map(|r| {
+            let r = r as u64;
+            symmetries
+                .block_test(colex_unrank(r, index.white()))
+                .map_or(0.0, |test| test.canonical_share(index.safe(r), index.black()) as f32)
+        })
+        .collect()
 }
 
 /// What every worker knows of the watched positions, on every worker: the
@@ -565,13 +640,11 @@ fn agree_on_lowest<T: Transport + ?Sized>(transport: &mut T, lowest: &Lowest) ->
 }
 
 /// What one thread's share of a layer found: the counts of
-/// [`LayerStats`] (found, expanded, neighbours, crossing, …), the lowest
-/// tight indices it wrote, and the positions for other workers.
+/// [`LayerStats`] (found, expanded, neighbours, crossing, …), what it
+/// wrote by home, and the positions for other workers.
 struct Found {
     counts: [u64; COUNTS],
-    /// The lowest tight indices written, and the lowest public hashes of
-    /// their mirror images.
-    own: (Lowest, Lowest),
+    own: Homes,
     outgoing: Outgoing,
 }
 
@@ -579,17 +652,98 @@ impl Found {
     fn new(workers: usize) -> Found {
         Found {
             counts: [0; COUNTS],
-            own: (Lowest::default(), Lowest::default()),
+            own: Homes::new(workers),
             outgoing: Outgoing::new(workers),
         }
     }
 
     fn merge(mut self, other: Found) -> Found {
         self.counts.iter_mut().zip(other.counts).for_each(|(c, o)| *c += o);
-        self.own = (self.own.0.merge(&other.own.0), self.own.1.merge(&other.own.1));
+        self.own = self.own.merge(&other.own);
         self.outgoing = self.outgoing.join(other.outgoing);
         self
     }
+}
+
+/// What a worker wrote into a layer, by *home*: the worker whose range
+/// held each position when the search started. Ranges move between layers
+/// ([`recut`](super::recut)), but a share's checkpoint holds its home
+/// range, so the counts and hardest positions of a layer are kept by home
+/// and handed to it at the layer's end ([`settle`](Self::settle)).
+#[derive(Clone, Debug)]
+struct Homes(Vec<Wrote>);
+
+/// What a worker wrote into one home's range in a layer.
+#[derive(Clone, Copy, Debug, Default)]
+struct Wrote {
+    count: u64,
+    /// The lowest tight indices written.
+    lowest: Lowest,
+    /// The lowest public hashes of their mirror images, when asked for.
+    mirrored: Lowest,
+}
+
+impl Homes {
+    fn new(workers: usize) -> Homes {
+        Homes(vec![Wrote::default(); workers])
+    }
+
+    fn merge(mut self, other: &Homes) -> Homes {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            a.count += b.count;
+            a.lowest = a.lowest.merge(&b.lowest);
+            a.mirrored = a.mirrored.merge(&b.mirrored);
+        }
+        self
+    }
+
+    /// Hands each home what this worker wrote there and gathers what every
+    /// worker wrote into worker `me`'s home range, a collective step: how
+    /// many positions, their lowest tight indices and the lowest hashes of
+    /// their mirror images.
+    fn settle<T: Transport + ?Sized>(self, transport: &mut T, me: usize) -> Result<(u64, (Lowest, Lowest))> {
+        let outgoing = self
+            .0
+            .iter()
+            .map(|wrote| {
+                let (lowest, mirrored) = (wrote.lowest.as_slice(), wrote.mirrored.as_slice());
+                [wrote.count, lowest.len() as u64]
+                    .into_iter()
+                    .chain(lowest.iter().copied())
+                    .chain(std::iter::once(mirrored.len() as u64))
+                    .chain(mirrored.iter().copied())
+                    .flat_map(u64::to_le_bytes)
+                    .collect()
+            })
+            .collect();
+        let mut home = Wrote::default();
+        for (from, stream) in transport.all_to_all(outgoing)?.iter().enumerate() {
+            let bad = || {
+                Error::Exchange(format!(
+                    "worker {from} sent worker {me} a layer's writes that do not decode"
+                ))
+            };
+            let words = words(stream)?;
+            let (&count, rest) = words.split_first().ok_or_else(bad)?;
+            let (lowest, rest) = counted(rest).ok_or_else(bad)?;
+            let (mirrored, rest) = counted(rest).ok_or_else(bad)?;
+            if !rest.is_empty() {
+                return Err(bad());
+            }
+            home.count += count;
+            lowest.iter().for_each(|&i| home.lowest.offer(i));
+            mirrored.iter().for_each(|&h| home.mirrored.offer(h));
+        }
+        Ok((home.count, (home.lowest, home.mirrored)))
+    }
+}
+
+/// Splits `words` after a length word and at most [`HARDEST`] words it
+/// counts: those words, and the rest.
+fn counted(words: &[u64]) -> Option<(&[u64], &[u64])> {
+    let (&n, rest) = words.split_first()?;
+    let n = usize::try_from(n).ok().filter(|&n| n <= HARDEST && n <= rest.len())?;
+    Some(rest.split_at(n))
 }
 
 /// One worker's state: its codes and summary, and what it knows of the
@@ -599,11 +753,20 @@ struct Share<'a> {
     /// The instruction sets the kernel may use here.
     isa: Best,
     index: &'a TightIndex,
-    partition: &'a Partition,
+    /// The ranges of blocks the workers own now.
+    partition: Partition,
+    /// The ranges they owned when the search started, whose shares their
+    /// checkpoints hold: each position's *home*.
+    home: &'a Partition,
+    /// Whether `partition` differs from `home`.
+    moved: bool,
     me: usize,
     symmetries: &'a Symmetries,
     /// For each of its blocks: whether it may hold a canonical position.
     canonical: Vec<bool>,
+    /// For each of its blocks: about what share of its positions are
+    /// canonical ([`BlockTest::canonical_share`]).
+    shares: Vec<f32>,
     /// Its codes, 2 bits a position from the first of `range`.
     codes: Vec<AtomicU64>,
     /// The summary byte of each of its blocks ([`CURRENT`], [`NEXT`],
@@ -630,6 +793,64 @@ impl Share<'_> {
     #[inline]
     fn summary_of(&self, r: u64) -> &AtomicU8 {
         &self.summary[(r - self.blocks.start) as usize]
+    }
+
+    /// The estimated work of layer `depth` (a pull or a push) on each of
+    /// its blocks: the canonical positions it expands (coded `depth mod 3`
+    /// in a block holding the frontier) or searches (unseen in a block
+    /// with some left), as the block's canonical share of those codes,
+    /// plus one for the block.
+    fn work(&self, depth: u64, pull: bool) -> Vec<u64> {
+        let (flag, want) = if pull {
+            (UNSEEN_LEFT, UNSEEN)
+        } else {
+            (CURRENT, (depth % 3) as u8)
+        };
+        let load = |w: &AtomicU64| w.load(Ordering::Relaxed);
+        (self.blocks.start as usize..self.blocks.end as usize)
+            .into_par_iter()
+            .with_min_len(1 << 10)
+            .map(|r| {
+                let r = r as u64;
+                if !self.canonical(r) || self.summary_of(r).load(Ordering::Relaxed) & flag == 0 {
+                    return 1;
+                }
+                let block = self.index.block(r);
+                let cells = block.start - self.range.start..block.end - self.range.start;
+                let share = f64::from(self.shares[(r - self.blocks.start) as usize]);
+                1 + (count_codes(&self.codes, load, cells, want) as f64 * share) as u64
+            })
+            .collect()
+    }
+
+    /// Moves this worker to its range of `to`, a collective step every
+    /// worker takes with the same `to`: hands the others the codes and
+    /// summary bytes of the blocks it gives up, takes those of the blocks
+    /// it gains, and forgets its halo, which the next layer works out anew.
+    fn move_to<T: Transport + ?Sized>(&mut self, to: Partition, transport: &mut T) -> Result<()> {
+        if to == self.partition {
+            return Ok(());
+        }
+        // In place: the atomics have the layout of the plain integers.
+        let codes = std::mem::take(&mut self.codes)
+            .into_iter()
+            .map(AtomicU64::into_inner)
+            .collect();
+        let summary = std::mem::take(&mut self.summary)
+            .into_iter()
+            .map(AtomicU8::into_inner)
+            .collect();
+        let (codes, summary) = move_share(transport, &self.partition, &to, codes, summary)?;
+        self.codes = codes.into_iter().map(AtomicU64::new).collect();
+        self.summary = summary.into_iter().map(AtomicU8::new).collect();
+        self.blocks = to.blocks(self.me);
+        self.range = to.cells(self.me);
+        self.canonical = canonical_blocks_in(self.symmetries, self.index, self.blocks.clone());
+        self.shares = canonical_shares(self.symmetries, self.index, self.blocks.clone());
+        self.halo = None;
+        self.moved = to != *self.home;
+        self.partition = to;
+        Ok(())
     }
 
     /// Whether its block `r` may hold a canonical position.
@@ -670,7 +891,7 @@ impl Share<'_> {
     /// placement `part`) into the new layer: counts it, flags its block
     /// [`NEXT`] and offers it to the hardest candidates.
     #[inline]
-    fn wrote(&self, counts: &mut [u64; COUNTS], own: &mut (Lowest, Lowest), i: u64, r: u64, part: Part) {
+    fn wrote(&self, counts: &mut [u64; COUNTS], own: &mut Homes, i: u64, r: u64, part: Part) {
         self.wrote_lazily(counts, own, i, r, || part.white, || part);
     }
 
@@ -680,7 +901,7 @@ impl Share<'_> {
     fn wrote_lazily(
         &self,
         counts: &mut [u64; COUNTS],
-        own: &mut (Lowest, Lowest),
+        own: &mut Homes,
         i: u64,
         r: u64,
         white: impl FnOnce() -> Bitboard,
@@ -691,11 +912,13 @@ impl Share<'_> {
         if summary.load(Ordering::Relaxed) & NEXT == 0 {
             summary.fetch_or(NEXT, Ordering::Relaxed);
         }
-        own.0.offer(i);
+        let home = &mut own.0[if self.moved { self.home.owner(r) } else { self.me }];
+        home.count += 1;
+        home.lowest.offer(i);
         if let Some(mirror) = &self.mirror
-            && own.1.admits(mirror.lower_bound(white()))
+            && home.mirrored.admits(mirror.lower_bound(white()))
         {
-            own.1.offer(mirror.hash(part()));
+            home.mirrored.offer(mirror.hash(part()));
         }
     }
 
@@ -707,7 +930,7 @@ impl Share<'_> {
         batch: &mut Batch,
         next: u8,
         counts: &mut [u64; COUNTS],
-        own: &mut (Lowest, Lowest),
+        own: &mut Homes,
         images: &mut [Vec<Message>],
     ) {
         let codes = self.codes();
@@ -723,7 +946,7 @@ impl Share<'_> {
             #[inline(always)]
             |i, r, image| {
                 if !self.range.contains(&i) {
-                    let (owner, message) = message_at(self.partition, i, r);
+                    let (owner, message) = message_at(&self.partition, i, r);
                     images[owner].push(message);
                 } else if codes.write(i, next) {
                     self.wrote(counts, own, i, r, image);
@@ -774,7 +997,7 @@ impl Share<'_> {
         let Found { counts, own, outgoing } = found;
         counts[1] += blacks.len() as u64;
         let halo = self.halo.as_ref().expect("a halo from the first layer");
-        halo.route(self.partition, self.me, block);
+        halo.route(&self.partition, self.me, block);
         let mut batch = Batch::default();
         self.kernel.each_neighbour_part_in(
             isa,
@@ -850,7 +1073,7 @@ impl Share<'_> {
         if !block.black_moves && block.white_moves() == 0 {
             return;
         }
-        halo.route(self.partition, self.me, block);
+        halo.route(&self.partition, self.me, block);
         let block = &*block;
         let codes = self.codes();
         let Found { counts, own, outgoing } = found;
@@ -907,7 +1130,7 @@ impl Share<'_> {
         reached: &[Reached],
         next: u8,
         mut images: Option<&mut Vec<Vec<Message>>>,
-        own: &mut (Lowest, Lowest),
+        own: &mut Homes,
     ) -> u64 {
         let mut counts = [0; COUNTS];
         let counts = &mut counts;
@@ -957,19 +1180,23 @@ mod tests {
     use crate::variant::Variant;
 
     /// The rounds of a layer cover a worker's blocks once, in order, even
-    /// with more rounds than blocks; large layers take more rounds, up to
-    /// 64, and these tests' boards more than one.
+    /// with more rounds than blocks, and hold about as much work each;
+    /// large layers take more rounds, up to 64, and these tests' boards
+    /// more than one.
     #[test]
     fn rounds_cover_the_blocks_once() {
         for (blocks, rounds) in [(10..110, 7), (5..8, 64), (3..3, 4), (0..1, 1)] {
-            let parts: Vec<Range<u64>> = (0..rounds).map(|k| round_blocks(&blocks, k, rounds)).collect();
-            assert_eq!(parts[0].start, blocks.start);
-            assert_eq!(parts.last().unwrap().end, blocks.end);
-            assert!(
-                parts
-                    .windows(2)
-                    .all(|w| w[0].end == w[1].start && w[0].start <= w[0].end)
-            );
+            // Heavy blocks first.
+            let work: Vec<u64> = blocks.clone().map(|r| if r < 20 { 50 } else { 1 }).collect();
+            let cuts = round_cuts(&blocks, &work, rounds);
+            assert_eq!(cuts.len() as u64, rounds + 1);
+            assert_eq!((cuts[0], *cuts.last().unwrap()), (blocks.start, blocks.end));
+            assert!(cuts.windows(2).all(|w| w[0] <= w[1]));
+            let total: u64 = work.iter().sum();
+            for w in cuts.windows(2) {
+                let round: u64 = (w[0]..w[1]).map(|r| work[(r - blocks.start) as usize]).sum();
+                assert!(round <= total / rounds + 50, "{blocks:?} in {rounds}: {cuts:?}");
+            }
         }
         assert_eq!(image_rounds(0), 1);
         assert_eq!(image_rounds(u64::MAX), 64);
@@ -1001,16 +1228,19 @@ mod tests {
             let watch: Vec<u64> = start.into_iter().chain([0, index.len() / 2, index.len() - 1]).collect();
             let remoteness = |i: u64| Cell(cells[i as usize]).remoteness().map(|r| u64::from(r.0));
             for workers in [1, 2, 3, 5] {
-                let mut pulled = false;
+                let (mut pulled, mut moved) = (false, 0);
                 let asked = Asked {
                     mirrored,
                     watch: &watch,
                 };
                 let (partition, shares) = search(name, spec, &index, workers, asked, &mut |layer| {
                     pulled |= layer.pull;
+                    moved += layer.moved;
                 })
                 .unwrap();
                 assert!(pulled || name == "5x4", "{name}: no layer pulled");
+                // The ranges moved on the way (and moved back at the end).
+                assert!(moved > 0 || workers == 1, "{name}, {workers} workers: no range moved");
                 assert_eq!(shares.len(), workers);
                 for (w, share) in shares.iter().enumerate() {
                     assert_eq!(share.range, partition.cells(w));

@@ -1,0 +1,416 @@
+//! Moving the cuts of a partitioned two-bit search between layers.
+//!
+//! A cut that balances one layer's work unbalances another's: the pushes
+//! of the middle layers expand the positions of every white set, while
+//! the last pulls search the few unseen positions left, and those crowd
+//! into the blocks whose white bishops stand low, the first worker's.
+//! So before a layer every worker estimates the work of each of its blocks
+//! (the positions the layer expands or searches), and when the busiest
+//! worker would have more than [`SLACK_PERCENT`] over the mean, and the
+//! time that would save is more than a move costs, the workers agree on
+//! new contiguous ranges of equal work ([`balanced_cut`]) and hand each
+//! other the codes and summary bytes of the blocks that change hands
+//! ([`move_share`]): two bits a position, once. Each then works out its
+//! halo anew, which costs more than the move.
+
+use std::ops::Range;
+use std::time::Duration;
+
+use super::{Partition, Transport, words};
+use crate::error::{Error, Result};
+use crate::solver::mod3::code_words;
+use crate::tight::TightIndex;
+
+/// How far above the mean a worker's estimated work may be before the
+/// workers re-cut their ranges, in percent.
+pub(super) const SLACK_PERCENT: u64 = 10;
+
+/// What re-cutting before a layer would save and cost, as one worker sees
+/// it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Worth {
+    /// About how long the layer's busiest worker will work: every worker
+    /// passes the same guess (the last layer's).
+    pub(super) layer: Duration,
+    /// What this worker's last move cost it, its new halo included (before
+    /// any, what its first halo cost).
+    pub(super) cost: Duration,
+}
+
+/// Agrees with every other worker, a collective step, whether to re-cut
+/// `partition` before a layer whose work this worker estimates at
+/// `work[k]` for its block `partition.blocks(me).start + k`: `None` when
+/// the busiest worker's estimate is within [`SLACK_PERCENT`] of the mean,
+/// or, given what it is `worth`, when the layer's time times the busiest
+/// worker's excess share would not pay for the costliest worker's move;
+/// otherwise the partition whose contiguous ranges hold equal shares of
+/// the estimated work (at whole blocks), the same on every worker.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the transport fails or a worker's answer does
+/// not decode or make a partition.
+pub(super) fn balanced_cut<T: Transport + ?Sized>(
+    transport: &mut T,
+    index: &TightIndex,
+    partition: &Partition,
+    work: &[u64],
+    worth: Option<Worth>,
+) -> Result<Option<Partition>> {
+    let (me, workers) = (transport.worker(), transport.workers());
+    let blocks = partition.blocks(me);
+    if work.len() as u64 != blocks.end - blocks.start {
+        return Err(Error::Exchange(format!(
+            "worker {me} estimated {} blocks of its {}",
+            work.len(),
+            blocks.end - blocks.start
+        )));
+    }
+    let mine: u64 = work.iter().sum();
+    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    let cost = worth.map_or(0, |w| nanos(w.cost));
+    let report: Vec<u8> = [mine, cost].into_iter().flat_map(u64::to_le_bytes).collect();
+    let (mut totals, mut costliest) = (Vec::with_capacity(workers), 0u64);
+    for stream in transport.all_to_all(vec![report; workers])? {
+        match *words(&stream)? {
+            [total, cost] => {
+                totals.push(u128::from(total));
+                costliest = costliest.max(cost);
+            }
+            _ => return Err(Error::Exchange("a worker's estimate is not two words".into())),
+        }
+    }
+    let total: u128 = totals.iter().sum();
+    let busiest = totals.iter().copied().max().unwrap_or(0);
+    if workers < 2 || busiest * 100 * workers as u128 <= total * u128::from(100 + SLACK_PERCENT) {
+        return Ok(None);
+    }
+    // The layer would take `busiest` where equal shares take the mean.
+    let excess = busiest - total / workers as u128;
+    if let Some(worth) = worth
+        && u128::from(nanos(worth.layer)) * excess <= u128::from(costliest) * busiest
+    {
+        return Ok(None);
+    }
+    // Cut `k` falls before the first block whose preceding work reaches
+    // `total · k / workers`; the worker whose estimate spans that target
+    // finds it in its own blocks and tells the others.
+    let before: u128 = totals[..me].iter().sum();
+    let mut cuts = Vec::new();
+    let mut acc = before;
+    let mut at = 0;
+    for k in 1..workers {
+        let target = total * k as u128 / workers as u128;
+        if target < before || target >= before + u128::from(mine) {
+            continue;
+        }
+        while at < work.len() && acc < target {
+            acc += u128::from(work[at]);
+            at += 1;
+        }
+        cuts.extend_from_slice(&(k as u64).to_le_bytes());
+        cuts.extend_from_slice(&(blocks.start + at as u64).to_le_bytes());
+    }
+    let mut bounds = vec![None; workers + 1];
+    bounds[0] = Some(0);
+    bounds[workers] = Some(index.white_sets());
+    for stream in transport.all_to_all(vec![cuts; workers])? {
+        for pair in words(&stream)?.chunks(2) {
+            match *pair {
+                [k, cut] if (1..workers as u64).contains(&k) && bounds[k as usize].is_none() => {
+                    bounds[k as usize] = Some(cut);
+                }
+                _ => return Err(Error::Exchange("a worker sent a cut twice or out of range".into())),
+            }
+        }
+    }
+    let bounds: Vec<u64> = bounds
+        .into_iter()
+        .collect::<Option<_>>()
+        .ok_or_else(|| Error::Exchange("no worker placed a cut".into()))?;
+    if bounds.windows(2).any(|w| w[0] > w[1]) {
+        return Err(Error::Exchange("the workers' cuts are out of order".into()));
+    }
+    let cut = Partition::of_bounds(index, bounds);
+    Ok((cut != *partition).then_some(cut))
+}
+
+/// How many positions change owner from `from` to `to`.
+pub(super) fn changing_owner(from: &Partition, to: &Partition) -> u64 {
+    (0..from.workers())
+        .map(|w| {
+            let (old, new) = (from.cells(w), to.cells(w));
+            let kept = new.end.min(old.end).saturating_sub(new.start.max(old.start));
+            (old.end - old.start) - kept
+        })
+        .sum()
+}
+
+/// Hands the blocks that change owner from `from` to `to` to their new
+/// owners, a collective step: this worker's `codes` (two bits a position
+/// of `from.cells(me)`, as [`Mod3Table`](crate::solver::mod3::Mod3Table)
+/// packs them) and `summary` (a byte a block of `from.blocks(me)`) go
+/// where `to` puts them, and it returns its codes and summary bytes under
+/// `to`. Unused codes past the last position are unseen (all ones).
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the transport fails or a worker sends other
+/// than what the two partitions say it holds for this one.
+pub(super) fn move_share<T: Transport + ?Sized>(
+    transport: &mut T,
+    from: &Partition,
+    to: &Partition,
+    codes: Vec<u64>,
+    summary: Vec<u8>,
+) -> Result<(Vec<u64>, Vec<u8>)> {
+    let (me, workers) = (transport.worker(), transport.workers());
+    let (old_blocks, old_cells) = (from.blocks(me), from.cells(me));
+    let piece = |a: &Range<u64>, b: &Range<u64>| a.start.max(b.start)..a.end.min(b.end).max(a.start.max(b.start));
+    let outgoing = (0..workers)
+        .map(|t| {
+            let blocks = piece(&old_blocks, &to.blocks(t));
+            if t == me || blocks.is_empty() {
+                return Vec::new();
+            }
+            let cells = piece(&old_cells, &to.cells(t));
+            let mut stream =
+                summary[(blocks.start - old_blocks.start) as usize..(blocks.end - old_blocks.start) as usize].to_vec();
+            let mut words = vec![u64::MAX; code_words(cells.end - cells.start) as usize];
+            copy_bits(
+                &codes,
+                2 * (cells.start - old_cells.start),
+                &mut words,
+                0,
+                2 * (cells.end - cells.start),
+            );
+            stream.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+            stream
+        })
+        .collect();
+    let incoming = transport.all_to_all(outgoing)?;
+    let (new_blocks, new_cells) = (to.blocks(me), to.cells(me));
+    let mut new_summary = vec![0u8; (new_blocks.end - new_blocks.start) as usize];
+    let mut new_codes = vec![u64::MAX; code_words(new_cells.end - new_cells.start) as usize];
+    for (s, stream) in incoming.iter().enumerate() {
+        let blocks = piece(&from.blocks(s), &new_blocks);
+        let cells = piece(&from.cells(s), &new_cells);
+        if blocks.is_empty() {
+            if !stream.is_empty() {
+                return Err(Error::Exchange(format!("worker {s} handed over blocks it keeps")));
+            }
+            continue;
+        }
+        let at = (blocks.start - new_blocks.start) as usize..(blocks.end - new_blocks.start) as usize;
+        let (dst_bit, len) = (2 * (cells.start - new_cells.start), 2 * (cells.end - cells.start));
+        if s == me {
+            let start = (blocks.start - old_blocks.start) as usize;
+            new_summary[at].copy_from_slice(&summary[start..start + (blocks.end - blocks.start) as usize]);
+            copy_bits(
+                &codes,
+                2 * (cells.start - old_cells.start),
+                &mut new_codes,
+                dst_bit,
+                len,
+            );
+            continue;
+        }
+        let want = (blocks.end - blocks.start) as usize + 8 * code_words(cells.end - cells.start) as usize;
+        if stream.len() != want {
+            return Err(Error::Exchange(format!(
+                "worker {s} handed over {} bytes for blocks {blocks:?}, not {want}",
+                stream.len()
+            )));
+        }
+        let (bytes, packed) = stream.split_at(at.len());
+        new_summary[at].copy_from_slice(bytes);
+        copy_bits(&words(packed)?, 0, &mut new_codes, dst_bit, len);
+    }
+    Ok((new_codes, new_summary))
+}
+
+/// Copies bits `from..from + len` of `src` to bits `to..to + len` of
+/// `dst`, leaving `dst`'s other bits as they were.
+fn copy_bits(src: &[u64], from: u64, dst: &mut [u64], to: u64, len: u64) {
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(64) as u32;
+        write_bits(dst, to + done, n, read_bits(src, from + done, n));
+        done += u64::from(n);
+    }
+}
+
+/// Bits `at..at + n` of `src` (`n` from 1 to 64), from bit 0 up.
+fn read_bits(src: &[u64], at: u64, n: u32) -> u64 {
+    let (w, shift) = ((at / 64) as usize, (at % 64) as u32);
+    let mut bits = src[w] >> shift;
+    if shift > 0 && shift + n > 64 {
+        bits |= src[w + 1] << (64 - shift);
+    }
+    bits & mask(n)
+}
+
+/// Writes the low `n` bits of `bits` (`n` from 1 to 64) to bits
+/// `at..at + n` of `dst`.
+fn write_bits(dst: &mut [u64], at: u64, n: u32, bits: u64) {
+    let (w, shift) = ((at / 64) as usize, (at % 64) as u32);
+    let low = mask(n) << shift;
+    dst[w] = dst[w] & !low | (bits << shift) & low;
+    if shift > 0 && shift + n > 64 {
+        let high = mask(n) >> (64 - shift);
+        dst[w + 1] = dst[w + 1] & !high | (bits >> (64 - shift)) & high;
+    }
+}
+
+/// The low `n` bits set, `n` up to 64.
+fn mask(n: u32) -> u64 {
+    if n >= 64 { u64::MAX } else { (1 << n) - 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::partition::ChannelTransport;
+    use crate::variant::Variant;
+
+    /// Bit `k` of `words`, the slow way.
+    fn bit(words: &[u64], k: u64) -> bool {
+        words[(k / 64) as usize] >> (k % 64) & 1 == 1
+    }
+
+    /// A copy of any length between any two offsets moves exactly those
+    /// bits and leaves every other bit of the destination alone.
+    #[test]
+    fn copies_any_run_of_bits() {
+        let src: Vec<u64> = (0..6u64)
+            .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5555)
+            .collect();
+        for from in [0, 1, 31, 63, 64, 65, 100] {
+            for to in [0, 2, 33, 64, 127] {
+                for len in [0, 1, 2, 63, 64, 65, 128, 130, 190] {
+                    let mut dst = vec![0xa5a5_a5a5_a5a5_a5a5u64; 6];
+                    let before = dst.clone();
+                    copy_bits(&src, from, &mut dst, to, len);
+                    for k in 0..6 * 64 {
+                        let want = if (to..to + len).contains(&k) {
+                            bit(&src, from + k - to)
+                        } else {
+                            bit(&before, k)
+                        };
+                        assert_eq!(bit(&dst, k), want, "from {from} to {to} len {len}: bit {k}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `f` as every worker of `workers`, on threads, with their
+    /// transports; returns what each returned, in worker order.
+    fn on_workers<R: Send>(workers: usize, f: impl Fn(&mut ChannelTransport) -> R + Sync) -> Vec<R> {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ChannelTransport::connected(workers)
+                .into_iter()
+                .map(|mut transport| {
+                    let f = &f;
+                    scope.spawn(move || f(&mut transport))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    /// The codes of a made-up table of `len` positions, 2 bits each: a
+    /// code that depends on the position, so a misplaced one shows.
+    fn code_of(i: u64) -> u64 {
+        (i * 7 + i / 5) % 4
+    }
+
+    /// Worker `w`'s share of the made-up table under `partition`: its
+    /// codes and a summary byte per block that names the block.
+    fn share_of(partition: &Partition, w: usize) -> (Vec<u64>, Vec<u8>) {
+        let cells = partition.cells(w);
+        let mut codes = vec![u64::MAX; code_words(cells.end - cells.start) as usize];
+        for i in cells.clone() {
+            let k = i - cells.start;
+            let word = &mut codes[(k / 32) as usize];
+            *word = *word & !(3 << (2 * (k % 32))) | code_of(i) << (2 * (k % 32));
+        }
+        let summary = partition.blocks(w).map(|r| r as u8).collect();
+        (codes, summary)
+    }
+
+    /// Codes and summary bytes handed over to any other cut are, worker by
+    /// worker, the share that cut gives it, and handing them back restores
+    /// the first share exactly.
+    #[test]
+    fn a_moved_share_is_the_share_of_the_new_cut() {
+        let variant = Variant::named("7x6").unwrap();
+        let spec = &variant.classes()[0];
+        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let blocks = index.white_sets();
+        for workers in [2, 3, 4] {
+            let from = Partition::balanced(&index, workers).unwrap();
+            let mut bounds: Vec<u64> = (0..=workers as u64)
+                .map(|w| blocks * w * w / (workers * workers) as u64)
+                .collect();
+            bounds[1] = 0; // an empty range too
+            let to = Partition::of_bounds(&index, bounds);
+            let moved = on_workers(workers, |transport| {
+                let me = transport.worker();
+                let (codes, summary) = share_of(&from, me);
+                let there = move_share(transport, &from, &to, codes, summary).unwrap();
+                assert_eq!(there, share_of(&to, me), "worker {me} of {workers}");
+                move_share(transport, &to, &from, there.0, there.1).unwrap()
+            });
+            for (w, back) in moved.into_iter().enumerate() {
+                assert_eq!(back, share_of(&from, w));
+            }
+        }
+    }
+
+    /// Workers agree on one cut that gives each about the same estimated
+    /// work, and on none when they are already within the slack.
+    #[test]
+    fn workers_agree_on_a_balanced_cut() {
+        let variant = Variant::named("7x6").unwrap();
+        let spec = &variant.classes()[0];
+        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let blocks = index.white_sets();
+        // Work piled on the first blocks: the balanced cut moves left.
+        let work = |r: u64| if r < blocks / 4 { 100 } else { 1 };
+        for workers in [2, 3, 5] {
+            let partition = Partition::balanced(&index, workers).unwrap();
+            let cuts = on_workers(workers, |transport| {
+                let mine: Vec<u64> = partition.blocks(transport.worker()).map(work).collect();
+                balanced_cut(transport, &index, &partition, &mine, None).unwrap()
+            });
+            let cut = cuts[0].clone().expect("an unbalanced cut moves");
+            assert!(cuts.iter().all(|c| c.as_ref() == Some(&cut)));
+            let shares: Vec<u64> = (0..workers).map(|w| cut.blocks(w).map(work).sum()).collect();
+            let total: u64 = shares.iter().sum();
+            // Within a block's work of equal.
+            assert!(
+                shares.iter().all(|&s| s.abs_diff(total / workers as u64) <= 100),
+                "{shares:?}"
+            );
+            let again = on_workers(workers, |transport| {
+                let mine: Vec<u64> = cut.blocks(transport.worker()).map(work).collect();
+                balanced_cut(transport, &index, &cut, &mine, None).unwrap()
+            });
+            assert!(again.iter().all(Option::is_none));
+            // A move that costs more than the excess of a layer saves is
+            // not made, one that costs less is.
+            for (cost, moves) in [(Duration::from_millis(900), false), (Duration::from_millis(10), true)] {
+                let worth = Worth {
+                    layer: Duration::from_secs(1),
+                    cost,
+                };
+                let cuts = on_workers(workers, |transport| {
+                    let mine: Vec<u64> = partition.blocks(transport.worker()).map(work).collect();
+                    balanced_cut(transport, &index, &partition, &mine, Some(worth)).unwrap()
+                });
+                assert!(cuts.iter().all(|c| c.is_some() == moves), "{workers} workers, {cost:?}");
+            }
+        }
+    }
+}
