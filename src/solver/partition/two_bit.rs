@@ -580,6 +580,20 @@ fn round_cuts(blocks: &Range<u64>, work: &[u64], rounds: u64) -> Vec<u64> {
     cuts
 }
 
+/// What `old`, one entry for each block of `from`, becomes for the blocks
+/// of `to`: the entries of the blocks in both kept, those of the others
+/// worked out by `gained` for a run of them.
+fn carried<T: Clone>(old: &[T], from: &Range<u64>, to: &Range<u64>, gained: impl Fn(Range<u64>) -> Vec<T>) -> Vec<T> {
+    let kept = to.start.max(from.start)..to.end.min(from.end).max(to.start.max(from.start));
+    if kept.is_empty() {
+        return gained(to.clone());
+    }
+    let mut new = gained(to.start..kept.start);
+    new.extend_from_slice(&old[(kept.start - from.start) as usize..(kept.end - from.start) as usize]);
+    new.extend(gained(kept.end..to.end));
+    new
+}
+
 /// About what share of the positions of each block of `blocks` are
 /// canonical under `symmetries` ([`BlockTest::canonical_share`]; none in a
 /// block whose white set says none is).
@@ -843,10 +857,15 @@ impl Share<'_> {
         let (codes, summary) = move_share(transport, &self.partition, &to, codes, summary)?;
         self.codes = codes.into_iter().map(AtomicU64::new).collect();
         self.summary = summary.into_iter().map(AtomicU8::new).collect();
-        self.blocks = to.blocks(self.me);
+        let blocks = to.blocks(self.me);
+        self.canonical = carried(&self.canonical, &self.blocks, &blocks, |gained| {
+            canonical_blocks_in(self.symmetries, self.index, gained)
+        });
+        self.shares = carried(&self.shares, &self.blocks, &blocks, |gained| {
+            canonical_shares(self.symmetries, self.index, gained)
+        });
+        self.blocks = blocks;
         self.range = to.cells(self.me);
-        self.canonical = canonical_blocks_in(self.symmetries, self.index, self.blocks.clone());
-        self.shares = canonical_shares(self.symmetries, self.index, self.blocks.clone());
         self.halo = None;
         self.moved = to != *self.home;
         self.partition = to;
@@ -1202,6 +1221,35 @@ mod tests {
         assert_eq!(image_rounds(u64::MAX), 64);
         assert!(image_rounds(1_000) > 1);
         assert!(image_rounds(1_000) <= image_rounds(10_000));
+    }
+
+    /// What a worker knows of each block follows the block to its new
+    /// range, and only blocks it did not have are worked out.
+    #[test]
+    fn block_facts_follow_the_blocks() {
+        let fact = |r: u64| r * 10;
+        for (from, to) in [
+            (10..20, 15..30),
+            (10..20, 5..12),
+            (10..20, 0..40),
+            (10..20, 12..14),
+            (10..20, 30..35),
+            (10..20, 20..20),
+        ] {
+            let old: Vec<u64> = from.clone().map(fact).collect();
+            let worked = std::cell::Cell::new(0);
+            let new = carried(&old, &from, &to, |gained| {
+                assert!(
+                    gained.end <= from.start || gained.start >= from.end || gained.is_empty(),
+                    "{gained:?}"
+                );
+                worked.set(worked.get() + gained.end - gained.start);
+                gained.map(fact).collect()
+            });
+            assert_eq!(new, to.clone().map(fact).collect::<Vec<_>>(), "{from:?} to {to:?}");
+            let overlap = to.end.min(from.end).saturating_sub(to.start.max(from.start));
+            assert_eq!(worked.get(), (to.end - to.start) - overlap);
+        }
     }
 
     /// Every worker count gives, position for position, the codes, layers
