@@ -28,7 +28,8 @@ pub(super) const RUN: usize = 4096;
 /// position of each, twice over: what a pull layer reads of the others'
 /// frontiers (`bits`, sent by the owners before the layer), and what a push
 /// layer reached there (`outbox`, sent to the owners after it). Which
-/// blocks those are is settled once, when the search starts.
+/// blocks those are is settled when the search starts, and again whenever
+/// the two-bit search moves its ranges.
 pub(super) struct Halo {
     /// The blocks, ascending (so grouped by owner, in worker order).
     blocks: Vec<u64>,
