@@ -140,10 +140,17 @@ pub(super) fn changing_owner(from: &Partition, to: &Partition) -> u64 {
     (0..from.workers())
         .map(|w| {
             let (old, new) = (from.cells(w), to.cells(w));
-            let kept = new.end.min(old.end).saturating_sub(new.start.max(old.start));
-            (old.end - old.start) - kept
+            let kept = overlap(&old, &new);
+            (old.end - old.start) - (kept.end - kept.start)
         })
         .sum()
+}
+
+/// What the ranges `a` and `b` have in common: empty, starting where the
+/// later of them starts, when nothing.
+pub(super) fn overlap(a: &Range<u64>, b: &Range<u64>) -> Range<u64> {
+    let start = a.start.max(b.start);
+    start..a.end.min(b.end).max(start)
 }
 
 /// Hands the blocks that change owner from `from` to `to` to their new
@@ -166,14 +173,13 @@ pub(super) fn move_share<T: Transport + ?Sized>(
 ) -> Result<(Vec<u64>, Vec<u8>)> {
     let (me, workers) = (transport.worker(), transport.workers());
     let (old_blocks, old_cells) = (from.blocks(me), from.cells(me));
-    let piece = |a: &Range<u64>, b: &Range<u64>| a.start.max(b.start)..a.end.min(b.end).max(a.start.max(b.start));
     let outgoing = (0..workers)
         .map(|t| {
-            let blocks = piece(&old_blocks, &to.blocks(t));
+            let blocks = overlap(&old_blocks, &to.blocks(t));
             if t == me || blocks.is_empty() {
                 return Vec::new();
             }
-            let cells = piece(&old_cells, &to.cells(t));
+            let cells = overlap(&old_cells, &to.cells(t));
             let mut stream =
                 summary[(blocks.start - old_blocks.start) as usize..(blocks.end - old_blocks.start) as usize].to_vec();
             let mut words = vec![u64::MAX; code_words(cells.end - cells.start) as usize];
@@ -193,8 +199,8 @@ pub(super) fn move_share<T: Transport + ?Sized>(
     let mut new_summary = vec![0u8; (new_blocks.end - new_blocks.start) as usize];
     let mut new_codes = vec![u64::MAX; code_words(new_cells.end - new_cells.start) as usize];
     for (s, stream) in incoming.iter().enumerate() {
-        let blocks = piece(&from.blocks(s), &new_blocks);
-        let cells = piece(&from.cells(s), &new_cells);
+        let blocks = overlap(&from.blocks(s), &new_blocks);
+        let cells = overlap(&from.cells(s), &new_cells);
         if blocks.is_empty() {
             if !stream.is_empty() {
                 return Err(Error::Exchange(format!("worker {s} handed over blocks it keeps")));
@@ -270,7 +276,7 @@ fn mask(n: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::partition::ChannelTransport;
+    use crate::solver::partition::{ChannelTransport, on_threads};
     use crate::variant::Variant;
 
     /// Bit `k` of `words`, the slow way.
@@ -307,16 +313,9 @@ mod tests {
     /// Runs `f` as every worker of `workers`, on threads, with their
     /// transports; returns what each returned, in worker order.
     fn on_workers<R: Send>(workers: usize, f: impl Fn(&mut ChannelTransport) -> R + Sync) -> Vec<R> {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = ChannelTransport::connected(workers)
-                .into_iter()
-                .map(|mut transport| {
-                    let f = &f;
-                    scope.spawn(move || f(&mut transport))
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        })
+        on_threads(workers, &mut |_| {}, |transport, _| Ok(f(transport)))
+            .unwrap()
+            .0
     }
 
     /// The codes of a made-up table of `len` positions, 2 bits each: a

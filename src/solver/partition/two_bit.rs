@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::recut::{Worth, balanced_cut, changing_owner, move_share};
+use super::recut::{Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::{
     COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Reached, Transport, Worked,
     end_layer, message_at, on_threads, resumable, save_now, saved, trade_images, words,
@@ -584,7 +584,7 @@ fn round_cuts(blocks: &Range<u64>, work: &[u64], rounds: u64) -> Vec<u64> {
 /// of `to`: the entries of the blocks in both kept, those of the others
 /// worked out by `gained` for a run of them.
 fn carried<T: Clone>(old: &[T], from: &Range<u64>, to: &Range<u64>, gained: impl Fn(Range<u64>) -> Vec<T>) -> Vec<T> {
-    let kept = to.start.max(from.start)..to.end.min(from.end).max(to.start.max(from.start));
+    let kept = overlap(from, to);
     if kept.is_empty() {
         return gained(to.clone());
     }
