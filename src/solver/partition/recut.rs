@@ -318,6 +318,14 @@ mod tests {
             .0
     }
 
+    /// The tight index of the first class of variant `name`.
+    fn first_class_of(name: &str) -> TightIndex {
+        let variant = Variant::named(name).unwrap();
+        let classes = variant.classes();
+        let spec = &classes[0];
+        TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1)
+    }
+
     /// The codes of a made-up table of `len` positions, 2 bits each: a
     /// code that depends on the position, so a misplaced one shows.
     fn code_of(i: u64) -> u64 {
@@ -343,9 +351,7 @@ mod tests {
     /// the first share exactly.
     #[test]
     fn a_moved_share_is_the_share_of_the_new_cut() {
-        let variant = Variant::named("7x6").unwrap();
-        let spec = &variant.classes()[0];
-        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let index = first_class_of("7x6");
         let blocks = index.white_sets();
         for workers in [2, 3, 4] {
             let from = Partition::balanced(&index, workers).unwrap();
@@ -371,9 +377,7 @@ mod tests {
     /// work, and on none when they are already within the slack.
     #[test]
     fn workers_agree_on_a_balanced_cut() {
-        let variant = Variant::named("7x6").unwrap();
-        let spec = &variant.classes()[0];
-        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let index = first_class_of("7x6");
         let blocks = index.white_sets();
         // Work piled on the first blocks: the balanced cut moves left.
         let work = |r: u64| if r < blocks / 4 { 100 } else { 1 };
