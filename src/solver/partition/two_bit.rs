@@ -1018,18 +1018,20 @@ impl Share<'_> {
         let halo = self.halo.as_ref().expect("a halo from the first layer");
         halo.route(&self.partition, self.me, block);
         let mut batch = Batch::default();
+        // Kept here, not in `counts`, so that they may live in registers.
+        let (mut neighbours, mut crossing) = (0, 0);
         self.kernel.each_neighbour_part_in(
             isa,
             block,
             &blacks,
             #[inline(always)]
             |j, after, via| {
-                counts[2] += 1;
+                neighbours += 1;
                 let t = match via {
                     Via::Black => r,
                     Via::White(k) => {
                         if let Some(route) = block.routes[k] {
-                            counts[3] += 1;
+                            crossing += 1;
                             halo.reach(route.wrapping_add(j));
                             return;
                         }
@@ -1045,6 +1047,8 @@ impl Share<'_> {
             },
         );
         self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+        counts[2] += neighbours;
+        counts[3] += crossing;
         block.blacks = blacks;
     }
 
@@ -1098,44 +1102,56 @@ impl Share<'_> {
         let Found { counts, own, outgoing } = found;
         let mut batch = Batch::default();
         let mut left = 0u64;
-        codes.scan(self.index, r, block.safe, UNSEEN, |i, black| {
-            left += 1;
-            if !test.is_canonical(black) {
-                return;
-            }
-            counts[1] += 1;
-            let hit = self.kernel.neighbours_via_in(
-                isa,
-                block,
-                black,
-                #[inline(always)]
-                |j, _, via| {
-                    counts[2] += 1;
-                    if let Via::White(k) = via
-                        && let Some(route) = block.routes[k]
-                    {
-                        counts[3] += 1;
-                        halo.at(route.wrapping_add(j))
-                    } else {
-                        codes.code(j) == here
-                    }
-                },
-            );
-            if hit {
-                let unseen = codes.write(i, next);
-                debug_assert!(unseen, "only this pull writes a canonical position");
-                left -= 1;
-                let part = Part {
-                    white: block.white,
-                    black,
-                };
-                self.wrote(counts, own, i, r, part);
-                if batch.push(self.symmetries, part) {
-                    self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+        // Kept here, not in `counts`, so that they may live in registers.
+        let (mut expanded, mut neighbours, mut crossing) = (0, 0, 0);
+        codes.scan(
+            self.index,
+            r,
+            block.safe,
+            UNSEEN,
+            #[inline(always)]
+            |i, black| {
+                left += 1;
+                if !test.is_canonical(black) {
+                    return;
                 }
-            }
-        });
+                expanded += 1;
+                let hit = self.kernel.neighbours_via_in(
+                    isa,
+                    block,
+                    black,
+                    #[inline(always)]
+                    |j, _, via| {
+                        neighbours += 1;
+                        if let Via::White(k) = via
+                            && let Some(route) = block.routes[k]
+                        {
+                            crossing += 1;
+                            halo.at(route.wrapping_add(j))
+                        } else {
+                            codes.code(j) == here
+                        }
+                    },
+                );
+                if hit {
+                    let unseen = codes.write(i, next);
+                    debug_assert!(unseen, "only this pull writes a canonical position");
+                    left -= 1;
+                    let part = Part {
+                        white: block.white,
+                        black,
+                    };
+                    self.wrote(counts, own, i, r, part);
+                    if batch.push(self.symmetries, part) {
+                        self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+                    }
+                }
+            },
+        );
         self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+        counts[1] += expanded;
+        counts[2] += neighbours;
+        counts[3] += crossing;
         if left == 0 {
             self.summary_of(r).fetch_and(!UNSEEN_LEFT, Ordering::Relaxed);
         }
