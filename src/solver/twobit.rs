@@ -176,6 +176,36 @@ impl TwoBitSolution {
     }
 }
 
+/// How many positions a push of the layer coded `here` scans in the blocks
+/// `blocks` of `index`: those coded `here` in the blocks flagged
+/// [`CURRENT`] that may hold a canonical position. `summary` and
+/// `canonical` hold the blocks from the first of `blocks`, `codes` the
+/// positions from `base`.
+pub(super) fn push_work(
+    index: &TightIndex,
+    blocks: std::ops::Range<u64>,
+    codes: &[AtomicU64],
+    base: u64,
+    summary: &[AtomicU8],
+    canonical: &[bool],
+    here: u8,
+) -> u64 {
+    (0..(blocks.end - blocks.start) as usize)
+        .into_par_iter()
+        .with_min_len(1 << 10)
+        .filter(|&k| summary[k].load(Ordering::Relaxed) & CURRENT != 0 && canonical[k])
+        .map(|k| {
+            let block = index.block(blocks.start + k as u64);
+            count_codes(
+                codes,
+                |w| w.load(Ordering::Relaxed),
+                block.start - base..block.end - base,
+                here,
+            )
+        })
+        .sum()
+}
+
 /// The lowest values offered, at most [`HARDEST`] of them, lowest first.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Lowest {
@@ -611,19 +641,15 @@ impl State<'_> {
     /// What a push of layer `depth` would scan: the positions coded `here`
     /// in the [`CURRENT`] blocks that may hold a canonical position.
     fn current_work(&self, here: u8) -> u64 {
-        (0..self.index.white_sets() as usize)
-            .into_par_iter()
-            .with_min_len(1 << 10)
-            .filter(|&r| self.summary[r].load(Ordering::Relaxed) & CURRENT != 0 && self.canonical[r])
-            .map(|r| {
-                count_codes(
-                    self.codes,
-                    |w| w.load(Ordering::Relaxed),
-                    self.index.block(r as u64),
-                    here,
-                )
-            })
-            .sum()
+        push_work(
+            self.index,
+            0..self.index.white_sets(),
+            self.codes,
+            0,
+            self.summary,
+            self.canonical,
+            here,
+        )
     }
 
     /// Pushes layer `depth` out of block `r`, when it holds a position of

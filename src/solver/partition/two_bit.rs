@@ -49,8 +49,8 @@ use rayon::prelude::*;
 
 use super::recut::{Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::{
-    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, PULL_RATIO, Partition, Reached, Transport, Worked,
-    end_layer, message_at, on_threads, resumable, save_now, saved, trade_images, words,
+    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, Partition, Reached, Transport, Worked, end_layer,
+    message_at, on_threads, resumable, save_now, saved, trade_images, words,
 };
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
@@ -64,6 +64,7 @@ use crate::solver::HARDEST;
 use crate::solver::boundary::{
     LayerHardest, NoCheckpoints, Save, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume,
 };
+use crate::solver::direction::Rates;
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use crate::solver::isa::Bmi2;
@@ -71,7 +72,7 @@ use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::goal_index;
 use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
-use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, next_layer};
+use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, next_layer, push_work};
 
 /// What one worker of a two-bit partitioned search ends with.
 #[derive(Clone, Debug)]
@@ -270,6 +271,7 @@ pub fn run_worker<T: Transport + ?Sized>(
     let legal = index.len();
     let mut total: u64 = known.layers.iter().sum();
     let mut worth = Worth::default();
+    let mut rates = Rates::default();
     for depth in known.layers.len() as u64 - 1.. {
         if done {
             break;
@@ -277,7 +279,12 @@ pub fn run_worker<T: Transport + ?Sized>(
         let started = Instant::now();
         let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
         let frontier = *known.layers.last().expect("the goal's layer");
-        let pull = frontier * PULL_RATIO > legal - total;
+        let unseen = legal - total;
+        let residue: u64 = known.layers.iter().skip(usize::from(here)).step_by(3).sum();
+        // The direction that should cost less at the rates measured so
+        // far, as in the one-process search; every worker knows the same.
+        let scanned = sum_over_workers(transport, share.push_work(here))?;
+        let pull = rates.pull(frontier, residue, unseen, || scanned);
         let mut work = share.work(depth, pull);
         // Unit tests move ranges whenever shares are unequal, so that their
         // small boards move them too.
@@ -349,6 +356,13 @@ pub fn run_worker<T: Transport + ?Sized>(
         let (mine, hardest) = own.settle(transport, me)?;
         let found = stats.found;
         worth.layer = stats.busiest;
+        // A rate of zero would make that direction look free.
+        let seconds = stats.busiest.as_secs_f64().max(1e-9);
+        if pull {
+            rates.pull = Some(seconds / unseen.max(1) as f64);
+        } else {
+            rates.push = Some(seconds / scanned.max(1) as f64);
+        }
         report(&LayerStats {
             depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
             pull,
@@ -610,6 +624,18 @@ fn canonical_shares(symmetries: &Symmetries, index: &TightIndex, blocks: Range<u
         .collect()
 }
 
+/// The sum of every worker's `mine`, on every worker: a collective step.
+fn sum_over_workers<T: Transport + ?Sized>(transport: &mut T, mine: u64) -> Result<u64> {
+    let mut sum = 0u64;
+    for stream in transport.all_to_all(vec![mine.to_le_bytes().to_vec(); transport.workers()])? {
+        match *words(&stream)? {
+            [theirs] => sum = sum.saturating_add(theirs),
+            _ => return Err(Error::Exchange("a worker's count is not one word".into())),
+        }
+    }
+    Ok(sum)
+}
+
 /// What every worker knows of the watched positions, on every worker: the
 /// owner of each has its remoteness. A collective step.
 fn agree_on_watched<T: Transport + ?Sized>(transport: &mut T, watched: &[Option<u64>]) -> Result<Vec<Option<u64>>> {
@@ -835,6 +861,20 @@ impl Share<'_> {
                 1 + (count_codes(&self.codes, load, cells, want) as f64 * share) as u64
             })
             .collect()
+    }
+
+    /// How many positions a push of the layer coded `here` scans in its
+    /// blocks ([`push_work`]).
+    fn push_work(&self, here: u8) -> u64 {
+        push_work(
+            self.index,
+            self.blocks.clone(),
+            &self.codes,
+            self.range.start,
+            &self.summary,
+            &self.canonical,
+            here,
+        )
     }
 
     /// Moves this worker to its range of `to`, a collective step every
