@@ -76,16 +76,14 @@ impl Transport for MpiTransport {
             };
             let send_counts: Vec<Count> = sending.iter().map(|&n| piece(n).len() as Count).collect();
             let recv_counts: Vec<Count> = receiving.iter().map(|&n| piece(n).len() as Count).collect();
-            let mut send: Vec<u8> = outgoing
-                .iter()
-                .flat_map(|s| &s[piece(s.len() as u64)])
-                .copied()
-                .collect();
-            let mut recv = vec![0u8; recv_counts.iter().map(|&c| c as usize).sum()];
             // An empty Vec's pointer is 1, which Open MPI reads as
             // MPI_IN_PLACE: a byte past the counts keeps both real.
+            let mut send = Vec::with_capacity(send_counts.iter().map(|&c| c as usize).sum::<usize>() + 1);
+            for s in &outgoing {
+                send.extend_from_slice(&s[piece(s.len() as u64)]);
+            }
             send.push(0);
-            recv.push(0);
+            let mut recv = vec![0u8; recv_counts.iter().map(|&c| c as usize).sum::<usize>() + 1];
             let (send_at, recv_at) = (offsets(&send_counts), offsets(&recv_counts));
             {
                 let out = Partition::new(&send[..], &send_counts[..], &send_at[..]);

@@ -258,6 +258,16 @@ impl Message {
     /// [`Error::Exchange`] when the stream's length is not a whole number
     /// of messages.
     pub fn decode_all(stream: &[u8]) -> Result<Vec<Message>> {
+        Ok(Self::decode_each(stream)?.collect())
+    }
+
+    /// The messages of a stream of wire forms, one at a time: a layer's
+    /// streams are large, and are read once.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode_all`](Self::decode_all).
+    pub fn decode_each(stream: &[u8]) -> Result<impl Iterator<Item = Message> + '_> {
         if !stream.len().is_multiple_of(Self::BYTES) {
             return Err(Error::Exchange(format!(
                 "a message stream of {} bytes is not a whole number of {}-byte messages",
@@ -267,8 +277,7 @@ impl Message {
         }
         Ok(stream
             .chunks_exact(Self::BYTES)
-            .map(|c| Message::decode(c.try_into().expect("chunks of BYTES")))
-            .collect())
+            .map(|c| Message::decode(c.try_into().expect("chunks of BYTES"))))
     }
 }
 
@@ -988,7 +997,7 @@ fn trade_images<T: Transport + ?Sized>(
             continue;
         }
         let mut near = partition.blocks(me).start;
-        for m in Message::decode_all(stream)? {
+        for m in Message::decode_each(stream)? {
             let reached = own_index(index, partition, me, m, near)?;
             near = reached.block;
             run.push(reached);
