@@ -12,6 +12,11 @@
 //! other the codes and summary bytes of the blocks that change hands
 //! ([`move_share`]): two bits a position, once. Each then works out its
 //! halo anew, which costs more than the move.
+//!
+//! What the counts miss, each worker's [`Pace`] makes up: a worker that
+//! took longer per unit of its estimate than the others in the last layer
+//! of the kind (it took more of their images, or its blocks cost more per
+//! position) has its estimates weighed up by as much.
 
 use std::ops::Range;
 use std::time::Duration;
@@ -35,6 +40,68 @@ pub(super) struct Worth {
     /// What this worker's last move cost it, its new halo included (before
     /// any, what its first halo cost).
     pub(super) cost: Duration,
+}
+
+/// A layer of this kind whose busiest worker worked less than this is too
+/// short to time a worker's pace by.
+pub(super) const PACE_FROM: Duration = Duration::from_millis(20);
+
+/// How far a worker's pace may weigh its estimates up or down: by at most
+/// this factor.
+const PACE_LIMIT: f64 = 2.0;
+
+/// How long one worker took per unit of its estimated work in the last
+/// push and in the last pull that was long enough to time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Pace {
+    push: Option<f64>,
+    pull: Option<f64>,
+}
+
+impl Pace {
+    /// Notes that this worker's share of a layer (`pull` or push), whose
+    /// busiest worker worked `busiest`, was estimated at `work` units and
+    /// kept it `busy`. Every worker notes the same layers: the busiest
+    /// worker's time is the same on all.
+    pub(super) fn note(&mut self, pull: bool, work: u64, busy: Duration, busiest: Duration) {
+        if busiest < PACE_FROM || work == 0 {
+            return;
+        }
+        let pace = Some(busy.as_secs_f64() / work as f64);
+        if pull {
+            self.pull = pace;
+        } else {
+            self.push = pace;
+        }
+    }
+
+    /// This worker's estimates `work` for a layer (`pull` or push) weighed
+    /// by its pace over the mean pace of all workers in the last layer of
+    /// the kind, at most [`PACE_LIMIT`] up or down: a collective step.
+    /// Unweighed while not every worker has timed a layer of the kind.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Exchange`] when the transport fails or a worker's pace does
+    /// not decode.
+    pub(super) fn weigh<T: Transport + ?Sized>(&self, transport: &mut T, pull: bool, work: &[u64]) -> Result<Vec<u64>> {
+        let mine = if pull { self.pull } else { self.push };
+        // NaN when unknown: a pace is never negative or NaN.
+        let report = mine.unwrap_or(f64::NAN).to_bits().to_le_bytes().to_vec();
+        let mut paces = Vec::with_capacity(transport.workers());
+        for stream in transport.all_to_all(vec![report; transport.workers()])? {
+            match *words(&stream)? {
+                [bits] => paces.push(f64::from_bits(bits)),
+                _ => return Err(Error::Exchange("a worker's pace is not one word".into())),
+            }
+        }
+        let mean = paces.iter().sum::<f64>() / paces.len() as f64;
+        let factor = match mine {
+            Some(pace) if mean.is_finite() && mean > 0.0 => (pace / mean).clamp(1.0 / PACE_LIMIT, PACE_LIMIT),
+            _ => 1.0,
+        };
+        Ok(work.iter().map(|&w| (w as f64 * factor).round() as u64).collect())
+    }
 }
 
 /// Agrees with every other worker, a collective step, whether to re-cut
@@ -415,5 +482,45 @@ mod tests {
                 assert!(cuts.iter().all(|c| c.is_some() == moves), "{workers} workers, {cost:?}");
             }
         }
+    }
+
+    /// A worker's estimates are weighed by its pace over the mean, within
+    /// the limit, once every worker has timed a layer of the kind; a layer
+    /// too short to time changes nothing.
+    #[test]
+    fn paces_weigh_the_estimates() {
+        let work = [10u64, 1, 40];
+        let weighed = |paces: Vec<Option<f64>>, pull: bool| {
+            let workers = paces.len();
+            on_workers(workers, |transport| {
+                let mut pace = Pace::default();
+                if let Some(p) = paces[transport.worker()] {
+                    // A unit of work that took `p` seconds.
+                    pace.note(pull, 1_000, Duration::from_secs_f64(p * 1_000.0), PACE_FROM);
+                }
+                pace.weigh(transport, pull, &work).unwrap()
+            })
+        };
+        assert_eq!(
+            weighed(vec![Some(1.0), Some(2.0), Some(3.0)], false),
+            [vec![5, 1, 20], vec![10, 1, 40], vec![15, 2, 60]]
+        );
+        // At most twice, or half, what the counts say.
+        assert_eq!(
+            weighed(vec![Some(1.0), Some(99.0)], true),
+            [vec![5, 1, 20], vec![20, 2, 79]]
+        );
+        // Until every worker has a pace, none weighs.
+        assert_eq!(weighed(vec![Some(1.0), None], true), [work.to_vec(), work.to_vec()]);
+        // A push's pace says nothing of a pull.
+        let kinds = on_workers(2, |transport| {
+            let mut pace = Pace::default();
+            let p = 1.0 + transport.worker() as f64;
+            pace.note(false, 1_000, Duration::from_secs_f64(p), PACE_FROM);
+            // Too short to time.
+            pace.note(true, 1_000, Duration::from_secs_f64(p), PACE_FROM / 2);
+            pace.weigh(transport, true, &work).unwrap()
+        });
+        assert_eq!(kinds, [work.to_vec(), work.to_vec()]);
     }
 }

@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::recut::{Worth, balanced_cut, changing_owner, move_share, overlap};
+use super::recut::{Pace, Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::{
     COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, Partition, Reached, Transport, Worked, end_layer,
     message_at, on_threads, resumable, save_now, saved, trade_images, words,
@@ -272,6 +272,7 @@ pub fn run_worker<T: Transport + ?Sized>(
     let mut total: u64 = known.layers.iter().sum();
     let mut worth = Worth::default();
     let mut rates = Rates::default();
+    let mut pace = Pace::default();
     for depth in known.layers.len() as u64 - 1.. {
         if done {
             break;
@@ -291,7 +292,8 @@ pub fn run_worker<T: Transport + ?Sized>(
         let asked_worth = (!cfg!(test)).then_some(worth);
         let moving = Instant::now();
         let mut moved = 0;
-        if let Some(cut) = balanced_cut(transport, index, &share.partition, &work, asked_worth)? {
+        let weighed = pace.weigh(transport, pull, &work)?;
+        if let Some(cut) = balanced_cut(transport, index, &share.partition, &weighed, asked_worth)? {
             moved = changing_owner(&share.partition, &cut);
             share.move_to(cut, transport)?;
             known.watched = agree_on_watched(transport, &known.watched)?;
@@ -349,9 +351,14 @@ pub fn run_worker<T: Transport + ?Sized>(
             images,
             busy,
         };
+        let mut taking = Duration::ZERO;
         let stats = end_layer(transport, index, &share.partition, worked, |run, images| {
-            Ok(share.receive(run, next, images, &mut own))
+            let started = Instant::now();
+            let taken = share.receive(run, next, images, &mut own);
+            taking += started.elapsed();
+            Ok(taken)
         })?;
+        pace.note(pull, work.iter().sum(), busy + taking, stats.busiest);
         // What every worker wrote into this worker's home range.
         let (mine, hardest) = own.settle(transport, me)?;
         let found = stats.found;
