@@ -15,7 +15,6 @@
 use std::time::Duration;
 
 use super::layer::{Event, report_saved};
-use super::mod3::UNSEEN;
 use super::partition::two_bit::{self, Asked, TwoBitShare};
 use super::partition::{self, Partition, Transport};
 use super::{ClassStats, HARDEST, Plan, ShareCheckpoints};
@@ -471,9 +470,7 @@ impl TwoBitShares {
         let (partition, share) = self.shares[k]
             .as_ref()
             .ok_or_else(|| Error::Exchange(format!("class {k} is not searched here")))?;
-        send_pieces(transport, k, partition, sink, |piece| {
-            piece.map(|j| share.table.get(j).unwrap_or(UNSEEN)).collect()
-        })
+        send_pieces(transport, k, partition, sink, |piece| share.table.codes(piece))
     }
 
     /// The classes searched here, in order: those whose codes [`send`](Self::send) sends.
