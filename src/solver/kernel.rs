@@ -387,6 +387,24 @@ impl<'a> Kernel<'a> {
         isa: I,
         block: &Block,
         blacks: &[Bitboard],
+        f: impl FnMut(u64, Part, Via),
+    ) {
+        self.each_neighbour_routed_in(isa, block, blacks, |_| {}, f);
+    }
+
+    /// [`each_neighbour_part_in`](Self::each_neighbour_part_in) for a
+    /// search split between workers: a white move that [`Block::routes`]
+    /// sends to another worker gives `away` the bit of each of its
+    /// neighbours (its route plus the neighbour's index), decided once for
+    /// the move rather than once for each neighbour; the other neighbours
+    /// go to `f`. With no routes, every neighbour goes to `f`.
+    #[inline(always)]
+    pub(super) fn each_neighbour_routed_in<I: Isa>(
+        &self,
+        isa: I,
+        block: &Block,
+        blacks: &[Bitboard],
+        mut away: impl FnMut(u64),
         mut f: impl FnMut(u64, Part, Via),
     ) {
         if block.black_moves {
@@ -404,6 +422,7 @@ impl<'a> Kernel<'a> {
             }
         }
         for (k, m) in block.white_moves.iter().enumerate() {
+            let route = block.routes.get(k).copied().flatten();
             for &black in blacks {
                 if !(black & m.forbid).is_empty() {
                     continue;
@@ -413,7 +432,10 @@ impl<'a> Kernel<'a> {
                 } else {
                     block.move_rankers[k].rank(black)
                 };
-                f(m.start + rank, Part { white: m.white, black }, Via::White(k));
+                match route {
+                    Some(route) => away(route.wrapping_add(m.start + rank)),
+                    None => f(m.start + rank, Part { white: m.white, black }, Via::White(k)),
+                }
             }
         }
     }

@@ -1067,25 +1067,23 @@ impl Share<'_> {
         let mut batch = Batch::default();
         // Kept here, not in `counts`, so that they may live in registers.
         let (mut neighbours, mut crossing) = (0, 0);
-        self.kernel.each_neighbour_part_in(
+        self.kernel.each_neighbour_routed_in(
             isa,
             block,
             &blacks,
             #[inline(always)]
+            |bit| {
+                crossing += 1;
+                halo.reach(bit);
+            },
+            #[inline(always)]
             |j, after, via| {
                 neighbours += 1;
-                let t = match via {
-                    Via::Black => r,
-                    Via::White(k) => {
-                        if let Some(route) = block.routes[k] {
-                            crossing += 1;
-                            halo.reach(route.wrapping_add(j));
-                            return;
-                        }
-                        block.white_target(k).0
-                    }
-                };
                 if codes.code(j) == UNSEEN && codes.write(j, next) {
+                    let t = match via {
+                        Via::Black => r,
+                        Via::White(k) => block.white_target(k).0,
+                    };
                     self.wrote(counts, own, j, t, after);
                     if batch.push(self.symmetries, after) {
                         self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
@@ -1094,7 +1092,7 @@ impl Share<'_> {
             },
         );
         self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
-        counts[2] += neighbours;
+        counts[2] += neighbours + crossing;
         counts[3] += crossing;
         block.blacks = blacks;
     }
