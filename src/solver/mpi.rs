@@ -79,8 +79,12 @@ impl Transport for MpiTransport {
             // An empty Vec's pointer is 1, which Open MPI reads as
             // MPI_IN_PLACE: a byte past the counts keeps both real.
             let mut send = Vec::with_capacity(send_counts.iter().map(|&c| c as usize).sum::<usize>() + 1);
-            for s in &outgoing {
+            for s in &mut outgoing {
                 send.extend_from_slice(&s[piece(s.len() as u64)]);
+                if round + 1 == rounds {
+                    // Sent whole: its memory goes before the replies come.
+                    *s = Vec::new();
+                }
             }
             send.push(0);
             let mut recv = vec![0u8; recv_counts.iter().map(|&c| c as usize).sum::<usize>() + 1];
