@@ -516,11 +516,11 @@ impl<'a> MirrorHashes<'a> {
         self.dense.rank(self.mirror.part(part))
     }
 
-    /// The least hash of the image of any position with white set `white`:
-    /// the image's white set ranks the hash, its black set only adds less
-    /// than C(n − w, b). Almost every position a layer finds has a white
-    /// set whose image ranks above the hardest found so far, and is passed
-    /// over without a whole hash.
+    /// A lower bound of the hash of the image of any position with white
+    /// set `white`: the part of the hash the image's white set gives (its
+    /// black set adds less than C(n − w, b)). Almost every position a layer
+    /// finds has a white set whose image ranks above the hardest found so
+    /// far, and is passed over without a whole hash.
     #[inline]
     pub(super) fn lower_bound(&self, white: Bitboard) -> u64 {
         colex_rank(self.mirror.cells(white)) * self.per_white
