@@ -5,6 +5,7 @@
 //! owners. And the wire form of a run of bit words, whole or as its nonzero
 //! words.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Partition, Transport, words};
@@ -47,37 +48,82 @@ pub(super) struct Halo {
     outbox: Vec<AtomicU64>,
 }
 
+/// How many white moves out of a worker's blocks lead to each block of
+/// the class: what its halo is worked out from (the blocks some move
+/// reaches that are not its own). Kept as the worker's range moves, so a
+/// move of the two-bit search recounts only the blocks that change hands
+/// rather than every block of the range. Two bytes a white set: a white
+/// set is reached by no more moves than lead out of it (a white move is
+/// undone by one), at most 4 rays of 63 cells for each of at most 64
+/// bishops.
+pub(super) struct Reach {
+    /// `counts[t]`: the moves out of `blocks` that lead to block `t`.
+    counts: Vec<u16>,
+    /// The blocks counted.
+    blocks: Range<u64>,
+}
+
+impl Reach {
+    /// The moves out of `blocks`, counted.
+    pub(super) fn new(kernel: &Kernel<'_>, index: &TightIndex, blocks: Range<u64>) -> Reach {
+        let mut reach = Reach {
+            counts: vec![0; index.white_sets() as usize],
+            blocks: blocks.start..blocks.start,
+        };
+        reach.move_to(kernel, blocks);
+        reach
+    }
+
+    /// Counts the moves out of `blocks` instead: takes away those of the
+    /// blocks it no longer counts and adds those of the blocks it gains.
+    pub(super) fn move_to(&mut self, kernel: &Kernel<'_>, blocks: Range<u64>) {
+        for lost in without(&self.blocks, &blocks) {
+            for r in lost {
+                kernel.white_targets(r, |t| self.counts[t as usize] -= 1);
+            }
+        }
+        for gained in without(&blocks, &self.blocks) {
+            for r in gained {
+                kernel.white_targets(r, |t| self.counts[t as usize] += 1);
+            }
+        }
+        self.blocks = blocks;
+    }
+
+    /// The blocks a move out of its blocks leads to that are not among
+    /// them, ascending.
+    fn outside(&self) -> Vec<u64> {
+        (0..self.counts.len() as u64)
+            .filter(|t| self.counts[*t as usize] > 0 && !self.blocks.contains(t))
+            .collect()
+    }
+}
+
+/// The blocks of `a` that are not in `b`: below `b` and above it.
+fn without(a: &Range<u64>, b: &Range<u64>) -> [Range<u64>; 2] {
+    [a.start..a.end.min(b.start), a.start.max(b.end)..a.end]
+}
+
 impl Halo {
-    /// Works out the halo of worker `me` of `partition` and tells every
-    /// other worker which of its blocks it needs: a collective step, which
-    /// every worker runs before the first layer.
+    /// Works out the halo of worker `me` of `partition` from the moves out
+    /// of its blocks (`reach`, which counts those) and tells every other
+    /// worker which of its blocks it needs: a collective step, which every
+    /// worker runs before the first layer and after each move of ranges.
     pub(super) fn new<T: Transport + ?Sized>(
-        kernel: &Kernel<'_>,
+        reach: &Reach,
         index: &TightIndex,
         partition: &Partition,
         me: usize,
         transport: &mut T,
     ) -> Result<Halo> {
         let mine = partition.blocks(me);
-        // One bit a block of the class: a worker's blocks reach most of
-        // the others' many times over, so marking beats sorting a list.
-        let mut wanted = vec![0u64; index.white_sets().div_ceil(64) as usize];
-        for r in mine.clone() {
-            kernel.white_targets(r, |t| {
-                if !mine.contains(&t) {
-                    wanted[(t / 64) as usize] |= 1 << (t % 64);
-                }
-            });
+        if reach.blocks != mine {
+            return Err(Error::Exchange(format!(
+                "worker {me} counted the moves of blocks {:?}, not of its blocks {mine:?}",
+                reach.blocks
+            )));
         }
-        let blocks: Vec<u64> = wanted
-            .iter()
-            .enumerate()
-            .flat_map(|(k, &word)| {
-                (0..64)
-                    .filter(move |bit| word >> bit & 1 == 1)
-                    .map(move |bit| 64 * k as u64 + bit)
-            })
-            .collect();
+        let blocks = reach.outside();
         let workers = partition.workers();
         let mut starts = Vec::with_capacity(blocks.len());
         let mut segments = vec![0; workers + 1];
@@ -459,6 +505,33 @@ mod tests {
         words[(bits / 64) as usize] |= 1 << (bits % 64);
         let e = halo.reached(&index, 1, &pack_words(&words), |_| Ok(0)).unwrap_err();
         assert!(matches!(e, Error::Exchange(_)), "{e}");
+    }
+
+    /// Counts kept through moves of the range equal counts made afresh,
+    /// and the blocks outside are those some move out of the range
+    /// reaches, as a plain search over the moves finds them.
+    #[test]
+    fn reach_moved_equals_reach_counted_afresh() {
+        let spec = Variant::named("7x6").unwrap().classes()[0].clone();
+        let (w, b) = spec.counts();
+        let index = TightIndex::new(&spec.geometry, w, b);
+        let kernel = Kernel::new(&spec.geometry, &index);
+        let n = index.white_sets();
+        let mut reach = Reach::new(&kernel, &index, 0..n / 3);
+        for blocks in [n / 4..n / 2, n / 2..n, 0..n, 5..5, n / 3..2 * n / 3] {
+            reach.move_to(&kernel, blocks.clone());
+            let fresh = Reach::new(&kernel, &index, blocks.clone());
+            assert_eq!(reach.counts, fresh.counts, "{blocks:?}");
+            let mut outside = std::collections::BTreeSet::new();
+            for r in blocks.clone() {
+                kernel.white_targets(r, |t| {
+                    if !blocks.contains(&t) {
+                        outside.insert(t);
+                    }
+                });
+            }
+            assert_eq!(reach.outside(), outside.into_iter().collect::<Vec<_>>(), "{blocks:?}");
+        }
     }
 
     #[test]

@@ -85,7 +85,7 @@ use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
 use super::layer::{Event, goal_index, report_saved, too_deep};
 
-use self::halo::{Halo, RUN, Reached};
+use self::halo::{Halo, RUN, Reach, Reached};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
@@ -829,7 +829,8 @@ pub fn run_worker<T: Transport + ?Sized>(
         let frontier = *found.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > index.len() - total;
         if worker.halo.is_none() {
-            worker.halo = Some(Halo::new(&worker.kernel, index, partition, me, transport)?);
+            let reach = Reach::new(&worker.kernel, index, partition.blocks(me));
+            worker.halo = Some(Halo::new(&reach, index, partition, me, transport)?);
         }
         let mut working = Instant::now();
         let (counts, outgoing) = if pull {

@@ -7,11 +7,13 @@
 //! So before a layer every worker estimates the work of each of its blocks
 //! (the positions the layer expands or searches), and when the busiest
 //! worker would have more than [`SLACK_PERCENT`] over the mean, and the
-//! time that would save is more than a move costs, the workers agree on
-//! new contiguous ranges of equal work ([`balanced_cut`]) and hand each
-//! other the codes and summary bytes of the blocks that change hands
-//! ([`move_share`]): two bits a position, once. Each then works out its
-//! halo anew, which costs more than the move.
+//! time that would save (its excess work at the time a unit of work took
+//! in the last layer of the kind, [`Units`]) is more than a move costs,
+//! the workers agree on new contiguous ranges of equal work
+//! ([`balanced_cut`]) and hand each other the codes and summary bytes of
+//! the blocks that change hands ([`move_share`]): two bits a position,
+//! once. Each then recounts the white moves of the blocks it gained and
+//! lost and works out its halo from the counts.
 //!
 //! What the counts miss, each worker's [`Pace`] makes up: a worker that
 //! took longer per unit of its estimate than the others in the last layer
@@ -34,12 +36,61 @@ pub(super) const SLACK_PERCENT: u64 = 10;
 /// it.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Worth {
-    /// About how long the layer's busiest worker will work: every worker
-    /// passes the same guess (the last layer's).
-    pub(super) layer: Duration,
+    /// About how long a unit of estimated work keeps a worker busy, in
+    /// seconds ([`Units::of`]): the same on every worker. `None` before any
+    /// layer was timed, when nothing is worth a move.
+    pub(super) unit: Option<f64>,
     /// What this worker's last move cost it, its new halo included (before
     /// any, what its first halo cost).
     pub(super) cost: Duration,
+}
+
+/// How long a unit of estimated work kept the busiest worker busy in the
+/// last push and the last pull: the busiest worker's time over the
+/// estimate of the busiest share the layer was planned with. From it, the
+/// time a re-cut would save: a layer's time grows with its frontier, so
+/// the last layer's time says little of the next one's, while its time
+/// per unit does.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Units {
+    push: Option<f64>,
+    pull: Option<f64>,
+}
+
+impl Units {
+    /// Notes that a layer (`pull` or push) planned with a busiest share of
+    /// `planned` units of estimated work kept its busiest worker busy for
+    /// `busiest`. Every worker notes the same.
+    pub(super) fn note(&mut self, pull: bool, planned: u64, busiest: Duration) {
+        if planned == 0 {
+            return;
+        }
+        let unit = Some(busiest.as_secs_f64() / planned as f64);
+        if pull {
+            self.pull = unit;
+        } else {
+            self.push = unit;
+        }
+    }
+
+    /// The time a unit of a layer's (`pull` or push) estimate takes: that
+    /// of the last layer of the kind, else of the other kind.
+    pub(super) fn of(&self, pull: bool) -> Option<f64> {
+        if pull {
+            self.pull.or(self.push)
+        } else {
+            self.push.or(self.pull)
+        }
+    }
+}
+
+/// What the workers agreed on before a layer ([`balanced_cut`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Cut {
+    /// The partition to move to, if any.
+    pub(super) to: Option<Partition>,
+    /// The estimated work of the busiest share the layer runs with.
+    pub(super) busiest: u64,
 }
 
 /// A layer of this kind whose busiest worker worked less than this is too
@@ -106,12 +157,12 @@ impl Pace {
 
 /// Agrees with every other worker, a collective step, whether to re-cut
 /// `partition` before a layer whose work this worker estimates at
-/// `work[k]` for its block `partition.blocks(me).start + k`: `None` when
+/// `work[k]` for its block `partition.blocks(me).start + k`: no move when
 /// the busiest worker's estimate is within [`SLACK_PERCENT`] of the mean,
-/// or, given what it is `worth`, when the layer's time times the busiest
-/// worker's excess share would not pay for the costliest worker's move;
-/// otherwise the partition whose contiguous ranges hold equal shares of
-/// the estimated work (at whole blocks), the same on every worker.
+/// or, given what it is `worth`, when the time of the busiest worker's
+/// excess work would not pay for the costliest worker's move; otherwise
+/// the partition whose contiguous ranges hold equal shares of the
+/// estimated work (at whole blocks), the same on every worker.
 ///
 /// # Errors
 ///
@@ -123,7 +174,7 @@ pub(super) fn balanced_cut<T: Transport + ?Sized>(
     partition: &Partition,
     work: &[u64],
     worth: Option<Worth>,
-) -> Result<Option<Partition>> {
+) -> Result<Cut> {
     let (me, workers) = (transport.worker(), transport.workers());
     let blocks = partition.blocks(me);
     if work.len() as u64 != blocks.end - blocks.start {
@@ -149,15 +200,21 @@ pub(super) fn balanced_cut<T: Transport + ?Sized>(
     }
     let total: u128 = totals.iter().sum();
     let busiest = totals.iter().copied().max().unwrap_or(0);
+    let stay = Cut {
+        to: None,
+        busiest: u64::try_from(busiest).unwrap_or(u64::MAX),
+    };
     if workers < 2 || busiest * 100 * workers as u128 <= total * u128::from(100 + SLACK_PERCENT) {
-        return Ok(None);
+        return Ok(stay);
     }
     // The layer would take `busiest` where equal shares take the mean.
     let excess = busiest - total / workers as u128;
     if let Some(worth) = worth
-        && u128::from(nanos(worth.layer)) * excess <= u128::from(costliest) * busiest
+        && worth
+            .unit
+            .is_none_or(|unit| excess as f64 * unit * 1e9 <= costliest as f64)
     {
-        return Ok(None);
+        return Ok(stay);
     }
     // Cut `k` falls before the first block whose preceding work reaches
     // `total · k / workers`; the worker whose estimate spans that target
@@ -199,7 +256,10 @@ pub(super) fn balanced_cut<T: Transport + ?Sized>(
         return Err(Error::Exchange("the workers' cuts are out of order".into()));
     }
     let cut = Partition::of_bounds(index, bounds);
-    Ok((cut != *partition).then_some(cut))
+    Ok(Cut {
+        busiest: u64::try_from(total.div_ceil(workers as u128)).unwrap_or(u64::MAX),
+        to: (cut != *partition).then_some(cut),
+    })
 }
 
 /// How many positions change owner from `from` to `to`.
@@ -454,34 +514,59 @@ mod tests {
                 let mine: Vec<u64> = partition.blocks(transport.worker()).map(work).collect();
                 balanced_cut(transport, &index, &partition, &mine, None).unwrap()
             });
-            let cut = cuts[0].clone().expect("an unbalanced cut moves");
-            assert!(cuts.iter().all(|c| c.as_ref() == Some(&cut)));
+            let cut = cuts[0].to.clone().expect("an unbalanced cut moves");
+            assert!(cuts.iter().all(|c| *c == cuts[0]));
             let shares: Vec<u64> = (0..workers).map(|w| cut.blocks(w).map(work).sum()).collect();
             let total: u64 = shares.iter().sum();
-            // Within a block's work of equal.
+            // Within a block's work of equal, as planned.
             assert!(
                 shares.iter().all(|&s| s.abs_diff(total / workers as u64) <= 100),
                 "{shares:?}"
             );
+            assert_eq!(cuts[0].busiest, total.div_ceil(workers as u64));
             let again = on_workers(workers, |transport| {
                 let mine: Vec<u64> = cut.blocks(transport.worker()).map(work).collect();
                 balanced_cut(transport, &index, &cut, &mine, None).unwrap()
             });
-            assert!(again.iter().all(Option::is_none));
-            // A move that costs more than the excess of a layer saves is
-            // not made, one that costs less is.
-            for (cost, moves) in [(Duration::from_millis(900), false), (Duration::from_millis(10), true)] {
-                let worth = Worth {
-                    layer: Duration::from_secs(1),
-                    cost,
-                };
+            let busiest = *shares.iter().max().unwrap();
+            assert!(again.iter().all(|c| *c == Cut { to: None, busiest }));
+            // A move that costs more than the busiest worker's excess work
+            // takes is not made, one that costs less is; with no time for a
+            // unit of work known, none is.
+            let before: Vec<u64> = (0..workers).map(|w| partition.blocks(w).map(work).sum()).collect();
+            let excess = before.iter().max().unwrap() - before.iter().sum::<u64>() / workers as u64;
+            // The excess takes 100 ms.
+            let unit = Some(0.1 / excess as f64);
+            for (unit, cost, moves) in [
+                (unit, Duration::from_millis(110), false),
+                (unit, Duration::from_millis(90), true),
+                (None, Duration::ZERO, false),
+            ] {
+                let worth = Worth { unit, cost };
                 let cuts = on_workers(workers, |transport| {
                     let mine: Vec<u64> = partition.blocks(transport.worker()).map(work).collect();
                     balanced_cut(transport, &index, &partition, &mine, Some(worth)).unwrap()
                 });
-                assert!(cuts.iter().all(|c| c.is_some() == moves), "{workers} workers, {cost:?}");
+                assert!(
+                    cuts.iter().all(|c| c.to.is_some() == moves),
+                    "{workers} workers, {cost:?}"
+                );
             }
         }
+    }
+
+    /// The time of a unit of work is the kind's, else the other kind's,
+    /// and none before any layer.
+    #[test]
+    fn units_time_the_kind_else_the_other() {
+        let mut units = Units::default();
+        assert_eq!((units.of(false), units.of(true)), (None, None));
+        units.note(false, 0, Duration::from_secs(1));
+        assert_eq!(units.of(false), None, "nothing planned, nothing learned");
+        units.note(false, 1_000, Duration::from_secs(2));
+        assert_eq!((units.of(false), units.of(true)), (Some(0.002), Some(0.002)));
+        units.note(true, 1_000, Duration::from_secs(1));
+        assert_eq!((units.of(false), units.of(true)), (Some(0.002), Some(0.001)));
     }
 
     /// A worker's estimates are weighed by its pace over the mean, within
