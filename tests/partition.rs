@@ -38,7 +38,9 @@ fn agree(name: &str, workers: &[usize]) {
             let messages: u64 = run.layers.iter().map(|l| l.messages).sum();
             let bytes: u64 = run.layers.iter().map(|l| l.bytes).sum();
             let halo: u64 = run.layers.iter().map(|l| l.halo_bytes).sum();
-            assert_eq!(bytes, messages * Message::BYTES as u64 + halo, "{what}");
+            // Images go as messages or as a bitmap, whichever is smaller.
+            assert!(bytes >= halo, "{what}");
+            assert_eq!(bytes > halo, messages > 0, "{what}: bytes for images");
             // Both kinds of layer ran, and a pull with several workers
             // needed other workers' frontier bits.
             assert!(run.layers.iter().any(|l| l.pull), "{what}: no layer pulled");

@@ -362,7 +362,7 @@ fn any_bit(bits: &[u64], first: u64, len: u64) -> bool {
 /// byte, then each little-endian) or, when fewer bytes, only the words
 /// that are not zero (a `1` byte, then each one's place as a little-endian
 /// `u32` and the word): pushes early in a search reach few positions.
-fn pack_words(words: &[u64]) -> Vec<u8> {
+pub(super) fn pack_words(words: &[u64]) -> Vec<u8> {
     if words.is_empty() {
         return Vec::new();
     }
@@ -389,7 +389,7 @@ fn pack_words(words: &[u64]) -> Vec<u8> {
 
 /// Reads the words of a [`pack_words`] stream into `words`, whose length
 /// the receiver knows; else says what is wrong with the stream.
-fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), String> {
+pub(super) fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), String> {
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
     match stream.split_first() {
         None if words.is_empty() => Ok(()),

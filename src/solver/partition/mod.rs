@@ -944,7 +944,7 @@ fn end_layer<T: Transport + ?Sized>(
     counts[0] += taken;
     counts[3] += sent.0;
     counts[4] += sent.1;
-    counts[5] += sent.1 * Message::BYTES as u64;
+    counts[5] += sent.2;
     counts[7] = u64::try_from(busy.as_nanos()).unwrap_or(u64::MAX);
     let (sums, max_worker_bytes, busiest) = sum_counts(transport, counts)?;
     let [
@@ -975,7 +975,8 @@ fn end_layer<T: Transport + ?Sized>(
 /// Sends each worker the images this one found in its range (`images`, by
 /// owner) and takes what the others sent with `receive`, a run at a time:
 /// a collective step. Returns how many positions `receive` took, and how
-/// many images this worker had and sent (repeats dropped).
+/// many images this worker had and sent (repeats dropped) and in how many
+/// bytes.
 ///
 /// # Errors
 ///
@@ -987,10 +988,10 @@ fn trade_images<T: Transport + ?Sized>(
     partition: &Partition,
     images: Vec<Vec<Message>>,
     mut receive: impl FnMut(&[Reached]) -> Result<u64>,
-) -> Result<(u64, (u64, u64))> {
+) -> Result<(u64, (u64, u64, u64))> {
     let me = transport.worker();
     let had = images.iter().map(|list| list.len() as u64).sum::<u64>();
-    let (incoming, sent) = exchange(transport, partition, images)?;
+    let (incoming, sent, bytes) = exchange(transport, partition, images)?;
     let mut taken = 0;
     let mut run = Vec::with_capacity(RUN);
     for (from, stream) in incoming.iter().enumerate() {
@@ -998,19 +999,24 @@ fn trade_images<T: Transport + ?Sized>(
             continue;
         }
         let mut near = partition.blocks(me).start;
-        for m in Message::decode_each(stream)? {
-            let reached = own_index(index, partition, me, m, near)?;
+        each_image(stream, partition.cells(me), |i| {
+            let reached = own_index(index, partition, me, Message { index: i }, near)?;
             near = reached.block;
             run.push(reached);
             if run.len() == RUN {
                 taken += receive(&run)?;
                 run.clear();
             }
-        }
+            Ok(())
+        })
+        .map_err(|e| match e {
+            Error::Exchange(why) => Error::Exchange(format!("worker {from} sent images that {why}")),
+            other => other,
+        })?;
         taken += receive(&run)?;
         run.clear();
     }
-    Ok((taken, (had, sent)))
+    Ok((taken, (had, sent, bytes)))
 }
 
 /// A layer's counts of every worker, summed, the most bytes one worker
@@ -1042,40 +1048,49 @@ fn sum_counts<T: Transport + ?Sized>(transport: &mut T, counts: [u64; COUNTS]) -
     Ok((sums, max_worker_bytes, busiest))
 }
 
-/// Sends `outgoing[w]`, positions of worker `w` of `partition`, to it,
-/// sorted and without repeats (fewer bytes, and the receiver walks its
-/// cells in order); returns what the others sent and how many messages
-/// this worker sent.
+/// Sends `outgoing[w]`, positions of worker `w` of `partition`, to it, in
+/// order and without repeats ([`encode_images`]); returns what the others
+/// sent, and how many images this worker sent in how many bytes.
 fn exchange<T: Transport + ?Sized>(
     transport: &mut T,
     partition: &Partition,
     outgoing: Vec<Vec<Message>>,
-) -> Result<(Vec<Vec<u8>>, u64)> {
+) -> Result<(Vec<Vec<u8>>, u64, u64)> {
     let mut streams = Vec::with_capacity(outgoing.len());
-    let mut sent = 0u64;
-    for (w, mut out) in outgoing.into_iter().enumerate() {
-        // In order, the receiver's writes stay near each other.
-        sort_distinct(&mut out, partition.cells(w));
-        sent += out.len() as u64;
-        let mut stream = Vec::new();
-        Message::encode_all(&out, &mut stream);
+    let (mut sent, mut bytes) = (0u64, 0u64);
+    for (w, out) in outgoing.into_iter().enumerate() {
+        let (stream, count) = encode_images(out, partition.cells(w));
+        sent += count;
+        bytes += stream.len() as u64;
         streams.push(stream);
     }
-    Ok((transport.all_to_all(streams)?, sent))
+    Ok((transport.all_to_all(streams)?, sent, bytes))
 }
 
-/// Sorts `messages` by index and drops repeats. When they are many for
-/// the positions of `cells` they should all name (one for each 64 or
-/// more), through a bitmap of those positions, which is then no larger
-/// than the messages: on 9x8's large layers a rank's 600 K images took a
-/// few milliseconds so, against about 12 ms sorted. Otherwise, or when a
-/// message is not of `cells`, sorted ([`sort_messages`]).
-fn sort_distinct(messages: &mut Vec<Message>, cells: Range<u64>) {
+/// The first byte of a stream of images: their messages follow, in order.
+const IMAGE_LIST: u8 = 0;
+
+/// The first byte of a stream of images: a bitmap of the receiver's cells
+/// follows, as [`halo::pack_words`] sends bit words.
+const IMAGE_BITS: u8 = 1;
+
+/// The wire form of `images`, all positions of `cells` (the receiver's),
+/// and how many distinct ones it holds: nothing for none. When they are
+/// many for those positions (one for each 64 or more), a bitmap of them,
+/// which is then no larger than their messages and needs no sort: on
+/// 9x8's large layers a rank's 600 K images took a few milliseconds so,
+/// against about 12 ms sorted. Otherwise, or when an image is not of
+/// `cells`, their messages, sorted and without repeats, so the receiver's
+/// writes stay near each other.
+fn encode_images(mut images: Vec<Message>, cells: Range<u64>) -> (Vec<u8>, u64) {
+    if images.is_empty() {
+        return (Vec::new(), 0);
+    }
     let len = cells.end - cells.start;
-    if messages.len() as u64 >= len / 64 && !messages.is_empty() {
+    if images.len() as u64 >= len / 64 {
         let mut bits = vec![0u64; len.div_ceil(64) as usize];
         let mut inside = true;
-        for m in messages.iter() {
+        for m in &images {
             let k = m.index.wrapping_sub(cells.start);
             inside &= k < len;
             if let Some(word) = bits.get_mut((k / 64) as usize) {
@@ -1083,20 +1098,51 @@ fn sort_distinct(messages: &mut Vec<Message>, cells: Range<u64>) {
             }
         }
         if inside {
-            messages.clear();
+            let count = bits.iter().map(|w| u64::from(w.count_ones())).sum();
+            let mut stream = vec![IMAGE_BITS];
+            stream.extend_from_slice(&halo::pack_words(&bits));
+            return (stream, count);
+        }
+    }
+    sort_messages(&mut images);
+    images.dedup();
+    let mut stream = Vec::with_capacity(1 + images.len() * Message::BYTES);
+    stream.push(IMAGE_LIST);
+    Message::encode_all(&images, &mut stream);
+    (stream, images.len() as u64)
+}
+
+/// Calls `f` with each image of a stream [`encode_images`] made for the
+/// positions `cells`, in the stream's order.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the stream does not decode or names a bit past
+/// `cells`; what `f` returns.
+fn each_image(stream: &[u8], cells: Range<u64>, mut f: impl FnMut(u64) -> Result<()>) -> Result<()> {
+    let Some((&form, rest)) = stream.split_first() else {
+        return Ok(());
+    };
+    match form {
+        IMAGE_LIST => Message::decode_each(rest)?.try_for_each(|m| f(m.index)),
+        IMAGE_BITS => {
+            let len = cells.end - cells.start;
+            let mut bits = vec![0u64; len.div_ceil(64) as usize];
+            halo::unpack_words(rest, &mut bits).map_err(|why| Error::Exchange(format!("as bits {why}")))?;
+            if !len.is_multiple_of(64) && bits.last().is_some_and(|&w| w >> (len % 64) != 0) {
+                return Err(Error::Exchange("name a bit past the receiver's positions".into()));
+            }
             for (w, &word) in bits.iter().enumerate() {
                 let mut rest = word;
                 while rest != 0 {
-                    let index = cells.start + 64 * w as u64 + u64::from(rest.trailing_zeros());
-                    messages.push(Message { index });
+                    f(cells.start + 64 * w as u64 + u64::from(rest.trailing_zeros()))?;
                     rest &= rest - 1;
                 }
             }
-            return;
+            Ok(())
         }
+        other => Err(Error::Exchange(format!("start with the unknown form {other}"))),
     }
-    sort_messages(messages);
-    messages.dedup();
 }
 
 /// Sorts `messages` by index, in parallel when the rank has more than one
@@ -1665,26 +1711,47 @@ mod tests {
         assert!(matches!(Partition::by_work(&spec, &index, 0), Err(Error::Usage(_))));
     }
 
-    /// Messages come out sorted and distinct whether through the bitmap
-    /// (many for their cells) or sorted (few, or one outside the cells).
+    /// Images come back sorted and distinct whether sent as a bitmap
+    /// (many for their cells) or as messages (few, or one outside the
+    /// cells); a bitmap with a bit past the cells, or an unknown form, is
+    /// refused.
     #[test]
-    fn messages_are_sorted_and_distinct_either_way() {
-        let cells = 1_000..1_640u64;
+    fn images_round_trip_sorted_and_distinct_either_way() {
+        let cells = 1_000..1_630u64;
         let of = |list: &[u64]| list.iter().map(|&index| Message { index }).collect::<Vec<_>>();
         let many: Vec<u64> = (0..40)
-            .map(|k| 1_000 + (k * 37) % 640)
-            .chain([1_639, 1_000, 1_639])
+            .map(|k| 1_000 + (k * 37) % 630)
+            .chain([1_629, 1_000, 1_629])
             .collect();
         let few = [1_500, 1_200, 1_500];
         let stray: Vec<u64> = many.iter().copied().chain([7]).collect();
-        for list in [&many[..], &few[..], &stray[..], &[]] {
-            let mut got = of(list);
-            sort_distinct(&mut got, cells.clone());
+        for (list, form) in [
+            (&many[..], Some(IMAGE_BITS)),
+            (&few[..], Some(IMAGE_LIST)),
+            (&stray[..], Some(IMAGE_LIST)),
+            (&[], None),
+        ] {
+            let (stream, count) = encode_images(of(list), cells.clone());
+            assert_eq!(stream.first().copied(), form, "{list:?}");
             let mut want = list.to_vec();
             want.sort_unstable();
             want.dedup();
-            assert_eq!(got, of(&want), "{list:?}");
+            assert_eq!(count, want.len() as u64);
+            let mut got = Vec::new();
+            each_image(&stream, cells.clone(), |i| {
+                got.push(i);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, want, "{list:?}");
         }
+        let (mut past, _) = encode_images(of(&many), cells.clone());
+        let last = past.len() - 1;
+        past[last] |= 0x80;
+        let refused = |stream: &[u8]| matches!(each_image(stream, cells.clone(), |_| Ok(())), Err(Error::Exchange(_)));
+        assert!(refused(&past));
+        assert!(refused(&[9, 0, 0]));
+        assert!(refused(&[IMAGE_LIST, 1, 2, 3]));
     }
 
     #[test]

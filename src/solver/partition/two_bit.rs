@@ -355,7 +355,7 @@ pub fn run_worker<T: Transport + ?Sized>(
             counts[0] += taken;
             counts[3] += sent.0;
             counts[4] += sent.1;
-            counts[5] += sent.1 * Message::BYTES as u64;
+            counts[5] += sent.2;
         }
         let push = (!pull).then(|| share.halo.as_ref().expect("a halo from the first layer"));
         let worked = Worked {
