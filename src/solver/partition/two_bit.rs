@@ -307,9 +307,13 @@ pub fn run_worker<T: Transport + ?Sized>(
         let first = share.halo.is_none();
         if let Some(cut) = cut.to {
             moved = changing_owner(&share.partition, &cut);
+            let before = share.blocks.clone();
             share.move_to(cut, transport)?;
             known.watched = agree_on_watched(transport, &known.watched)?;
-            work = share.work(depth, pull);
+            // The blocks it kept are estimated already.
+            work = carried(&work, &before, &share.blocks, |gained| {
+                share.work_in(gained, depth, pull)
+            });
         }
         let mut halo_bytes = 0;
         if share.halo.is_none() {
@@ -878,19 +882,24 @@ impl Share<'_> {
     /// of those codes, weighed by [`PUSHED_WORK`] or [`PULLED_WORK`], plus
     /// one for the block.
     fn work(&self, depth: u64, pull: bool) -> Vec<u64> {
+        self.work_in(self.blocks.clone(), depth, pull)
+    }
+
+    /// [`work`](Self::work) for its blocks `blocks` only.
+    fn work_in(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Vec<u64> {
         let (flag, want, weight) = if pull {
             (UNSEEN_LEFT, UNSEEN, PULLED_WORK)
         } else {
             (CURRENT, (depth % 3) as u8, PUSHED_WORK)
         };
         let load = |w: &AtomicU64| w.load(Ordering::Relaxed);
-        (self.blocks.start as usize..self.blocks.end as usize)
+        (blocks.start as usize..blocks.end as usize)
             .into_par_iter()
             .with_min_len(1 << 10)
             .map(|r| {
                 let r = r as u64;
                 if !self.canonical(r) || self.summary_of(r).load(Ordering::Relaxed) & flag == 0 {
-                    return 1;
+                    return BLOCK_WORK;
                 }
                 let block = self.index.block(r);
                 let cells = block.start - self.range.start..block.end - self.range.start;
