@@ -52,35 +52,22 @@ pub(super) struct Worth {
 /// the last layer's time says little of the next one's, while its time
 /// per unit does.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(super) struct Units {
-    push: Option<f64>,
-    pull: Option<f64>,
-}
+pub(super) struct Units(ByKind);
 
 impl Units {
     /// Notes that a layer (`pull` or push) planned with a busiest share of
     /// `planned` units of estimated work kept its busiest worker busy for
     /// `busiest`. Every worker notes the same.
     pub(super) fn note(&mut self, pull: bool, planned: u64, busiest: Duration) {
-        if planned == 0 {
-            return;
-        }
-        let unit = Some(busiest.as_secs_f64() / planned as f64);
-        if pull {
-            self.pull = unit;
-        } else {
-            self.push = unit;
+        if planned > 0 {
+            self.0.set(pull, busiest.as_secs_f64() / planned as f64);
         }
     }
 
     /// The time a unit of a layer's (`pull` or push) estimate takes: that
     /// of the last layer of the kind, else of the other kind.
     pub(super) fn of(&self, pull: bool) -> Option<f64> {
-        if pull {
-            self.pull.or(self.push)
-        } else {
-            self.push.or(self.pull)
-        }
+        self.0.of(pull).or(self.0.of(!pull))
     }
 }
 
@@ -104,9 +91,25 @@ const PACE_LIMIT: f64 = 2.0;
 /// How long one worker took per unit of its estimated work in the last
 /// push and in the last pull that was long enough to time.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(super) struct Pace {
+pub(super) struct Pace(ByKind);
+
+/// A figure of the last push and of the last pull, once known.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct ByKind {
     push: Option<f64>,
     pull: Option<f64>,
+}
+
+impl ByKind {
+    /// Sets the figure of the kind (`pull` or push).
+    fn set(&mut self, pull: bool, value: f64) {
+        *if pull { &mut self.pull } else { &mut self.push } = Some(value);
+    }
+
+    /// The figure of the kind (`pull` or push), if known.
+    fn of(&self, pull: bool) -> Option<f64> {
+        if pull { self.pull } else { self.push }
+    }
 }
 
 impl Pace {
@@ -115,14 +118,8 @@ impl Pace {
     /// kept it `busy`. Every worker notes the same layers: the busiest
     /// worker's time is the same on all.
     pub(super) fn note(&mut self, pull: bool, work: u64, busy: Duration, busiest: Duration) {
-        if busiest < PACE_FROM || work == 0 {
-            return;
-        }
-        let pace = Some(busy.as_secs_f64() / work as f64);
-        if pull {
-            self.pull = pace;
-        } else {
-            self.push = pace;
+        if busiest >= PACE_FROM && work > 0 {
+            self.0.set(pull, busy.as_secs_f64() / work as f64);
         }
     }
 
@@ -136,7 +133,7 @@ impl Pace {
     /// [`Error::Exchange`] when the transport fails or a worker's pace does
     /// not decode.
     pub(super) fn weigh<T: Transport + ?Sized>(&self, transport: &mut T, pull: bool, work: &[u64]) -> Result<Vec<u64>> {
-        let mine = if pull { self.pull } else { self.push };
+        let mine = self.0.of(pull);
         // NaN when unknown: a pace is never negative or NaN.
         let report = mine.unwrap_or(f64::NAN).to_bits().to_le_bytes().to_vec();
         let mut paces = Vec::with_capacity(transport.workers());
