@@ -41,7 +41,7 @@ pub(super) struct Worth {
     /// layer was timed, when nothing is worth a move.
     pub(super) unit: Option<f64>,
     /// What this worker's last move cost it, its new halo included (before
-    /// any, what its first halo cost).
+    /// any, what setting up its range and its first halo cost).
     pub(super) cost: Duration,
 }
 
