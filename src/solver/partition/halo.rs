@@ -300,42 +300,56 @@ impl Halo {
     ) -> Result<u64> {
         let list = &self.requests[from];
         let bits: u64 = list.iter().map(|&r| index.block(r).end - index.block(r).start).sum();
-        let mut words = vec![0u64; bits.div_ceil(64) as usize];
-        unpack_words(stream, &mut words)
+        let words = unpack_bits(stream, bits)
             .map_err(|why| Error::Exchange(format!("worker {from} sent reached positions that {why}")))?;
-        if !bits.is_multiple_of(64) && words.last().is_some_and(|&w| w >> (bits % 64) != 0) {
-            return Err(Error::Exchange(format!(
-                "worker {from} sent reached positions past its halo's {bits} bits"
-            )));
-        }
         let mut run = Vec::with_capacity(RUN);
         let mut taken = 0;
         // The blocks of `list` in order, with the bit each starts at.
         let (mut k, mut first, mut end) = (0usize, 0u64, 0u64);
-        for (w, &word) in words.iter().enumerate() {
-            let mut rest = word;
-            while rest != 0 {
-                let bit = w as u64 * 64 + u64::from(rest.trailing_zeros());
-                rest &= rest - 1;
-                while bit >= end {
-                    first = end;
-                    let b = index.block(list[k]);
-                    end = first + (b.end - b.start);
-                    k += 1;
-                }
-                let r = list[k - 1];
-                run.push(Reached {
-                    index: index.block(r).start + (bit - first),
-                    block: r,
-                });
-                if run.len() == RUN {
-                    taken += take(&run)?;
-                    run.clear();
-                }
+        each_bit(&words, |bit| {
+            while bit >= end {
+                first = end;
+                let b = index.block(list[k]);
+                end = first + (b.end - b.start);
+                k += 1;
             }
-        }
+            let r = list[k - 1];
+            run.push(Reached {
+                index: index.block(r).start + (bit - first),
+                block: r,
+            });
+            if run.len() == RUN {
+                taken += take(&run)?;
+                run.clear();
+            }
+            Ok(())
+        })?;
         Ok(taken + take(&run)?)
     }
+}
+
+/// The `len` bits of a [`pack_words`] stream, as words; else what is
+/// wrong with the stream, a bit set past `len` included.
+pub(super) fn unpack_bits(stream: &[u8], len: u64) -> std::result::Result<Vec<u64>, String> {
+    let mut words = vec![0u64; len.div_ceil(64) as usize];
+    unpack_words(stream, &mut words)?;
+    if !len.is_multiple_of(64) && words.last().is_some_and(|&w| w >> (len % 64) != 0) {
+        return Err(format!("names a bit past its {len}"));
+    }
+    Ok(words)
+}
+
+/// Calls `f` with the place of each bit set in `words`, in order, until
+/// it fails.
+pub(super) fn each_bit(words: &[u64], mut f: impl FnMut(u64) -> Result<()>) -> Result<()> {
+    for (w, &word) in words.iter().enumerate() {
+        let mut rest = word;
+        while rest != 0 {
+            f(64 * w as u64 + u64::from(rest.trailing_zeros()))?;
+            rest &= rest - 1;
+        }
+    }
+    Ok(())
 }
 
 /// Whether any of the `len` bits of `bits` from bit `first` is set.
@@ -389,7 +403,7 @@ pub(super) fn pack_words(words: &[u64]) -> Vec<u8> {
 
 /// Reads the words of a [`pack_words`] stream into `words`, whose length
 /// the receiver knows; else says what is wrong with the stream.
-pub(super) fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), String> {
+fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), String> {
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
     match stream.split_first() {
         None if words.is_empty() => Ok(()),

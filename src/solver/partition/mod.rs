@@ -1127,20 +1127,9 @@ fn each_image(stream: &[u8], cells: Range<u64>, mut f: impl FnMut(u64) -> Result
     match form {
         IMAGE_LIST => Message::decode_each(rest)?.try_for_each(|m| f(m.index)),
         IMAGE_BITS => {
-            let len = cells.end - cells.start;
-            let mut bits = vec![0u64; len.div_ceil(64) as usize];
-            halo::unpack_words(rest, &mut bits).map_err(|why| Error::Exchange(format!("as bits {why}")))?;
-            if !len.is_multiple_of(64) && bits.last().is_some_and(|&w| w >> (len % 64) != 0) {
-                return Err(Error::Exchange("name a bit past the receiver's positions".into()));
-            }
-            for (w, &word) in bits.iter().enumerate() {
-                let mut rest = word;
-                while rest != 0 {
-                    f(cells.start + 64 * w as u64 + u64::from(rest.trailing_zeros()))?;
-                    rest &= rest - 1;
-                }
-            }
-            Ok(())
+            let bits = halo::unpack_bits(rest, cells.end - cells.start)
+                .map_err(|why| Error::Exchange(format!("as bits {why}")))?;
+            halo::each_bit(&bits, |k| f(cells.start + k))
         }
         other => Err(Error::Exchange(format!("start with the unknown form {other}"))),
     }
