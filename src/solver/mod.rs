@@ -105,7 +105,7 @@ pub enum Tables<'a> {
 
 /// A pipe of a class's cells: it hands the cells of class `k`, in
 /// tight-index order and in pieces of any length, to `sink`: bytes of
-/// remoteness, or two-bit codes a byte each ([`Streamed::residues`]).
+/// remoteness, or each block's two-bit codes packed ([`Streamed::residues`]).
 pub type CellPipe<'a> = dyn FnMut(usize, &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> + 'a;
 
 impl std::fmt::Debug for Streamed<'_> {
@@ -133,7 +133,8 @@ pub struct Streamed<'a> {
     /// The time the search took.
     pub elapsed: Duration,
     /// Whether the cells are the codes of the two-bit search (0 to 2, the
-    /// remoteness mod 3; 3, unreachable) rather than bytes of remoteness.
+    /// remoteness mod 3; 3, unreachable), each block's packed four a byte
+    /// as the residues layout stores them, rather than bytes of remoteness.
     pub residues: bool,
     /// Where the cells of the searched classes come from.
     pub cells: std::cell::RefCell<&'a mut CellPipe<'a>>,

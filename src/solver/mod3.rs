@@ -153,36 +153,6 @@ impl Mod3Table {
         bytes
     }
 
-    /// The codes of positions `range`, a byte each: the remoteness mod 3,
-    /// or 3 where unreachable ([`get`](Self::get) of each, read a word at
-    /// a time).
-    ///
-    /// # Panics
-    ///
-    /// When the range ends beyond [`len`](Self::len).
-    ///
-    /// ```
-    /// use bishops::solver::mod3::Mod3Table;
-    ///
-    /// let mut table = Mod3Table::new(40);
-    /// for i in 0..39 {
-    ///     table.set(i, Some((i % 3) as u8));
-    /// }
-    /// assert_eq!(table.codes(30..40), [0, 1, 2, 0, 1, 2, 0, 1, 2, 3]);
-    /// ```
-    pub fn codes(&self, range: std::ops::Range<u64>) -> Vec<u8> {
-        assert!(range.end <= self.len, "positions {range:?} of a table of {}", self.len);
-        let mut codes = Vec::with_capacity(range.end.saturating_sub(range.start) as usize);
-        let mut i = range.start;
-        while i < range.end {
-            let word = self.words[(i / PER_WORD) as usize] >> (2 * (i % PER_WORD));
-            let n = (PER_WORD - i % PER_WORD).min(range.end - i);
-            codes.extend((0..n).map(|k| (word >> (2 * k)) as u8 & 3));
-            i += n;
-        }
-        codes
-    }
-
     /// The table of `len` positions packed in `bytes`, as [`bytes`](Self::bytes)
     /// gives them; `None` when the length does not match.
     pub fn from_bytes(bytes: &[u8], len: u64) -> Option<Mod3Table> {

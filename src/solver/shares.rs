@@ -12,7 +12,10 @@
 //! same order, and a worker that fails leaves the others waiting, so the
 //! caller ends the job (an MPI abort).
 
+use std::ops::Range;
 use std::time::Duration;
+
+use rayon::prelude::*;
 
 use super::layer::{Event, report_saved};
 use super::partition::two_bit::{self, Asked, TwoBitShare};
@@ -268,9 +271,13 @@ impl Shares<'_> {
         let (partition, cells) = self.shares[k]
             .as_ref()
             .ok_or_else(|| Error::Exchange(format!("class {k} is not searched here")))?;
-        send_pieces(transport, k, partition, sink, |piece| {
-            cells[piece.start as usize..piece.end as usize].to_vec()
-        })
+        send_pieces(
+            transport,
+            k,
+            |w| byte_pieces(partition.cells(w)),
+            sink,
+            |piece| cells[piece.start as usize..piece.end as usize].to_vec(),
+        )
     }
 
     /// The classes searched here, in order: those whose cells [`send`](Self::send) sends.
@@ -289,41 +296,36 @@ impl Shares<'_> {
     }
 }
 
-/// Sends a searched class `k`, cut by `partition`, to worker 0, one
-/// worker's share after another in pieces of [`PIECE`] positions, a byte
-/// each; `piece(range)` gives this worker's bytes of the positions `range`
-/// of its share (counted from its first). Worker 0 hands them, in
-/// tight-index order, to `sink`.
-fn send_pieces<T: Transport + ?Sized>(
+/// Sends a searched class `k` to worker 0, one worker's share after
+/// another in the pieces `pieces(w)` gives worker `w`'s share, each with
+/// the bytes it takes; `piece(p)` gives this worker's bytes of its piece
+/// `p`. Worker 0 checks each piece's length and hands the bytes, in
+/// order, to `sink`.
+fn send_pieces<T: Transport + ?Sized, P>(
     transport: &mut T,
     k: usize,
-    partition: &Partition,
+    pieces: impl Fn(usize) -> Vec<(P, u64)>,
     mut sink: Option<Sink<'_>>,
-    piece: impl Fn(std::ops::Range<u64>) -> Vec<u8>,
+    piece: impl Fn(&P) -> Vec<u8>,
 ) -> Result<()> {
     let (me, workers) = (transport.worker(), transport.workers());
-    let pieces = |w: usize| {
-        let share = partition.cells(w).end - partition.cells(w).start;
-        (0..share.div_ceil(PIECE)).map(move |round| round * PIECE..((round + 1) * PIECE).min(share))
-    };
     if let (0, Some(sink)) = (me, sink.as_mut()) {
-        for range in pieces(0) {
-            sink(&piece(range))?;
+        for (p, _) in pieces(0) {
+            sink(&piece(&p))?;
         }
     }
     for w in 1..workers {
-        for range in pieces(w) {
+        for (p, len) in pieces(w) {
             let mut outgoing = vec![Vec::new(); workers];
             if me == w {
-                outgoing[0] = piece(range.clone());
+                outgoing[0] = piece(&p);
             }
             let incoming = transport.all_to_all(outgoing)?;
             if let (0, Some(sink)) = (me, sink.as_mut()) {
-                if incoming[w].len() as u64 != range.end - range.start {
+                if incoming[w].len() as u64 != len {
                     return Err(Error::Exchange(format!(
-                        "worker {w} sent {} bytes of class {k}, not {}",
-                        incoming[w].len(),
-                        range.end - range.start
+                        "worker {w} sent a piece of {} bytes of class {k}, not {len}",
+                        incoming[w].len()
                     )));
                 }
                 sink(&incoming[w])?;
@@ -333,11 +335,51 @@ fn send_pieces<T: Transport + ?Sized>(
     Ok(())
 }
 
+/// The share of `cells` positions cut into pieces of [`PIECE`] positions,
+/// a byte each: each piece's positions (counted from the share's first),
+/// with its length in bytes.
+fn byte_pieces(cells: Range<u64>) -> Vec<(Range<u64>, u64)> {
+    let share = cells.end - cells.start;
+    (0..share.div_ceil(PIECE))
+        .map(|round| {
+            let piece = round * PIECE..((round + 1) * PIECE).min(share);
+            (piece.clone(), piece.end - piece.start)
+        })
+        .collect()
+}
+
+/// The blocks `blocks` of `index` cut into pieces of at most `most` bytes
+/// of packed codes (or one block, should a block take more): each piece's
+/// blocks, with the bytes they take. Blocks without positions take none,
+/// and pieces of no bytes are left out.
+fn packed_pieces(index: &TightIndex, blocks: Range<u64>, most: u64) -> Vec<(Range<u64>, u64)> {
+    let mut pieces = Vec::new();
+    let (mut from, mut bytes) = (blocks.start, 0);
+    for r in blocks.clone() {
+        let more = packed_len(index.block(r));
+        if bytes > 0 && bytes + more > most {
+            pieces.push((from..r, bytes));
+            (from, bytes) = (r, 0);
+        }
+        bytes += more;
+    }
+    if bytes > 0 {
+        pieces.push((from..blocks.end, bytes));
+    }
+    pieces
+}
+
+/// The bytes the codes of the positions `cells` take packed, four a byte.
+fn packed_len(cells: Range<u64>) -> u64 {
+    (cells.end - cells.start).div_ceil(4)
+}
+
 /// A variant searched by the two-bit search split between workers
 /// ([`partition::two_bit`]): each worker keeps its share of every searched
 /// class's codes, and every worker knows every class's statistics and the
 /// start's remoteness, agreed at the end of each search.
 pub struct TwoBitShares {
+    indices: Vec<TightIndex>,
     mirrors: Vec<Option<(usize, Mirror)>>,
     /// For each searched class, how it was cut and this worker's share.
     shares: Vec<Option<(Partition, TwoBitShare)>>,
@@ -439,6 +481,7 @@ impl<'a> Plan<'a> {
             shares.push(Some((partition, share)));
         }
         Ok(TwoBitShares {
+            indices: self.indices,
             mirrors: self.mirrors,
             shares,
             summary: Summary {
@@ -457,10 +500,13 @@ impl TwoBitShares {
         (transport.worker() == 0).then(|| self.summary.clone())
     }
 
-    /// Sends the codes of searched class `k` to worker 0, a byte a position
-    /// (0 to 2, the remoteness mod 3; 3, unreachable), one worker's share
-    /// after another in pieces of [`PIECE`] positions; worker 0 hands them,
-    /// in tight-index order, to `sink` (which the others pass as `None`).
+    /// Sends the codes of searched class `k` to worker 0, each block's
+    /// packed four a byte as the residues layout stores them
+    /// ([`Mod3Table::pack_range`](super::mod3::Mod3Table::pack_range)),
+    /// one worker's blocks after another in pieces of at most [`PIECE`]
+    /// bytes; worker 0 hands them, in white-set order, to `sink` (which the
+    /// others pass as `None`). Each worker packs its own blocks, so worker
+    /// 0 only checks and writes them.
     ///
     /// # Errors
     ///
@@ -470,7 +516,25 @@ impl TwoBitShares {
         let (partition, share) = self.shares[k]
             .as_ref()
             .ok_or_else(|| Error::Exchange(format!("class {k} is not searched here")))?;
-        send_pieces(transport, k, partition, sink, |piece| share.table.codes(piece))
+        let index = &self.indices[k];
+        let first = share.range.start;
+        send_pieces(
+            transport,
+            k,
+            |w| packed_pieces(index, partition.blocks(w), PIECE),
+            sink,
+            |blocks| {
+                let packed: Vec<Vec<u8>> = blocks
+                    .clone()
+                    .into_par_iter()
+                    .map(|r| {
+                        let cells = index.block(r);
+                        share.table.pack_range(cells.start - first..cells.end - first)
+                    })
+                    .collect();
+                packed.concat()
+            },
+        )
     }
 
     /// The classes searched here, in order: those whose codes [`send`](Self::send) sends.
@@ -535,6 +599,44 @@ mod tests {
     use super::*;
     use crate::solver::partition::ChannelTransport;
     use crate::solver::{Method, NoCheckpoints, Solution};
+
+    /// Packed pieces follow one another over the blocks asked, each at
+    /// most the bytes allowed unless it is one block, with the bytes its
+    /// blocks take.
+    #[test]
+    fn packed_pieces_cover_the_blocks() {
+        let variant = Variant::named("7x6").unwrap();
+        let spec = &variant.classes()[0];
+        let (w, b) = spec.counts();
+        let index = TightIndex::new(&spec.geometry, w, b);
+        let blocks = 3..index.white_sets() - 2;
+        let bytes = |r: Range<u64>| r.map(|r| packed_len(index.block(r))).sum::<u64>();
+        for most in [1, 10, 100, 1 << 40] {
+            let pieces = packed_pieces(&index, blocks.clone(), most);
+            assert_eq!(
+                pieces.iter().map(|(_, n)| n).sum::<u64>(),
+                bytes(blocks.clone()),
+                "{most}"
+            );
+            for (p, n) in &pieces {
+                assert_eq!(bytes(p.clone()), *n);
+                let filled = p.clone().filter(|&r| !index.block(r).is_empty()).count();
+                assert!(
+                    *n > 0 && (*n <= most || filled == 1),
+                    "{p:?} of {n} bytes, {most} at most"
+                );
+            }
+            for pair in pieces.windows(2) {
+                assert_eq!(pair[0].0.end, pair[1].0.start);
+            }
+            let (first, last) = (&pieces[0].0, &pieces[pieces.len() - 1].0);
+            assert!(
+                first.start <= blocks.start + 1 && last.end == blocks.end,
+                "{most}: {first:?} {last:?}"
+            );
+        }
+        assert_eq!(packed_pieces(&index, 5..5, 100), []);
+    }
 
     /// Workers on threads, each with its share: the summary at worker 0 is
     /// the statistics one process computes, and the cells sent are its

@@ -66,7 +66,7 @@ pub fn unpack(bytes: &[u8], len: usize) -> Option<Vec<u8>> {
 
 /// Whether `bytes` are what [`pack`] makes of `len` codes: as long as they
 /// take, the last byte padded with 3.
-fn packs(bytes: &[u8], len: usize) -> bool {
+pub(super) fn packs(bytes: &[u8], len: usize) -> bool {
     if bytes.len() != len.div_ceil(4) {
         return false;
     }

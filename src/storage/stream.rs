@@ -2,9 +2,10 @@
 //! say), never held whole: the pieces are cut into blocks as they come and
 //! each block is written in its layout as soon as it is complete. A byte
 //! table goes into the rows or blocks layout; a table of two-bit codes
-//! (0 to 2, the remoteness mod 3, or 3, unreachable: one a byte as they
-//! come) into the residues layout, packed as
-//! [`residues::write_class`](super::residues) packs them.
+//! (0 to 2, the remoteness mod 3, or 3, unreachable) into the residues
+//! layout, and it comes already packed as that layout stores it: each
+//! block's codes four a byte, the last byte padded with 3
+//! ([`residues::pack`](super::residues::pack)).
 
 use rusqlite::{Connection, Statement, params};
 
@@ -30,18 +31,18 @@ struct Residues<'c> {
     sums: RunningChecksum,
 }
 
-/// Takes a class's cells in tight-index order, in pieces of any length,
-/// and writes every block of them as it completes.
+/// Takes a class's cells in tight-index order (for the residues layout,
+/// its blocks packed), in pieces of any length, and writes every block of
+/// them as it completes.
 pub(super) struct Cutter<'c, 'a> {
     writer: Writer<'c, 'a>,
     index: &'a TightIndex,
     /// The white-set rank of the block being filled.
     next: u64,
-    /// Its cells so far.
+    /// Its bytes so far.
     pending: Vec<u8>,
-    /// The checksum of every cell taken.
+    /// The checksum of every cell taken, for the rows and blocks layouts.
     checksum: RunningChecksum,
-    taken: u64,
 }
 
 impl<'c, 'a> Cutter<'c, 'a> {
@@ -65,48 +66,53 @@ impl<'c, 'a> Cutter<'c, 'a> {
             next: 0,
             pending: Vec::new(),
             checksum: RunningChecksum::default(),
-            taken: 0,
         })
     }
 
-    /// Takes the next `cells` of the class.
+    /// Takes the next `bytes` of the class: cells a byte each, or for the
+    /// residues layout the blocks' packed codes.
     ///
     /// # Errors
     ///
-    /// [`Error::Exchange`] when they run past the class's positions, or a
-    /// two-bit code is above 3; what SQLite runs into.
-    pub(super) fn take(&mut self, mut cells: &[u8]) -> Result<()> {
-        self.taken += cells.len() as u64;
-        if self.taken > self.index.len() {
-            return Err(Error::Exchange(format!(
-                "{} cells came for a class of {} positions",
-                self.taken,
-                self.index.len()
-            )));
+    /// [`Error::Exchange`] when they run past the class's blocks, or a
+    /// packed block's last byte is not padded with 3; what SQLite runs
+    /// into.
+    pub(super) fn take(&mut self, mut bytes: &[u8]) -> Result<()> {
+        if !matches!(self.writer, Writer::Residues(_)) {
+            self.checksum.add(bytes);
         }
-        if matches!(self.writer, Writer::Residues(_))
-            && let Some(code) = cells.iter().find(|&&c| c > residues::UNREACHABLE_CODE)
-        {
-            return Err(Error::Exchange(format!("a two-bit table came with the code {code}")));
-        }
-        self.checksum.add(cells);
-        while !cells.is_empty() {
-            let block = self.index.block(self.next);
-            let want = (block.end - block.start) as usize - self.pending.len();
-            let (now, rest) = cells.split_at(want.min(cells.len()));
+        self.flush()?;
+        while !bytes.is_empty() {
+            if self.next == self.index.white_sets() {
+                return Err(Error::Exchange(format!(
+                    "more came than the {} positions of the class",
+                    self.index.len()
+                )));
+            }
+            let want = self.block_bytes(self.next) - self.pending.len();
+            let (now, rest) = bytes.split_at(want.min(bytes.len()));
             self.pending.extend_from_slice(now);
-            cells = rest;
+            bytes = rest;
             self.flush()?;
         }
-        self.flush()
+        Ok(())
+    }
+
+    /// The bytes the block of white set `r` comes in.
+    fn block_bytes(&self, r: u64) -> usize {
+        let cells = self.index.block(r);
+        let len = (cells.end - cells.start) as usize;
+        match self.writer {
+            Writer::Residues(_) => len.div_ceil(4),
+            Writer::Rows(_) | Writer::Blocks(_) => len,
+        }
     }
 
     /// Writes the pending block when it is complete, and every empty block
     /// after it.
     fn flush(&mut self) -> Result<()> {
         while self.next < self.index.white_sets() {
-            let block = self.index.block(self.next);
-            if self.pending.len() as u64 != block.end - block.start {
+            if self.pending.len() != self.block_bytes(self.next) {
                 return Ok(());
             }
             if !self.pending.is_empty() {
@@ -115,11 +121,17 @@ impl<'c, 'a> Cutter<'c, 'a> {
                     Writer::Rows(w) => w.block(r, &self.pending),
                     Writer::Blocks(w) => w.block(r, &self.pending),
                     Writer::Residues(w) => {
-                        let packed = residues::pack(self.pending.iter().copied());
-                        let sum = block_checksum(w.class, r, &packed);
+                        let cells = self.index.block(r);
+                        if !residues::packs(&self.pending, (cells.end - cells.start) as usize) {
+                            return Err(Error::Exchange(format!(
+                                "the packed codes of block {r} of class {} are not padded with 3",
+                                w.class
+                            )));
+                        }
+                        let sum = block_checksum(w.class, r, &self.pending);
                         w.sums.add(&sum.signed().to_le_bytes());
                         w.row
-                            .execute(params![w.class as i64, r as i64, packed, sum.signed()])
+                            .execute(params![w.class as i64, r as i64, &self.pending, sum.signed()])
                             .map(|_| ())
                     }
                 };
@@ -131,17 +143,18 @@ impl<'c, 'a> Cutter<'c, 'a> {
         Ok(())
     }
 
-    /// The class checksum, once every cell has come.
+    /// The class checksum, once every block has come.
     ///
     /// # Errors
     ///
-    /// [`Error::Exchange`] when fewer cells came than the class has.
-    pub(super) fn finish(self) -> Result<Checksum> {
-        if self.taken != self.index.len() {
+    /// [`Error::Exchange`] when less came than the class has.
+    pub(super) fn finish(mut self) -> Result<Checksum> {
+        self.flush()?;
+        if self.next != self.index.white_sets() {
             return Err(Error::Exchange(format!(
-                "{} cells came for a class of {} positions",
-                self.taken,
-                self.index.len()
+                "the class's positions stopped in block {} of {}",
+                self.next,
+                self.index.white_sets()
             )));
         }
         Ok(match self.writer {
@@ -222,11 +235,17 @@ mod tests {
         let whole = Connection::open_in_memory().unwrap();
         whole.execute_batch(SCHEMA).unwrap();
         let expected = residues::write_class(&whole, &solution, 0).unwrap();
-        for piece in [1, 7, 1000, codes.len()] {
+        let Residues::Searched(table) = &solution.classes[0].residues else {
+            unreachable!()
+        };
+        let packed: Vec<u8> = (0..index.white_sets())
+            .flat_map(|r| table.pack_range(index.block(r)))
+            .collect();
+        for piece in [1, 7, 1000, packed.len()] {
             let cut = Connection::open_in_memory().unwrap();
             cut.execute_batch(SCHEMA).unwrap();
             let mut cutter = Cutter::new(&cut, spec, &index, Layout::Residues).unwrap();
-            for chunk in codes.chunks(piece) {
+            for chunk in packed.chunks(piece) {
                 cutter.take(chunk).unwrap();
             }
             assert_eq!(cutter.finish().unwrap(), expected, "in pieces of {piece}");
@@ -239,8 +258,23 @@ mod tests {
             };
             assert_eq!(dump(&cut), dump(&whole), "residues in pieces of {piece}");
         }
-        let mut cutter = Cutter::new(&whole, spec, &index, Layout::Residues).unwrap();
-        assert!(matches!(cutter.take(&[0, 1, 4]), Err(Error::Exchange(_))));
+        // A packed block must be padded with 3, and its blocks must all come.
+        let odd = (0..index.white_sets())
+            .find(|&r| packed_len(&index, r) * 4 != index.block(r).end - index.block(r).start)
+            .expect("a block of a length not a multiple of 4");
+        let before: u64 = (0..odd).map(|r| packed_len(&index, r)).sum();
+        let last = (before + packed_len(&index, odd) - 1) as usize;
+        let mut unpadded = packed.clone();
+        unpadded[last] &= 0x3f;
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        let mut cutter = Cutter::new(&conn, spec, &index, Layout::Residues).unwrap();
+        assert!(matches!(cutter.take(&unpadded), Err(Error::Exchange(_))));
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        let mut cutter = Cutter::new(&conn, spec, &index, Layout::Residues).unwrap();
+        cutter.take(&packed[..last]).unwrap();
+        assert!(matches!(cutter.finish(), Err(Error::Exchange(_))));
         // Too many or too few cells are refused.
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(SCHEMA).unwrap();
@@ -249,5 +283,10 @@ mod tests {
         assert!(matches!(cutter.finish(), Err(Error::Exchange(_))));
         let mut cutter = Cutter::new(&conn, spec, &index, Layout::Blocks).unwrap();
         assert!(cutter.take(&vec![0; cells.len() + 1]).is_err());
+    }
+
+    /// The bytes block `r` of `index` takes packed.
+    fn packed_len(index: &TightIndex, r: u64) -> u64 {
+        (index.block(r).end - index.block(r).start).div_ceil(4)
     }
 }
