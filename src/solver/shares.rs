@@ -381,8 +381,9 @@ fn packed_len(cells: Range<u64>) -> u64 {
 pub struct TwoBitShares {
     indices: Vec<TightIndex>,
     mirrors: Vec<Option<(usize, Mirror)>>,
-    /// For each searched class, how it was cut and this worker's share.
-    shares: Vec<Option<(Partition, TwoBitShare)>>,
+    /// For each searched class, this worker's share, of the partition its
+    /// search ended with.
+    shares: Vec<Option<TwoBitShare>>,
     summary: Summary,
     elapsed: Duration,
 }
@@ -478,7 +479,7 @@ impl<'a> Plan<'a> {
                 stats[m] = of(hardest, self.indices[m].len());
                 start_remoteness[m] = remoteness(share.watched[1]);
             }
-            shares.push(Some((partition, share)));
+            shares.push(Some(share));
         }
         Ok(TwoBitShares {
             indices: self.indices,
@@ -513,10 +514,10 @@ impl TwoBitShares {
     /// What `sink` returns; [`Error::Exchange`] when the transport fails
     /// or a piece is not the length every worker expects.
     pub fn send<T: Transport + ?Sized>(&self, transport: &mut T, k: usize, sink: Option<Sink<'_>>) -> Result<()> {
-        let (partition, share) = self.shares[k]
+        let share = self.shares[k]
             .as_ref()
             .ok_or_else(|| Error::Exchange(format!("class {k} is not searched here")))?;
-        let index = &self.indices[k];
+        let (index, partition) = (&self.indices[k], &share.partition);
         let first = share.range.start;
         send_pieces(
             transport,

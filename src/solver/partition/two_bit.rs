@@ -79,7 +79,10 @@ use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, ne
 pub struct TwoBitShare {
     /// The worker.
     pub worker: usize,
-    /// The tight indices of its positions.
+    /// How the class was cut when the search ended, the same for every
+    /// worker: the tables are shares of it, as ranges move during a search.
+    pub partition: Partition,
+    /// The tight indices of its positions: its cells of `partition`.
     pub range: Range<u64>,
     /// Their codes: position `range.start + k` is entry `k`.
     pub table: Mod3Table,
@@ -112,8 +115,9 @@ pub struct Asked<'a> {
 /// Searches one class of variant `name` by two bits per position with
 /// `workers` workers, each a thread of this process with its own share,
 /// exchanging positions only through a [`ChannelTransport`]. `observe`
-/// sees each layer's counts as it ends, on the calling thread. Returns the
-/// partition and every worker's share, in worker order.
+/// sees each layer's counts as it ends, on the calling thread. Returns
+/// every worker's share, in worker order, each of the partition the search
+/// ended with.
 ///
 /// # Errors
 ///
@@ -126,7 +130,7 @@ pub fn search(
     workers: usize,
     asked: Asked<'_>,
     observe: &mut dyn FnMut(&LayerStats),
-) -> Result<(Partition, Vec<TwoBitShare>)> {
+) -> Result<Vec<TwoBitShare>> {
     let partition = Partition::by_work(spec, index, workers)?;
     let (shares, _) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
         run_worker(
@@ -141,7 +145,7 @@ pub fn search(
             report,
         )
     })?;
-    Ok((partition, shares))
+    Ok(shares)
 }
 
 /// Searches one class of variant `name` by two bits per position as one
@@ -418,9 +422,8 @@ pub fn run_worker<T: Transport + ?Sized>(
         next_layer(&mut share.summary);
         known.boundary(&mut share, spec, transport, checkpoints, asked.watch, done)?;
     }
-    // The table goes back to the ranges it started in, which the caller
-    // assembles.
-    share.move_to(partition.clone(), transport)?;
+    // The table stays in the range the last layer left it: the caller
+    // takes each worker's by the partition the search ended with.
     let mirrored_hardest = match share.mirror {
         Some(_) => Some(agree_on_lowest(transport, &known.hardest.1)?),
         None => None,
@@ -430,6 +433,7 @@ pub fn run_worker<T: Transport + ?Sized>(
     let len = share.range.end - share.range.start;
     Ok(TwoBitShare {
         worker: me,
+        partition: share.partition,
         range: share.range,
         table: Mod3Table::from_words(share.codes.into_iter().map(AtomicU64::into_inner).collect(), len),
         layers: known.layers,
@@ -1382,17 +1386,19 @@ mod tests {
                     mirrored,
                     watch: &watch,
                 };
-                let (partition, shares) = search(name, spec, &index, workers, asked, &mut |layer| {
+                let shares = search(name, spec, &index, workers, asked, &mut |layer| {
                     pulled |= layer.pull;
                     moved += layer.moved;
                 })
                 .unwrap();
                 assert!(pulled || name == "5x4", "{name}: no layer pulled");
-                // The ranges moved on the way (and moved back at the end).
+                // The ranges moved on the way, and the shares are of where
+                // they ended.
                 assert!(moved > 0 || workers == 1, "{name}, {workers} workers: no range moved");
                 assert_eq!(shares.len(), workers);
                 for (w, share) in shares.iter().enumerate() {
-                    assert_eq!(share.range, partition.cells(w));
+                    assert_eq!(share.partition, shares[0].partition);
+                    assert_eq!(share.range, share.partition.cells(w));
                     assert_eq!(share.layers, whole.layers, "{name} {workers}");
                     assert_eq!(share.hardest, whole.hardest, "{name} {workers}");
                     assert_eq!(share.mirrored_hardest, whole.mirrored_hardest, "{name} {workers}");
@@ -1550,12 +1556,18 @@ mod tests {
         (shares, notes, from)
     }
 
-    /// Whether two runs' shares are the same, position for position.
+    /// Whether two runs' shares are the same, position for position: their
+    /// ranges may have ended in other places.
     fn same(got: &[TwoBitShare], want: &[TwoBitShare], what: &str) {
         assert_eq!(got.len(), want.len(), "{what}");
+        let codes = |shares: &[TwoBitShare]| -> Vec<Option<u8>> {
+            shares
+                .iter()
+                .flat_map(|s| (0..s.table.len()).map(|i| s.table.get(i)))
+                .collect()
+        };
+        assert!(codes(got) == codes(want), "{what}: the codes");
         for (g, w) in got.iter().zip(want) {
-            assert_eq!(g.range, w.range, "{what}");
-            assert!(g.table == w.table, "{what}: worker {}'s codes", w.worker);
             assert_eq!(g.layers, w.layers, "{what}");
             assert_eq!(g.hardest, w.hardest, "{what}");
             assert_eq!(g.mirrored_hardest, w.mirrored_hardest, "{what}");
@@ -1579,7 +1591,7 @@ mod tests {
             assert_eq!(back.is_some(), name == "9x6", "{name}: a mirrored class");
             let workers = 3;
             let mut pulls = Vec::new();
-            let (_, want) = search(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull)).unwrap();
+            let want = search(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull)).unwrap();
             let layers = want[0].layers.len();
             // A stop before the first pull, just before the first pull and
             // after it, and before the last layer.
