@@ -80,8 +80,7 @@ fn fnv1a<'a>(bytes: impl Iterator<Item = &'a u8>) -> u64 {
 fn checksums(c: &mut Criterion) {
     let variant = Variant::named("11x10").unwrap();
     let spec = &variant.classes()[0];
-    let (white, black) = spec.counts();
-    let index = TightIndex::new(&spec.geometry, white, black);
+    let index = spec.tight_index();
     let mut sizes: Vec<usize> = (0..index.white_sets())
         .map(|r| index.block(r))
         .filter(|b| !b.is_empty())

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use bishops::index::colex_unrank;
 use bishops::tight::Subsets;
-use bishops::{Part, TightIndex, Variant};
+use bishops::{Part, Variant};
 
 fn main() {
     let names: Vec<String> = std::env::args().skip(1).collect();
@@ -31,7 +31,7 @@ fn main() {
         let spec = &variant.classes()[0];
         let (w, b) = spec.counts();
         let started = Instant::now();
-        let index = TightIndex::new(&spec.geometry, w, b);
+        let index = spec.tight_index();
         let built = started.elapsed();
         // Average moves per legal position over every 997th white set.
         let (mut positions, mut moves) = (0u64, 0u64);

@@ -18,7 +18,7 @@
 use std::time::Instant;
 
 use bishops::solver::{mirrors, parallel, partition};
-use bishops::{Cell, TightIndex, Variant};
+use bishops::{Cell, Variant};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,8 +40,7 @@ fn main() {
             (starts[k], largest[k], legal[k]) = (starts[from], largest[from], legal[from]);
             continue;
         }
-        let (w, b) = spec.counts();
-        let index = TightIndex::new(&spec.geometry, w, b);
+        let index = spec.tight_index();
         println!(
             "class {k}: {} positions in {} blocks, {workers} workers",
             index.len(),

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bishops::checkpoint::{self, CheckpointOptions, Checkpointer};
 use bishops::solver::Checkpoints;
 use bishops::solver::{Method, Plan};
-use bishops::{Error, TightIndex, Variant};
+use bishops::{Error, Variant};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -28,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // positions the checkpoint then carries.
     let mirrored = (1..plan.legal().len()).any(|k| plan.is_mirrored(k));
     let spec = &variant.classes()[0];
-    let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+    let index = spec.tight_index();
     let class = spec.class;
     let options = |stop: u16| CheckpointOptions {
         interval: Duration::from_secs(1 << 30),

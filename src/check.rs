@@ -133,11 +133,7 @@ pub fn check(
 ) -> Result<CheckReport> {
     let started = Instant::now();
     let database = Database::open(dir, variant)?;
-    let indices: Vec<TightIndex> = variant
-        .classes()
-        .iter()
-        .map(|s| TightIndex::new(&s.geometry, s.counts().0, s.counts().1))
-        .collect();
+    let indices: Vec<TightIndex> = variant.classes().iter().map(|s| s.tight_index()).collect();
     let total: u64 = indices
         .iter()
         .map(|i| options.sample.map_or(i.len(), |n| n.min(i.len())))

@@ -900,7 +900,7 @@ mod tests {
         let database = Database::open(&one, &variant).unwrap();
         assert!(database.reopen(&variant).is_ok());
         let spec = &variant.classes()[0];
-        let index = crate::tight::TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let index = spec.tight_index();
         let answers = |db: &Database| -> Vec<_> {
             (0..index.len())
                 .map(|i| db.remoteness_of(0, index.to_hash(i)).unwrap())

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::index::{DenseIndex, combine};
 use crate::position::{Position, PositionError, Refusals};
 use crate::rules::Part;
+use crate::tight::TightIndex;
 
 /// The named variants, one JSON file each in `variants/`, built into the
 /// binary so that it runs from anywhere.
@@ -70,6 +71,19 @@ impl ClassSpec {
     /// How many (white, black) bishops the class holds.
     pub fn counts(&self) -> (u32, u32) {
         (self.start.white.count(), self.start.black.count())
+    }
+
+    /// The tight index of the class's legal placements
+    /// ([`TightIndex::new`] of its geometry and counts).
+    ///
+    /// ```
+    /// let variant = bishops::Variant::named("5x4").unwrap();
+    /// let spec = &variant.classes()[0];
+    /// assert_eq!(spec.tight_index().len(), bishops::TightIndex::new(&spec.geometry, 2, 2).len());
+    /// ```
+    pub fn tight_index(&self) -> TightIndex {
+        let (white, black) = self.counts();
+        TightIndex::new(&self.geometry, white, black)
     }
 }
 

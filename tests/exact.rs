@@ -321,8 +321,7 @@ fn measure() {
     let samples: u64 = std::env::var("BISHOPS_SAMPLES").map_or(100_000, |s| s.parse().unwrap());
     let variant = Variant::named(&name).unwrap();
     let spec = &variant.classes()[0];
-    let (w, b) = spec.counts();
-    let index = TightIndex::new(&spec.geometry, w, b);
+    let index = spec.tight_index();
     let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("measure-{name}.m3"));
     let (table, stats) = match std::fs::read(&cache) {
         Ok(bytes) => {

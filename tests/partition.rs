@@ -6,10 +6,10 @@ mod common;
 
 use std::path::Path;
 
+use bishops::Variant;
 use bishops::pipeline::{SolveOptions, SolvePlan};
 use bishops::solver::partition::{self, ChannelTransport, Message, Partition};
 use bishops::solver::{Method, parallel};
-use bishops::{TightIndex, Variant};
 use proptest::prelude::*;
 use rusqlite::Connection;
 
@@ -19,8 +19,7 @@ use rusqlite::Connection;
 fn agree(name: &str, workers: &[usize]) {
     let variant = Variant::named(name).unwrap_or_else(|e| panic!("variant {name}: {e}"));
     for (k, spec) in variant.classes().iter().enumerate() {
-        let (w, b) = spec.counts();
-        let index = TightIndex::new(&spec.geometry, w, b);
+        let index = spec.tight_index();
         let mut parallel_layers = 0;
         let expected = parallel::search(name, spec, &index, &mut |_| parallel_layers += 1).unwrap();
         for &n in workers {
@@ -92,8 +91,7 @@ fn nine_by_six() {
 fn no_workers_is_refused() {
     let variant = Variant::named("5x4").unwrap();
     let spec = &variant.classes()[0];
-    let (w, b) = spec.counts();
-    let index = TightIndex::new(&spec.geometry, w, b);
+    let index = spec.tight_index();
     let e = partition::search("5x4", spec, &index, 0, &mut |_| {}).unwrap_err();
     assert_eq!(e.exit_code(), 2, "{e}");
     assert!(Partition::balanced(&index, 0).is_err());

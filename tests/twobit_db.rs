@@ -70,10 +70,7 @@ fn rows(database: &Database, classes: usize) -> Vec<Vec<(u64, Cell)>> {
 /// `count` drawn from the product of two classes' legal parts.
 fn positions(variant: &Variant, count: usize) -> Vec<Position> {
     let specs = variant.classes();
-    let indices: Vec<TightIndex> = specs
-        .iter()
-        .map(|s| TightIndex::new(&s.geometry, s.counts().0, s.counts().1))
-        .collect();
+    let indices: Vec<TightIndex> = specs.iter().map(|s| s.tight_index()).collect();
     let board = variant.board();
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = move |n: u64| {

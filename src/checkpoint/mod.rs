@@ -1172,7 +1172,7 @@ mod tests {
     fn boundaries(name: &str) -> (Vec<TwoBitResume>, TightIndex) {
         let variant = Variant::named(name).unwrap();
         let spec = &variant.classes()[0];
-        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let index = spec.tight_index();
         let mut recorder = Recorder::default();
         twobit::search_with(name, spec, &index, None, &mut recorder, &mut |_| {}).unwrap();
         (recorder.0, index)

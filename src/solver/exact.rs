@@ -556,8 +556,7 @@ impl Memo {
 ///
 /// let variant = Variant::named("5x4").unwrap();
 /// let spec = &variant.classes()[0];
-/// let (w, b) = spec.counts();
-/// let index = bishops::TightIndex::new(&spec.geometry, w, b);
+/// let index = spec.tight_index();
 /// let cells = solver::parallel::search("5x4", spec, &index, &mut |_| {}).unwrap();
 /// let residues = Mod3Table::from_cells(&cells);
 /// let resolver = Resolver::new(spec, &index, &residues, None, 1 << 12).unwrap();
@@ -632,8 +631,7 @@ mod tests {
         for name in ["5x4", "7x6", "5x4-full", "9x6"] {
             let variant = Variant::named(name).unwrap();
             for spec in variant.classes() {
-                let (w, b) = spec.counts();
-                let index = TightIndex::new(&spec.geometry, w, b);
+                let index = spec.tight_index();
                 let cells = crate::solver::parallel::search(name, spec, &index, &mut |_| {}).unwrap();
                 let residues = Mod3Table::from_cells(&cells);
                 let whole = resolve(spec, &index, &residues, None).unwrap();
@@ -655,8 +653,7 @@ mod tests {
     fn the_resolver_refuses_damage() {
         let variant = Variant::named("7x6").unwrap();
         let spec = &variant.classes()[0];
-        let (w, b) = spec.counts();
-        let index = TightIndex::new(&spec.geometry, w, b);
+        let index = spec.tight_index();
         let cells = crate::solver::parallel::search("7x6", spec, &index, &mut |_| {}).unwrap();
         let mut residues = Mod3Table::from_cells(&cells);
         let goal = index.rank(spec.goal).unwrap();
@@ -683,8 +680,7 @@ mod tests {
         for name in ["5x4", "7x4", "5x4-full"] {
             let variant = Variant::named(name).unwrap();
             for spec in variant.classes() {
-                let (w, b) = spec.counts();
-                let index = TightIndex::new(&spec.geometry, w, b);
+                let index = spec.tight_index();
                 let residues = Mod3Table::new(index.len());
                 let walker = Walker {
                     spec,

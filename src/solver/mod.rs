@@ -321,10 +321,7 @@ impl<'a> Plan<'a> {
     pub fn new(variant: &'a Variant, method: Method) -> Plan<'a> {
         let started = Instant::now();
         let specs = variant.classes();
-        let indices = specs
-            .iter()
-            .map(|s| TightIndex::new(&s.geometry, s.counts().0, s.counts().1))
-            .collect();
+        let indices = specs.iter().map(|s| s.tight_index()).collect();
         let mirrors = mirrors(specs);
         Plan {
             variant,

@@ -678,8 +678,7 @@ mod tests {
         ] {
             let variant = Variant::named(name).unwrap();
             for spec in variant.classes() {
-                let (w, b) = spec.counts();
-                let index = TightIndex::new(&spec.geometry, w, b);
+                let index = spec.tight_index();
                 let group = Symmetries::of(&spec.geometry, spec.goal);
                 assert_eq!(group.order(), order, "{name}");
                 let plain = Symmetries::trivial(&spec.geometry);

@@ -379,6 +379,7 @@ fn packed_len(cells: Range<u64>) -> u64 {
 /// class's codes, and every worker knows every class's statistics and the
 /// start's remoteness, agreed at the end of each search.
 pub struct TwoBitShares {
+    /// Each class's tight index, which cuts a share into blocks.
     indices: Vec<TightIndex>,
     mirrors: Vec<Option<(usize, Mirror)>>,
     /// For each searched class, this worker's share, of the partition its
@@ -608,8 +609,7 @@ mod tests {
     fn packed_pieces_cover_the_blocks() {
         let variant = Variant::named("7x6").unwrap();
         let spec = &variant.classes()[0];
-        let (w, b) = spec.counts();
-        let index = TightIndex::new(&spec.geometry, w, b);
+        let index = spec.tight_index();
         let blocks = 3..index.white_sets() - 2;
         let bytes = |r: Range<u64>| r.map(|r| packed_len(index.block(r))).sum::<u64>();
         for most in [1, 10, 100, 1 << 40] {

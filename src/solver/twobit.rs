@@ -982,8 +982,7 @@ mod tests {
             let variant = Variant::named(name).unwrap();
             let specs = variant.classes();
             let spec = &specs[0];
-            let (w, b) = spec.counts();
-            let index = TightIndex::new(&spec.geometry, w, b);
+            let index = spec.tight_index();
             let partner = specs.get(1).and_then(|other| {
                 let mirror = Mirror::left_right(&spec.geometry, &other.geometry)?;
                 (mirror.part(spec.start) == other.start).then_some((mirror, other.index))

@@ -68,7 +68,7 @@ impl Database {
     /// block is a permutation of its image's block, built in parallel.
     fn mirrored_residues(&self, k: usize, from: usize, mirror: &Mirror) -> Result<Mod3Table> {
         let source = self.residues(from)?;
-        let index_of = |spec: &ClassSpec| TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let index_of = |spec: &ClassSpec| spec.tight_index();
         let (index, source_index) = (index_of(&self.specs[k]), index_of(&self.specs[from]));
         if source.len() != source_index.len() || index.len() != self.classes[k].stats.legal {
             return Err(self.corrupt(format!(
@@ -148,7 +148,7 @@ impl Database {
             Some((from, mirror)) => (*from, Some(mirror)),
             None => (k, None),
         };
-        let index_of = |spec: &ClassSpec| TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let index_of = |spec: &ClassSpec| spec.tight_index();
         let (spec, source_spec) = (&self.specs[k], &self.specs[source]);
         let source_index = index_of(source_spec);
         let memo = MEMO_BYTES.min(8 * source_index.len().next_power_of_two());

@@ -179,8 +179,7 @@ mod tests {
     fn pieces_of_any_length_make_the_same_blocks() {
         let variant = Variant::named("7x6").unwrap();
         let spec = &variant.classes()[0];
-        let (w, b) = spec.counts();
-        let index = TightIndex::new(&spec.geometry, w, b);
+        let index = spec.tight_index();
         let cells: Vec<u8> = (0..index.len()).map(|i| (i % 17) as u8).collect();
         for layout in [Layout::Rows, Layout::Blocks] {
             let whole = Connection::open_in_memory().unwrap();

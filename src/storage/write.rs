@@ -21,7 +21,6 @@ use crate::files::{self, Links, OpenError};
 use crate::remoteness::Remoteness;
 use crate::solver::twobit::{Residues, TwoBitSolution};
 use crate::solver::{ClassTable, Solution, Streamed, Tables};
-use crate::tight::TightIndex;
 use crate::variant::{ClassSpec, Variant};
 
 /// Writes the database of `variant` into `dir`, atomically, and returns its
@@ -209,8 +208,7 @@ fn write_table(
         Tables::Streamed(streamed) => match streamed.mirrored[k] {
             Some(from) => Ok(sources[from]),
             None => {
-                let (white, black) = spec.counts();
-                let index = TightIndex::new(&spec.geometry, white, black);
+                let index = spec.tight_index();
                 let mut cutter = Cutter::new(tx, spec, &index, layout)?;
                 (streamed.cells.borrow_mut())(k, &mut |piece| cutter.take(piece))?;
                 cutter.finish()

@@ -472,8 +472,7 @@ mod tests {
     #[test]
     fn reached_bits_name_the_blocks_asked_for() {
         let spec = Variant::named("5x4").unwrap().classes()[0].clone();
-        let (w, b) = spec.counts();
-        let index = TightIndex::new(&spec.geometry, w, b);
+        let index = spec.tight_index();
         let asked: Vec<u64> = (0..index.white_sets())
             .filter(|&r| !index.block(r).is_empty())
             .take(2)
@@ -527,8 +526,7 @@ mod tests {
     #[test]
     fn reach_moved_equals_reach_counted_afresh() {
         let spec = Variant::named("7x6").unwrap().classes()[0].clone();
-        let (w, b) = spec.counts();
-        let index = TightIndex::new(&spec.geometry, w, b);
+        let index = spec.tight_index();
         let kernel = Kernel::new(&spec.geometry, &index);
         let n = index.white_sets();
         let mut reach = Reach::new(&kernel, &index, 0..n / 3);

@@ -1630,8 +1630,7 @@ mod tests {
     fn class(name: &str) -> (ClassSpec, TightIndex) {
         let variant = Variant::named(name).unwrap();
         let spec = variant.classes()[0].clone();
-        let (w, b) = spec.counts();
-        let index = TightIndex::new(&spec.geometry, w, b);
+        let index = spec.tight_index();
         (spec, index)
     }
 

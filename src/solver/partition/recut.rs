@@ -447,7 +447,7 @@ mod tests {
         let variant = Variant::named(name).unwrap();
         let classes = variant.classes();
         let spec = &classes[0];
-        TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1)
+        spec.tight_index()
     }
 
     /// The codes of a made-up table of `len` positions, 2 bits each: a

@@ -1369,7 +1369,7 @@ mod tests {
             let variant = Variant::named(name).unwrap();
             let specs = variant.classes();
             let spec = &specs[0];
-            let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+            let index = spec.tight_index();
             let back = specs
                 .get(1)
                 .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
@@ -1481,7 +1481,7 @@ mod tests {
         let variant = Variant::named(name).unwrap();
         let specs = variant.classes();
         let spec = &specs[0];
-        let index = TightIndex::new(&spec.geometry, spec.counts().0, spec.counts().1);
+        let index = spec.tight_index();
         let back = specs
             .get(1)
             .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
