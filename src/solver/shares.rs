@@ -526,15 +526,14 @@ impl TwoBitShares {
             |w| packed_pieces(index, partition.blocks(w), PIECE),
             sink,
             |blocks| {
-                let packed: Vec<Vec<u8>> = blocks
+                blocks
                     .clone()
                     .into_par_iter()
-                    .map(|r| {
+                    .flat_map_iter(|r| {
                         let cells = index.block(r);
                         share.table.pack_range(cells.start - first..cells.end - first)
                     })
-                    .collect();
-                packed.concat()
+                    .collect()
             },
         )
     }

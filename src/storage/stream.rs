@@ -81,7 +81,6 @@ impl<'c, 'a> Cutter<'c, 'a> {
         if !matches!(self.writer, Writer::Residues(_)) {
             self.checksum.add(bytes);
         }
-        self.flush()?;
         while !bytes.is_empty() {
             if self.next == self.index.white_sets() {
                 return Err(Error::Exchange(format!(
