@@ -45,6 +45,9 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
         return Err(Error::Usage("MPI was initialized twice".into()));
     };
     abort_on_panic();
+    // Open MPI's PMIx client leaves Nagle's algorithm on in its socket to
+    // the launcher, which held each job's MPI_Finalize 40 ms here.
+    crate::system::tcp_nodelay_all();
     let mut transport = MpiTransport::new(universe.world());
     match solve_ranks(db, &args, &mut transport, out) {
         Ok(()) => Ok(()),
