@@ -94,7 +94,10 @@ pub fn tcp_nodelay_all() -> usize {
             continue;
         };
         let tcp = int(fd, libc::SOL_SOCKET, libc::SO_TYPE) == Some(libc::SOCK_STREAM)
-            && matches!(int(fd, libc::SOL_SOCKET, libc::SO_DOMAIN), Some(libc::AF_INET | libc::AF_INET6));
+            && matches!(
+                int(fd, libc::SOL_SOCKET, libc::SO_DOMAIN),
+                Some(libc::AF_INET | libc::AF_INET6)
+            );
         if !tcp {
             continue;
         }
