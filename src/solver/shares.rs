@@ -631,7 +631,7 @@ mod tests {
             }
             let (first, last) = (&pieces[0].0, &pieces[pieces.len() - 1].0);
             assert!(
-                first.start <= blocks.start + 1 && last.end == blocks.end,
+                first.start == blocks.start && last.end == blocks.end,
                 "{most}: {first:?} {last:?}"
             );
         }
