@@ -15,11 +15,12 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bishops");
 
+mod common;
+use common::succeeded;
+
 /// A fresh directory of this test's own under the target directory.
 fn fresh(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mpi-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+    common::scratch("mpi", name)
 }
 
 /// `mpirun` running `bishops ARGS` as `ranks` ranks; as root too.
@@ -37,19 +38,9 @@ fn bishops(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("bishops runs")
 }
 
-fn ok(output: Output, what: &str) -> Output {
-    assert!(
-        output.status.success(),
-        "{what}: {}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 /// The export of `variant` from the databases in `db`.
 fn export(db: &Path, variant: &str) -> Vec<u8> {
-    ok(bishops(&["--db", db.to_str().unwrap(), "export", variant]), "export").stdout
+    succeeded(bishops(&["--db", db.to_str().unwrap(), "export", variant]), "export").stdout
 }
 
 #[test]
@@ -65,13 +56,13 @@ fn ranks_write_the_table_one_process_writes() {
     ] {
         let single = fresh(&format!("single-{variant}-{method}"));
         let path = single.to_str().unwrap();
-        ok(bishops(&["--db", path, "solve", variant, "--method", method]), variant);
+        succeeded(bishops(&["--db", path, "solve", variant, "--method", method]), variant);
         let expected = export(&single, variant);
         assert!(expected.len() > 1000, "{variant}: an export");
         for ranks in 1..=4 {
             let dir = fresh(&format!("{variant}-{method}-{ranks}"));
             let db = dir.to_str().unwrap();
-            let out = ok(
+            let out = succeeded(
                 mpirun(ranks, &["--db", db, "solve", variant, "--method", method])
                     .output()
                     .unwrap(),
@@ -94,7 +85,7 @@ fn ranks_write_the_table_one_process_writes() {
         for ranks in [1, 2] {
             let dir = fresh(&format!("{variant}-{method}-json-{ranks}"));
             let db = dir.to_str().unwrap();
-            let out = ok(
+            let out = succeeded(
                 mpirun(ranks, &["--db", db, "solve", variant, "--method", method, "--json"])
                     .output()
                     .unwrap(),
@@ -116,8 +107,8 @@ fn ranks_write_the_table_one_process_writes() {
 fn ranks_agree_that_a_solved_variant_is_solved() {
     let dir = fresh("again");
     let db = dir.to_str().unwrap();
-    ok(mpirun(2, &["--db", db, "solve", "7x4"]).output().unwrap(), "first");
-    let again = ok(mpirun(3, &["--db", db, "solve", "7x4"]).output().unwrap(), "again");
+    succeeded(mpirun(2, &["--db", db, "solve", "7x4"]).output().unwrap(), "first");
+    let again = succeeded(mpirun(3, &["--db", db, "solve", "7x4"]).output().unwrap(), "again");
     let stdout = String::from_utf8_lossy(&again.stdout);
     assert_eq!(
         stdout.trim(),
@@ -223,7 +214,7 @@ fn killed_mid_search(method: &str) {
     );
     // Run again: it resumes (or, killed while saving, says why it cannot)
     // and writes the right table.
-    let rerun = ok(
+    let rerun = succeeded(
         mpirun(3, &["--db", db, "solve", "9x8", "--method", method])
             .output()
             .unwrap(),
@@ -232,7 +223,7 @@ fn killed_mid_search(method: &str) {
     let stderr = String::from_utf8_lossy(&rerun.stderr);
     assert!(stderr.contains("resuming"), "{stderr}");
     let single = fresh(&format!("killed-single-{method}"));
-    ok(
+    succeeded(
         bishops(&["--db", single.to_str().unwrap(), "solve", "9x8", "--method", method]),
         "single",
     );
@@ -286,7 +277,7 @@ fn stopped_job_resumes(method: &str) {
         assert!(!dir.join("9x8.sqlite").exists());
     };
     let single = fresh(&format!("resume-single-{method}"));
-    ok(
+    succeeded(
         bishops(&["--db", single.to_str().unwrap(), "solve", "9x8", "--method", method]),
         "single",
     );
@@ -312,7 +303,7 @@ fn stopped_job_resumes(method: &str) {
     // shares are gone. The report counts layers 0 to 8 as saved ones.
     let mut json = solve.to_vec();
     json.push("--json");
-    let resumed = ok(mpirun(3, &json).output().unwrap(), "resume");
+    let resumed = succeeded(mpirun(3, &json).output().unwrap(), "resume");
     let stderr = String::from_utf8_lossy(&resumed.stderr);
     assert_eq!(stderr.matches("at layer 8, written").count(), 3, "{stderr}");
     assert!(!stderr.contains("not resuming"), "{stderr}");
@@ -331,7 +322,7 @@ fn stopped_job_resumes(method: &str) {
     stop(3);
     let mut restart = solve.to_vec();
     restart.push("--restart");
-    let restarted = ok(mpirun(2, &restart).output().unwrap(), "restart");
+    let restarted = succeeded(mpirun(2, &restart).output().unwrap(), "restart");
     let stderr = String::from_utf8_lossy(&restarted.stderr);
     assert!(stderr.contains("--restart: removed"), "{stderr}");
     assert!(!stderr.contains("resuming"), "{stderr}");

@@ -14,6 +14,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod common;
+use common::succeeded;
+
 const BIN: &str = env!("CARGO_BIN_EXE_bishops");
 
 /// The Python that has DuckDB.
@@ -24,19 +27,9 @@ fn python() -> PathBuf {
     )
 }
 
-fn ok(output: Output, what: &str) -> Output {
-    assert!(
-        output.status.success(),
-        "{what}: {}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 fn bishops(db: &Path, args: &[&str]) -> Output {
     let out = Command::new(BIN).arg("--db").arg(db).args(args).output().unwrap();
-    ok(out, &args.join(" "))
+    succeeded(out, &args.join(" "))
 }
 
 fn json(db: &Path, args: &[&str]) -> Value {
@@ -54,7 +47,7 @@ fn duckdb(sql: &str) -> Value {
         "{} is missing: make a virtual environment with duckdb (`.ci/run` does)",
         python.display()
     );
-    let out = ok(Command::new(&python).arg("-c").arg(script).output().unwrap(), sql);
+    let out = succeeded(Command::new(&python).arg("-c").arg(script).output().unwrap(), sql);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

@@ -4,6 +4,7 @@ pub mod reference;
 pub mod tables;
 
 use std::path::PathBuf;
+use std::process::Output;
 
 use bishops::Variant;
 use bishops::solver::{self, Solution};
@@ -14,6 +15,18 @@ pub fn scratch(prefix: &str, name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{prefix}-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
+}
+
+/// `output` of a command that must have succeeded (`what` names it), or
+/// a failed test that shows its status and standard error.
+pub fn succeeded(output: Output, what: &str) -> Output {
+    assert!(
+        output.status.success(),
+        "{what}: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
 }
 
 /// The variant `name`, solved in memory by the default search.
