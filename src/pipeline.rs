@@ -189,22 +189,43 @@ impl<'a> SolvePlan<'a> {
         }
     }
 
-    /// Refuses a solve into `dir` that would not fit in its free disk space.
+    /// Refuses a solve into `dir` that would not fit in its free disk space
+    /// and the space its own checkpoints there hold, which the solve
+    /// resumes from and replaces.
     ///
     /// # Errors
     ///
     /// [`Error::TooLarge`] naming what it needs and what is free.
     pub fn check_disk(&self, dir: &Path) -> Result<()> {
+        let held = self.checkpoint_bytes(dir);
         match free_disk(dir) {
-            Some(free) if self.disk_bytes() > free => Err(Error::TooLarge(format!(
-                "variant {} needs about {} of disk in {}, only {} is free",
+            Some(free) if self.disk_bytes() > free.saturating_add(held) => Err(Error::TooLarge(format!(
+                "variant {} needs about {} of disk in {}, only {} is free{}",
                 self.variant.name(),
                 human_bytes(self.disk_bytes()),
                 dir.display(),
-                human_bytes(free)
+                human_bytes(free),
+                if held > 0 {
+                    format!(" besides the {} its checkpoints hold", human_bytes(held))
+                } else {
+                    String::new()
+                }
             ))),
             _ => Ok(()),
         }
+    }
+
+    /// Bytes the checkpoints of this variant's one-process solve hold in
+    /// `dir` now: room for the solve, which resumes from them and writes
+    /// its own over them ([`disk_bytes`](Self::disk_bytes) counts those).
+    pub fn checkpoint_bytes(&self, dir: &Path) -> u64 {
+        self.variant
+            .classes()
+            .iter()
+            .filter_map(|spec| std::fs::symlink_metadata(checkpoint::path(dir, self.variant.name(), spec.class)).ok())
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len())
+            .sum()
     }
 
     /// Legal positions per class.
@@ -731,4 +752,30 @@ fn check_known(variant: &Variant, answer: &Answer) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variant::Variant;
+
+    /// A variant's own checkpoints count as room for its solve; others'
+    /// files and anything not a regular file do not.
+    #[test]
+    fn checkpoints_held_are_counted() {
+        let dir = std::env::temp_dir().join(format!("bishops-held-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let variant = Variant::named("7x4").unwrap();
+        let plan = SolvePlan::new(&variant, SolveOptions::default()).unwrap();
+        assert_eq!(plan.checkpoint_bytes(&dir), 0);
+        let classes = variant.classes();
+        std::fs::write(checkpoint::path(&dir, "7x4", classes[0].class), [0u8; 1000]).unwrap();
+        std::fs::write(checkpoint::path(&dir, "7x6", classes[0].class), [0u8; 500]).unwrap();
+        if let Some(second) = classes.get(1) {
+            std::fs::create_dir(checkpoint::path(&dir, "7x4", second.class)).unwrap();
+        }
+        assert_eq!(plan.checkpoint_bytes(&dir), 1000);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
