@@ -766,15 +766,19 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("bishops-held-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let variant = Variant::named("7x4").unwrap();
+        let variant = Variant::named("5x4-full").unwrap();
         let plan = SolvePlan::new(&variant, SolveOptions::default()).unwrap();
         assert_eq!(plan.checkpoint_bytes(&dir), 0);
-        let classes = variant.classes();
-        std::fs::write(checkpoint::path(&dir, "7x4", classes[0].class), [0u8; 1000]).unwrap();
-        std::fs::write(checkpoint::path(&dir, "7x6", classes[0].class), [0u8; 500]).unwrap();
-        if let Some(second) = classes.get(1) {
-            std::fs::create_dir(checkpoint::path(&dir, "7x4", second.class)).unwrap();
-        }
+        let [first, second] = [0, 1].map(|k| variant.classes()[k].class);
+        std::fs::write(checkpoint::path(&dir, "5x4-full", first), [0u8; 1000]).unwrap();
+        std::fs::write(checkpoint::path(&dir, "5x4", first), [0u8; 500]).unwrap();
+        // A directory, and then a link to a file, where the second class's
+        // checkpoint would be.
+        let other = checkpoint::path(&dir, "5x4-full", second);
+        std::fs::create_dir(&other).unwrap();
+        assert_eq!(plan.checkpoint_bytes(&dir), 1000);
+        std::fs::remove_dir(&other).unwrap();
+        std::os::unix::fs::symlink(checkpoint::path(&dir, "5x4", first), &other).unwrap();
         assert_eq!(plan.checkpoint_bytes(&dir), 1000);
         std::fs::remove_dir_all(&dir).unwrap();
     }
