@@ -197,12 +197,12 @@ impl<'a> SolvePlan<'a> {
     ///
     /// [`Error::TooLarge`] naming what it needs and what is free.
     pub fn check_disk(&self, dir: &Path) -> Result<()> {
-        let held = self.checkpoint_bytes(dir);
+        let (need, held) = (self.disk_bytes(), self.checkpoint_bytes(dir));
         match free_disk(dir) {
-            Some(free) if self.disk_bytes() > free.saturating_add(held) => Err(Error::TooLarge(format!(
+            Some(free) if need > free.saturating_add(held) => Err(Error::TooLarge(format!(
                 "variant {} needs about {} of disk in {}, only {} is free{}",
                 self.variant.name(),
-                human_bytes(self.disk_bytes()),
+                human_bytes(need),
                 dir.display(),
                 human_bytes(free),
                 if held > 0 {
