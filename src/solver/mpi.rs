@@ -8,7 +8,11 @@
 //! (one `MPI_Alltoall` of 64-bit counts), then the bytes, in as many rounds
 //! as it takes to keep every message and every buffer of a round under the
 //! 2^31 elements MPI counts with `int`. The number of rounds is agreed by
-//! an `MPI_Allreduce`, so every rank makes the same calls.
+//! an `MPI_Allreduce`, so every rank makes the same calls. The same
+//! exchange in two steps ([`Transport::post`], [`Transport::take`]), which
+//! the two-bit search's rounds of images use so that a rank works on
+//! while the others catch up, goes as point-to-point messages: `MPI_Isend`
+//! when posted, a blocking receive of each sender's when taken.
 //!
 //! Every MPI call comes from the thread that initialized MPI (the
 //! `Funneled` level): the search's workers call the transport from that
@@ -17,15 +21,19 @@
 use mpi::Count;
 use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
+use mpi::request::{Request, StaticScope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::partition::Transport;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The most bytes all of one rank's messages of one round add up to, and
 /// so the most it receives: under 2^31, MPI's `int` counts and offsets.
 const ROUND_BYTES: u64 = 1 << 30;
+
+/// The tag of the messages of [`Transport::post`].
+const POSTED: mpi::Tag = 1;
 
 /// A [`Transport`] between the ranks of an MPI communicator: worker `w` is
 /// rank `w`.
@@ -33,13 +41,76 @@ pub struct MpiTransport {
     world: SimpleCommunicator,
     rank: usize,
     size: usize,
+    /// What this rank posted itself, until it takes it.
+    posted: Option<Vec<u8>>,
+    /// The sends of posted exchanges still under way, each with its buffer.
+    sending: Vec<Sending>,
+}
+
+/// A buffer MPI is sending ([`MpiTransport::post`]), freed when the send
+/// is complete.
+struct Sending {
+    request: Request<'static, [u8]>,
+    buffer: *mut [u8],
 }
 
 impl MpiTransport {
     /// The transport of this process's rank of `world`.
     pub fn new(world: SimpleCommunicator) -> MpiTransport {
         let (rank, size) = (world.rank() as usize, world.size() as usize);
-        MpiTransport { world, rank, size }
+        MpiTransport {
+            world,
+            rank,
+            size,
+            posted: None,
+            sending: Vec::new(),
+        }
+    }
+
+    /// Starts sending `bytes` to rank `to`, a posted message.
+    fn send(&mut self, to: usize, bytes: Vec<u8>) {
+        let buffer = Box::into_raw(bytes.into_boxed_slice());
+        // SAFETY: the buffer is freed only once MPI has sent it
+        // ([`finish`](Self::finish)), and nothing writes it until then.
+        let shared: &'static [u8] = unsafe { &*buffer };
+        let request = (self.world.process_at_rank(to as i32)).immediate_send_with_tag(StaticScope, shared, POSTED);
+        self.sending.push(Sending { request, buffer });
+    }
+
+    /// Frees the buffers of the sends that are complete, waiting for all
+    /// of them when `wait`.
+    fn finish(&mut self, wait: bool) {
+        for Sending { request, buffer } in std::mem::take(&mut self.sending) {
+            let request = if wait {
+                request.wait();
+                None
+            } else {
+                request.test().err()
+            };
+            match request {
+                Some(request) => self.sending.push(Sending { request, buffer }),
+                // SAFETY: `buffer` came from `Box::into_raw` in `send`, and
+                // MPI is done with it.
+                None => drop(unsafe { Box::from_raw(buffer) }),
+            }
+        }
+    }
+
+    /// Receives a posted message of `into.len()` bytes from rank `from`.
+    fn receive(&self, from: usize, into: &mut [u8]) -> Result<()> {
+        let status = (self.world.process_at_rank(from as i32)).receive_into_with_tag(into, POSTED);
+        if status.count(u8::equivalent_datatype()) as usize != into.len() {
+            return Err(Error::Exchange(format!(
+                "rank {from} posted a message of another length"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for MpiTransport {
+    fn drop(&mut self) {
+        self.finish(true);
     }
 }
 
@@ -98,6 +169,58 @@ impl Transport for MpiTransport {
                 stream.extend_from_slice(&recv[at as usize..(at + count) as usize]);
             }
         }
+        Ok(incoming)
+    }
+
+    /// Each stream goes as its length in 8 bytes and then in pieces of at
+    /// most a GiB, as non-blocking sends, which the receiver takes whether
+    /// or not the sender is in MPI at the time (on one machine, Open MPI
+    /// copies straight from the sender's memory).
+    fn post(&mut self, mut outgoing: Vec<Vec<u8>>) -> Result<()> {
+        if self.posted.is_some() {
+            return Err(Error::Exchange("a rank posted twice without taking".into()));
+        }
+        self.finish(false);
+        outgoing.resize(self.size, Vec::new());
+        self.posted = Some(std::mem::take(&mut outgoing[self.rank]));
+        for (to, stream) in outgoing.into_iter().enumerate() {
+            if to == self.rank {
+                continue;
+            }
+            self.send(to, (stream.len() as u64).to_le_bytes().to_vec());
+            // No message for an empty stream: an empty buffer's pointer is
+            // 1, which Open MPI may read as `MPI_IN_PLACE`.
+            if stream.len() as u64 > ROUND_BYTES {
+                for piece in stream.chunks(ROUND_BYTES as usize) {
+                    self.send(to, piece.to_vec());
+                }
+            } else if !stream.is_empty() {
+                self.send(to, stream);
+            }
+        }
+        Ok(())
+    }
+
+    fn take(&mut self) -> Result<Vec<Vec<u8>>> {
+        let own = (self.posted.take()).ok_or_else(|| Error::Exchange("a rank took what it never posted".into()))?;
+        let mut incoming = Vec::with_capacity(self.size);
+        for from in 0..self.size {
+            if from == self.rank {
+                incoming.push(Vec::new());
+                continue;
+            }
+            let mut len = [0u8; 8];
+            self.receive(from, &mut len)?;
+            let len = usize::try_from(u64::from_le_bytes(len))
+                .map_err(|_| Error::Exchange(format!("rank {from} posted a stream too long to hold")))?;
+            let mut stream = vec![0u8; len];
+            for piece in stream.chunks_mut(ROUND_BYTES as usize) {
+                self.receive(from, piece)?;
+            }
+            incoming.push(stream);
+        }
+        incoming[self.rank] = own;
+        self.finish(false);
         Ok(incoming)
     }
 }

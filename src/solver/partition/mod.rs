@@ -299,6 +299,27 @@ pub trait Transport {
     ///
     /// [`Error::Exchange`] when a worker is gone.
     fn all_to_all(&mut self, outgoing: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>>;
+
+    /// [`all_to_all`](Self::all_to_all) in two steps, so that a worker can
+    /// work between them: sends `outgoing[w]` to worker `w` and returns at
+    /// once, waiting for no worker. [`take`](Self::take) then returns what
+    /// every worker posted to this one. Every worker posts and takes the
+    /// same exchanges in the same order, and takes each before its next
+    /// step of any kind.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Exchange`] when a worker is gone, or this worker posted
+    /// twice without a take between.
+    fn post(&mut self, outgoing: Vec<Vec<u8>>) -> Result<()>;
+
+    /// What every worker posted to this one in the exchange it posted last
+    /// ([`post`](Self::post)), indexed by sender.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Exchange`] when a worker is gone, or nothing was posted.
+    fn take(&mut self) -> Result<Vec<Vec<u8>>>;
 }
 
 /// A [`Transport`] between threads of one process: one channel for each
@@ -310,6 +331,8 @@ pub struct ChannelTransport {
     to: Vec<Option<Sender<Vec<u8>>>>,
     /// `from[w]`: the channel from worker `w` (`None` for this worker).
     from: Vec<Option<Receiver<Vec<u8>>>>,
+    /// What this worker posted to itself, until it takes it.
+    posted: Option<Vec<u8>>,
 }
 
 impl ChannelTransport {
@@ -321,6 +344,7 @@ impl ChannelTransport {
                 worker,
                 to: (0..workers).map(|_| None).collect(),
                 from: (0..workers).map(|_| None).collect(),
+                posted: None,
             })
             .collect();
         for a in 0..workers {
@@ -345,15 +369,27 @@ impl Transport for ChannelTransport {
         self.to.len()
     }
 
-    fn all_to_all(&mut self, mut outgoing: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
-        let gone = |w: usize| Error::Exchange(format!("worker {w} of a partitioned search stopped"));
+    fn all_to_all(&mut self, outgoing: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
+        self.post(outgoing)?;
+        self.take()
+    }
+
+    fn post(&mut self, mut outgoing: Vec<Vec<u8>>) -> Result<()> {
+        if self.posted.is_some() {
+            return Err(Error::Exchange("a worker posted twice without taking".into()));
+        }
         outgoing.resize(self.workers(), Vec::new());
-        let own = std::mem::take(&mut outgoing[self.worker]);
+        self.posted = Some(std::mem::take(&mut outgoing[self.worker]));
         for (w, (stream, to)) in outgoing.into_iter().zip(&self.to).enumerate() {
             if let Some(to) = to {
                 to.send(stream).map_err(|_| gone(w))?;
             }
         }
+        Ok(())
+    }
+
+    fn take(&mut self) -> Result<Vec<Vec<u8>>> {
+        let own = (self.posted.take()).ok_or_else(|| Error::Exchange("a worker took what it never posted".into()))?;
         let mut incoming = Vec::with_capacity(self.workers());
         for (w, from) in self.from.iter().enumerate() {
             match from {
@@ -364,6 +400,11 @@ impl Transport for ChannelTransport {
         incoming[self.worker] = own;
         Ok(incoming)
     }
+}
+
+/// The error of a channel whose other end, worker `w`'s, is gone.
+fn gone(w: usize) -> Error {
+    Error::Exchange(format!("worker {w} of a partitioned search stopped"))
 }
 
 /// What one layer of a partitioned search did, summed over the workers.
@@ -987,11 +1028,53 @@ fn trade_images<T: Transport + ?Sized>(
     index: &TightIndex,
     partition: &Partition,
     images: Vec<Vec<Message>>,
-    mut receive: impl FnMut(&[Reached]) -> Result<u64>,
+    receive: impl FnMut(&[Reached]) -> Result<u64>,
 ) -> Result<(u64, (u64, u64, u64))> {
-    let me = transport.worker();
+    let sent = post_images(transport, partition, images)?;
+    Ok((take_images(transport, index, partition, receive)?, sent))
+}
+
+/// The first half of [`trade_images`]: posts each worker the images this
+/// one found in its range (`images`, by owner), and returns how many it
+/// had and sent (repeats dropped) and in how many bytes.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the transport fails.
+fn post_images<T: Transport + ?Sized>(
+    transport: &mut T,
+    partition: &Partition,
+    images: Vec<Vec<Message>>,
+) -> Result<(u64, u64, u64)> {
     let had = images.iter().map(|list| list.len() as u64).sum::<u64>();
-    let (incoming, sent, bytes) = exchange(transport, partition, images)?;
+    let mut streams = Vec::with_capacity(images.len());
+    let (mut sent, mut bytes) = (0u64, 0u64);
+    for (w, out) in images.into_iter().enumerate() {
+        let (stream, count) = encode_images(out, partition.cells(w));
+        sent += count;
+        bytes += stream.len() as u64;
+        streams.push(stream);
+    }
+    transport.post(streams)?;
+    Ok((had, sent, bytes))
+}
+
+/// The second half of [`trade_images`]: takes the images the others posted
+/// this worker with `receive`, a run at a time, and returns how many
+/// positions `receive` took.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the transport fails or a stream names a
+/// position outside this worker's range, and what `receive` returns.
+fn take_images<T: Transport + ?Sized>(
+    transport: &mut T,
+    index: &TightIndex,
+    partition: &Partition,
+    mut receive: impl FnMut(&[Reached]) -> Result<u64>,
+) -> Result<u64> {
+    let me = transport.worker();
+    let incoming = transport.take()?;
     let mut taken = 0;
     let mut run = Vec::with_capacity(RUN);
     for (from, stream) in incoming.iter().enumerate() {
@@ -1016,7 +1099,7 @@ fn trade_images<T: Transport + ?Sized>(
         taken += receive(&run)?;
         run.clear();
     }
-    Ok((taken, (had, sent, bytes)))
+    Ok(taken)
 }
 
 /// A layer's counts of every worker, summed, the most bytes one worker
@@ -1046,25 +1129,6 @@ fn sum_counts<T: Transport + ?Sized>(transport: &mut T, counts: [u64; COUNTS]) -
         busiest = busiest.max(theirs[7]);
     }
     Ok((sums, max_worker_bytes, busiest))
-}
-
-/// Sends `outgoing[w]`, positions of worker `w` of `partition`, to it, in
-/// order and without repeats ([`encode_images`]); returns what the others
-/// sent, and how many images this worker sent in how many bytes.
-fn exchange<T: Transport + ?Sized>(
-    transport: &mut T,
-    partition: &Partition,
-    outgoing: Vec<Vec<Message>>,
-) -> Result<(Vec<Vec<u8>>, u64, u64)> {
-    let mut streams = Vec::with_capacity(outgoing.len());
-    let (mut sent, mut bytes) = (0u64, 0u64);
-    for (w, out) in outgoing.into_iter().enumerate() {
-        let (stream, count) = encode_images(out, partition.cells(w));
-        sent += count;
-        bytes += stream.len() as u64;
-        streams.push(stream);
-    }
-    Ok((transport.all_to_all(streams)?, sent, bytes))
 }
 
 /// The first byte of a stream of images: their messages follow, in order.
@@ -1621,6 +1685,27 @@ impl Worker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A posted exchange comes back as the all-to-all does, and a worker
+    /// posts once before it takes and takes only what it posted.
+    #[test]
+    fn posts_are_taken_as_all_to_all_returns() {
+        let (taken, _) = on_threads(3, &mut |_| {}, |transport, _| {
+            let me = transport.worker() as u8;
+            let streams = |round: u8| (0..3).map(|to| vec![round, me, to]).collect::<Vec<_>>();
+            transport.post(streams(1)).unwrap();
+            assert!(matches!(transport.post(streams(9)), Err(Error::Exchange(_))));
+            let first = transport.take().unwrap();
+            assert!(matches!(transport.take(), Err(Error::Exchange(_))));
+            Ok((first, transport.all_to_all(streams(2)).unwrap()))
+        })
+        .unwrap();
+        for (me, (first, second)) in taken.into_iter().enumerate() {
+            let me = me as u8;
+            assert_eq!(first, (0..3).map(|from| vec![1, from, me]).collect::<Vec<_>>());
+            assert_eq!(second, (0..3).map(|from| vec![2, from, me]).collect::<Vec<_>>());
+        }
+    }
 
     use crate::board::Class;
     use crate::solver::parallel;

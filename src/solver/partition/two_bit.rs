@@ -50,7 +50,7 @@ use rayon::prelude::*;
 use super::recut::{Pace, Units, Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::{
     COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, Partition, Reach, Reached, Transport, Worked,
-    end_layer, message_at, on_threads, resumable, save_now, saved, trade_images, words,
+    end_layer, message_at, on_threads, post_images, resumable, save_now, saved, take_images, words,
 };
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
@@ -340,6 +340,10 @@ pub fn run_worker<T: Transport + ?Sized>(
         let mut own = Homes::new(partition.workers());
         let mut busy = Duration::ZERO;
         let mut images = Vec::new();
+        // A round's images go out when it ends and are taken when the next
+        // one does: a rank done with a round sooner than the others works
+        // on rather than waits, and waits only when a whole round behind.
+        let mut posted = false;
         for (round, blocks) in cuts.windows(2).enumerate() {
             let working = Instant::now();
             let Found {
@@ -350,17 +354,20 @@ pub fn run_worker<T: Transport + ?Sized>(
             counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
             own = own.merge(&theirs);
             busy += working.elapsed();
+            if posted {
+                counts[0] += take_images(transport, index, &share.partition, |run| {
+                    let working = Instant::now();
+                    let taken = share.receive(run, next, None, &mut own);
+                    busy += working.elapsed();
+                    Ok(taken)
+                })?;
+            }
             if round as u64 + 1 == rounds {
                 images = outgoing.images;
                 break;
             }
-            let (taken, sent) = trade_images(transport, index, &share.partition, outgoing.images, |run| {
-                let working = Instant::now();
-                let taken = share.receive(run, next, None, &mut own);
-                busy += working.elapsed();
-                Ok(taken)
-            })?;
-            counts[0] += taken;
+            let sent = post_images(transport, &share.partition, outgoing.images)?;
+            posted = true;
             counts[3] += sent.0;
             counts[4] += sent.1;
             counts[5] += sent.2;
