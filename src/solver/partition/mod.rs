@@ -282,9 +282,10 @@ impl Message {
 }
 
 /// How the workers of a partitioned search reach each other: the one
-/// collective a layer needs, an all-to-all of byte streams (MPI's
-/// `MPI_Alltoallv`). Every worker calls it the same number of times, in the
-/// same order.
+/// exchange a layer needs, an all-to-all of byte streams (MPI's
+/// `MPI_Alltoallv`), whole or in two steps between which a worker works on
+/// ([`post`](Self::post), [`take`](Self::take)). Every worker calls it the
+/// same number of times, in the same order.
 pub trait Transport {
     /// This worker's number, below [`workers`](Self::workers).
     fn worker(&self) -> usize;
