@@ -342,7 +342,8 @@ pub fn run_worker<T: Transport + ?Sized>(
         let mut images = Vec::new();
         // A round's images go out when it ends and are taken when the next
         // one does: a rank done with a round sooner than the others works
-        // on rather than waits, and waits only when a whole round behind.
+        // on rather than waits, and waits for another only when a whole
+        // round ahead of it.
         let mut posted = false;
         for (round, blocks) in cuts.windows(2).enumerate() {
             let working = Instant::now();
