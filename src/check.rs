@@ -62,7 +62,7 @@ use crate::rules::Part;
 use crate::solver::ClassStats;
 use crate::solver::exact::{self, Known};
 use crate::solver::mod3::Mod3Table;
-use crate::storage::{Database, Layout};
+use crate::storage::{Database, Layout, Walks};
 use crate::symmetry::Mirror;
 use crate::system::{available_memory, human_bytes};
 use crate::tight::{Subsets, TightIndex};
@@ -235,13 +235,20 @@ fn residues_class(
 /// values `neighbours`, if anything.
 fn broken_rule(at_goal: bool, cell: Cell, neighbours: impl Iterator<Item = Cell>) -> Option<String> {
     let mut best = None;
+    let mut unreachable = false;
     for n in neighbours {
         if !n.is_legal() {
             return Some("has a neighbour missing from the table".into());
         }
-        if let Some(r) = n.remoteness() {
-            best = Some(best.map_or(r, |b: Remoteness| b.min(r)));
+        match n.remoteness() {
+            Some(r) => best = Some(best.map_or(r, |b: Remoteness| b.min(r))),
+            None => unreachable = true,
         }
+    }
+    // Moves can be undone: a neighbour of a position that reaches the goal
+    // reaches it too.
+    if let (Some(r), true) = (cell.remoteness(), unreachable) {
+        return Some(format!("has remoteness {r} but a neighbour is marked unreachable"));
     }
     match (cell.remoteness(), at_goal) {
         (_, _) if !cell.is_legal() => Some("is missing from the table".into()),
@@ -256,6 +263,69 @@ fn broken_rule(at_goal: bool, cell: Cell, neighbours: impl Iterator<Item = Cell>
         },
         (None, false) => best.map(|b| format!("is marked unreachable but a neighbour has remoteness {b}")),
     }
+}
+
+/// Positions of each class that a solve's check of its own table draws at
+/// random ([`audit`]), besides the goal, the start and the hardest
+/// positions: each is read with its neighbours, so in the residues layout
+/// each costs a descent per neighbour.
+pub const AUDIT_SAMPLES: u64 = 1000;
+
+/// What a solve checks of its own table, written whole but not yet renamed
+/// into place ([`storage::write_vetted`](crate::storage::write_vetted)),
+/// before it becomes the variant's database: whatever made the table (a
+/// search, a resumed checkpoint, a write), the rules hold where it looks.
+///
+/// The database was opened with every check of [`Database::open`]: its
+/// header checksum, its counts and histograms against each other and the
+/// variant's classes, the start, the goal at 0 and the hardest positions at
+/// the largest remoteness. Then, in each class, it checks by the rules (as
+/// [`check`] does, each position against all its neighbours) the goal, the
+/// start, every stored hardest position and `samples` positions drawn at
+/// random with `seed`. The hardest positions are the newest layer's: a
+/// search ended too early, or a checkpoint that says a search was over
+/// when it was not, leaves them beside positions it marks unreachable, and
+/// that fails here every time. Anything else the draws may miss; only a
+/// full [`check`] proves a table. Returns the positions checked.
+///
+/// # Errors
+///
+/// [`Error::Corrupt`] naming the position that breaks a rule and how; what
+/// reading the file ran into.
+pub fn audit(database: &Database, variant: &Variant, samples: u64, seed: u64) -> Result<u64> {
+    let mut checked = 0;
+    let mut walks = Walks::default();
+    for (k, spec) in variant.classes().iter().enumerate() {
+        let stats = &database.classes()[k].stats;
+        let space = spec.index.len();
+        let mut parts = vec![spec.goal, spec.start];
+        // Each hardest hash was found legal when the file was opened.
+        parts.extend(
+            stats
+                .hardest
+                .iter()
+                .filter(|&&h| h < space)
+                .map(|&h| spec.index.unrank(h)),
+        );
+        let mut state = sample_state(seed, k);
+        // Drawn by the public hash, keeping the legal ones: a few hundred
+        // tries a position on the largest boards, each an unrank.
+        let want = parts.len() + samples as usize;
+        let mut tries = samples.saturating_mul(1 << 16);
+        while parts.len() < want && tries > 0 && stats.legal > 0 {
+            tries -= 1;
+            let part = spec.index.unrank(splitmix(&mut state) % space);
+            if part.is_legal(&spec.geometry) {
+                parts.push(part);
+            }
+        }
+        for part in parts {
+            let value = database.value(k, part, &mut walks)?;
+            database.confirm(k, part, value, &mut walks)?;
+            checked += 1;
+        }
+    }
+    Ok(checked)
 }
 
 /// About how many times a sequential sample reports its progress.

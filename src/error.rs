@@ -129,7 +129,7 @@ impl fmt::Display for Error {
             }
             Error::Corrupt { path, problem, variant } => write!(
                 f,
-                "database {} {problem}; it is not trusted: run `bishops solve {variant}` to rebuild it",
+                "database {} {problem}; it is not trusted: `bishops check {variant}` proves or refutes it, `bishops solve {variant} --force` rebuilds it",
                 path.display()
             ),
             Error::Sqlite(path, e) => write!(f, "{}: {e}", path.display()),
@@ -159,7 +159,7 @@ impl Error {
                 format!("variant {variant} is not solved: run `bishops solve {variant}`{why}")
             }
             Error::Corrupt { problem, variant, .. } => format!(
-                "the database of {variant} {problem}; it is not trusted: run `bishops solve {variant}` to rebuild it"
+                "the database of {variant} {problem}; it is not trusted: `bishops check {variant}` proves or refutes it, `bishops solve {variant} --force` rebuilds it"
             ),
             // The file's name is the client's business, its directory not.
             Error::DbPath(message) => without_directories(message),

@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::check;
 use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
@@ -109,6 +110,10 @@ pub struct Solved {
     pub layers: Vec<LayerReport>,
     /// Checkpoints written, with the seconds and bytes they took.
     pub checkpoints: (u32, f64, u64),
+    /// Positions the solve checked by the rules in its written table
+    /// before it took the database's name ([`check::audit`]), and the
+    /// seconds that took (part of `write_seconds`).
+    pub audited: (u64, f64),
 }
 
 /// A solve whose memory has been checked, ready to run: built by
@@ -339,12 +344,13 @@ impl<'a> SolvePlan<'a> {
                 checkpoint::remove(dir, variant);
             }
         }
-        let (path, write_seconds) = written?;
+        let written = written?;
         Ok(Solved {
             checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
-            path,
+            path: written.path,
             solve_seconds: found.elapsed().as_secs_f64(),
-            write_seconds,
+            write_seconds: written.seconds,
+            audited: written.audited,
             legal,
             layers,
         })
@@ -419,14 +425,15 @@ impl<'a> SolvePlan<'a> {
             sent,
             &|transport, k, sink| shares.send(transport, k, sink),
         );
-        let Some((path, write_seconds)) = settle(transport, dir, variant, asked, written)? else {
+        let Some(written) = settle(transport, dir, variant, asked, written)? else {
             return Ok(None);
         };
         Ok(Some(Solved {
             checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
-            path,
+            path: written.path,
             solve_seconds: shares.elapsed().as_secs_f64(),
-            write_seconds,
+            write_seconds: written.seconds,
+            audited: written.audited,
             legal,
             layers,
         }))
@@ -474,14 +481,15 @@ impl SolvePlan<'_> {
             sent,
             &|transport, k, sink| shares.send(transport, k, sink),
         );
-        let Some((path, write_seconds)) = settle(transport, dir, variant, asked, written)? else {
+        let Some(written) = settle(transport, dir, variant, asked, written)? else {
             return Ok(None);
         };
         Ok(Some(Solved {
             checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
-            path,
+            path: written.path,
             solve_seconds: shares.elapsed().as_secs_f64(),
-            write_seconds,
+            write_seconds: written.seconds,
+            audited: written.audited,
             legal,
             layers,
         }))
@@ -497,8 +505,8 @@ fn settle<T: Transport + ?Sized>(
     dir: &Path,
     variant: &Variant,
     asked: bool,
-    written: Option<Result<(PathBuf, f64)>>,
-) -> Result<Option<(PathBuf, f64)>> {
+    written: Option<Result<Written>>,
+) -> Result<Option<Written>> {
     let Some(written) = written else {
         spent(transport, dir, variant, asked, false)?;
         return Ok(None);
@@ -592,7 +600,7 @@ fn write_shares<T: Transport + ?Sized>(
     searched: &[usize],
     sent: Sent,
     send: &SendClass<'_, T>,
-) -> Option<Result<(PathBuf, f64)>> {
+) -> Option<Result<Written>> {
     let Some(summary) = summary else {
         // The cells of each class go to worker 0, which writes them.
         let result = searched.iter().try_for_each(|&k| send(transport, k, None));
@@ -618,18 +626,45 @@ fn write_shares<T: Transport + ?Sized>(
 ///
 /// [`Error::Mismatch`] when the answer contradicts the known values
 /// (nothing is written); what the write ran into.
-fn check_and_write(variant: &Variant, layout: Option<Layout>, dir: &Path, found: Tables<'_>) -> Result<(PathBuf, f64)> {
+fn check_and_write(variant: &Variant, layout: Option<Layout>, dir: &Path, found: Tables<'_>) -> Result<Written> {
     check_known(variant, &answer(found, variant)?)?;
     let writing = Instant::now();
-    let path = match found {
-        Tables::TwoBit(solution) => storage::write_two_bit(dir, variant, solution)?,
-        Tables::Bytes(solution) => {
-            let layout = layout.unwrap_or_else(|| Layout::for_solution(solution));
-            storage::write_with(dir, variant, solution, layout)?
-        }
-        Tables::Streamed(streamed) => storage::write_streamed(dir, variant, streamed, layout)?,
+    // A seed of its own each solve: nothing outside the process knows
+    // which positions the check will look at.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        ^ u64::from(std::process::id()).rotate_left(32);
+    let audited = std::cell::Cell::new((0, 0.0));
+    let vet = |database: &storage::Database| {
+        let began = Instant::now();
+        let checked = check::audit(database, variant, check::AUDIT_SAMPLES, seed).map_err(|e| match e {
+            Error::Corrupt { problem, .. } => Error::Mismatch(format!(
+                "variant {}: the table solved {problem}; nothing written (a checkpoint it resumed from may be forged: the next solve starts over)",
+                variant.name()
+            )),
+            e => e,
+        })?;
+        audited.set((checked, began.elapsed().as_secs_f64()));
+        Ok(())
     };
-    Ok((path, writing.elapsed().as_secs_f64()))
+    let path = storage::write_vetted(dir, variant, &found, layout, &vet)?;
+    Ok(Written {
+        path,
+        seconds: writing.elapsed().as_secs_f64(),
+        audited: audited.get(),
+    })
+}
+
+/// What [`check_and_write`] did.
+struct Written {
+    /// The database.
+    path: PathBuf,
+    /// Seconds the write took, its check included.
+    seconds: f64,
+    /// Positions the check of the written table looked at
+    /// ([`check::audit`]), and its seconds.
+    audited: (u64, f64),
 }
 
 /// `observe`, recording each search layer and the seconds since the layer

@@ -48,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::pipeline::{SolveOptions, SolvePlan};
 use crate::position::{Move, Position};
 use crate::remoteness::Remoteness;
-use crate::storage::{Database, WriteLock};
+use crate::storage::{Database, Walks, WriteLock};
 use crate::text::clip;
 use crate::variant::Variant;
 
@@ -657,11 +657,20 @@ impl Table {
     ) -> Result<(Probe, Vec<Vec<Option<Remoteness>>>)> {
         let db = self.database();
         let hashes = self.variant.class_hashes(position);
+        // What the descents of this probe learn, in the residues layout.
+        let mut walks = Walks::default();
         let parts = match known {
             Some(parts) => parts,
-            None => self.class_remoteness(&db, &hashes)?,
+            None => (self.variant.classes().iter().enumerate())
+                .map(|(k, spec)| db.value(k, position.part(&spec.geometry), &mut walks))
+                .collect::<Result<_>>()?,
         };
         let remoteness = total(&parts);
+        // Every value shown is confirmed by the rules around it: the
+        // position's in each class, and each move's.
+        for (k, spec) in self.variant.classes().iter().enumerate() {
+            db.confirm(k, position.part(&spec.geometry), parts[k], &mut walks)?;
+        }
         let mut moves = Vec::new();
         let mut move_parts = Vec::new();
         for (mv, after) in position.moves() {
@@ -669,7 +678,9 @@ impl Table {
             let k = self.class_number(Class::of(mv.from));
             let spec = &self.variant.classes()[k];
             let mut after_parts = parts.clone();
-            after_parts[k] = db.remoteness_beside(k, spec.index.rank(after.part(&spec.geometry)), parts[k])?;
+            let part = after.part(&spec.geometry);
+            after_parts[k] = db.remoteness_beside(k, spec.index.rank(part), parts[k])?;
+            db.confirm(k, part, after_parts[k], &mut walks)?;
             let r = total(&after_parts);
             let (value, delta) = Value::of(remoteness, r);
             moves.push(MoveValue {

@@ -229,7 +229,7 @@ fn a_damaged_two_bit_checkpoint_is_reported_and_ignored() {
     let variant = Variant::named("9x6").unwrap();
     let (want, _) = fresh(&variant);
     type Damage = fn(&mut Vec<u8>);
-    let damages: [(&str, Damage); 8] = [
+    let damages: [(&str, Damage); 9] = [
         ("fails its checksum", |b| {
             let at = b.len() - b.len() / 3;
             b[at] ^= 0x10;
@@ -246,13 +246,19 @@ fn a_damaged_two_bit_checkpoint_is_reported_and_ignored() {
             let at = b.len() - 3;
             b[at] ^= 0x01;
         }),
-        // A hardest position in the header changed.
-        ("fails its checksum", |b| {
+        // A hardest position in the header changed: the header's seal fails.
+        ("fails its header checksum", |b| {
             edit_header(b, "\"hardest\":[", "\"hardest\":[1,")
         }),
-        // The format of the search that kept a bit per position more.
-        ("is for format 1, not 2", |b| {
-            edit_header(b, "\"format\":2", "\"format\":1")
+        // And with the header sealed again, the payload's checksum, which
+        // covers the hardest positions too.
+        ("fails its checksum", |b| {
+            edit_header(b, "\"hardest\":[", "\"hardest\":[1,");
+            bishops::checkpoint::reseal(b);
+        }),
+        // An older format (2: the two-bit search before the seal).
+        ("is of format 2, not 3", |b| {
+            edit_header(b, "\"format\":3", "\"format\":2")
         }),
     ];
     for (said, damage) in damages {

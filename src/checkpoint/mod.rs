@@ -16,15 +16,21 @@
 //! The file: the line `bishops checkpoint`, one line of JSON ([`Header`]:
 //! format, variant, start, class, method, table length, the count of each
 //! layer, whether the search is over, a checksum of the table and when it
-//! was written), then the table, one byte per legal position in tight-index
-//! order. A checkpoint is trusted only when every header field matches the
-//! solve, the file has the right length, the checksum holds and the table
-//! holds exactly the layer counts the header gives; otherwise it is
-//! reported and ignored.
+//! was written), the line `xxh3 ` and the [`seal`] of the header line (its
+//! XXH3-64), then the table, one byte per legal position in tight-index
+//! order. A checkpoint is trusted only when its format is this program's,
+//! the header's seal holds, every header field matches the solve, the file
+//! has the right length, the table's checksum holds and the table holds
+//! exactly the layer counts the header gives; otherwise it is reported and
+//! ignored, and the search starts over. The seal and the checksum find
+//! damage, not forgery: a checkpoint edited with its checksums recomputed
+//! passes them, and then the solve's own check of its table, by the rules,
+//! before anything is written ([`crate::check::audit`]), is what stands
+//! between it and a database.
 //!
 //! The two-bit search ([`twobit`](crate::solver::twobit)) checkpoints the
-//! same way into the same file name, with the header's method `two-bit` and
-//! format 2: the payload is its table (2 bits per legal position, 32 to a
+//! same way into the same file name, with the header's method `two-bit`:
+//! the payload is its table (2 bits per legal position, 32 to a
 //! word) and its summary (a byte per block, 8 to a word, the last word
 //! padded with zeros), as little-endian 64-bit words, and the header also
 //! carries the newest layer's hardest candidates and the measured rates
@@ -35,9 +41,8 @@
 //! flags every block holding an unseen position and blocks holding at least
 //! the newest layer's count with its residue, and that the hardest
 //! candidates are as many as the newest layer allows, in order, with its
-//! residue, in flagged blocks ([`check_two_bit`]). Format 1, the search
-//! that kept a bit per position besides the table, is refused. The method
-//! field keeps either search from taking the other's checkpoint.
+//! residue, in flagged blocks ([`check_two_bit`]). The method field keeps
+//! either search from taking the other's checkpoint.
 //!
 //! The workers of a partitioned search (the ranks of an MPI job) each save
 //! their own share of a class, in files of their own
@@ -74,21 +79,43 @@ use crate::variant::Variant;
 /// The first line of a checkpoint file.
 const MAGIC: &[u8] = b"bishops checkpoint\n";
 
-/// The version of the file format of the tight search's checkpoints.
-const TIGHT_FORMAT: u32 = 1;
+/// The version of the file format of both searches' checkpoints: 3 since
+/// the header line is sealed by a checksum of its own ([`seal`]). Before,
+/// the tight search wrote format 1 and the two-bit search format 2 (format
+/// 1 of the two-bit search kept a bit per position besides the table); a
+/// checkpoint of an older format is refused, and the search starts over.
+const FORMAT: u32 = 3;
 
-/// The version of the file format of the two-bit search's checkpoints: 2
-/// since its payload is the table and the summary (format 1 had a bit per
-/// position besides the table).
-const TWO_BIT_FORMAT: u32 = 2;
+/// The start of the line after the header: the header's seal.
+const SEAL: &str = "xxh3 ";
 
-/// The format of `method`'s checkpoints.
-fn format(method: &str) -> u32 {
-    if method == "two-bit" {
-        TWO_BIT_FORMAT
-    } else {
-        TIGHT_FORMAT
-    }
+/// The seal of a header line (its JSON, without the newline): XXH3-64 of
+/// its bytes, 16 hex digits. The header holds the payload's checksum, so a
+/// header whose seal holds and a payload whose checksum holds put every
+/// byte a resume uses under a checksum. A checksum finds damage, not
+/// forgery: what a resume takes is checked against the rules besides
+/// ([`check_two_bit`], and the solve's check of its table before it is
+/// written).
+#[doc(hidden)]
+pub fn seal(header: &[u8]) -> String {
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(header))
+}
+
+/// Seals again the header of the checkpoint `bytes` after an edit: a tool
+/// for tests that forge a checkpoint to see what the checks past the
+/// checksums catch.
+///
+/// # Panics
+///
+/// When `bytes` is not a checkpoint with a sealed header.
+#[doc(hidden)]
+pub fn reseal(bytes: &mut [u8]) {
+    let start = MAGIC.len();
+    let end = start + bytes[start..].iter().position(|&b| b == b'\n').expect("a header line");
+    let sealed = seal(&bytes[start..end]);
+    let at = end + 1 + SEAL.len();
+    assert_eq!(&bytes[end + 1..at], SEAL.as_bytes(), "a sealed checkpoint");
+    bytes[at..at + 16].copy_from_slice(sealed.as_bytes());
 }
 
 /// The default time between checkpoints.
@@ -249,7 +276,7 @@ fn remove_temporary(dir: &Path, variant: &Variant) {
 /// The JSON line of a checkpoint file.
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
 pub struct Header {
-    /// The file format: 1 for `tight`, 2 for `two-bit`.
+    /// The file format ([`FORMAT`], the same for both methods).
     pub format: u32,
     /// The variant's name.
     pub variant: String,
@@ -751,15 +778,27 @@ impl<'a> Checkpointer<'a> {
                 Err(format!("is for {what} {found}, not {want}"))
             }
         };
-        // The method first: each method has its own format.
+        // The format first, as an older file has no seal; then the seal,
+        // before any other field is believed.
+        if header.format != FORMAT {
+            return Err(format!(
+                "is of format {}, not {FORMAT}: an older bishops wrote it",
+                header.format
+            ));
+        }
+        let header_line = line.strip_suffix(b"\n").unwrap_or(&line);
+        let mut sealed = Vec::new();
+        (&mut reader).take(64).read_until(b'\n', &mut sealed).map_err(io)?;
+        if sealed != format!("{SEAL}{}\n", seal(header_line)).as_bytes() {
+            return Err("fails its header checksum".into());
+        }
         expect("method", header.method.clone(), method.to_owned())?;
-        expect("format", header.format.to_string(), format(method).to_string())?;
         expect("variant", header.variant.clone(), self.variant.name().to_owned())?;
         expect("start", header.start.clone(), self.start.clone())?;
         expect("class", header.class.to_string(), class.index().to_string())?;
         expect("legal positions", header.length.to_string(), legal.to_string())?;
         self.check_share(&header)?;
-        Ok((header, (MAGIC.len() + line.len()) as u64, size, reader))
+        Ok((header, (MAGIC.len() + line.len() + sealed.len()) as u64, size, reader))
     }
 
     /// Reads and checks the checkpoint of `class`: its header, its table,
@@ -848,7 +887,7 @@ impl<'a> Checkpointer<'a> {
     /// A header for a checkpoint of `class` by `method`.
     fn header(&self, class: Class, method: &str, length: u64, found: &[u64], done: bool, checksum: u64) -> Header {
         Header {
-            format: format(method),
+            format: FORMAT,
             variant: self.variant.name().to_owned(),
             start: self.start.clone(),
             class: class.index(),
@@ -876,9 +915,10 @@ impl<'a> Checkpointer<'a> {
         let file = self.file(class);
         let name = file.file_name().expect("a checkpoint file name").to_string_lossy();
         let tmp = self.dir.join(format!("{name}.tmp-{}", std::process::id()));
+        let json = serde_json::to_vec(header).expect("a header serialises");
         let mut head = MAGIC.to_vec();
-        serde_json::to_writer(&mut head, header).expect("a header serialises");
-        head.push(b'\n');
+        head.extend_from_slice(&json);
+        head.extend_from_slice(format!("\n{SEAL}{}\n", seal(&json)).as_bytes());
         check_file(&file)?;
         let _pending = Pending::register(&tmp);
         let result = (|| {

@@ -625,6 +625,8 @@ mod tests {
             let mut bytes = edited.into_bytes();
             bytes.splice(0..0, saved[..MAGIC_LEN].iter().copied());
             bytes.extend_from_slice(&saved[header_end..]);
+            // Sealed again: these spoils are for the checks past the seal.
+            crate::checkpoint::reseal(&mut bytes);
             bytes
         };
         let last_code = saved.len() - 9;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::args::{BenchArgs, SolveArgs};
 use super::output::{left, progress_bar, shown, stdout_error, write_json};
+use crate::check;
 use crate::checkpoint::{self, CheckpointOptions};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
@@ -123,7 +124,16 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
 /// [`Error::DbPath`] when the database path holds what a write would
 /// destroy.
 pub(super) fn trusted(db: &Path, variant: &Variant) -> Result<Option<Database>> {
-    match Database::open(db, variant).and_then(|d| d.verify().map(|()| d)) {
+    // Besides its checksums, the rules at the goal, the start, the
+    // hardest positions and a sample: what a forger edited with every
+    // checksum recomputed is found there or by `check`.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let opened = Database::open(db, variant)
+        .and_then(|d| d.verify().map(|()| d))
+        .and_then(|d| check::audit(&d, variant, check::AUDIT_SAMPLES, seed).map(|_| d));
+    match opened {
         Ok(database) => {
             checkpoint::remove(db, variant);
             Ok(Some(database))
@@ -185,6 +195,13 @@ pub(super) struct SolveReport {
     /// Bytes written in them.
     #[serde(default)]
     checkpoint_bytes: u64,
+    /// Positions of the written table a fresh solve checked by the rules
+    /// before it took the database's name.
+    #[serde(default)]
+    checked_positions: Option<u64>,
+    /// Seconds that check took (part of `write_seconds`).
+    #[serde(default)]
+    check_seconds: Option<f64>,
     legal_positions: Option<u128>,
     start_remoteness: Option<Remoteness>,
     max_remoteness: Option<Remoteness>,
@@ -207,6 +224,8 @@ impl SolveReport {
             checkpoints_written: solved.map_or(0, |s| s.checkpoints.0),
             checkpoint_seconds: solved.map_or(0.0, |s| s.checkpoints.1),
             checkpoint_bytes: solved.map_or(0, |s| s.checkpoints.2),
+            checked_positions: solved.map(|s| s.audited.0),
+            check_seconds: solved.map(|s| s.audited.1),
             legal_positions: database.metadata().legal_positions,
             start_remoteness: database.metadata().start_remoteness,
             max_remoteness: database.metadata().max_remoteness,

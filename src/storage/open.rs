@@ -78,7 +78,22 @@ impl Database {
     /// [`Database::open`], keeping checked blocks in `cache`.
     fn open_sharing(dir: &Path, variant: &Variant, cache: Arc<BlockCache>) -> Result<Database> {
         check_dir(dir)?;
-        let path = path(dir, variant.name());
+        Database::open_at(path(dir, variant.name()), variant, cache)
+    }
+
+    /// Opens the file `file` as the database of `variant`, with every check
+    /// of [`Database::open`]: a database written whole but not yet renamed
+    /// into place, for the solve's check of its own table before it is.
+    pub(super) fn open_file(file: &Path, variant: &Variant) -> Result<Database> {
+        Database::open_at(
+            file.to_path_buf(),
+            variant,
+            Arc::new(BlockCache::new(BLOCK_CACHE_BYTES)),
+        )
+    }
+
+    /// [`Database::open`] of the file `path`, keeping checked blocks in `cache`.
+    fn open_at(path: std::path::PathBuf, variant: &Variant, cache: Arc<BlockCache>) -> Result<Database> {
         let len = file_length(&path, variant)?;
         let untrusted = |fault| match fault {
             Fault::Read(e) => corrupt(&path, variant, format!("cannot be read ({})", clip(&e.to_string(), 80))),

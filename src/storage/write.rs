@@ -21,6 +21,7 @@ use crate::files::{self, Links, OpenError};
 use crate::remoteness::Remoteness;
 use crate::solver::twobit::{Residues, TwoBitSolution};
 use crate::solver::{ClassTable, Solution, Streamed, Tables};
+use crate::storage::Database;
 use crate::variant::{ClassSpec, Variant};
 
 /// Writes the database of `variant` into `dir`, atomically, and returns its
@@ -40,12 +41,7 @@ pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathB
 ///
 /// As [`write()`].
 pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<PathBuf> {
-    if layout == Layout::Residues {
-        return Err(Error::Usage(
-            "the residues layout holds tables of the two-bit search: solve with --method two-bit".into(),
-        ));
-    }
-    write_atomically(dir, variant, &Tables::Bytes(solution), layout)
+    write_vetted(dir, variant, &Tables::Bytes(solution), Some(layout), &|_| Ok(()))
 }
 
 /// Writes a variant whose tables come through a pipe ([`Streamed`]), as
@@ -64,17 +60,7 @@ pub fn write_streamed<'a>(
     streamed: &'a Streamed<'a>,
     layout: Option<Layout>,
 ) -> Result<PathBuf> {
-    let layout = match (layout, streamed.residues) {
-        (None, true) => Layout::Residues,
-        (None, false) => Layout::for_legal(streamed.stats.iter().map(|s| s.legal)),
-        (Some(layout), _) => layout,
-    };
-    if (layout == Layout::Residues) != streamed.residues {
-        return Err(Error::Usage(
-            "the residues layout holds the tables of the two-bit search, and they no other layout".into(),
-        ));
-    }
-    write_atomically(dir, variant, &Tables::Streamed(streamed), layout)
+    write_vetted(dir, variant, &Tables::Streamed(streamed), layout, &|_| Ok(()))
 }
 
 /// Writes a variant solved by the two-bit search ([`Layout::Residues`]),
@@ -84,20 +70,54 @@ pub fn write_streamed<'a>(
 ///
 /// As [`write()`].
 pub fn write_two_bit(dir: &Path, variant: &Variant, solution: &TwoBitSolution) -> Result<PathBuf> {
-    write_atomically(dir, variant, &Tables::TwoBit(solution), Layout::Residues)
+    write_vetted(dir, variant, &Tables::TwoBit(solution), None, &|_| Ok(()))
 }
 
-/// Writes `solved` into a temporary file in `dir` and renames it over the
-/// variant's database: over nothing or a regular file, never over what
-/// [`check_destination`] refuses.
-fn write_atomically(dir: &Path, variant: &Variant, solved: &Tables<'_>, layout: Layout) -> Result<PathBuf> {
+/// A check of a database written whole, opened from its temporary file
+/// before it is renamed into place: an error refuses the write, and
+/// nothing of the final name is touched.
+pub type Vet<'a> = &'a dyn Fn(&Database) -> Result<()>;
+
+/// Writes what a solve found, `tables`, as [`write()`] does, in `layout`
+/// or the one that suits them ([`Layout::for_solution`] for bytes, the
+/// residues layout for the two-bit search's tables and codes, and those in
+/// no other), and before the file takes the database's name, opens it with
+/// every check of [`Database::open`] and hands it to `vet`, which may
+/// refuse it.
+///
+/// # Errors
+///
+/// As [`write()`] and [`write_streamed`]; [`Error::Usage`] for a layout
+/// that cannot hold the tables; what `vet` returns.
+pub fn write_vetted(
+    dir: &Path,
+    variant: &Variant,
+    tables: &Tables<'_>,
+    layout: Option<Layout>,
+    vet: Vet<'_>,
+) -> Result<PathBuf> {
+    let (layout, residues) = match tables {
+        Tables::TwoBit(_) => (layout.unwrap_or(Layout::Residues), true),
+        Tables::Bytes(solution) => (layout.unwrap_or_else(|| Layout::for_solution(solution)), false),
+        Tables::Streamed(streamed) => match (layout, streamed.residues) {
+            (None, true) => (Layout::Residues, true),
+            (None, false) => (Layout::for_legal(streamed.stats.iter().map(|s| s.legal)), false),
+            (Some(layout), residues) => (layout, residues),
+        },
+    };
+    if (layout == Layout::Residues) != residues {
+        return Err(Error::Usage(
+            "the residues layout holds the tables of the two-bit search, and they no other layout: solve with --method two-bit".into(),
+        ));
+    }
     check_dir(dir)?;
     fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
     check_destination(dir, variant.name())?;
     let dest = path(dir, variant.name());
     let tmp = temp_path(dir, variant.name(), std::process::id());
     let _pending = Pending::register(&tmp);
-    let result = write_file(&tmp, variant, solved, layout).and_then(|()| {
+    let result = write_file(&tmp, variant, tables, layout).and_then(|()| {
+        vet(&Database::open_file(&tmp, variant)?)?;
         // Looked at again: the write may have taken hours.
         check_destination(dir, variant.name())?;
         fs::rename(&tmp, &dest).map_err(|e| Error::Io(dest.clone(), e))?;

@@ -1,0 +1,236 @@
+//! Confirming a value before it is shown: a remoteness read from a
+//! database is given out only where the rules hold around it.
+//!
+//! Checksums find damage, not forgery: a block edited with its checksums
+//! recomputed reads back as written. What cannot be forged past is the
+//! rules. A position of remoteness `r` other than the goal has a neighbour
+//! at `r - 1`, none closer and none unreachable; the goal has 0; an
+//! unreachable position has no reachable neighbour. [`Database::confirm`]
+//! checks those rules at one class part from its neighbours' stored
+//! values, so a forged value shown is a value that contradicts its
+//! neighbours and is refused. One confirmed position proves nothing of the
+//! table; a full `check` does.
+//!
+//! In the byte layouts a neighbour's value is one lookup. In the residues
+//! layout a value is the length of a descent to the goal through
+//! neighbours one less mod 3; a neighbour is only descended as far as it
+//! takes to show it is not too close, and the descents of one question
+//! share what they learn ([`Walks`]): the positions of a descent have the
+//! values along it, and a descent cut short leaves lower bounds.
+
+use std::collections::HashMap;
+
+use super::read::Database;
+use super::schema::Layout;
+use crate::error::Result;
+use crate::position::Position;
+use crate::remoteness::Remoteness;
+use crate::rules::Part;
+
+/// What one question has learnt of descent values in the residues layout,
+/// shared by its confirmations: by class number and public hash.
+#[derive(Debug, Default)]
+pub struct Walks {
+    known: HashMap<(usize, u64), Known>,
+    path: Vec<(usize, u64)>,
+}
+
+/// What a walk knows of a position's descent value.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Known {
+    /// The value.
+    Exact(u16),
+    /// A lower bound of it.
+    AtLeast(u16),
+}
+
+/// A position's value as far as a bounded look settles it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Within {
+    /// It cannot reach the goal.
+    Unreachable,
+    /// Its value, at most the bound.
+    Exact(u16),
+    /// Its value is above the bound.
+    Above,
+}
+
+impl Database {
+    /// Checks that the stored value `value` of the legal part `part` of
+    /// class `k` (`None`: unreachable) keeps the rules with its
+    /// neighbours' values: see the [module docs](self). `walks` carries what
+    /// earlier confirmations of the same question learnt.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`](crate::Error::Corrupt) naming what breaks a rule,
+    /// or what reading the table ran into.
+    pub fn confirm(&self, k: usize, part: Part, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
+        let spec = &self.specs[k];
+        let broken = |problem: String| {
+            let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
+            self.corrupt(format!(
+                "breaks the rules at {position} (class {}), which {problem}",
+                spec.class.name()
+            ))
+        };
+        let mut neighbours = Vec::with_capacity(64);
+        part.for_each_move(&spec.geometry, |_, _, _, after| neighbours.push(after));
+        let Some(r) = value.map(|r| r.0) else {
+            if part == spec.goal {
+                return Err(broken("is the goal but is marked unreachable".into()));
+            }
+            for &n in &neighbours {
+                if self.within(k, n, 0, walks)? != Within::Unreachable {
+                    return Err(broken("is marked unreachable but a neighbour is not".into()));
+                }
+            }
+            return Ok(());
+        };
+        if self.metadata.layout == Layout::Residues && self.within(k, part, r, walks)? != Within::Exact(r) {
+            return Err(broken(format!("is shown at {r}, which its descent does not bear out")));
+        }
+        match (part == spec.goal, r) {
+            (true, 0) => return Ok(()),
+            (true, _) => return Err(broken(format!("is the goal but has remoteness {r}"))),
+            (false, 0) => return Err(broken("has remoteness 0 but is not the goal".into())),
+            _ => {}
+        }
+        let mut one_closer = false;
+        for &n in &neighbours {
+            match self.within(k, n, r - 1, walks)? {
+                Within::Unreachable => {
+                    return Err(broken(format!(
+                        "has remoteness {r} but a neighbour is marked unreachable"
+                    )));
+                }
+                Within::Exact(w) if w + 1 < r => {
+                    return Err(broken(format!("has remoteness {r} but a neighbour has {w}")));
+                }
+                Within::Exact(w) => one_closer |= w + 1 == r,
+                Within::Above => {}
+            }
+        }
+        if !one_closer {
+            return Err(broken(format!("has remoteness {r} but no neighbour has {}", r - 1)));
+        }
+        Ok(())
+    }
+
+    /// The stored value of the legal part `part` of class `k`: one lookup
+    /// in the byte layouts, a descent in the residues layout (sharing what
+    /// `walks` knows). `None`: it cannot reach the goal.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`](crate::Error::Corrupt) when the table has no
+    /// entry for it, or its descent fails; what reading the table ran into.
+    pub fn value(&self, k: usize, part: Part, walks: &mut Walks) -> Result<Option<Remoteness>> {
+        let max = self.classes[k].stats.max_remoteness().map_or(0, |r| r.0);
+        match self.within(k, part, max, walks)? {
+            Within::Unreachable => Ok(None),
+            Within::Exact(v) => Ok(Some(Remoteness(v))),
+            Within::Above => Err(self.corrupt(format!(
+                "gives hash {} of class {} a descent longer than the class's largest remoteness, {max}",
+                self.specs[k].index.rank(part),
+                self.classes[k].class
+            ))),
+        }
+    }
+
+    /// The value of the legal part `part` of class `k`, settled as far as
+    /// `bound`: one lookup in the byte layouts, a descent of at most
+    /// `bound` steps in the residues layout.
+    fn within(&self, k: usize, part: Part, bound: u16, walks: &mut Walks) -> Result<Within> {
+        if self.metadata.layout != Layout::Residues {
+            let cell = self.cell(k, self.specs[k].index.rank(part))?;
+            if !cell.is_legal() {
+                return Err(self.corrupt(format!(
+                    "has no entry for a legal position of class {}",
+                    self.classes[k].class
+                )));
+            }
+            return Ok(match cell.remoteness() {
+                None => Within::Unreachable,
+                Some(r) if r.0 <= bound => Within::Exact(r.0),
+                Some(_) => Within::Above,
+            });
+        }
+        self.walk(k, part, bound, walks)
+    }
+
+    /// The descent of `part` in class `k` of a residues table, at most
+    /// `bound` steps, ended early by what `walks` knows; records what it
+    /// learns there.
+    fn walk(&self, k: usize, part: Part, bound: u16, walks: &mut Walks) -> Result<Within> {
+        let spec = &self.specs[k];
+        let Some(mut here) = self.residue(k, part)? else {
+            return Ok(Within::Unreachable);
+        };
+        walks.path.clear();
+        let mut at = part;
+        let mut steps = 0u16;
+        let found = loop {
+            let key = (k, spec.index.rank(at));
+            walks.path.push(key);
+            if at == spec.goal {
+                if here != 0 {
+                    return Err(self.corrupt(format!(
+                        "gives the goal of class {} a remoteness of {here} mod 3",
+                        self.classes[k].class
+                    )));
+                }
+                break Some(steps);
+            }
+            match walks.known.get(&key) {
+                Some(&Known::Exact(v)) => break Some(steps + v),
+                Some(&Known::AtLeast(low)) if steps + low > bound => break None,
+                _ => {}
+            }
+            if steps >= bound {
+                break None;
+            }
+            let closer = (here + 2) % 3;
+            let mut failed = None;
+            let next = at.find_move(&spec.geometry, |_, _, _, after| match self.residue(k, after) {
+                Ok(residue) => (residue == Some(closer)).then_some(after),
+                Err(e) => {
+                    failed = Some(e);
+                    Some(after)
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            let Some(next) = next else {
+                return Err(self.corrupt(format!(
+                    "gives hash {} of class {} no neighbour one move closer",
+                    key.1, self.classes[k].class
+                )));
+            };
+            (at, here) = (next, closer);
+            steps += 1;
+        };
+        for (t, &key) in walks.path.iter().enumerate() {
+            let t = t as u16;
+            match found {
+                Some(v) => {
+                    walks.known.insert(key, Known::Exact(v - t));
+                }
+                // Past the bound: the t-th position is past bound − t.
+                None if bound + 1 > t => {
+                    let low = bound + 1 - t;
+                    let entry = walks.known.entry(key).or_insert(Known::AtLeast(low));
+                    if let Known::AtLeast(old) = entry {
+                        *old = (*old).max(low);
+                    }
+                }
+                None => {}
+            }
+        }
+        Ok(match found {
+            Some(v) if v <= bound => Within::Exact(v),
+            _ => Within::Above,
+        })
+    }
+}

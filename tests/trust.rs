@@ -1,0 +1,274 @@
+//! Trust boundaries, end to end through the binary: what a careful attacker
+//! edits in a checkpoint or a database never makes `bishops` write or show
+//! a wrong answer. Checksums find damage; a forger recomputes them, and
+//! then the rules catch what is written or shown.
+
+mod common;
+#[path = "common/damage.rs"]
+mod damage;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `bishops --db DIR ARGS` with the environment variables `env`.
+fn run(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bishops"))
+        .env_remove("BISHOPS_CHECKPOINT_SECONDS")
+        .env_remove("BISHOPS_STOP_AFTER_LAYER")
+        .env_remove("BISHOPS_DB")
+        .env_remove("BISHOPS_THREADS")
+        .arg("--db")
+        .arg(dir)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A scratch database directory of this test process, made.
+fn fresh(name: &str) -> PathBuf {
+    let dir = common::scratch("bishops-trust", name);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The start's remoteness as `query --json` gives it, which must succeed.
+fn start_remoteness(dir: &Path, position: &str) -> serde_json::Value {
+    let output = common::succeeded(run(dir, &[], &["query", position, "--json"]), "query");
+    serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()["remoteness"].clone()
+}
+
+/// Stops a solve of `variant` by `method` after `layer`, with a checkpoint
+/// after every layer, and returns the checkpoint of class a1.
+fn stopped(dir: &Path, variant: &str, method: &str, layer: &str) -> PathBuf {
+    let output = run(
+        dir,
+        &[("BISHOPS_CHECKPOINT_SECONDS", "0"), ("BISHOPS_STOP_AFTER_LAYER", layer)],
+        &["solve", variant, "--method", method],
+    );
+    assert!(stderr(&output).contains("stopped after layer"), "{}", stderr(&output));
+    let file = dir.join(format!(".{variant}.a1.checkpoint"));
+    assert!(file.is_file(), "{}", file.display());
+    file
+}
+
+/// Replaces `from` by `to` in the header line of the checkpoint `file`.
+fn edit_header(file: &Path, from: &str, to: &str) -> Vec<u8> {
+    let mut bytes = fs::read(file).unwrap();
+    let magic = b"bishops checkpoint\n".len();
+    let end = magic + bytes[magic..].iter().position(|&b| b == b'\n').unwrap();
+    let header = std::str::from_utf8(&bytes[magic..end]).unwrap();
+    assert!(header.contains(from), "{header}");
+    let edited = header.replacen(from, to, 1);
+    assert_eq!(edited.len(), header.len(), "an edit in place");
+    bytes.splice(magic..end, edited.into_bytes());
+    bytes
+}
+
+/// A checkpoint whose header says the search was over when it was not: as
+/// damage (its seal no longer holds) it is ignored and the search starts
+/// over; as forgery (sealed again) the solve's check of its own table
+/// refuses to write it, and the next solve starts over and is right.
+#[test]
+fn a_checkpoint_that_says_done_too_early_never_becomes_a_database() {
+    for method in ["tight", "two-bit"] {
+        let dir = fresh(&format!("done-{method}"));
+        let file = stopped(&dir, "9x6-a1", method, "10");
+        let forged = edit_header(&file, "\"done\":false", "\"done\":true ");
+
+        // Damage: the header's seal fails.
+        fs::write(&file, &forged).unwrap();
+        let output = run(&dir, &[], &["solve", "9x6-a1", "--method", method]);
+        assert!(output.status.success(), "{method}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("fails its header checksum") && stderr(&output).contains("ignoring it"),
+            "{method}: {}",
+            stderr(&output)
+        );
+        assert_eq!(start_remoteness(&dir, "9_6_a1-a3-a5_i1-i3-i5"), 14, "{method}");
+
+        // Forgery: sealed again, so only the rules stand in the way.
+        fs::remove_file(dir.join("9x6-a1.sqlite")).unwrap();
+        let file = stopped(&dir, "9x6-a1", method, "10");
+        let mut forged = edit_header(&file, "\"done\":false", "\"done\":true ");
+        bishops::checkpoint::reseal(&mut forged);
+        fs::write(&file, &forged).unwrap();
+        let output = run(&dir, &[], &["solve", "9x6-a1", "--method", method]);
+        assert_eq!(output.status.code(), Some(1), "{method}: {}", stderr(&output));
+        let msg = stderr(&output);
+        assert!(msg.contains("resuming 9x6-a1 class a1"), "{method}: {msg}");
+        assert!(
+            msg.contains("breaks the rules at") && msg.contains("unreachable") && msg.contains("nothing written"),
+            "{method}: {msg}"
+        );
+        assert!(!dir.join("9x6-a1.sqlite").exists(), "{method}: no database");
+        assert!(!file.exists(), "{method}: the forged checkpoint is spent");
+        let output = run(&dir, &[], &["solve", "9x6-a1", "--method", method]);
+        assert!(output.status.success(), "{method}: {}", stderr(&output));
+        assert_eq!(start_remoteness(&dir, "9_6_a1-a3-a5_i1-i3-i5"), 14, "{method}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// A checkpoint of an older format is refused with one line, and the
+/// search starts over.
+#[test]
+fn a_checkpoint_of_an_older_format_starts_the_search_over() {
+    let dir = fresh("old-format");
+    let file = stopped(&dir, "7x6", "tight", "6");
+    let old = edit_header(&file, "\"format\":3", "\"format\":1");
+    fs::write(&file, old).unwrap();
+    let output = run(&dir, &[], &["solve", "7x6"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is of format 1, not 3: an older bishops wrote it"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!stderr(&output).contains("resuming"), "{}", stderr(&output));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Where the class-0 part of `position` of `variant` is stored: its white
+/// set's rank (the block) and its place among the block's legal black sets.
+fn stored_at(variant: &bishops::Variant, position: &bishops::Position) -> (u64, u64) {
+    let spec = &variant.classes()[0];
+    let part = position.part(&spec.geometry);
+    let safe = bishops::rules::safe_cells(&spec.geometry, part.white);
+    (
+        bishops::index::colex_rank(part.white),
+        bishops::index::rank_within(part.black, safe),
+    )
+}
+
+/// Rewrites the block `white` of class 0 in the database `file` with
+/// `edit`, and its block checksum as docs/database.md defines it: what a
+/// forger does, which no checksum of the block can catch.
+fn forge_block(file: &Path, white: u64, edit: impl FnOnce(&mut Vec<u8>)) {
+    let conn = damage::edit(file);
+    let mut data: Vec<u8> = conn
+        .query_row(
+            "SELECT data FROM blocks WHERE class = 0 AND white = ?1",
+            [white as i64],
+            |r| r.get(0),
+        )
+        .unwrap();
+    edit(&mut data);
+    let bytes = [0u8].into_iter().chain(white.to_le_bytes()).chain(data.iter().copied());
+    let sum = damage::checksum(bytes).signed();
+    let changed = conn
+        .execute(
+            "UPDATE blocks SET data = ?1, checksum = ?2 WHERE class = 0 AND white = ?3",
+            rusqlite::params![data, sum, white as i64],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+}
+
+/// `query`, `line` and `verify` of `position` refuse with the damaged-
+/// database line that names `check`, and so does the library's probe;
+/// returns the query's message.
+fn all_refuse(dir: &Path, position: &str) -> String {
+    let mut said = String::new();
+    for args in [
+        vec!["query", position],
+        vec!["line", position],
+        vec!["verify", position, ""],
+    ] {
+        let output = run(dir, &[], &args);
+        let msg = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {msg}");
+        assert!(output.stdout.is_empty(), "{args:?}: nothing shown");
+        assert!(
+            msg.contains("breaks the rules at") && msg.contains("bishops check 9x6-a1") && msg.lines().count() == 1,
+            "{args:?}: {msg}"
+        );
+        if said.is_empty() {
+            said = msg;
+        }
+    }
+    let position: bishops::Position = position.parse().unwrap();
+    let table = bishops::Tablebase::new(dir).table(&position, None).unwrap();
+    let e = table.probe(&position).unwrap_err();
+    assert!(matches!(e, bishops::Error::Corrupt { .. }), "{e}");
+    said
+}
+
+/// A position of 9x6-a1 along the optimal line from the start with at
+/// least two moves one closer, and one of those moves: forging that one
+/// leaves the position's own value standing.
+fn two_ways_closer(dir: &Path) -> (bishops::Position, bishops::MoveValue) {
+    let start: bishops::Position = "9_6_a1-a3-a5_i1-i3-i5".parse().unwrap();
+    let table = bishops::Tablebase::new(dir).table(&start, None).unwrap();
+    let mut here = start;
+    loop {
+        let probe = table.probe(&here).unwrap();
+        let r = probe.remoteness.unwrap().0;
+        let closer: Vec<_> = probe
+            .moves
+            .iter()
+            .filter(|m| m.remoteness.map(|x| x.0) == Some(r - 1))
+            .collect();
+        if r >= 3 && closer.len() >= 2 {
+            return (here, closer[0].clone());
+        }
+        here = probe.best_move().unwrap().position.clone();
+    }
+}
+
+/// A move's value forged in a byte block, its block checksum recomputed:
+/// the position still looks right, but the move's value breaks the rules
+/// around it, and nothing shows it.
+#[test]
+fn a_forged_move_value_in_a_byte_block_is_refused() {
+    let dir = fresh("forged-bytes");
+    common::succeeded(run(&dir, &[], &["solve", "9x6-a1", "--layout", "blocks"]), "solve");
+    let (position, forged) = two_ways_closer(&dir);
+    let variant = bishops::Variant::named("9x6-a1").unwrap();
+    let (white, at) = stored_at(&variant, &forged.position);
+    let truth = forged.remoteness.unwrap().0 as u8;
+    forge_block(&dir.join("9x6-a1.sqlite"), white, |data| {
+        assert_eq!(data[at as usize], truth);
+        data[at as usize] = truth + 2;
+    });
+    let shown = position.to_string();
+    let msg = all_refuse(&dir, &shown);
+    assert!(
+        msg.contains(&format!("which has remoteness {} but a neighbour has", truth + 2)),
+        "{msg}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A position's own residue forged in a two-bit block, its block checksum
+/// recomputed: its descent then says 2 more than the truth, and a neighbour
+/// is closer than that allows.
+#[test]
+fn a_forged_residue_in_a_two_bit_block_is_refused() {
+    let dir = fresh("forged-residues");
+    common::succeeded(run(&dir, &[], &["solve", "9x6-a1", "--method", "two-bit"]), "solve");
+    // A move's position: not the start, whose value the metadata repeats.
+    let position = two_ways_closer(&dir).1.position;
+    let variant = bishops::Variant::named("9x6-a1").unwrap();
+    let (white, at) = stored_at(&variant, &position);
+    let truth = bishops::Tablebase::new(&dir)
+        .table(&position, None)
+        .unwrap()
+        .remoteness(&position)
+        .unwrap()
+        .unwrap()
+        .0;
+    forge_block(&dir.join("9x6-a1.sqlite"), white, |data| {
+        let (byte, shift) = ((at / 4) as usize, 2 * (at % 4));
+        assert_eq!(u16::from(data[byte] >> shift & 3), truth % 3);
+        let forged = ((truth + 2) % 3) as u8;
+        data[byte] = data[byte] & !(3 << shift) | forged << shift;
+    });
+    all_refuse(&dir, &position.to_string());
+    fs::remove_dir_all(&dir).unwrap();
+}
