@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(e) => {
-            eprintln!("bishops: error: {e}");
+            eprintln!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
             return ExitCode::from(e.exit_code() as u8);
         }
     };
@@ -31,7 +31,9 @@ fn main() -> ExitCode {
         // A reader that stopped early (`| head`) is not an error.
         Err(Error::Io(_, e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("bishops: error: {e}");
+            // One line whatever went into it: paths are escaped where
+            // they are named, and this catches what was not.
+            eprintln!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
             ExitCode::from(e.exit_code() as u8)
         }
     }

@@ -1138,3 +1138,60 @@ fn a_sample_of_nothing_is_refused() {
     run_in(&db, &["check", "5x4", "--sample", "1"]).ok();
     fs::remove_dir_all(&db).unwrap();
 }
+
+// ---------------------------------------------------------------------------
+// Paths that are not plain text, output that cannot be written, and
+// temporary files that are someone else's
+// ---------------------------------------------------------------------------
+
+/// Asserts that `text` holds no character that a terminal acts on (a
+/// newline only at the end of a line of its own), and that every line of
+/// it starts `bishops: ` and is no forgery.
+fn no_raw_control(text: &str) {
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "a raw control character: {text:?}"
+    );
+    for line in text.lines() {
+        assert!(line.starts_with("bishops: "), "{text:?}");
+        assert!(!line.starts_with("bishops: forged"), "a forged line: {text:?}");
+    }
+}
+
+#[test]
+fn a_path_with_a_newline_or_an_escape_stays_on_its_line() {
+    let dir = fresh("forged-path");
+    fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("x\nbishops: forged line \x1b[31m red");
+    // Not solved there: one line, the path quoted with its newline and
+    // escape spelled out.
+    let run = run_in(&db, &["stats", "5x4"]);
+    assert_eq!(run.stderr.lines().count(), 1, "{run:#?}");
+    no_raw_control(&run.stderr);
+    let msg = run.refused(1);
+    assert!(msg.contains("x\\nbishops: forged line \\u{1b}[31m red"), "{msg}");
+    // Solved on demand: the notes name the path the same way, and so does
+    // the answer.
+    let run = run_in(&db, &["query", START_5X4]).ok();
+    no_raw_control(&run.stderr);
+    let stats = run_in(&db, &["stats", "5x4"]).ok();
+    assert!(
+        stats.stdout.lines().next().unwrap().contains("x\\nbishops: forged"),
+        "{stats:#?}"
+    );
+    assert!(!stats.stdout.contains('\x1b'), "{stats:#?}");
+    // A file where the directory belongs.
+    fs::remove_dir_all(&db).unwrap();
+    fs::write(&db, "a file").unwrap();
+    let run = run_in(&db, &["variants"]);
+    no_raw_control(&run.stderr);
+    run.refused(2);
+    // Bytes that are not UTF-8 are shown, and shown escaped.
+    use std::os::unix::ffi::OsStrExt;
+    let db = dir.join(std::ffi::OsStr::from_bytes(b"not \xff utf-8\r"));
+    let run = run_in(&db, &["stats", "5x4"]);
+    no_raw_control(&run.stderr);
+    let msg = run.refused(1);
+    assert!(msg.contains("not \\xff utf-8\\r"), "{msg}");
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -202,7 +202,7 @@ fn check_file(file: &Path) -> Result<()> {
         Ok(files::Kind::Regular) | Err(_) => Ok(()),
         Ok(kind) => Err(Error::DbPath(format!(
             "`{}` is {kind}, not a checkpoint: move it away",
-            file.display()
+            crate::text::path(file)
         ))),
     }
 }
@@ -692,7 +692,10 @@ impl<'a> Checkpointer<'a> {
         remove_temporary(dir, variant);
         if options.restart {
             for file in remove(dir, variant) {
-                note(&format!("--restart: removed the checkpoint {}", file.display()));
+                note(&format!(
+                    "--restart: removed the checkpoint {}",
+                    crate::text::path(&file)
+                ));
             }
         }
         Checkpointer {
@@ -889,7 +892,7 @@ impl<'a> Checkpointer<'a> {
                 Links::Refuse,
             )
             .map_err(|e| match e {
-                OpenError::NotRegular(kind) => std::io::Error::other(format!("{} is {kind}", tmp.display())),
+                OpenError::NotRegular(kind) => std::io::Error::other(format!("{} is {kind}", crate::text::path(&tmp))),
                 OpenError::Io(e) => e,
             })?;
             out.write_all(&head)?;
@@ -999,7 +1002,7 @@ impl<'a> Checkpointer<'a> {
             "resuming {} class {} from the checkpoint {} at layer {layer}{}, written {age} s ago",
             self.variant.name(),
             class.name(),
-            file.display(),
+            crate::text::path(file),
             if header.done {
                 " (the class's search is over)"
             } else {
@@ -1012,7 +1015,7 @@ impl<'a> Checkpointer<'a> {
     fn note_ignored(&mut self, file: &Path, class: Class, problem: &str) {
         (self.note)(&format!(
             "checkpoint {} {problem}; ignoring it and searching class {} from the start",
-            file.display(),
+            crate::text::path(file),
             class.name()
         ));
     }
@@ -1031,7 +1034,7 @@ impl<'a> Checkpointer<'a> {
         if save != Save::No {
             let file = write(self)?;
             if save == Save::AndStop {
-                return Err(self.stopped(class, found, &format!("the checkpoint {}", file.display())));
+                return Err(self.stopped(class, found, &format!("the checkpoint {}", crate::text::path(&file))));
             }
         }
         Ok(())

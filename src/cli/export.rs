@@ -28,6 +28,7 @@ use crate::files::{self, Kind};
 use crate::remoteness::Cell;
 use crate::rules::Part;
 use crate::storage::{self, Database};
+use crate::text;
 use crate::variant::{ClassSpec, Variant};
 
 /// `bishops export`: checks the whole database first, then streams it to
@@ -124,7 +125,7 @@ enum Destination {
 /// a row is computed: `db` is the database directory, `force` whether
 /// `--force` was given.
 fn destination(path: &Path, db: &Path, force: bool) -> Result<Destination> {
-    let refuse = |what: &str| Error::Usage(format!("`{}` {what}", path.display()));
+    let refuse = |what: &str| Error::Usage(format!("`{}` {what}", text::path(path)));
     if path.file_name().is_none() {
         return Err(refuse("is not a file name: give -o the name of a file"));
     }
@@ -199,7 +200,7 @@ fn own_file(path: &Path, meta: &Metadata, db: &Path) -> Option<String> {
         .ok()?
         .flatten()
         .any(|entry| same(&entry))
-        .then(|| format!("a file of the database directory `{}`", db.display()))
+        .then(|| format!("a file of the database directory `{}`", text::path(db)))
 }
 
 /// Writes the rows into a new temporary file beside `target` (created
@@ -254,7 +255,7 @@ fn open_through(path: &Path, kind: Kind) -> Result<Box<dyn Write + Send>> {
     if file.metadata().map_err(io)?.is_file() {
         return Err(Error::Usage(format!(
             "`{}` became a regular file: export again to decide what to do with it",
-            path.display()
+            text::path(path)
         )));
     }
     Ok(Box::new(file))

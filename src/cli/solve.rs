@@ -131,7 +131,10 @@ pub(super) fn trusted(db: &Path, variant: &Variant) -> Result<Option<Database>> 
         Err(Error::NotSolved { .. }) => Ok(None),
         Err(e @ Error::DbPath(_)) => Err(e),
         Err(Error::Corrupt { path, problem, .. }) => {
-            eprintln!("bishops: database {} {problem}; rebuilding it", path.display());
+            eprintln!(
+                "bishops: database {} {problem}; rebuilding it",
+                crate::text::path(&path)
+            );
             Ok(None)
         }
         Err(e) => {
@@ -226,7 +229,7 @@ impl SolveReport {
             shown(self.legal_positions),
             shown(self.start_remoteness),
             shown(self.max_remoteness),
-            self.path.display()
+            crate::text::path(&self.path)
         )
         .map_err(stdout_error)
     }
@@ -311,7 +314,7 @@ pub(super) fn lock(db: &Path, variant: &Variant) -> Result<WriteLock> {
         eprintln!(
             "bishops: another process is solving {} into {}; waiting for it to finish",
             variant.name(),
-            db.display()
+            crate::text::path(db)
         );
     })
 }

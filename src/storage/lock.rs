@@ -102,7 +102,7 @@ impl Drop for WriteLock {
 fn unwritable(dir: &Path, e: std::io::Error) -> Error {
     Error::DbPath(format!(
         "database directory `{}` cannot be written ({e}): give --db a directory you can write",
-        dir.display()
+        crate::text::path(dir)
     ))
 }
 
@@ -131,9 +131,10 @@ fn open_lock_file(dir: &Path, path: &Path) -> Result<fs::File> {
         Links::Refuse,
     )
     .map_err(|e| match e {
-        OpenError::NotRegular(kind) => {
-            Error::DbPath(format!("`{}` is {kind}, not a lock file: move it away", path.display()))
-        }
+        OpenError::NotRegular(kind) => Error::DbPath(format!(
+            "`{}` is {kind}, not a lock file: move it away",
+            crate::text::path(path)
+        )),
         OpenError::Io(e) => unwritable(dir, e),
     })
 }
