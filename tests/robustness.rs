@@ -1025,6 +1025,10 @@ fn export_refuses_a_directory_and_a_link_to_nothing() {
     std::os::unix::fs::symlink("nowhere", &dangling).unwrap();
     let msg = export_to(&db, &dangling, &["--force"]).refused(2);
     assert!(msg.contains("is a symbolic link to nothing"), "{msg}");
+    // A name ending `/` is a directory's, whatever is there.
+    let slash = PathBuf::from(format!("{}/", out.join("new.csv").display()));
+    let msg = export_to(&db, &slash, &[]).refused(2);
+    assert!(msg.contains("is not a file name"), "{msg}");
     assert!(!out.join("nowhere").exists());
     assert_eq!(names(&out), ["dangling"], "no temporary file");
     fs::remove_dir_all(db.parent().unwrap()).unwrap();
@@ -1194,4 +1198,48 @@ fn a_path_with_a_newline_or_an_escape_stays_on_its_line() {
     let msg = run.refused(1);
     assert!(msg.contains("not \\xff utf-8\\r"), "{msg}");
     fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn export_into_a_directory_that_is_not_there_is_bad_input_naming_the_given_path() {
+    let (db, out, _) = export_dirs("export-missing-dir");
+    let file = out.join("file.txt");
+    fs::write(&file, "keep").unwrap();
+    for path in [out.join("missing-dir").join("rows.csv"), file.join("rows.csv")] {
+        for extra in [&[][..], &["--force"], &["--format", "parquet"]] {
+            let msg = export_to(&db, &path, extra).refused(2);
+            assert!(
+                msg.contains(&format!("`{}`", path.display())),
+                "{extra:?}: the given path is named: {msg}"
+            );
+            assert!(!msg.contains(".tmp-"), "{msg}");
+        }
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "keep");
+    assert_eq!(names(&out), ["file.txt"], "nothing made, no temporary file");
+    // A directory that cannot be written: one of this test's own when not
+    // root, else /sys, which not even root can write.
+    let locked = out.join("locked");
+    fs::create_dir(&locked).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).unwrap();
+    let writable = |dir: &Path| {
+        let probe = dir.join("probe");
+        let written = fs::write(&probe, "").is_ok();
+        let _ = fs::remove_file(&probe);
+        written
+    };
+    let unwritable = [locked.clone(), PathBuf::from("/sys")]
+        .into_iter()
+        .find(|dir| dir.is_dir() && !writable(dir));
+    if let Some(dir) = unwritable {
+        let path = dir.join("bishops-robustness-test.csv");
+        let msg = export_to(&db, &path, &[]).refused(2);
+        assert!(msg.contains(&format!("`{}`", path.display())), "{msg}");
+        assert!(!msg.contains(".tmp-"), "{msg}");
+        assert!(!path.exists());
+    }
+    assert_eq!(names(&locked), Vec::<String>::new(), "no temporary file");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
 }
