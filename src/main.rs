@@ -6,6 +6,13 @@ use std::process::ExitCode;
 use bishops::Error;
 use bishops::cli;
 
+/// Run before Rust's runtime puts `/dev/null` in place of a closed stdout:
+/// an answer to a closed stdout is then an error, not lost in silence.
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static NOTE_STDOUT: extern "C" fn() = cli::note_stdout;
+
 fn main() -> ExitCode {
     let cli = match cli::parse() {
         Ok(cli) => cli,
@@ -21,8 +28,7 @@ fn main() -> ExitCode {
     if !serving && let Err(e) = bishops::cleanup::install_signal_handlers() {
         eprintln!("bishops: warning: no signal handlers ({e}); an interrupted solve may leave a temporary file");
     }
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    let mut out = cli::stdout();
     let mut input = io::stdin().lock();
     let result =
         cli::run(cli, &mut input, &mut out).and_then(|()| out.flush().map_err(|e| Error::Io("stdout".into(), e)));

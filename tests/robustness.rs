@@ -1243,3 +1243,84 @@ fn export_into_a_directory_that_is_not_there_is_bad_input_naming_the_given_path(
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
     fs::remove_dir_all(db.parent().unwrap()).unwrap();
 }
+
+/// `bishops --db DB ARGS…` run through `sh` with `redirect` applied to it
+/// alone: `>&-` closes its stdout, which [`Stdio`] cannot do.
+fn run_redirected(db: &Path, args: &[&str], redirect: &str) -> Run {
+    let mut cmd = Command::new("sh");
+    cmd.env_remove("BISHOPS_DB")
+        .env_remove("BISHOPS_THREADS")
+        .arg("-c")
+        .arg(format!("exec \"$0\" \"$@\" {redirect}"))
+        .arg(env!("CARGO_BIN_EXE_bishops"))
+        .arg("--db")
+        .arg(db)
+        .args(args);
+    output(cmd.output().unwrap())
+}
+
+/// Every command that answers on stdout, each over a database directory
+/// holding a solved 5x4.
+const ANSWERING: [&[&str]; 14] = [
+    &["export", "5x4"],
+    &["export", "5x4", "--format", "jsonl"],
+    &["query", START_5X4],
+    &["query", START_5X4, "--json"],
+    &["line", START_5X4],
+    &["line", START_5X4, "--json"],
+    &["verify", START_5X4, "a3-b2"],
+    &["stats", "5x4"],
+    &["stats", "5x4", "--json"],
+    &["variants"],
+    &["variants", "--json"],
+    &["check", "5x4"],
+    &["solve", "5x4"],
+    &["solve", "5x4", "--json"],
+];
+
+#[test]
+fn an_answer_that_cannot_be_written_to_a_closed_stdout_is_an_error() {
+    let db = fresh("closed-stdout");
+    solve(&db, "5x4", "rows");
+    for args in ANSWERING {
+        let run = run_redirected(&db, args, ">&-");
+        let msg = run.refused(1);
+        assert!(msg.contains("stdout"), "{args:?}: {msg}");
+    }
+    // Only a closed stdout is refused, not one that discards what it gets.
+    run_redirected(&db, &["export", "5x4"], ">/dev/null").ok();
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn an_answer_that_cannot_be_written_to_a_full_disk_is_an_error() {
+    let db = fresh("full-stdout");
+    solve(&db, "5x4", "rows");
+    for args in ANSWERING {
+        let mut cmd = bishops();
+        let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        cmd.arg("--db").arg(&db).args(args).stdout(full);
+        let msg = output(cmd.output().unwrap()).refused(1);
+        assert!(msg.contains("stdout"), "{args:?}: {msg}");
+        assert!(msg.contains("No space left on device"), "{args:?}: {msg}");
+    }
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_reader_that_stopped_reading_is_not_an_error() {
+    let db = fresh("broken-pipe");
+    solve(&db, "5x4", "rows");
+    for args in [&["export", "5x4"][..], &["query", START_5X4]] {
+        // A pipe nobody reads: the first write fails with EPIPE, as after
+        // `| head -1` has read its line and gone.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut cmd = bishops();
+        cmd.arg("--db").arg(&db).args(args).stdout(writer);
+        let run = output(cmd.output().unwrap());
+        assert_eq!(run.code, Some(0), "{args:?}: {run:#?}");
+        assert_eq!(run.stderr, "", "{args:?}: {run:#?}");
+    }
+    fs::remove_dir_all(&db).unwrap();
+}
