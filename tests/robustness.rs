@@ -1324,3 +1324,53 @@ fn a_reader_that_stopped_reading_is_not_an_error() {
     }
     fs::remove_dir_all(&db).unwrap();
 }
+
+/// A process id that no process has: a child's, once it has been waited for.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn only_temporary_files_of_dead_processes_are_swept() {
+    let db = fresh("sweep-live");
+    solve(&db, "5x4", "rows");
+    let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
+    let (live, dead) = (sleeper.id(), dead_pid());
+    // PID 1 is alive in any process namespace; so is the sleeper.
+    let kept: Vec<String> = [1, live]
+        .iter()
+        .flat_map(|pid| {
+            [
+                format!(".5x4.sqlite.tmp-{pid}"),
+                format!(".7x6.sqlite.tmp-{pid}"),
+                format!(".5x4.a1.checkpoint.tmp-{pid}"),
+            ]
+        })
+        .chain([".5x4.sqlite.tmp-x1".to_owned(), ".5x4.a1.checkpoint.tmp-".to_owned()])
+        .collect();
+    let swept = [
+        format!(".5x4.sqlite.tmp-{dead}"),
+        format!(".7x6.sqlite.tmp-{dead}"),
+        format!(".5x4.a1.checkpoint.tmp-{dead}"),
+    ];
+    for name in kept.iter().chain(&swept) {
+        fs::write(db.join(name), "someone's").unwrap();
+    }
+    run_in(&db, &["solve", "5x4", "--force"]).ok();
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+    for name in &kept {
+        assert_eq!(
+            fs::read_to_string(db.join(name)).ok().as_deref(),
+            Some("someone's"),
+            "{name} is left alone"
+        );
+    }
+    for name in &swept {
+        assert!(!db.join(name).exists(), "{name} is swept");
+    }
+    fs::remove_dir_all(&db).unwrap();
+}

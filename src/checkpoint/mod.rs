@@ -61,7 +61,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::board::Class;
-use crate::cleanup::Pending;
+use crate::cleanup::{Pending, is_abandoned};
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::Cell;
@@ -228,7 +228,8 @@ pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
     removed
 }
 
-/// Removes the temporary files that killed checkpoint writes of `variant` left.
+/// Removes the temporary files that killed checkpoint writes of `variant`
+/// left: only those whose process is gone ([`is_abandoned`]).
 fn remove_temporary(dir: &Path, variant: &Variant) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
@@ -240,7 +241,7 @@ fn remove_temporary(dir: &Path, variant: &Variant) {
                 rest.starts_with("checkpoint.tmp-") || (rest.starts_with("rank-") && rest.contains(".checkpoint.tmp-"))
             })
         };
-        if variant.classes().iter().any(ours) {
+        if variant.classes().iter().any(ours) && is_abandoned(name) {
             let _ = fs::remove_file(entry.path());
         }
     }
