@@ -1,4 +1,5 @@
-//! What to remove when the process is interrupted.
+//! What to remove when the process is interrupted, and what a sweep may
+//! remove of what others left.
 //!
 //! A database or export is written into a temporary file that is renamed
 //! into place when complete. While it is being written its path is
@@ -6,8 +7,10 @@
 //! ([`install_signal_handlers`]) removes every registered path on SIGINT,
 //! SIGTERM or SIGHUP before the process dies, so an interrupted run leaves
 //! nothing behind. What a process killed outright (SIGKILL, power loss)
-//! leaves is removed later by the next writer of the directory: see
-//! [`storage::WriteLock`](crate::storage::WriteLock).
+//! leaves is removed later by the next writer of the directory (see
+//! [`storage::WriteLock`](crate::storage::WriteLock) and
+//! [`checkpoint::remove`](crate::checkpoint::remove)), under one rule:
+//! [`is_abandoned`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -77,6 +80,59 @@ fn remove_matching(which: impl Fn(&Path) -> bool) {
     });
 }
 
+/// Whether a sweep may remove the temporary file named `name`: every
+/// temporary file of this program is named `….tmp-PID` after the process
+/// that writes it, and it is abandoned when that process is this one or is
+/// gone (killed while it wrote). A file whose process is alive is left
+/// alone, whoever made it; so is a name whose end is not a process id as
+/// this program writes one (decimal digits, no sign, no leading zero, a
+/// `pid_t` above 0), which this program did not make.
+///
+/// The PID alone cannot tell a writer in another PID namespace sharing the
+/// directory, so the sweeps also hold the write lock of the variant whose
+/// files they remove, which every writer holds while it writes.
+///
+/// ```
+/// use bishops::cleanup::is_abandoned;
+///
+/// let mine = format!(".5x4.sqlite.tmp-{}", std::process::id());
+/// assert!(is_abandoned(&mine));
+/// // PID 1 is alive in every PID namespace.
+/// assert!(!is_abandoned(".5x4.sqlite.tmp-1"));
+/// for odd in [".5x4.sqlite.tmp-", ".5x4.sqlite.tmp-x1", ".5x4.sqlite.tmp-01", ".5x4.sqlite.tmp-0", "5x4.sqlite"] {
+///     assert!(!is_abandoned(odd), "{odd}");
+/// }
+/// ```
+pub fn is_abandoned(name: &str) -> bool {
+    let Some((_, text)) = name.rsplit_once(".tmp-") else {
+        return false;
+    };
+    let Some(pid) = text
+        .parse::<u32>()
+        .ok()
+        .filter(|pid| *pid > 0 && pid.to_string() == text)
+    else {
+        return false;
+    };
+    match libc::pid_t::try_from(pid) {
+        Ok(_) if pid == std::process::id() => true,
+        Ok(pid) => !is_alive(pid),
+        Err(_) => false,
+    }
+}
+
+/// Whether the process `pid` exists (a zombie too): `kill(pid, 0)`
+/// reaches it, or is refused it (EPERM: it is another user's). Only
+/// ESRCH says it is gone.
+fn is_alive(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 sends nothing; it only checks that `pid`, a single
+    // process (above 0), could be sent one.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return true;
+    }
+    std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// Starts a thread that, on SIGINT, SIGTERM or SIGHUP, removes every
 /// registered path ([`remove_pending`]) and then dies of the signal as it
 /// would have without a handler (so the exit status still tells the shell
@@ -119,5 +175,20 @@ mod tests {
         assert!(kept.exists());
         assert!(!removed.exists() && !dir.join("sub").exists());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_the_files_of_gone_processes_are_abandoned() {
+        let mut child = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+        let live = format!(".7x6.a1.checkpoint.tmp-{}", child.id());
+        assert!(!is_abandoned(&live));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(is_abandoned(&live), "its process is gone");
+        assert!(
+            !is_abandoned(&format!(".7x6.sqlite.tmp-{}", u32::MAX)),
+            "no process has it"
+        );
+        assert!(!is_abandoned(".7x6.sqlite.tmp-+5"));
     }
 }

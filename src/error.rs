@@ -10,7 +10,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong, each with what to do next.
 ///
-/// Every message is one line. [`Error::exit_code`] is 2 for bad input (a
+/// Every message is one line: every path in it, in a field or in a
+/// variant's text, is shown by [`text::path`](crate::text::path), whatever
+/// its characters. [`Error::exit_code`] is 2 for bad input (a
 /// position, a variant name, an option) and 1 for everything else.
 #[derive(Debug)]
 pub enum Error {
@@ -120,7 +122,7 @@ impl fmt::Display for Error {
                 write!(
                     f,
                     "variant {variant} is not solved (no {}): run `bishops solve {variant}`",
-                    path.display()
+                    crate::text::path(path)
                 )?;
                 match why {
                     Some(why) => write!(f, " ({why})"),
@@ -130,10 +132,10 @@ impl fmt::Display for Error {
             Error::Corrupt { path, problem, variant } => write!(
                 f,
                 "database {} {problem}; it is not trusted: `bishops check {variant}` proves or refutes it, `bishops solve {variant} --force` rebuilds it",
-                path.display()
+                crate::text::path(path)
             ),
-            Error::Sqlite(path, e) => write!(f, "{}: {e}", path.display()),
-            Error::Io(path, e) => write!(f, "{}: {e}", path.display()),
+            Error::Sqlite(path, e) => write!(f, "{}: {e}", crate::text::path(path)),
+            Error::Io(path, e) => write!(f, "{}: {e}", crate::text::path(path)),
         }
     }
 }

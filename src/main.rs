@@ -6,11 +6,18 @@ use std::process::ExitCode;
 use bishops::Error;
 use bishops::cli;
 
+/// Run before Rust's runtime puts `/dev/null` in place of a closed stdout:
+/// an answer to a closed stdout is then an error, not lost in silence.
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static NOTE_STDOUT: extern "C" fn() = cli::note_stdout;
+
 fn main() -> ExitCode {
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(e) => {
-            eprintln!("bishops: error: {e}");
+            eprintln!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
             return ExitCode::from(e.exit_code() as u8);
         }
     };
@@ -21,8 +28,7 @@ fn main() -> ExitCode {
     if !serving && let Err(e) = bishops::cleanup::install_signal_handlers() {
         eprintln!("bishops: warning: no signal handlers ({e}); an interrupted solve may leave a temporary file");
     }
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    let mut out = cli::stdout();
     let mut input = io::stdin().lock();
     let result =
         cli::run(cli, &mut input, &mut out).and_then(|()| out.flush().map_err(|e| Error::Io("stdout".into(), e)));
@@ -31,7 +37,9 @@ fn main() -> ExitCode {
         // A reader that stopped early (`| head`) is not an error.
         Err(Error::Io(_, e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("bishops: error: {e}");
+            // One line whatever went into it: paths are escaped where
+            // they are named, and this catches what was not.
+            eprintln!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
             ExitCode::from(e.exit_code() as u8)
         }
     }

@@ -208,7 +208,7 @@ impl<'a> SolvePlan<'a> {
                 "variant {} needs about {} of disk in {}, only {} is free{}",
                 self.variant.name(),
                 human_bytes(need),
-                dir.display(),
+                crate::text::path(dir),
                 human_bytes(free),
                 if held > 0 {
                     format!(" besides the {} its checkpoints hold", human_bytes(held))

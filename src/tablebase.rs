@@ -501,7 +501,7 @@ impl Tablebase {
             WriteLock::acquire(&self.dir, name, &mut || {
                 (self.notes)(&format!(
                     "another process is solving {name} into {}; waiting for it",
-                    self.dir.display()
+                    crate::text::path(&self.dir)
                 ));
             })?
         } else {
@@ -537,7 +537,7 @@ impl Tablebase {
         (self.notes)(&format!(
             "solved {name} in {:.3} s, wrote {}",
             done.solve_seconds,
-            done.path.display()
+            crate::text::path(&done.path)
         ));
         Database::open(&self.dir, variant)
     }

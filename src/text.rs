@@ -2,11 +2,17 @@
 //!
 //! Error messages quote the input they refuse, and input can be anything: a
 //! position of two megabytes, a newline in a move, a thousand repeats of one
-//! mistake. These helpers keep every quote short and on one line, and say
-//! how long the quoted item really was when it had to be cut.
+//! mistake, a directory named with an escape sequence. These helpers keep
+//! every quote short and on one line, with nothing in it that a terminal
+//! acts on, and say how long the quoted item really was when it had to be
+//! cut.
+
+use std::fmt::Write as _;
+use std::path::Path;
 
 /// At most `max` characters of `text`, control characters (a newline)
-/// escaped so the line stays one line, and when it was cut, how many
+/// and those that disguise text (a bidirectional override) escaped so the
+/// line stays one line and reads as it is, and when it was cut, how many
 /// characters the whole item had.
 ///
 /// ```
@@ -22,13 +28,87 @@ pub fn clip(text: &str, max: usize) -> String {
     for c in text.chars() {
         count += 1;
         if count <= max {
-            if c.is_control() {
-                shown.extend(c.escape_default());
-            } else {
-                shown.push(c);
+            push_char(c, &mut shown);
+        }
+    }
+    cut(shown, count, max)
+}
+
+/// The most characters of a path [`path`] shows: more than any path the
+/// system opens (`PATH_MAX`), so only a path that cannot be a file's is cut.
+pub const PATH_SHOWN: usize = 4096;
+
+/// `path` as a message shows it: as it is when it is plain text, without
+/// quotes of its own; a control character (a newline, an escape) escaped
+/// as [`clip`] escapes it and a byte that is not UTF-8 as `\xNN`, so that
+/// no path can end the message's line, forge another, or speak to the
+/// terminal; cut past [`PATH_SHOWN`] characters.
+///
+/// ```
+/// use std::ffi::OsStr;
+/// use std::os::unix::ffi::OsStrExt;
+/// use std::path::Path;
+/// use bishops::text::path;
+///
+/// assert_eq!(path(Path::new("db/5x4.sqlite")), "db/5x4.sqlite");
+/// assert_eq!(path(Path::new("my db/é")), "my db/é");
+/// assert_eq!(
+///     path(Path::new("x\nbishops: forged\x1b[31m")),
+///     "x\\nbishops: forged\\u{1b}[31m"
+/// );
+/// assert_eq!(path(Path::new(OsStr::from_bytes(b"caf\xe9/db"))), "caf\\xe9/db");
+/// ```
+pub fn path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut shown = String::new();
+    let mut count = 0usize;
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            count += 1;
+            if count <= PATH_SHOWN {
+                push_char(c, &mut shown);
+            }
+        }
+        for b in chunk.invalid() {
+            count += 1;
+            if count <= PATH_SHOWN {
+                let _ = write!(shown, "\\x{b:02x}");
             }
         }
     }
+    cut(shown, count, PATH_SHOWN)
+}
+
+/// `text` with every control character escaped as [`clip`] escapes it, and
+/// nothing cut: what makes a message one line, whatever went into it.
+///
+/// ```
+/// assert_eq!(bishops::text::one_line("a\nb\x1b[0m"), "a\\nb\\u{1b}[0m");
+/// ```
+pub fn one_line(text: &str) -> String {
+    clip(text, usize::MAX)
+}
+
+/// Whether `c` is escaped in a message: a control character (a newline, a
+/// carriage return, an escape), or one that makes text seem other than it
+/// is (a line or paragraph separator, a bidirectional override).
+fn is_escaped(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Appends `c`, escaped (`\n`, `\u{1b}`) when [`is_escaped`].
+fn push_char(c: char, out: &mut String) {
+    if is_escaped(c) {
+        out.extend(c.escape_default());
+    } else {
+        out.push(c);
+    }
+}
+
+/// `shown`, the first `max` of `count` characters, with the count after
+/// it when that is more than `max`.
+fn cut(shown: String, count: usize, max: usize) -> String {
     match count {
         n if n <= max => shown,
         1 => format!("{shown}… (1 character)"),
@@ -117,6 +197,22 @@ mod tests {
         assert_eq!(clip("éééé", 3), "ééé… (4 characters)");
         assert_eq!(clip("", 0), "");
         assert_eq!(clip("x", 0), "… (1 character)");
+    }
+
+    #[test]
+    fn a_path_is_one_line_of_text_and_bounded() {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = std::ffi::OsStr::from_bytes(b"a\r\x1b]0;title\x07\xff\xfe\xe2\x80\xae/b\xc2\x9b");
+        let shown = path(Path::new(odd));
+        assert_eq!(shown, "a\\r\\u{1b}]0;title\\u{7}\\xff\\xfe\\u{202e}/b\\u{9b}");
+        assert!(!shown.chars().any(is_escaped), "{shown:?}");
+        let long = "d/".repeat(PATH_SHOWN);
+        let shown = path(Path::new(&long));
+        assert!(
+            shown.ends_with(&format!("… ({} characters)", 2 * PATH_SHOWN)),
+            "{shown}"
+        );
+        assert!(shown.chars().count() < PATH_SHOWN + 30);
     }
 
     #[test]

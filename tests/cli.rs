@@ -860,12 +860,15 @@ fn export_5x4_as_csv_and_jsonl() {
         .collect();
     left.sort();
     assert_eq!(left, ["5x4.csv", "5x4.jsonl", "long.csv"]);
-    // Into a directory that does not exist: a clean failure that creates nothing.
+    // Into a directory that does not exist: bad input, naming the path as
+    // given, that creates nothing.
     let missing = out.join("missing");
-    let msg = db
-        .run(&["export", "5x4", "-o", missing.join("x.csv").to_str().unwrap()])
-        .fails(1);
-    assert!(msg.contains("missing"), "{msg}");
+    let given = missing.join("x.csv");
+    let msg = db.run(&["export", "5x4", "-o", given.to_str().unwrap()]).fails(2);
+    assert!(
+        msg.contains(&format!("`{}` cannot be written", given.display())),
+        "{msg}"
+    );
     assert!(!missing.exists());
     assert_eq!(
         fs::read_dir(&out).unwrap().count(),

@@ -1025,6 +1025,10 @@ fn export_refuses_a_directory_and_a_link_to_nothing() {
     std::os::unix::fs::symlink("nowhere", &dangling).unwrap();
     let msg = export_to(&db, &dangling, &["--force"]).refused(2);
     assert!(msg.contains("is a symbolic link to nothing"), "{msg}");
+    // A name ending `/` is a directory's, whatever is there.
+    let slash = PathBuf::from(format!("{}/", out.join("new.csv").display()));
+    let msg = export_to(&db, &slash, &[]).refused(2);
+    assert!(msg.contains("is not a file name"), "{msg}");
     assert!(!out.join("nowhere").exists());
     assert_eq!(names(&out), ["dangling"], "no temporary file");
     fs::remove_dir_all(db.parent().unwrap()).unwrap();
@@ -1136,5 +1140,237 @@ fn a_sample_of_nothing_is_refused() {
     let msg = run_in(&db, &["check", "5x4", "--sample", "0"]).refused(2);
     assert!(msg.contains("--sample 0 checks nothing"), "{msg}");
     run_in(&db, &["check", "5x4", "--sample", "1"]).ok();
+    fs::remove_dir_all(&db).unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Paths that are not plain text, output that cannot be written, and
+// temporary files that are someone else's
+// ---------------------------------------------------------------------------
+
+/// Asserts that `text` holds no character that a terminal acts on (a
+/// newline only at the end of a line of its own), and that every line of
+/// it starts `bishops: ` and is no forgery.
+fn no_raw_control(text: &str) {
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "a raw control character: {text:?}"
+    );
+    for line in text.lines() {
+        assert!(line.starts_with("bishops: "), "{text:?}");
+        assert!(!line.starts_with("bishops: forged"), "a forged line: {text:?}");
+    }
+}
+
+#[test]
+fn a_path_with_a_newline_or_an_escape_stays_on_its_line() {
+    let dir = fresh("forged-path");
+    fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("x\nbishops: forged line \x1b[31m red");
+    // Not solved there: one line, the path quoted with its newline and
+    // escape spelled out.
+    let run = run_in(&db, &["stats", "5x4"]);
+    assert_eq!(run.stderr.lines().count(), 1, "{run:#?}");
+    no_raw_control(&run.stderr);
+    let msg = run.refused(1);
+    assert!(msg.contains("x\\nbishops: forged line \\u{1b}[31m red"), "{msg}");
+    // Solved on demand: the notes name the path the same way, and so does
+    // the answer.
+    let run = run_in(&db, &["query", START_5X4]).ok();
+    no_raw_control(&run.stderr);
+    let stats = run_in(&db, &["stats", "5x4"]).ok();
+    assert!(
+        stats.stdout.lines().next().unwrap().contains("x\\nbishops: forged"),
+        "{stats:#?}"
+    );
+    assert!(!stats.stdout.contains('\x1b'), "{stats:#?}");
+    // A file where the directory belongs.
+    fs::remove_dir_all(&db).unwrap();
+    fs::write(&db, "a file").unwrap();
+    let run = run_in(&db, &["variants"]);
+    no_raw_control(&run.stderr);
+    run.refused(2);
+    // Bytes that are not UTF-8 are shown, and shown escaped.
+    use std::os::unix::ffi::OsStrExt;
+    let db = dir.join(std::ffi::OsStr::from_bytes(b"not \xff utf-8\r"));
+    let run = run_in(&db, &["stats", "5x4"]);
+    no_raw_control(&run.stderr);
+    let msg = run.refused(1);
+    assert!(msg.contains("not \\xff utf-8\\r"), "{msg}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn export_into_a_directory_that_is_not_there_is_bad_input_naming_the_given_path() {
+    let (db, out, _) = export_dirs("export-missing-dir");
+    let file = out.join("file.txt");
+    fs::write(&file, "keep").unwrap();
+    for path in [out.join("missing-dir").join("rows.csv"), file.join("rows.csv")] {
+        for extra in [&[][..], &["--force"], &["--format", "parquet"]] {
+            let msg = export_to(&db, &path, extra).refused(2);
+            assert!(
+                msg.contains(&format!("`{}`", path.display())),
+                "{extra:?}: the given path is named: {msg}"
+            );
+            assert!(!msg.contains(".tmp-"), "{msg}");
+        }
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "keep");
+    assert_eq!(names(&out), ["file.txt"], "nothing made, no temporary file");
+    // A directory that cannot be written: one of this test's own when not
+    // root, else /sys, which not even root can write.
+    let locked = out.join("locked");
+    fs::create_dir(&locked).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).unwrap();
+    let writable = |dir: &Path| {
+        let probe = dir.join("probe");
+        let written = fs::write(&probe, "").is_ok();
+        let _ = fs::remove_file(&probe);
+        written
+    };
+    let unwritable = [locked.clone(), PathBuf::from("/sys")]
+        .into_iter()
+        .find(|dir| dir.is_dir() && !writable(dir));
+    if let Some(dir) = unwritable {
+        let path = dir.join("bishops-robustness-test.csv");
+        let msg = export_to(&db, &path, &[]).refused(2);
+        assert!(msg.contains(&format!("`{}`", path.display())), "{msg}");
+        assert!(!msg.contains(".tmp-"), "{msg}");
+        assert!(!path.exists());
+    }
+    assert_eq!(names(&locked), Vec::<String>::new(), "no temporary file");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+/// `bishops --db DB ARGS…` run through `sh` with `redirect` applied to it
+/// alone: `>&-` closes its stdout, which [`Stdio`] cannot do.
+fn run_redirected(db: &Path, args: &[&str], redirect: &str) -> Run {
+    let mut cmd = Command::new("sh");
+    cmd.env_remove("BISHOPS_DB")
+        .env_remove("BISHOPS_THREADS")
+        .arg("-c")
+        .arg(format!("exec \"$0\" \"$@\" {redirect}"))
+        .arg(env!("CARGO_BIN_EXE_bishops"))
+        .arg("--db")
+        .arg(db)
+        .args(args);
+    output(cmd.output().unwrap())
+}
+
+/// Every command that answers on stdout, each over a database directory
+/// holding a solved 5x4.
+const ANSWERING: [&[&str]; 14] = [
+    &["export", "5x4"],
+    &["export", "5x4", "--format", "jsonl"],
+    &["query", START_5X4],
+    &["query", START_5X4, "--json"],
+    &["line", START_5X4],
+    &["line", START_5X4, "--json"],
+    &["verify", START_5X4, "a3-b2"],
+    &["stats", "5x4"],
+    &["stats", "5x4", "--json"],
+    &["variants"],
+    &["variants", "--json"],
+    &["check", "5x4"],
+    &["solve", "5x4"],
+    &["solve", "5x4", "--json"],
+];
+
+#[test]
+fn an_answer_that_cannot_be_written_to_a_closed_stdout_is_an_error() {
+    let db = fresh("closed-stdout");
+    solve(&db, "5x4", "rows");
+    for args in ANSWERING {
+        let run = run_redirected(&db, args, ">&-");
+        let msg = run.refused(1);
+        assert!(msg.contains("stdout"), "{args:?}: {msg}");
+    }
+    // Only a closed stdout is refused, not one that discards what it gets.
+    run_redirected(&db, &["export", "5x4"], ">/dev/null").ok();
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn an_answer_that_cannot_be_written_to_a_full_disk_is_an_error() {
+    let db = fresh("full-stdout");
+    solve(&db, "5x4", "rows");
+    for args in ANSWERING {
+        let mut cmd = bishops();
+        let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        cmd.arg("--db").arg(&db).args(args).stdout(full);
+        let msg = output(cmd.output().unwrap()).refused(1);
+        assert!(msg.contains("stdout"), "{args:?}: {msg}");
+        assert!(msg.contains("No space left on device"), "{args:?}: {msg}");
+    }
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_reader_that_stopped_reading_is_not_an_error() {
+    let db = fresh("broken-pipe");
+    solve(&db, "5x4", "rows");
+    for args in [&["export", "5x4"][..], &["query", START_5X4]] {
+        // A pipe nobody reads: the first write fails with EPIPE, as after
+        // `| head -1` has read its line and gone.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut cmd = bishops();
+        cmd.arg("--db").arg(&db).args(args).stdout(writer);
+        let run = output(cmd.output().unwrap());
+        assert_eq!(run.code, Some(0), "{args:?}: {run:#?}");
+        assert_eq!(run.stderr, "", "{args:?}: {run:#?}");
+    }
+    fs::remove_dir_all(&db).unwrap();
+}
+
+/// A process id that no process has: a child's, once it has been waited for.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn only_temporary_files_of_dead_processes_are_swept() {
+    let db = fresh("sweep-live");
+    solve(&db, "5x4", "rows");
+    let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
+    let (live, dead) = (sleeper.id(), dead_pid());
+    // PID 1 is alive in any process namespace; so is the sleeper.
+    let kept: Vec<String> = [1, live]
+        .iter()
+        .flat_map(|pid| {
+            [
+                format!(".5x4.sqlite.tmp-{pid}"),
+                format!(".7x6.sqlite.tmp-{pid}"),
+                format!(".5x4.a1.checkpoint.tmp-{pid}"),
+            ]
+        })
+        .chain([".5x4.sqlite.tmp-x1".to_owned(), ".5x4.a1.checkpoint.tmp-".to_owned()])
+        .collect();
+    let swept = [
+        format!(".5x4.sqlite.tmp-{dead}"),
+        format!(".7x6.sqlite.tmp-{dead}"),
+        format!(".5x4.a1.checkpoint.tmp-{dead}"),
+    ];
+    for name in kept.iter().chain(&swept) {
+        fs::write(db.join(name), "someone's").unwrap();
+    }
+    run_in(&db, &["solve", "5x4", "--force"]).ok();
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+    for name in &kept {
+        assert_eq!(
+            fs::read_to_string(db.join(name)).ok().as_deref(),
+            Some("someone's"),
+            "{name} is left alone"
+        );
+    }
+    for name in &swept {
+        assert!(!db.join(name).exists(), "{name} is swept");
+    }
     fs::remove_dir_all(&db).unwrap();
 }

@@ -66,7 +66,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::board::Class;
-use crate::cleanup::Pending;
+use crate::cleanup::{Pending, is_abandoned};
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::Cell;
@@ -229,7 +229,7 @@ fn check_file(file: &Path) -> Result<()> {
         Ok(files::Kind::Regular) | Err(_) => Ok(()),
         Ok(kind) => Err(Error::DbPath(format!(
             "`{}` is {kind}, not a checkpoint: move it away",
-            file.display()
+            crate::text::path(file)
         ))),
     }
 }
@@ -255,7 +255,8 @@ pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
     removed
 }
 
-/// Removes the temporary files that killed checkpoint writes of `variant` left.
+/// Removes the temporary files that killed checkpoint writes of `variant`
+/// left: only those whose process is gone ([`is_abandoned`]).
 fn remove_temporary(dir: &Path, variant: &Variant) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
@@ -267,7 +268,7 @@ fn remove_temporary(dir: &Path, variant: &Variant) {
                 rest.starts_with("checkpoint.tmp-") || (rest.starts_with("rank-") && rest.contains(".checkpoint.tmp-"))
             })
         };
-        if variant.classes().iter().any(ours) {
+        if variant.classes().iter().any(ours) && is_abandoned(name) {
             let _ = fs::remove_file(entry.path());
         }
     }
@@ -719,7 +720,10 @@ impl<'a> Checkpointer<'a> {
         remove_temporary(dir, variant);
         if options.restart {
             for file in remove(dir, variant) {
-                note(&format!("--restart: removed the checkpoint {}", file.display()));
+                note(&format!(
+                    "--restart: removed the checkpoint {}",
+                    crate::text::path(&file)
+                ));
             }
         }
         Checkpointer {
@@ -929,7 +933,7 @@ impl<'a> Checkpointer<'a> {
                 Links::Refuse,
             )
             .map_err(|e| match e {
-                OpenError::NotRegular(kind) => std::io::Error::other(format!("{} is {kind}", tmp.display())),
+                OpenError::NotRegular(kind) => std::io::Error::other(format!("{} is {kind}", crate::text::path(&tmp))),
                 OpenError::Io(e) => e,
             })?;
             out.write_all(&head)?;
@@ -1039,7 +1043,7 @@ impl<'a> Checkpointer<'a> {
             "resuming {} class {} from the checkpoint {} at layer {layer}{}, written {age} s ago",
             self.variant.name(),
             class.name(),
-            file.display(),
+            crate::text::path(file),
             if header.done {
                 " (the class's search is over)"
             } else {
@@ -1052,7 +1056,7 @@ impl<'a> Checkpointer<'a> {
     fn note_ignored(&mut self, file: &Path, class: Class, problem: &str) {
         (self.note)(&format!(
             "checkpoint {} {problem}; ignoring it and searching class {} from the start",
-            file.display(),
+            crate::text::path(file),
             class.name()
         ));
     }
@@ -1071,7 +1075,7 @@ impl<'a> Checkpointer<'a> {
         if save != Save::No {
             let file = write(self)?;
             if save == Save::AndStop {
-                return Err(self.stopped(class, found, &format!("the checkpoint {}", file.display())));
+                return Err(self.stopped(class, found, &format!("the checkpoint {}", crate::text::path(&file))));
             }
         }
         Ok(())

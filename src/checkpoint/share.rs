@@ -69,7 +69,7 @@ impl<'a> Checkpointer<'a> {
             return Err(Error::Usage(format!(
                 "{} holds the checkpoint of a search of {} by {other} MPI ranks, and this job has {ranks}: \
                  run it with `mpirun -np {other}` to resume that search, or add --restart to discard it",
-                file.display(),
+                crate::text::path(&file),
                 variant.name()
             )));
         }

@@ -11,6 +11,11 @@
 //! | a database, a checkpoint, a file of the database directory | refused, even with `--force` |
 //! | any other regular file | refused, or with `--force` replaced atomically (a link's target, the link kept) |
 //! | a directory, a link to nothing | refused |
+//! | nothing, in a directory that is not there, is a file or cannot be written | refused |
+//!
+//! Every refusal is bad input (exit status 2) and names PATH as given, never
+//! the temporary file beside it; a failure while the rows are written (a
+//! full disk) names PATH too.
 
 use std::fs::{self, Metadata};
 use std::io::{self, Write};
@@ -28,6 +33,7 @@ use crate::files::{self, Kind};
 use crate::remoteness::Cell;
 use crate::rules::Part;
 use crate::storage::{self, Database};
+use crate::text;
 use crate::variant::{ClassSpec, Variant};
 
 /// `bishops export`: checks the whole database first, then streams it to
@@ -69,10 +75,11 @@ pub fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
                 &database,
                 text.expect("Parquet is refused without -o"),
                 &mut w,
-            )?;
+            )
+            .map_err(naming(Path::new("stdout")))?;
             w.flush().map_err(stdout_error)
         }
-        Some(Destination::New(path)) => write_beside(&path, None, rows, |tmp| {
+        Some(Destination::New(path)) => write_beside(&path, &path, None, rows, |tmp| {
             files::rename_no_replace(tmp, &path).map_err(|e| match e.kind() {
                 io::ErrorKind::AlreadyExists => Error::Io(
                     path.clone(),
@@ -84,24 +91,24 @@ pub fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
                 _ => Error::Io(path.clone(), e),
             })
         }),
-        Some(Destination::Replace(target, before)) => {
-            write_beside(&target, Some(before.permissions()), rows, |tmp| {
+        Some(Destination::Replace { given, target, before }) => {
+            write_beside(&given, &target, Some(before.permissions()), rows, |tmp| {
                 // Looked at again: only the file that --force was given for is replaced.
                 let same = fs::symlink_metadata(&target)
                     .is_ok_and(|now| now.is_file() && (now.dev(), now.ino()) == (before.dev(), before.ino()));
                 if !same {
                     return Err(Error::Io(
-                        target.clone(),
+                        given.clone(),
                         io::Error::other("it changed while the export was written, and is left as it is"),
                     ));
                 }
-                fs::rename(tmp, &target).map_err(|e| Error::Io(target.clone(), e))
+                fs::rename(tmp, &target).map_err(|e| Error::Io(given.clone(), e))
             })
         }
         Some(Destination::Through(path, kind)) => {
             let sink = open_through(&path, kind)?;
             let mut w = io::BufWriter::with_capacity(1 << 20, sink);
-            rows(&mut w)?;
+            rows(&mut w).map_err(naming(&path))?;
             w.flush().map_err(|e| Error::Io(path.clone(), e))
         }
     }
@@ -112,9 +119,15 @@ pub fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
 enum Destination {
     /// Nothing is at the path: a new file.
     New(PathBuf),
-    /// A regular file that `--force` replaces: the file itself (any link
-    /// followed), and what it was when the export began.
-    Replace(PathBuf, Metadata),
+    /// A regular file that `--force` replaces.
+    Replace {
+        /// The path as given, for messages.
+        given: PathBuf,
+        /// The file itself, any link followed.
+        target: PathBuf,
+        /// What it was when the export began.
+        before: Metadata,
+    },
     /// A FIFO, a character device or a socket: written through, never
     /// replaced. (A block device is refused.)
     Through(PathBuf, Kind),
@@ -124,8 +137,9 @@ enum Destination {
 /// a row is computed: `db` is the database directory, `force` whether
 /// `--force` was given.
 fn destination(path: &Path, db: &Path, force: bool) -> Result<Destination> {
-    let refuse = |what: &str| Error::Usage(format!("`{}` {what}", path.display()));
-    if path.file_name().is_none() {
+    let refuse = |what: &str| Error::Usage(format!("`{}` {what}", text::path(path)));
+    // `out/` names a directory, though its last part is `out`.
+    if path.file_name().is_none() || path.as_os_str().as_encoded_bytes().ends_with(b"/") {
         return Err(refuse("is not a file name: give -o the name of a file"));
     }
     let meta = match fs::metadata(path) {
@@ -136,7 +150,13 @@ fn destination(path: &Path, db: &Path, force: bool) -> Result<Destination> {
                     "is a symbolic link to nothing: remove it, or export to another file",
                 ));
             }
-            if is_database_directory(path.parent(), db)
+            // Its directory must be there to be written in.
+            match fs::metadata(directory(path)) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => return Err(cannot_write(path, io::Error::from_raw_os_error(libc::ENOTDIR))),
+                Err(e) => return Err(cannot_write(path, e)),
+            }
+            if is_database_directory(directory(path), db)
                 && path
                     .file_name()
                     .and_then(|n| n.to_str())
@@ -148,7 +168,7 @@ fn destination(path: &Path, db: &Path, force: bool) -> Result<Destination> {
             }
             return Ok(Destination::New(path.to_path_buf()));
         }
-        Err(e) => return Err(Error::Io(path.to_path_buf(), e)),
+        Err(e) => return Err(cannot_write(path, e)),
     };
     match Kind::of(&meta) {
         Kind::Directory => Err(refuse("is a directory: give -o the name of a file")),
@@ -161,8 +181,12 @@ fn destination(path: &Path, db: &Path, force: bool) -> Result<Destination> {
             if !force {
                 return Err(refuse("exists: pass --force to replace it, or export to another file"));
             }
-            let target = fs::canonicalize(path).map_err(|e| Error::Io(path.to_path_buf(), e))?;
-            Ok(Destination::Replace(target, meta))
+            let target = fs::canonicalize(path).map_err(|e| cannot_write(path, e))?;
+            Ok(Destination::Replace {
+                given: path.to_path_buf(),
+                target,
+                before: meta,
+            })
         }
         // A disk is not a stream's place: writing through it would
         // destroy what is on it.
@@ -173,10 +197,65 @@ fn destination(path: &Path, db: &Path, force: bool) -> Result<Destination> {
     }
 }
 
-/// Whether `dir` (a path's parent, `None` or empty for the working
-/// directory) is the database directory `db`.
-fn is_database_directory(dir: Option<&Path>, db: &Path) -> bool {
-    let dir = dir.filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+/// The directory `path` is in: its parent, or `.` for a bare name.
+fn directory(path: &Path) -> &Path {
+    directory_or_dot(path.parent().unwrap_or(Path::new("")))
+}
+
+/// The error for `e`, met looking at the path given to `-o` or creating a
+/// file at it or beside it: bad input naming `path` as given when the path
+/// cannot be written at all (its directory is not there or is a file, no
+/// permission, a read-only file system, a name too long, a loop of links);
+/// otherwise the system failing, still naming `path`.
+fn cannot_write(path: &Path, e: io::Error) -> Error {
+    let shown = text::path(path);
+    match e.raw_os_error() {
+        Some(libc::ENOENT) if !directory(path).is_dir() => Error::Usage(format!(
+            "`{shown}` cannot be written: its directory `{}` does not exist: create it, or export elsewhere",
+            text::path(directory(path))
+        )),
+        Some(libc::ENOTDIR) => {
+            // The part of the path that is there and is not a directory.
+            let file = path
+                .ancestors()
+                .skip(1)
+                .map(directory_or_dot)
+                .find(|a| fs::metadata(a).is_ok_and(|m| !m.is_dir()));
+            match file {
+                Some(file) => Error::Usage(format!(
+                    "`{shown}` cannot be written: `{}` is not a directory: export into a directory",
+                    text::path(file)
+                )),
+                None => Error::Usage(format!("`{shown}` cannot be written ({e}): export into a directory")),
+            }
+        }
+        Some(libc::EACCES | libc::EPERM | libc::EROFS | libc::ENAMETOOLONG | libc::ELOOP) => Error::Usage(format!(
+            "`{shown}` cannot be written ({e}): export to a directory you can write"
+        )),
+        _ => Error::Io(path.to_path_buf(), e),
+    }
+}
+
+/// `dir`, or `.` when it is empty (the parent of a bare name).
+fn directory_or_dot(dir: &Path) -> &Path {
+    if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }
+}
+
+/// `e` naming `name` where it names the writer only as `output`, as the
+/// row writers ([`export_rows`], [`parquet::write`]) do.
+fn naming(name: &Path) -> impl Fn(Error) -> Error + '_ {
+    move |e| match e {
+        Error::Io(path, e) if path == Path::new("output") => Error::Io(name.to_path_buf(), e),
+        e => e,
+    }
+}
+
+/// Whether the directory `dir` is the database directory `db`.
+fn is_database_directory(dir: &Path, db: &Path) -> bool {
     match (fs::metadata(dir), fs::metadata(db)) {
         (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
         _ => false,
@@ -199,37 +278,48 @@ fn own_file(path: &Path, meta: &Metadata, db: &Path) -> Option<String> {
         .ok()?
         .flatten()
         .any(|entry| same(&entry))
-        .then(|| format!("a file of the database directory `{}`", db.display()))
+        .then(|| format!("a file of the database directory `{}`", text::path(db)))
 }
 
 /// Writes the rows into a new temporary file beside `target` (created
 /// afresh, never over anything), with the permissions `mode` if given,
 /// syncs it, and puts it in place with `place`. On any failure the
-/// temporary file is removed and `target` is left as it was.
+/// temporary file is removed and `target` is left as it was. Errors name
+/// `given`, the path given to `-o` (which leads to `target`), never the
+/// temporary file.
 fn write_beside(
+    given: &Path,
     target: &Path,
     mode: Option<fs::Permissions>,
     rows: impl FnOnce(&mut (dyn Write + Send)) -> Result<()>,
     place: impl FnOnce(&Path) -> Result<()>,
 ) -> Result<()> {
-    let name = target
-        .file_name()
-        .map_or_else(Default::default, |n| n.to_string_lossy());
-    let tmp = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let mut name = std::ffi::OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = target.with_file_name(name);
+    let failed = |e| Error::Io(given.to_path_buf(), e);
     let file = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&tmp)
-        .map_err(|e| Error::Io(tmp.clone(), e))?;
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => Error::Usage(format!(
+                "`{}` cannot be written: `{}` is in the way of the file written beside it: move it away",
+                text::path(given),
+                text::path(&tmp)
+            )),
+            _ => cannot_write(given, e),
+        })?;
     let _pending = Pending::register(&tmp);
     let result = (|| {
         if let Some(mode) = mode {
-            file.set_permissions(mode).map_err(|e| Error::Io(tmp.clone(), e))?;
+            file.set_permissions(mode).map_err(failed)?;
         }
         let mut w = io::BufWriter::with_capacity(1 << 20, file);
-        rows(&mut w)?;
-        let file = w.into_inner().map_err(|e| Error::Io(tmp.clone(), e.into_error()))?;
-        file.sync_all().map_err(|e| Error::Io(tmp.clone(), e))?;
+        rows(&mut w).map_err(naming(given))?;
+        let file = w.into_inner().map_err(|e| failed(e.into_error()))?;
+        file.sync_all().map_err(failed)?;
         drop(file);
         place(&tmp)?;
         files::sync_dir(target.parent().unwrap_or(Path::new(".")));
@@ -247,14 +337,19 @@ fn write_beside(
 fn open_through(path: &Path, kind: Kind) -> Result<Box<dyn Write + Send>> {
     let io = |e| Error::Io(path.to_path_buf(), e);
     if kind == Kind::Socket {
-        return Ok(Box::new(std::os::unix::net::UnixStream::connect(path).map_err(io)?));
+        return Ok(Box::new(
+            std::os::unix::net::UnixStream::connect(path).map_err(|e| cannot_write(path, e))?,
+        ));
     }
-    let file = fs::OpenOptions::new().write(true).open(path).map_err(io)?;
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| cannot_write(path, e))?;
     // Looked at again: a regular file put there meanwhile is not written into.
     if file.metadata().map_err(io)?.is_file() {
         return Err(Error::Usage(format!(
             "`{}` became a regular file: export again to decide what to do with it",
-            path.display()
+            text::path(path)
         )));
     }
     Ok(Box::new(file))

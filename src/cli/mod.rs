@@ -4,7 +4,7 @@
 //! | module | commands |
 //! |---|---|
 //! | `args` | the grammar: options, subcommands and their arguments |
-//! | `output` | JSON documents, `-` for missing numbers, progress bars |
+//! | `output` | stdout, JSON documents, `-` for missing numbers, progress bars |
 //! | `query` | `query`, `line` |
 //! | `verify` | `verify` |
 //! | `play` | `play` |
@@ -36,6 +36,7 @@ mod solve;
 mod verify;
 
 pub use args::*;
+pub use output::{Stdout, note_stdout, stdout};
 pub use solve::BENCH_VARIANTS;
 
 use crate::error::{Error, Result};

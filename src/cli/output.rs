@@ -1,7 +1,9 @@
-//! How commands write: JSON documents, optional numbers, progress bars.
+//! How commands write: to stdout, JSON documents, optional numbers,
+//! progress bars.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -12,6 +14,62 @@ use crate::remoteness::Remoteness;
 /// The error of a failed write to the command's output.
 pub fn stdout_error(e: io::Error) -> Error {
     Error::Io(PathBuf::from("stdout"), e)
+}
+
+/// Whether stdout (descriptor 1) was closed when the process started, as
+/// [`note_stdout`] saw it.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Notes whether stdout is closed, for [`stdout`] to refuse writes to it.
+///
+/// The binary runs this before Rust's runtime starts, from `.init_array`:
+/// the runtime puts `/dev/null` in place of a closed descriptor 1, after
+/// which an answer written there vanishes without an error, so only a look
+/// before it can tell `>&-` from `> /dev/null`.
+pub extern "C" fn note_stdout() {
+    // SAFETY: F_GETFD reads the flags of a descriptor number, open or not.
+    if unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The process's stdout, where the binary has commands write their
+/// answers: every write fails when stdout was closed at the start
+/// ([`note_stdout`]), and otherwise fails as the system says (a full disk,
+/// a reader that is gone). A failed write is an error of the command
+/// ([`stdout_error`]); the binary ends a command whose reader stopped
+/// reading (`| head`) quietly.
+pub struct Stdout {
+    out: io::StdoutLock<'static>,
+    closed: bool,
+}
+
+/// The process's [`Stdout`].
+pub fn stdout() -> Stdout {
+    Stdout {
+        out: io::stdout().lock(),
+        closed: STDOUT_CLOSED.load(Ordering::Relaxed),
+    }
+}
+
+impl Stdout {
+    /// The error of a write to a stdout that was closed.
+    fn closed() -> io::Error {
+        io::Error::other("it is closed, so the answer cannot be written")
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.closed {
+            return Err(Stdout::closed());
+        }
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Writes `text` to the command's output.
@@ -78,6 +136,17 @@ pub fn progress_bar(len: Option<u64>) -> ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_closed_stdout_takes_nothing() {
+        let mut out = Stdout {
+            out: io::stdout().lock(),
+            closed: true,
+        };
+        let e = write_text(&mut out, "answer\n").unwrap_err();
+        assert_eq!(e.to_string(), "stdout: it is closed, so the answer cannot be written");
+        assert!(out.flush().is_ok(), "nothing was taken to flush");
+    }
 
     #[test]
     fn the_time_left_is_told_in_seconds_under_a_minute() {

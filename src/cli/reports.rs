@@ -69,7 +69,7 @@ pub fn stats(db: &Path, args: StatsArgs, out: &mut dyn Write) -> Result<()> {
     let mut text = format!(
         "variant {} ({})\nstart {}: remoteness {}; largest remoteness {}; {} legal positions\n",
         report.variant,
-        report.path.display(),
+        crate::text::path(&report.path),
         report.start,
         shown(report.start_remoteness),
         shown(report.max_remoteness),

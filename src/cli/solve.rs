@@ -141,7 +141,10 @@ pub(super) fn trusted(db: &Path, variant: &Variant) -> Result<Option<Database>> 
         Err(Error::NotSolved { .. }) => Ok(None),
         Err(e @ Error::DbPath(_)) => Err(e),
         Err(Error::Corrupt { path, problem, .. }) => {
-            eprintln!("bishops: database {} {problem}; rebuilding it", path.display());
+            eprintln!(
+                "bishops: database {} {problem}; rebuilding it",
+                crate::text::path(&path)
+            );
             Ok(None)
         }
         Err(e) => {
@@ -245,7 +248,7 @@ impl SolveReport {
             shown(self.legal_positions),
             shown(self.start_remoteness),
             shown(self.max_remoteness),
-            self.path.display()
+            crate::text::path(&self.path)
         )
         .map_err(stdout_error)
     }
@@ -330,7 +333,7 @@ pub(super) fn lock(db: &Path, variant: &Variant) -> Result<WriteLock> {
         eprintln!(
             "bishops: another process is solving {} into {}; waiting for it to finish",
             variant.name(),
-            db.display()
+            crate::text::path(db)
         );
     })
 }

@@ -156,7 +156,7 @@ pub fn run(dir: &Path, addr: SocketAddr, open: bool, options: ServeOptions) -> R
         let url = format!("http://{bound}/");
         eprintln!(
             "bishops: serving {url} over the databases in {}; Ctrl-C stops",
-            dir.display()
+            crate::text::path(dir)
         );
         if open {
             open_browser(&url);

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::names::{check_dir, lock_path, lock_variant, not_a_database, path, temp_variant};
-use crate::cleanup::Pending;
+use crate::cleanup::{Pending, is_abandoned};
 use crate::error::{Error, Result};
 use crate::files::{self, Kind, Links, OpenError};
 
@@ -102,7 +102,7 @@ impl Drop for WriteLock {
 fn unwritable(dir: &Path, e: std::io::Error) -> Error {
     Error::DbPath(format!(
         "database directory `{}` cannot be written ({e}): give --db a directory you can write",
-        dir.display()
+        crate::text::path(dir)
     ))
 }
 
@@ -131,9 +131,10 @@ fn open_lock_file(dir: &Path, path: &Path) -> Result<fs::File> {
         Links::Refuse,
     )
     .map_err(|e| match e {
-        OpenError::NotRegular(kind) => {
-            Error::DbPath(format!("`{}` is {kind}, not a lock file: move it away", path.display()))
-        }
+        OpenError::NotRegular(kind) => Error::DbPath(format!(
+            "`{}` is {kind}, not a lock file: move it away",
+            crate::text::path(path)
+        )),
         OpenError::Io(e) => unwritable(dir, e),
     })
 }
@@ -149,14 +150,18 @@ fn same_file(file: &fs::File, path: &Path) -> bool {
 
 /// Removes what no live writer owns in `dir`: the temporary database files
 /// of `own` (whose lock the caller holds), and the temporary files and lock
-/// files of every variant whose lock is free. A process killed while
-/// solving leaves such files.
+/// files of every variant whose lock is free; a temporary file only when
+/// its process is gone ([`is_abandoned`]). A process killed while solving
+/// leaves such files.
 fn sweep(dir: &Path, own: &str) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         if let Some(variant) = temp_variant(name) {
+            if !is_abandoned(name) {
+                continue;
+            }
             if variant == own {
                 let _ = fs::remove_file(entry.path());
             } else if let Ok(Some(_lock)) = WriteLock::take(dir, variant, None) {

@@ -113,7 +113,7 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         Ok(Kind::Directory) | Err(_) => Ok(()),
         Ok(kind) => Err(Error::DbPath(format!(
             "database directory `{}` is {}, not a directory: give --db a directory",
-            dir.display(),
+            crate::text::path(dir),
             if kind == Kind::Regular {
                 "a file".to_owned()
             } else {
@@ -130,15 +130,15 @@ pub(super) fn not_a_database(dest: &Path, kind: Kind, variant: &str) -> Error {
     Error::DbPath(match kind {
         Kind::Directory => format!(
             "`{}` is a directory where the database of {variant} belongs: move it away, then run `bishops solve {variant}`",
-            dest.display()
+            crate::text::path(dest)
         ),
         Kind::Symlink => format!(
             "`{}` is a symbolic link, which writing the database of {variant} would replace: move it away, or solve into the directory it points to",
-            dest.display()
+            crate::text::path(dest)
         ),
         _ => format!(
             "`{}` is {kind}, not a database file: move it away, then run `bishops solve {variant}`",
-            dest.display()
+            crate::text::path(dest)
         ),
     })
 }

@@ -42,7 +42,7 @@ impl Database {
         if self.metadata.layout != Layout::Residues {
             return Err(Error::Usage(format!(
                 "{} holds a byte per position, not residues",
-                self.path.display()
+                crate::text::path(&self.path)
             )));
         }
         if let Some((from, mirror)) = &self.mirrors[k] {
