@@ -158,7 +158,6 @@ pub(super) fn trusted(db: &Path, variant: &Variant) -> Result<Option<Database>> 
 fn solve_with_progress(db: &Path, variant: &Variant, options: SolveOptions) -> Result<Solved> {
     let plan = SolvePlan::new(variant, options)?;
     eprintln!("bishops: {}", plan.summary(db));
-    plan.check_disk(db)?;
     let bar = progress_bar(Some(1));
     bar.enable_steady_tick(Duration::from_millis(200));
     let log = !std::io::stderr().is_terminal() && plan.legal().iter().sum::<u64>() >= LOG_LAYERS_FROM;
