@@ -2,12 +2,14 @@
 //!
 //! Every answer that is not the page is JSON, errors included:
 //! `{"error": "…"}` with one line that names no path of this machine
-//! ([`Error::public_message`]). Statuses: 400 bad input, 404 no such route,
-//! 405 wrong method, 408/411/413/414/431 what the [gate](super::gate)
-//! refused, 409 a variant not solved (and not solved on demand here), 415 a
-//! body that is not JSON, 500 a fault of this server (logged in full on its
-//! stderr), 503 a variant another process is solving, or an answer that
-//! took longer than [`ServeOptions::request_timeout`](super::ServeOptions).
+//! ([`Error::public_message`]). Statuses: 400 bad input (or Host), 403 a
+//! request from another site's page, 404 no such route, 405 wrong method,
+//! 408/411/413/414/421/431 what the [gate](super::gate) refused, 409 a
+//! variant not solved (and not solved on demand here), 415 a body that is
+//! not JSON, 500 a fault of this server (in words and no more: the whole
+//! of it goes to its stderr), 503 a variant another process is solving, or
+//! an answer that took longer than
+//! [`ServeOptions::request_timeout`](super::ServeOptions).
 //!
 //! Table work and all parsing of what the client sent (positions, moves,
 //! request bodies) run on tokio's blocking pool, never on the threads that
