@@ -569,6 +569,47 @@ fn a_request_from_another_sites_page_solves_nothing() {
     assert!(dir.join("5x4.sqlite").is_file(), "{:?}", files_in(&dir));
 }
 
+/// A fault of the server (a `--db` that is a file; a directory where a
+/// database belongs) answers 500 in words that name no file or directory
+/// of the machine.
+#[test]
+fn a_500_names_nothing_of_the_machine() {
+    let file = fresh_dir("serve-db-is-a-file");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "not a directory").unwrap();
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    let server = Server::start(&file);
+    for path in [
+        "/api/variants",
+        "/api/stats/5x4",
+        &format!("/api/query?position={START}"),
+    ] {
+        let reply = get(server.addr, path);
+        let message = error_of(&reply, 500);
+        assert!(
+            !reply.body.contains(&name) && !reply.body.contains('/') && !reply.body.contains(".sqlite"),
+            "{path}: {}",
+            reply.body
+        );
+        assert!(message.contains("the server's log"), "{path}: {message}");
+    }
+    drop(server);
+    std::fs::remove_file(&file).unwrap();
+
+    let dir = fresh_dir("serve-db-holds-a-directory");
+    std::fs::create_dir_all(dir.join("5x4.sqlite")).unwrap();
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let server = Server::start(&dir);
+    let reply = get(server.addr, &format!("/api/query?position={START}"));
+    let message = error_of(&reply, 500);
+    assert!(
+        !reply.body.contains(&name) && !reply.body.contains('/') && !reply.body.contains(".sqlite"),
+        "{}",
+        reply.body
+    );
+    assert!(message.contains("the server's log"), "{message}");
+}
+
 /// `bishops serve --port 0 --db DIR ARGS…`: the child, the address its
 /// first stderr line names, and a thread that returns the rest of its
 /// stderr once it exits.
@@ -680,4 +721,31 @@ fn allow_host_admits_exactly_the_names_given() {
     let (code, _, stderr) = cli(&dir, &["serve", "--port", "0", "--allow-host", "exa mple"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--allow-host"), "{stderr}");
+}
+
+/// The binary answers a fault of its own with 500 in words, and prints the
+/// whole of it, paths included, on its stderr for its operator.
+#[cfg(unix)]
+#[test]
+fn a_500_leaves_its_detail_in_the_servers_log() {
+    let parent = fresh_dir("serve-fault-log");
+    std::fs::create_dir_all(&parent).unwrap();
+    let db = parent.join("private-db");
+    let (child, addr, log) = spawn_serve(&db, &[]);
+    // The directory is checked when the server starts: it becomes a file
+    // afterwards.
+    std::fs::write(&db, "not a directory").unwrap();
+    let reply = get(addr, "/api/variants");
+    let message = error_of(&reply, 500);
+    assert!(
+        !reply.body.contains("private-db") && !reply.body.contains('/'),
+        "{}",
+        reply.body
+    );
+    assert!(message.contains("the server's log"), "{message}");
+    let log = stop_serve(child, log);
+    assert!(
+        log.contains(&format!("bishops: error: database directory `{}`", db.display())),
+        "{log}"
+    );
 }
