@@ -6,13 +6,14 @@
 #[path = "support/mod.rs"]
 mod support;
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use support::http::{get, post, request};
+use support::http::{Reply, get, post, raw, request, request_with};
 use support::{Server, fresh_dir};
 
 const START: &str = "5_4_a1-a3_e1-e3";
@@ -369,4 +370,382 @@ fn the_binary_serves_and_stops_on_ctrl_c() {
     assert!(status.success(), "{status:?}: {rest}");
     assert!(rest.ends_with("bishops: stopping\nbishops: stopped\n"), "{rest:?}");
     assert!(request(addr, "GET", "/", None).is_err(), "still listening after Ctrl-C");
+}
+
+/// `GET path` with exactly `headers`; panics when the connection fails.
+fn ask(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Reply {
+    request_with(addr, "GET", path, headers, None).unwrap_or_else(|e| panic!("GET {path} {headers:?}: {e}"))
+}
+
+/// `POST /api/verify` of one move from the start, with `headers` besides
+/// its content type; panics when the connection fails.
+fn ask_verify(addr: SocketAddr, headers: &[(&str, &str)]) -> Reply {
+    let mut headers = headers.to_vec();
+    headers.push(("Content-Type", "application/json"));
+    let body = json!({"position": START, "moves": ["a3-b2"]}).to_string();
+    request_with(addr, "POST", "/api/verify", &headers, Some(&body))
+        .unwrap_or_else(|e| panic!("POST /api/verify {headers:?}: {e}"))
+}
+
+/// The names of what `dir` holds (nothing when it does not exist).
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A port that is not `port`.
+fn other_port(port: u16) -> u16 {
+    if port == u16::MAX { port - 1 } else { port + 1 }
+}
+
+/// DNS rebinding: a page of another site, through a name of its own that
+/// it makes resolve to 127.0.0.1, reaches the server with that name in
+/// `Host`. Every path refuses it, the page included, with a short JSON
+/// error, and nothing is solved.
+#[test]
+fn a_foreign_host_is_refused_on_every_path() {
+    let dir = fresh_dir("serve-foreign-host");
+    let server = Server::start(&dir);
+    let port = server.addr.port();
+    let query = format!("/api/query?position={START}");
+    let line = format!("/api/line?position={START}");
+    let hosts = [
+        "evil.example".to_owned(),
+        format!("evil.example:{port}"),
+        "127.0.0.1.evil.example".to_owned(),
+        format!("127.0.0.1.evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+        format!("EVIL.example:{port}"),
+        format!("10.0.0.1:{port}"),
+    ];
+    for host in &hosts {
+        for path in [
+            "/",
+            "/app.js",
+            &query,
+            &line,
+            "/api/variants",
+            "/api/stats/5x4",
+            "/nope",
+        ] {
+            let reply = ask(server.addr, path, &[("Host", host)]);
+            let message = error_of(&reply, 421);
+            assert!(message.contains("--allow-host"), "{host} {path}: {message}");
+            assert!(reply.body.len() < 400, "{host} {path}: {}", reply.body);
+        }
+        error_of(&ask_verify(server.addr, &[("Host", host)]), 421);
+    }
+    // A Host too long to be a name is quoted clipped.
+    let huge = format!("{}.example:{port}", "a".repeat(5000));
+    let reply = ask(server.addr, &query, &[("Host", &huge)]);
+    error_of(&reply, 400);
+    assert!(reply.body.len() < 400, "{}", reply.body);
+    assert_eq!(files_in(&dir), Vec::<String>::new(), "something was written");
+}
+
+/// The loopback names and addresses are admitted with the server's port
+/// or none; another port names another server. HTTP/1.1 needs one Host
+/// that is a host; HTTP/1.0 may go without.
+#[test]
+fn loopback_hosts_are_admitted_on_the_servers_port_only() {
+    let dir = fresh_dir("serve-loopback-host");
+    let server = Server::start(&dir);
+    let (addr, port) = (server.addr, server.addr.port());
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("LocalHost:{port}"),
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        format!("127.3.2.1:{port}"),
+        format!("[::1]:{port}"),
+        format!("[0:0:0:0:0:0:0:1]:{port}"),
+        format!("app.localhost:{port}"),
+        format!("localhost.:{port}"),
+    ] {
+        let reply = ask(addr, "/api/variants", &[("Host", &host)]);
+        assert_eq!(reply.status, 200, "{host}: {reply:#?}");
+        assert_eq!(ask(addr, "/", &[("Host", &host)]).status, 200, "{host}");
+    }
+    let other = other_port(port);
+    for host in [
+        format!("127.0.0.1:{other}"),
+        format!("localhost:{other}"),
+        format!("[::1]:{other}"),
+        "localhost:0".to_owned(),
+    ] {
+        let message = error_of(&ask(addr, "/api/variants", &[("Host", &host)]), 421);
+        assert!(message.contains(&format!("port {port}")), "{host}: {message}");
+    }
+    // What is not a host and port at all.
+    for host in [
+        "",
+        "local host",
+        "[::1",
+        "::1",
+        "localhost:",
+        "localhost:80:80",
+        "localhost:99999",
+        "localhost:+80",
+        "user@localhost",
+        "localhost/x",
+    ] {
+        let message = error_of(&ask(addr, "/api/variants", &[("Host", host)]), 400);
+        assert!(message.contains("Host"), "{host:?}: {message}");
+    }
+    let message = error_of(&ask(addr, "/api/variants", &[]), 400);
+    assert!(message.contains("no Host"), "{message}");
+    let host = addr.to_string();
+    let message = error_of(&ask(addr, "/api/variants", &[("Host", &host), ("Host", &host)]), 400);
+    assert!(message.contains("Host"), "{message}");
+    let (reply, _) = raw(addr, b"GET / HTTP/1.1\r\nHost: \xff\r\n\r\n", Duration::from_secs(20));
+    error_of(&reply.expect("a reply"), 400);
+    // No browser speaks HTTP/1.0, which has no Host.
+    let (reply, _) = raw(addr, b"GET /api/variants HTTP/1.0\r\n\r\n", Duration::from_secs(20));
+    assert_eq!(reply.expect("a reply").status, 200);
+}
+
+/// A page of another site (its `Origin`, or the browser's
+/// `Sec-Fetch-Site`) may not use the API, so cannot have a variant solved
+/// and written; the server's own page may, and a link from anywhere opens
+/// the page.
+#[test]
+fn a_request_from_another_sites_page_solves_nothing() {
+    let dir = fresh_dir("serve-origin");
+    let server = Server::start(&dir);
+    let (addr, port) = (server.addr, server.addr.port());
+    let host = addr.to_string();
+    let query = format!("/api/query?position={START}");
+    let line = format!("/api/line?position={START}");
+    let foreign = [
+        ("Origin", "http://evil.example".to_owned()),
+        ("Origin", format!("http://evil.example:{port}")),
+        ("Origin", "null".to_owned()),
+        ("Origin", format!("http://127.0.0.1:{port}.evil.example")),
+        ("Origin", format!("http://localhost:{}", other_port(port))),
+        ("Origin", format!("ftp://127.0.0.1:{port}")),
+        ("Origin", format!("http://127.0.0.1:{port}/x")),
+        ("Origin", format!("http://{}", "a".repeat(5000))),
+        ("Sec-Fetch-Site", "cross-site".to_owned()),
+        ("Sec-Fetch-Site", "same-site".to_owned()),
+    ];
+    for (name, value) in &foreign {
+        let headers = [("Host", host.as_str()), (*name, value.as_str())];
+        for path in [&query, &line, "/api/stats/5x4", "/api/variants"] {
+            let reply = ask(addr, path, &headers);
+            let message = error_of(&reply, 403);
+            assert!(message.contains("another site"), "{name}: {value}: {message}");
+            assert!(reply.body.len() < 400, "{}", reply.body);
+        }
+        error_of(&ask_verify(addr, &headers), 403);
+        // The page itself: a link from another site opens it.
+        assert_eq!(ask(addr, "/", &headers).status, 200, "{name}: {value}");
+    }
+    assert_eq!(files_in(&dir), Vec::<String>::new(), "something was written");
+
+    // This server's own page, under any of its names.
+    let same = [
+        ("Origin", format!("http://{host}")),
+        ("Origin", format!("http://localhost:{port}")),
+        ("Origin", format!("HTTP://LocalHost:{port}")),
+        ("Sec-Fetch-Site", "same-origin".to_owned()),
+        ("Sec-Fetch-Site", "none".to_owned()),
+    ];
+    for (name, value) in &same {
+        let headers = [("Host", host.as_str()), (*name, value.as_str())];
+        let reply = ask(addr, &query, &headers);
+        assert_eq!(reply.status, 200, "{name}: {value}: {reply:#?}");
+        assert_eq!(reply.json()["remoteness"], 18);
+        let reply = ask_verify(addr, &headers);
+        assert_eq!(reply.status, 200, "{name}: {value}: {reply:#?}");
+    }
+    assert!(dir.join("5x4.sqlite").is_file(), "{:?}", files_in(&dir));
+}
+
+/// A fault of the server (a `--db` that is a file; a directory where a
+/// database belongs) answers 500 in words that name no file or directory
+/// of the machine.
+#[test]
+fn a_500_names_nothing_of_the_machine() {
+    let file = fresh_dir("serve-db-is-a-file");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "not a directory").unwrap();
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    let server = Server::start(&file);
+    for path in [
+        "/api/variants",
+        "/api/stats/5x4",
+        &format!("/api/query?position={START}"),
+    ] {
+        let reply = get(server.addr, path);
+        let message = error_of(&reply, 500);
+        assert!(
+            !reply.body.contains(&name) && !reply.body.contains('/') && !reply.body.contains(".sqlite"),
+            "{path}: {}",
+            reply.body
+        );
+        assert!(message.contains("the server's log"), "{path}: {message}");
+    }
+    drop(server);
+    std::fs::remove_file(&file).unwrap();
+
+    let dir = fresh_dir("serve-db-holds-a-directory");
+    std::fs::create_dir_all(dir.join("5x4.sqlite")).unwrap();
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let server = Server::start(&dir);
+    let reply = get(server.addr, &format!("/api/query?position={START}"));
+    let message = error_of(&reply, 500);
+    assert!(
+        !reply.body.contains(&name) && !reply.body.contains('/') && !reply.body.contains(".sqlite"),
+        "{}",
+        reply.body
+    );
+    assert!(message.contains("the server's log"), "{message}");
+}
+
+/// `bishops serve --port 0 --db DIR ARGS…`: the child, the address its
+/// first stderr line names, and a thread that returns the rest of its
+/// stderr once it exits.
+#[cfg(unix)]
+fn spawn_serve(dir: &Path, args: &[&str]) -> (std::process::Child, SocketAddr, std::thread::JoinHandle<String>) {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bishops"))
+        .env_remove("BISHOPS_DB")
+        .args(["serve", "--port", "0", "--db"])
+        .arg(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let Some(addr) = first
+        .strip_prefix("bishops: serving http://")
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|addr| addr.parse().ok())
+    else {
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+        panic!("bishops serve {args:?} did not start: {first}{rest}");
+    };
+    let log = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+        rest
+    });
+    (child, addr, log)
+}
+
+/// Stops a server of [`spawn_serve`] with SIGINT; the rest of its stderr.
+#[cfg(unix)]
+fn stop_serve(mut child: std::process::Child, log: std::thread::JoinHandle<String>) -> String {
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    let log = log.join().unwrap();
+    assert!(status.success(), "{status:?}: {log}");
+    log
+}
+
+/// `--allow-host` admits each name given (any case, with the server's port,
+/// the port given, or none) and nothing more; `*` admits any Host, but
+/// still no other site's page.
+#[cfg(unix)]
+#[test]
+fn allow_host_admits_exactly_the_names_given() {
+    let dir = fresh_dir("serve-allow-host");
+    let (child, addr, log) = spawn_serve(
+        &dir,
+        &["--allow-host", "example.test", "--allow-host", "Tunnel.Test:9000"],
+    );
+    let port = addr.port();
+    for host in [
+        format!("example.test:{port}"),
+        "EXAMPLE.test".to_owned(),
+        format!("example.test.:{port}"),
+        "tunnel.test:9000".to_owned(),
+        "tunnel.test".to_owned(),
+        format!("localhost:{port}"),
+    ] {
+        let reply = ask(addr, "/api/variants", &[("Host", &host)]);
+        assert_eq!(reply.status, 200, "{host}: {reply:#?}");
+    }
+    for host in [
+        "evil.example".to_owned(),
+        format!("sub.example.test:{port}"),
+        format!("example.test:{}", other_port(port)),
+        format!("tunnel.test:{port}"),
+        "example.testx".to_owned(),
+    ] {
+        error_of(&ask(addr, "/api/variants", &[("Host", &host)]), 421);
+    }
+    // The page served under an allowed name is this server's own.
+    let host = format!("example.test:{port}");
+    let origin = format!("http://{host}");
+    let reply = ask(
+        addr,
+        &format!("/api/query?position={START}"),
+        &[("Host", &host), ("Origin", &origin)],
+    );
+    assert_eq!(reply.status, 200, "{reply:#?}");
+    error_of(
+        &ask_verify(addr, &[("Host", &host), ("Origin", "http://evil.example")]),
+        403,
+    );
+    stop_serve(child, log);
+
+    let (child, addr, log) = spawn_serve(&dir, &["--allow-host", "*"]);
+    let host = format!("evil.example:{}", addr.port());
+    assert_eq!(ask(addr, "/api/variants", &[("Host", &host)]).status, 200);
+    error_of(
+        &ask_verify(addr, &[("Host", &host), ("Origin", "http://other.example")]),
+        403,
+    );
+    stop_serve(child, log);
+
+    // A name that is no name is refused on the command line.
+    let (code, _, stderr) = cli(&dir, &["serve", "--port", "0", "--allow-host", "exa mple"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--allow-host"), "{stderr}");
+}
+
+/// The binary answers a fault of its own with 500 in words, and prints the
+/// whole of it, paths included, on its stderr for its operator.
+#[cfg(unix)]
+#[test]
+fn a_500_leaves_its_detail_in_the_servers_log() {
+    let parent = fresh_dir("serve-fault-log");
+    std::fs::create_dir_all(&parent).unwrap();
+    let db = parent.join("private-db");
+    let (child, addr, log) = spawn_serve(&db, &[]);
+    // The directory is checked when the server starts: it becomes a file
+    // afterwards.
+    std::fs::write(&db, "not a directory").unwrap();
+    let reply = get(addr, "/api/variants");
+    let message = error_of(&reply, 500);
+    assert!(
+        !reply.body.contains("private-db") && !reply.body.contains('/'),
+        "{}",
+        reply.body
+    );
+    assert!(message.contains("the server's log"), "{message}");
+    let log = stop_serve(child, log);
+    assert!(
+        log.contains(&format!("bishops: error: database directory `{}`", db.display())),
+        "{log}"
+    );
 }

@@ -87,6 +87,7 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
             let mut options = crate::server::ServeOptions::default();
             options.on_demand.max_entries = args.on_demand_entries;
             options.on_demand.standard = Some(args.on_demand_standard);
+            options.allowed_hosts = args.allow_host;
             crate::server::run(db, (args.bind, args.port).into(), args.open, options)
         }
         // Answered above, before the database directory was looked at.

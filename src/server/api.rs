@@ -2,12 +2,14 @@
 //!
 //! Every answer that is not the page is JSON, errors included:
 //! `{"error": "…"}` with one line that names no path of this machine
-//! ([`Error::public_message`]). Statuses: 400 bad input, 404 no such route,
-//! 405 wrong method, 408/411/413/414/431 what the [gate](super::gate)
-//! refused, 409 a variant not solved (and not solved on demand here), 415 a
-//! body that is not JSON, 500 a fault of this server (logged in full on its
-//! stderr), 503 a variant another process is solving, or an answer that
-//! took longer than [`ServeOptions::request_timeout`](super::ServeOptions).
+//! ([`Error::public_message`]). Statuses: 400 bad input (or Host), 403 a
+//! request from another site's page, 404 no such route, 405 wrong method,
+//! 408/411/413/414/421/431 what the [gate](super::gate) refused, 409 a
+//! variant not solved (and not solved on demand here), 415 a body that is
+//! not JSON, 500 a fault of this server (in words and no more: the whole
+//! of it goes to its stderr), 503 a variant another process is solving, or
+//! an answer that took longer than
+//! [`ServeOptions::request_timeout`](super::ServeOptions).
 //!
 //! Table work and all parsing of what the client sent (positions, moves,
 //! request bodies) run on tokio's blocking pool, never on the threads that
@@ -102,12 +104,31 @@ impl From<Error> for ApiError {
             Error::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        if status.is_server_error() && !matches!(e, Error::Busy(_)) {
-            // The operator's log gets the whole message; the client, none
-            // of this machine's paths.
-            eprintln!("bishops: error: {e}");
+        if status != StatusCode::INTERNAL_SERVER_ERROR {
+            return ApiError::new(status, e.public_message());
         }
-        ApiError::new(status, e.public_message())
+        // The operator's log gets the whole message; the client, what went
+        // wrong in words and nothing of this machine.
+        eprintln!("bishops: error: {e}");
+        ApiError::new(status, fault_message(&e))
+    }
+}
+
+/// What a client is told of a fault of the server (a 500): the kind of
+/// fault in words, and where the whole of it is. It quotes nothing of the
+/// error's text, which may name files, directories or what SQLite said of
+/// them; only a variant's name, which is no path.
+fn fault_message(e: &Error) -> String {
+    match e {
+        Error::Corrupt { variant, .. } => {
+            let variant = clip(variant, 40);
+            format!(
+                "the server's database of {variant} cannot be trusted: run `bishops solve {variant}` to rebuild it (the server's log says why)"
+            )
+        }
+        Error::DbPath(_) => "the server cannot use its database directory or a file in it: see the server's log".into(),
+        Error::Sqlite(..) | Error::Io(..) => "the server could not read or write a file: see the server's log".into(),
+        _ => "internal error: see the server's log".into(),
     }
 }
 
@@ -371,4 +392,40 @@ async fn stats(
         report::stats(app.tablebase.dir(), &name)
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_of_the_server_is_told_in_words_without_its_paths() {
+        let faults = [
+            Error::DbPath(
+                "database directory `/srv/secret/db` is a file, not a directory: give --db a directory".into(),
+            ),
+            Error::DbPath("`/srv/secret/db/5x4.sqlite` is a directory where the database of 5x4 belongs".into()),
+            Error::Io("/srv/secret/db/5x4.sqlite".into(), std::io::Error::other("boom")),
+            Error::Corrupt {
+                path: "/srv/secret/db/5x4.sqlite".into(),
+                problem: "cannot be read (unable to open /srv/secret/db/5x4.sqlite)".into(),
+                variant: "5x4".into(),
+            },
+            Error::Mismatch("the table of /srv/secret/db disagrees".into()),
+            Error::Exchange("worker 1 stopped".into()),
+        ];
+        for fault in faults {
+            let answer = ApiError::from(fault);
+            assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
+            let message = &answer.message;
+            assert!(
+                !message.contains('/') && !message.contains("secret") && !message.contains(".sqlite"),
+                "{message}"
+            );
+            assert!(
+                message.contains("the server's log") && !message.contains('\n'),
+                "{message}"
+            );
+        }
+    }
 }

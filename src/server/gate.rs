@@ -15,6 +15,10 @@
 //!   chunked body is refused with 411);
 //! - the body then arrives within [`Limits::body_timeout`] (else the read
 //!   fails and the connection ends);
+//! - it names this server in one `Host` (else 400 or 421) and, unless it
+//!   only asks for the page, comes from no other site's page by its
+//!   `Origin` or `Sec-Fetch-Site` (else 403): the [`HostPolicy`], against
+//!   DNS rebinding and other sites' requests (see [`host`](super::host));
 //! - a connection with no request in progress is closed after
 //!   [`Limits::idle_timeout`];
 //! - an answer the client takes none of for [`Limits::write_timeout`]
@@ -24,16 +28,15 @@
 //! A head that passes is handed to hyper unchanged, followed by exactly its
 //! body. A head that fails is never shown to hyper: in its place hyper gets
 //! a plain `GET /` that closes the connection, and the gate records the
-//! refusal's status in the connection's [`GateInfo`], which the router's
-//! first layer answers as a JSON error. So even what the HTTP layer would
-//! refuse with an empty body is answered in the API's own form.
+//! refusal and its message in the connection's [`GateInfo`], which the
+//! router's first layer answers as a JSON error. So even what the HTTP
+//! layer would refuse with an empty body is answered in the API's own form.
 
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker, ready};
 use std::time::Duration;
 
@@ -43,6 +46,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
+
+use super::host::{self, Authority, HostPolicy};
 
 /// What the gate allows one client.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,6 +104,14 @@ pub enum Refusal {
     UriTooLong,
     /// 431: the head is too large, or has too many header lines.
     HeadTooLarge,
+    /// 400: HTTP/1.1 without a `Host`, with several, or with one that is
+    /// no host and port.
+    BadHost,
+    /// 421: the `Host` names no address of this server (DNS rebinding).
+    ForeignHost,
+    /// 403: a page of another site sent the request (its `Origin` or
+    /// `Sec-Fetch-Site` says so).
+    ForeignOrigin,
 }
 
 impl Refusal {
@@ -111,23 +124,14 @@ impl Refusal {
             Refusal::BodyTooLarge => 413,
             Refusal::UriTooLong => 414,
             Refusal::HeadTooLarge => 431,
+            Refusal::BadHost => 400,
+            Refusal::ForeignHost => 421,
+            Refusal::ForeignOrigin => 403,
         }
     }
 
-    fn from_status(status: u16) -> Option<Refusal> {
-        [
-            Refusal::Malformed,
-            Refusal::HeadTimeout,
-            Refusal::LengthRequired,
-            Refusal::BodyTooLarge,
-            Refusal::UriTooLong,
-            Refusal::HeadTooLarge,
-        ]
-        .into_iter()
-        .find(|r| r.status() == status)
-    }
-
-    /// The one-line message, with the limit it broke.
+    /// The one-line message, with the limit it broke. (The gate says more
+    /// of a refused Host or Origin: see [`admit`].)
     pub fn message(self, limits: &Limits) -> String {
         match self {
             Refusal::Malformed => {
@@ -144,6 +148,9 @@ impl Refusal {
                 "the request headers are larger than {} bytes or more than {MAX_HEADERS} lines",
                 limits.head_bytes
             ),
+            Refusal::BadHost => "the request needs one Host header naming this server".into(),
+            Refusal::ForeignHost => "the Host is not a name of this server".into(),
+            Refusal::ForeignOrigin => "a page of another site may not use this server's API".into(),
         }
     }
 }
@@ -154,16 +161,19 @@ impl Refusal {
 pub struct GateListener {
     listener: TcpListener,
     limits: Arc<Limits>,
+    hosts: Arc<HostPolicy>,
     permits: Arc<Semaphore>,
 }
 
 impl GateListener {
-    /// Gates the connections of `listener`.
-    pub fn new(listener: TcpListener, limits: Limits) -> GateListener {
+    /// Gates the connections of `listener`: each request within `limits`,
+    /// and with a Host and Origin that `hosts` admits.
+    pub fn new(listener: TcpListener, limits: Limits, hosts: HostPolicy) -> GateListener {
         GateListener {
             listener,
             permits: Arc::new(Semaphore::new(limits.connections.max(1))),
             limits: Arc::new(limits),
+            hosts: Arc::new(hosts),
         }
     }
 }
@@ -183,7 +193,8 @@ impl Listener for GateListener {
             match self.listener.accept().await {
                 Ok((stream, addr)) => {
                     let _ = stream.set_nodelay(true);
-                    return (Gated::new(stream, Arc::clone(&self.limits), permit), addr);
+                    let gated = Gated::new(stream, Arc::clone(&self.limits), Arc::clone(&self.hosts), permit);
+                    return (gated, addr);
                 }
                 // Out of file descriptors, say: wait a little rather than spin.
                 Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
@@ -202,16 +213,14 @@ impl Listener for GateListener {
 pub struct GateInfo {
     /// The client's address.
     pub peer: SocketAddr,
-    refusal: Arc<AtomicU16>,
-    limits: Arc<Limits>,
+    refusal: Arc<OnceLock<(Refusal, String)>>,
 }
 
 impl GateInfo {
     /// The refusal of the connection's request, and its message; `None`
     /// while the gate has let everything through.
     pub fn refusal(&self) -> Option<(Refusal, String)> {
-        let refusal = Refusal::from_status(self.refusal.load(Ordering::Acquire))?;
-        Some((refusal, refusal.message(&self.limits)))
+        self.refusal.get().cloned()
     }
 }
 
@@ -221,7 +230,6 @@ impl Connected<IncomingStream<'_, GateListener>> for GateInfo {
         GateInfo {
             peer: *stream.remote_addr(),
             refusal: Arc::clone(&gated.refusal),
-            limits: Arc::clone(&gated.limits),
         }
     }
 }
@@ -242,7 +250,10 @@ enum Phase {
 pub struct Gated {
     io: TcpStream,
     limits: Arc<Limits>,
-    refusal: Arc<AtomicU16>,
+    hosts: Arc<HostPolicy>,
+    /// The refusal of the connection's request, once there is one: a
+    /// refused connection ends with its answer.
+    refusal: Arc<OnceLock<(Refusal, String)>>,
     _permit: OwnedSemaphorePermit,
     phase: Phase,
     /// Bytes read from the client and not yet classified.
@@ -269,13 +280,14 @@ pub struct Gated {
 const STAND_IN: &[u8] = b"GET / HTTP/1.1\r\nhost: refused\r\nconnection: close\r\n\r\n";
 
 impl Gated {
-    fn new(io: TcpStream, limits: Arc<Limits>, permit: OwnedSemaphorePermit) -> Gated {
+    fn new(io: TcpStream, limits: Arc<Limits>, hosts: Arc<HostPolicy>, permit: OwnedSemaphorePermit) -> Gated {
         let now = Instant::now();
         let idle = now + limits.idle_timeout;
         Gated {
             io,
             limits,
-            refusal: Arc::new(AtomicU16::new(0)),
+            hosts,
+            refusal: Arc::new(OnceLock::new()),
             _permit: permit,
             phase: Phase::Head { began: None },
             input: Vec::new(),
@@ -289,10 +301,10 @@ impl Gated {
         }
     }
 
-    /// Refuses the request being read: hyper gets the stand-in, then the
-    /// end once it has answered.
-    fn refuse(&mut self, refusal: Refusal) {
-        self.refusal.store(refusal.status(), Ordering::Release);
+    /// Refuses the request being read with `message`: hyper gets the
+    /// stand-in, then the end once it has answered.
+    fn refuse(&mut self, refusal: Refusal, message: String) {
+        let _ = self.refusal.set((refusal, message));
         self.input.clear();
         self.output.clear();
         self.output.extend_from_slice(STAND_IN);
@@ -348,7 +360,11 @@ impl Gated {
                 let began = began.unwrap_or_else(Instant::now);
                 match head_end(&self.input) {
                     Some(end) => {
-                        match check_head(&self.input[..end], &self.limits) {
+                        let head = &self.input[..end];
+                        let checked = check_head(head, &self.limits)
+                            .map_err(|refusal| (refusal, refusal.message(&self.limits)))
+                            .and_then(|head| admit(&head, &self.hosts).map(|()| head.body));
+                        match checked {
                             Ok(body) => {
                                 self.output.extend(self.input.drain(..end));
                                 self.busy = true;
@@ -358,12 +374,12 @@ impl Gated {
                                     due: Instant::now() + self.limits.body_timeout,
                                 };
                             }
-                            Err(refusal) => self.refuse(refusal),
+                            Err((refusal, message)) => self.refuse(refusal, message),
                         }
                         true
                     }
                     None if self.input.len() > self.limits.head_bytes => {
-                        self.refuse(Refusal::HeadTooLarge);
+                        self.refuse(Refusal::HeadTooLarge, Refusal::HeadTooLarge.message(&self.limits));
                         true
                     }
                     None => {
@@ -439,8 +455,31 @@ fn head_end(input: &[u8]) -> Option<usize> {
     }
 }
 
-/// Checks a whole head; the length of the body it announces.
-fn check_head(head: &[u8], limits: &Limits) -> Result<u64, Refusal> {
+/// What the gate reads of a head that passes [`check_head`], for [`admit`].
+#[derive(Debug, Default)]
+struct Head<'a> {
+    /// The length of the body it announces.
+    body: u64,
+    /// Whether it is HTTP/1.0, where a Host is optional.
+    http10: bool,
+    /// Whether it must be this server's page's, if a page's at all
+    /// ([`host::is_guarded`]).
+    guarded: bool,
+    /// The authority of an absolute-form target (`GET http://host/ …`),
+    /// which stands for the Host.
+    target: Option<String>,
+    /// The values of its first two `Host` headers, and how many it has.
+    hosts: [&'a [u8]; 2],
+    host_count: usize,
+    /// The values of its `Origin` headers (at most [`MAX_HEADERS`]).
+    origins: Vec<&'a [u8]>,
+    /// The first `Sec-Fetch-Site` that says another site's page sent it.
+    cross_site: Option<&'a [u8]>,
+}
+
+/// Checks a whole head: its form and its limits. What it says of its Host
+/// and Origin is checked by [`admit`].
+fn check_head<'a>(head: &'a [u8], limits: &Limits) -> Result<Head<'a>, Refusal> {
     if head.len() > limits.head_bytes {
         return Err(Refusal::HeadTooLarge);
     }
@@ -466,12 +505,18 @@ fn check_head(head: &[u8], limits: &Limits) -> Result<u64, Refusal> {
     }
     // The target must be one hyper accepts, or hyper would refuse it with
     // a bare status of its own.
-    if axum::http::Uri::try_from(target).is_err() {
+    let Ok(uri) = axum::http::Uri::try_from(target) else {
         return Err(Refusal::Malformed);
-    }
+    };
     if version != b"HTTP/1.1" && version != b"HTTP/1.0" {
         return Err(Refusal::Malformed);
     }
+    let mut seen = Head {
+        http10: version == b"HTTP/1.0",
+        guarded: host::is_guarded(method, uri.path()),
+        target: uri.authority().map(|a| a.as_str().to_owned()),
+        ..Head::default()
+    };
     let mut length: Option<u64> = None;
     for (n, line) in lines.enumerate() {
         if n == MAX_HEADERS {
@@ -487,6 +532,16 @@ fn check_head(head: &[u8], limits: &Limits) -> Result<u64, Refusal> {
         if name.eq_ignore_ascii_case(b"transfer-encoding") {
             return Err(Refusal::LengthRequired);
         }
+        if name.eq_ignore_ascii_case(b"host") {
+            if seen.host_count < 2 {
+                seen.hosts[seen.host_count] = value;
+            }
+            seen.host_count += 1;
+        } else if name.eq_ignore_ascii_case(b"origin") {
+            seen.origins.push(value);
+        } else if name.eq_ignore_ascii_case(b"sec-fetch-site") && host::is_cross_site(value) {
+            seen.cross_site = seen.cross_site.or(Some(value));
+        }
         if name.eq_ignore_ascii_case(b"content-length") {
             let n = std::str::from_utf8(value)
                 .ok()
@@ -500,7 +555,63 @@ fn check_head(head: &[u8], limits: &Limits) -> Result<u64, Refusal> {
             }
         }
     }
-    Ok(length.unwrap_or(0))
+    seen.body = length.unwrap_or(0);
+    Ok(seen)
+}
+
+/// Admits a checked head by its Host, Origin and Sec-Fetch-Site
+/// ([`host`](super::host)), or says why not, in one line that quotes what
+/// it refuses clipped.
+fn admit(head: &Head<'_>, hosts: &HostPolicy) -> Result<(), (Refusal, String)> {
+    let bad_host = |message: String| Err((Refusal::BadHost, message));
+    let host = match (head.host_count, head.http10) {
+        (0, true) => None,
+        (0, false) => return bad_host("the request has no Host header: HTTP/1.1 needs one".into()),
+        (1, _) => match Authority::parse(head.hosts[0]) {
+            Some(authority) => Some(authority),
+            None => {
+                return bad_host(format!(
+                    "the Host `{}` is not a host name or address with an optional port",
+                    host::quote(head.hosts[0])
+                ));
+            }
+        },
+        _ => return bad_host("the request has several Host headers: send one".into()),
+    };
+    if let Some(authority) = &host
+        && !hosts.admits(authority)
+    {
+        return Err((Refusal::ForeignHost, hosts.foreign_host_message(head.hosts[0])));
+    }
+    // An absolute-form target names the host in place of the Host header.
+    if let Some(target) = &head.target {
+        match Authority::parse(target.as_bytes()) {
+            Some(authority) if hosts.admits(&authority) => {}
+            Some(_) => return Err((Refusal::ForeignHost, hosts.foreign_host_message(target.as_bytes()))),
+            None => {
+                return bad_host(format!(
+                    "the request's target names `{}`, which is not a host name or address with an optional port",
+                    host::quote(target.as_bytes())
+                ));
+            }
+        }
+    }
+    if !head.guarded {
+        return Ok(());
+    }
+    let foreign = |what: String| {
+        Err((
+            Refusal::ForeignOrigin,
+            format!("a page of another site ({what}) may not use this server's API: open the page this server serves"),
+        ))
+    };
+    if let Some(origin) = head.origins.iter().find(|o| !hosts.admits_origin(o, host.as_ref())) {
+        return foreign(format!("Origin `{}`", host::quote(origin)));
+    }
+    if let Some(site) = head.cross_site {
+        return foreign(format!("Sec-Fetch-Site `{}`", host::quote(site)));
+    }
+    Ok(())
 }
 
 impl AsyncRead for Gated {
@@ -551,7 +662,10 @@ impl AsyncRead for Gated {
                     };
                     ready!(this.poll_deadline(cx, deadline));
                     match this.phase {
-                        Phase::Head { began: Some(_) } => this.refuse(Refusal::HeadTimeout),
+                        Phase::Head { began: Some(_) } => {
+                            let message = Refusal::HeadTimeout.message(&this.limits);
+                            this.refuse(Refusal::HeadTimeout, message);
+                        }
                         Phase::Head { began: None } => {
                             // Idle too long: end the connection quietly.
                             this.phase = Phase::Closed;
@@ -613,7 +727,17 @@ mod tests {
     use super::*;
 
     fn check(head: &str) -> Result<u64, Refusal> {
+        check_head(head.as_bytes(), &Limits::default()).map(|h| h.body)
+    }
+
+    /// Checks `head` whole, as the gate does, for a server on
+    /// 127.0.0.1:8080: its status if refused, and the message.
+    fn gate(head: &str) -> Result<(), (u16, String)> {
+        let hosts = HostPolicy::new("127.0.0.1:8080".parse().unwrap(), &[]);
         check_head(head.as_bytes(), &Limits::default())
+            .map_err(|r| (r, r.message(&Limits::default())))
+            .and_then(|h| admit(&h, &hosts))
+            .map_err(|(r, message)| (r.status(), message))
     }
 
     #[test]
@@ -669,10 +793,60 @@ mod tests {
             ),
         ];
         for (head, refusal) in cases {
-            assert_eq!(check_head(head.as_bytes(), &limits), Err(refusal), "{head:?}");
-            assert_eq!(Refusal::from_status(refusal.status()), Some(refusal));
+            assert_eq!(
+                check_head(head.as_bytes(), &limits).map(|h| h.body),
+                Err(refusal),
+                "{head:?}"
+            );
             assert!(!refusal.message(&limits).contains('\n'));
         }
+    }
+
+    #[test]
+    fn heads_are_admitted_by_their_host_and_origin() {
+        for head in [
+            "GET / HTTP/1.1\r\nHost: localhost:8080\r\n\r\n",
+            "GET / HTTP/1.1\r\nhost:127.0.0.1\r\n\r\n",
+            "GET /api/variants HTTP/1.0\r\n\r\n",
+            "GET http://localhost:8080/api/variants HTTP/1.1\r\nHost: localhost:8080\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: [::1]:8080\r\nOrigin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\n\r\n",
+            "POST /api/verify HTTP/1.1\r\nHost: localhost:8080\r\nOrigin: http://localhost:8080\r\nSec-Fetch-Site: same-origin\r\nContent-Length: 2\r\n\r\n",
+        ] {
+            assert_eq!(gate(head), Ok(()), "{head:?}");
+        }
+        let cases = [
+            ("GET / HTTP/1.1\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: localhost\r\nHost: localhost\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost:\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: localhost:123456\r\n\r\n", 400),
+            ("GET http://u@localhost/ HTTP/1.1\r\nHost: localhost\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n", 421),
+            ("GET / HTTP/1.0\r\nHost: evil.example\r\n\r\n", 421),
+            ("GET /app.js HTTP/1.1\r\nHost: localhost:8081\r\n\r\n", 421),
+            ("GET http://evil.example/ HTTP/1.1\r\nHost: localhost\r\n\r\n", 421),
+            (
+                "GET /api/query HTTP/1.1\r\nHost: localhost\r\nOrigin: null\r\n\r\n",
+                403,
+            ),
+            (
+                "GET /api/query HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost\r\nOrigin: http://evil.example\r\n\r\n",
+                403,
+            ),
+            ("GET /api/variants HTTP/1.0\r\nSec-Fetch-Site: same-site\r\n\r\n", 403),
+            (
+                "POST / HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: cross-site\r\n\r\n",
+                403,
+            ),
+        ];
+        for (head, status) in cases {
+            let (got, message) = gate(head).expect_err(head);
+            assert_eq!(got, status, "{head:?}: {message}");
+            assert!(!message.contains('\n') && message.len() < 300, "{message}");
+        }
+        let huge = format!("GET / HTTP/1.1\r\nHost: {}\r\n\r\n", "a".repeat(10_000));
+        let (status, message) = gate(&huge).unwrap_err();
+        assert!(status == 400 && message.contains("(10000 bytes)"), "{message}");
     }
 
     #[test]

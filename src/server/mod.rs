@@ -19,6 +19,9 @@
 //! - [`gate`]: every connection passes a gate that bounds and times each
 //!   request's head and body before hyper parses them, closes idle
 //!   connections and limits how many are served at once;
+//! - [`host`]: the gate answers only requests that name this server in
+//!   their `Host` (against DNS rebinding), and the API only requests that
+//!   no other site's page sent (by their `Origin` and `Sec-Fetch-Site`);
 //! - `api`: the routes; every answer is JSON (errors too, with no path of
 //!   this machine), and all parsing and table work runs off the threads
 //!   that answer connections, each answer within a time limit;
@@ -34,6 +37,7 @@
 
 mod api;
 pub mod gate;
+pub mod host;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -43,6 +47,7 @@ use std::time::Duration;
 
 pub use api::MAX_VERIFY_MOVES;
 pub use gate::Limits;
+pub use host::AllowedHost;
 
 use crate::error::{Error, Result};
 use crate::tablebase::{OnDemand, Tablebase};
@@ -67,6 +72,9 @@ pub struct ServeOptions {
     /// After a stop signal, how long answers in flight may take to finish
     /// before the server stops anyway.
     pub shutdown_grace: Duration,
+    /// The Hosts admitted besides this server's loopback names and its
+    /// address (`--allow-host`; see [`host`]).
+    pub allowed_hosts: Vec<AllowedHost>,
 }
 
 impl Default for ServeOptions {
@@ -80,6 +88,7 @@ impl Default for ServeOptions {
             },
             request_timeout: Duration::from_secs(20),
             shutdown_grace: Duration::from_secs(3),
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -105,7 +114,8 @@ pub async fn serve(
         .with_on_demand(options.on_demand.clone())
         .with_notes(|note| eprintln!("bishops: {note}"));
     let app = api::router(Arc::new(tablebase), &options.limits, options.request_timeout);
-    let listener = gate::GateListener::new(listener, options.limits.clone());
+    let hosts = host::HostPolicy::new(listener.local_addr()?, &options.allowed_hosts);
+    let listener = gate::GateListener::new(listener, options.limits.clone(), hosts);
     // The signal is seen twice: by the server, to stop accepting, and by
     // the clock that ends the wait for answers in flight.
     let (stopped, mut stop) = tokio::sync::watch::channel(false);

@@ -32,11 +32,33 @@ impl Reply {
 
 /// Sends one request and reads the whole reply.
 pub fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&str>) -> std::io::Result<Reply> {
+    let host = addr.to_string();
+    let mut headers = vec![("Host", host.as_str())];
+    if body.is_some() {
+        headers.push(("Content-Type", "application/json"));
+    }
+    request_with(addr, method, path, &headers, body)
+}
+
+/// Sends one request with exactly `headers` (no `Host` unless one is
+/// among them), then `Connection: close` and the body's length, and reads
+/// the whole reply.
+pub fn request_with(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> std::io::Result<Reply> {
     let mut stream = TcpStream::connect(addr)?;
     stream.set_read_timeout(Some(Duration::from_secs(120)))?;
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    for (name, value) in headers {
+        head += &format!("{name}: {value}\r\n");
+    }
+    head += "Connection: close\r\n";
     if let Some(body) = body {
-        head += &format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len());
+        head += &format!("Content-Length: {}\r\n", body.len());
     }
     head += "\r\n";
     stream.write_all(head.as_bytes())?;
