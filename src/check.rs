@@ -55,14 +55,14 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::index::colex_unrank;
+use crate::index::{colex_unrank, sample_state, splitmix};
 use crate::position::Position;
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
 use crate::solver::ClassStats;
 use crate::solver::exact::{self, Known};
 use crate::solver::mod3::Mod3Table;
-use crate::storage::{Database, Layout, Walks};
+use crate::storage::{Database, Layout};
 use crate::symmetry::Mirror;
 use crate::system::{available_memory, human_bytes};
 use crate::tight::{Subsets, TightIndex};
@@ -263,69 +263,6 @@ fn broken_rule(at_goal: bool, cell: Cell, neighbours: impl Iterator<Item = Cell>
         },
         (None, false) => best.map(|b| format!("is marked unreachable but a neighbour has remoteness {b}")),
     }
-}
-
-/// Positions of each class that a solve's check of its own table draws at
-/// random ([`audit`]), besides the goal, the start and the hardest
-/// positions: each is read with its neighbours, so in the residues layout
-/// each costs a descent per neighbour.
-pub const AUDIT_SAMPLES: u64 = 1000;
-
-/// What a solve checks of its own table, written whole but not yet renamed
-/// into place ([`storage::write_vetted`](crate::storage::write_vetted)),
-/// before it becomes the variant's database: whatever made the table (a
-/// search, a resumed checkpoint, a write), the rules hold where it looks.
-///
-/// The database was opened with every check of [`Database::open`]: its
-/// header checksum, its counts and histograms against each other and the
-/// variant's classes, the start, the goal at 0 and the hardest positions at
-/// the largest remoteness. Then, in each class, it checks by the rules (as
-/// [`check`] does, each position against all its neighbours) the goal, the
-/// start, every stored hardest position and `samples` positions drawn at
-/// random with `seed`. The hardest positions are the newest layer's: a
-/// search ended too early, or a checkpoint that says a search was over
-/// when it was not, leaves them beside positions it marks unreachable, and
-/// that fails here every time. Anything else the draws may miss; only a
-/// full [`check`] proves a table. Returns the positions checked.
-///
-/// # Errors
-///
-/// [`Error::Corrupt`] naming the position that breaks a rule and how; what
-/// reading the file ran into.
-pub fn audit(database: &Database, variant: &Variant, samples: u64, seed: u64) -> Result<u64> {
-    let mut checked = 0;
-    let mut walks = Walks::default();
-    for (k, spec) in variant.classes().iter().enumerate() {
-        let stats = &database.classes()[k].stats;
-        let space = spec.index.len();
-        let mut parts = vec![spec.goal, spec.start];
-        // Each hardest hash was found legal when the file was opened.
-        parts.extend(
-            stats
-                .hardest
-                .iter()
-                .filter(|&&h| h < space)
-                .map(|&h| spec.index.unrank(h)),
-        );
-        let mut state = sample_state(seed, k);
-        // Drawn by the public hash, keeping the legal ones: a few hundred
-        // tries a position on the largest boards, each an unrank.
-        let want = parts.len() + samples as usize;
-        let mut tries = samples.saturating_mul(1 << 16);
-        while parts.len() < want && tries > 0 && stats.legal > 0 {
-            tries -= 1;
-            let part = spec.index.unrank(splitmix(&mut state) % space);
-            if part.is_legal(&spec.geometry) {
-                parts.push(part);
-            }
-        }
-        for part in parts {
-            let value = database.value(k, part, &mut walks)?;
-            database.confirm(k, part, value, &mut walks)?;
-            checked += 1;
-        }
-    }
-    Ok(checked)
 }
 
 /// About how many times a sequential sample reports its progress.
@@ -801,20 +738,6 @@ fn check_sample(
 fn fails_at(spec: &ClassSpec, part: Part, problem: &str) -> String {
     let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
     format!("fails the check at {position}, which {problem}")
-}
-
-/// splitmix64: a small, seedable sequence for sampling.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The splitmix state before the first draw of class `k` with `seed`.
-fn sample_state(seed: u64, k: usize) -> u64 {
-    seed ^ (k as u64).wrapping_mul(0x5851_f42d_4c95_7f2d)
 }
 
 /// The draw `j` (from 0) of the splitmix sequence from `state`: what the

@@ -249,6 +249,21 @@ pub fn split(mut hash: u128, sizes: &[u64]) -> Vec<u64> {
     hashes
 }
 
+/// splitmix64: a small, seedable sequence for drawing hashes at random
+/// (the sampled checks).
+pub fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The [`splitmix`] state before the first draw of class `k` with `seed`.
+pub fn sample_state(seed: u64, k: usize) -> u64 {
+    seed ^ (k as u64).wrapping_mul(0x5851_f42d_4c95_7f2d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,7 +26,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::check;
 use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
@@ -128,7 +127,7 @@ pub struct Solved {
     /// Checkpoints written, with the seconds and bytes they took.
     pub checkpoints: (u32, f64, u64),
     /// Positions the solve checked by the rules in its written table
-    /// before it took the database's name ([`check::audit`]), and the
+    /// before it took the database's name ([`Database::audit`](storage::Database::audit)), and the
     /// seconds that took (part of `write_seconds`).
     pub audited: (u64, f64),
 }
@@ -682,7 +681,7 @@ fn check_and_write(variant: &Variant, layout: Option<Layout>, dir: &Path, found:
     let audited = std::cell::Cell::new((0, 0.0));
     let vet = |database: &storage::Database| {
         let began = Instant::now();
-        let checked = check::audit(database, variant, check::AUDIT_SAMPLES, seed).map_err(|e| match e {
+        let checked = database.audit(variant, storage::AUDIT_SAMPLES, seed).map_err(|e| match e {
             Error::Corrupt { problem, .. } => Error::Mismatch(format!(
                 "variant {}: the table solved {problem}; nothing written (a checkpoint it resumed from may be forged: the next solve starts over)",
                 variant.name()
@@ -707,7 +706,7 @@ struct Written {
     /// Seconds the write took, its check included.
     seconds: f64,
     /// Positions the check of the written table looked at
-    /// ([`check::audit`]), and its seconds.
+    /// ([`Database::audit`](storage::Database::audit)), and its seconds.
     audited: (u64, f64),
 }
 

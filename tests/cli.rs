@@ -1135,8 +1135,11 @@ fn solve_rebuilds_a_database_that_fails_its_checksum() {
     db.ok(&["solve", "5x4"]);
     db.sqlite("5x4").execute(TAMPER, []).unwrap();
     let msg = db.run(&["export", "5x4"]).no_panic().stderr;
-    assert!(msg.contains("run `bishops solve 5x4`"), "{msg}");
-    let out = db.ok(&["solve", "5x4"]).stdout;
+    assert!(
+        msg.contains("`bishops check 5x4` proves or refutes it, `bishops solve 5x4 --force` rebuilds it"),
+        "{msg}"
+    );
+    let out = db.ok(&["solve", "5x4", "--force"]).stdout;
     assert!(
         out.contains("5x4: solved"),
         "the advised command rebuilds the file: {out}"

@@ -82,7 +82,12 @@ impl Run {
 fn untrusted(line: &str, db: &Path, variant: &str) {
     let file = db.join(format!("{variant}.sqlite"));
     assert!(line.contains(&file.display().to_string()), "{line}");
-    assert!(line.contains(&format!("run `bishops solve {variant}`")), "{line}");
+    assert!(
+        line.contains(&format!(
+            "`bishops check {variant}` proves or refutes it, `bishops solve {variant} --force` rebuilds it"
+        )),
+        "{line}"
+    );
 }
 
 /// Solves `variant` into `db` with `layout`.
@@ -724,12 +729,12 @@ fn a_consistent_forgery_is_caught_by_the_rules() {
     run_in(&db, &["stats", "5x4"]).ok();
     let msg = query_and_line_refuse(&db, "5x4", neighbour);
     assert!(
-        msg.contains("gives 5_4_a1-b2_e1-e3 remoteness 3, but its best move leads to"),
+        msg.contains("breaks the rules at 5_4_a1-b2_e1-e3 (class a1), which has remoteness 3 but no neighbour has 2"),
         "{msg}"
     );
     let msg = run_in(&db, &["query", START_5X4]).refused(1);
     assert!(
-        msg.contains("gives 5_4_a1-a3_e1-e3 remoteness 18, but its best move leads to 3"),
+        msg.contains("breaks the rules at 5_4_a1-a3_e1-e3 (class a1), which has remoteness 18 but a neighbour has 3"),
         "{msg}"
     );
     // A full read recomputes the histogram, so solve rebuilds it.

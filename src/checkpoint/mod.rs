@@ -25,7 +25,7 @@
 //! ignored, and the search starts over. The seal and the checksum find
 //! damage, not forgery: a checkpoint edited with its checksums recomputed
 //! passes them, and then the solve's own check of its table, by the rules,
-//! before anything is written ([`crate::check::audit`]), is what stands
+//! before anything is written ([`Database::audit`](crate::storage::Database::audit)), is what stands
 //! between it and a database.
 //!
 //! The two-bit search ([`twobit`](crate::solver::twobit)) checkpoints the

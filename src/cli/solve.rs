@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use super::args::{BenchArgs, SolveArgs};
 use super::output::{left, progress_bar, shown, stdout_error, write_json};
-use crate::check;
 use crate::checkpoint::{self, CheckpointOptions};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
@@ -132,7 +131,7 @@ pub(super) fn trusted(db: &Path, variant: &Variant) -> Result<Option<Database>> 
         .map_or(0, |d| d.as_nanos() as u64);
     let opened = Database::open(db, variant)
         .and_then(|d| d.verify().map(|()| d))
-        .and_then(|d| check::audit(&d, variant, check::AUDIT_SAMPLES, seed).map(|_| d));
+        .and_then(|d| d.audit(variant, crate::storage::AUDIT_SAMPLES, seed).map(|_| d));
     match opened {
         Ok(database) => {
             checkpoint::remove(db, variant);

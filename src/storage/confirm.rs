@@ -23,9 +23,16 @@ use std::collections::HashMap;
 use super::read::Database;
 use super::schema::Layout;
 use crate::error::Result;
+use crate::index::{sample_state, splitmix};
 use crate::position::Position;
 use crate::remoteness::Remoteness;
 use crate::rules::Part;
+use crate::variant::Variant;
+
+/// Positions of each class that a solve's check of its own table draws at
+/// random ([`Database::audit`]), besides the goal, the start and the
+/// hardest positions.
+pub const AUDIT_SAMPLES: u64 = 1000;
 
 /// What one question has learnt of descent values in the residues layout,
 /// shared by its confirmations: by class number and public hash.
@@ -56,6 +63,64 @@ enum Within {
 }
 
 impl Database {
+    /// What a solve checks of its own table, written whole but not yet
+    /// renamed into place ([`write_vetted`](super::write_vetted)), before it
+    /// becomes the variant's database (and `solve` again before it says a
+    /// database is already solved): whatever made the table (a search, a
+    /// resumed checkpoint, a write), the rules hold where it looks.
+    ///
+    /// The database was opened with every check of [`Database::open`]: its
+    /// header checksum, its counts and histograms against each other and
+    /// the variant's classes, the start, the goal at 0 and the hardest
+    /// positions at the largest remoteness. Then, in each class, it
+    /// [confirms](Database::confirm) the value of the goal, the start,
+    /// every stored hardest position and `samples` positions drawn at
+    /// random with `seed`. The hardest positions are the newest layer's: a
+    /// search ended too early, or a checkpoint that says a search was over
+    /// when it was not, leaves them beside positions it marks unreachable,
+    /// and that fails here every time. Anything else the draws may miss;
+    /// only a full `check` proves a table. Returns the positions checked.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`](crate::Error::Corrupt) naming the position that
+    /// breaks a rule and how; what reading the file ran into.
+    pub fn audit(&self, variant: &Variant, samples: u64, seed: u64) -> Result<u64> {
+        let mut checked = 0;
+        let mut walks = Walks::default();
+        for (k, spec) in variant.classes().iter().enumerate() {
+            let stats = &self.classes[k].stats;
+            let space = spec.index.len();
+            let mut parts = vec![spec.goal, spec.start];
+            // Each hardest hash was found legal when the file was opened.
+            parts.extend(
+                stats
+                    .hardest
+                    .iter()
+                    .filter(|&&h| h < space)
+                    .map(|&h| spec.index.unrank(h)),
+            );
+            let mut state = sample_state(seed, k);
+            // Drawn by the public hash, keeping the legal ones: a few
+            // hundred tries a position on the largest boards, each an unrank.
+            let want = parts.len() + samples as usize;
+            let mut tries = samples.saturating_mul(1 << 16);
+            while parts.len() < want && tries > 0 && stats.legal > 0 {
+                tries -= 1;
+                let part = spec.index.unrank(splitmix(&mut state) % space);
+                if part.is_legal(&spec.geometry) {
+                    parts.push(part);
+                }
+            }
+            for part in parts {
+                let value = self.value(k, part, &mut walks)?;
+                self.confirm(k, part, value, &mut walks)?;
+                checked += 1;
+            }
+        }
+        Ok(checked)
+    }
+
     /// Checks that the stored value `value` of the legal part `part` of
     /// class `k` (`None`: unreachable) keeps the rules with its
     /// neighbours' values: see the [module docs](self). `walks` carries what

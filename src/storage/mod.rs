@@ -53,7 +53,7 @@ mod stream;
 mod write;
 
 pub use checksum::{Checksum, block_checksum};
-pub use confirm::Walks;
+pub use confirm::{AUDIT_SAMPLES, Walks};
 pub use lock::WriteLock;
 pub use names::{check_destination, check_dir, is_database, is_own_name, path};
 pub use read::Database;

@@ -12,6 +12,7 @@ use rusqlite::{Connection, OpenFlags, params};
 
 use super::checksum::{Checksum, header_checksum};
 use super::names::{check_destination, check_dir, path, temp_path};
+use super::read::Database;
 use super::schema::{FORMAT_VERSION, Layout, SCHEMA};
 use super::stream::Cutter;
 use super::{blocks, residues, rows};
@@ -21,7 +22,6 @@ use crate::files::{self, Links, OpenError};
 use crate::remoteness::Remoteness;
 use crate::solver::twobit::{Residues, TwoBitSolution};
 use crate::solver::{ClassTable, Solution, Streamed, Tables};
-use crate::storage::Database;
 use crate::variant::{ClassSpec, Variant};
 
 /// Writes the database of `variant` into `dir`, atomically, and returns its
