@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bishops::server::{Limits, ServeOptions};
@@ -484,31 +484,11 @@ fn a_fifo_where_a_database_belongs_is_a_server_fault_answered_at_once() {
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
 }
 
-/// `bishops serve --port 0` over `dir`, its address read from its first line.
+/// `bishops serve --port 0` over `dir`, its address read from its first
+/// line; its stderr is read to the end meanwhile, so that the server never
+/// blocks on it.
 fn spawn_server(dir: &Path) -> (std::process::Child, SocketAddr) {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bishops"))
-        .env_remove("BISHOPS_DB")
-        .args(["serve", "--port", "0", "--db"])
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    stderr.read_line(&mut first).unwrap();
-    let addr = first
-        .strip_prefix("bishops: serving http://")
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("first line {first:?}"))
-        .parse()
-        .unwrap();
-    // Keep reading stderr, so that the server never blocks on it.
-    std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = stderr.read_to_string(&mut rest);
-    });
+    let (child, addr, _log) = support::spawn_serve(dir, &[]);
     (child, addr)
 }
 

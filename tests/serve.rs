@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use support::http::{Reply, get, post, raw, request, request_with};
-use support::{Server, fresh_dir};
+use support::{Server, fresh_dir, spawn_serve};
 
 const START: &str = "5_4_a1-a3_e1-e3";
 
@@ -584,14 +584,7 @@ fn a_500_names_nothing_of_the_machine() {
         "/api/stats/5x4",
         &format!("/api/query?position={START}"),
     ] {
-        let reply = get(server.addr, path);
-        let message = error_of(&reply, 500);
-        assert!(
-            !reply.body.contains(&name) && !reply.body.contains('/') && !reply.body.contains(".sqlite"),
-            "{path}: {}",
-            reply.body
-        );
-        assert!(message.contains("the server's log"), "{path}: {message}");
+        names_nothing_of_the_machine(&get(server.addr, path), &name);
     }
     drop(server);
     std::fs::remove_file(&file).unwrap();
@@ -600,51 +593,20 @@ fn a_500_names_nothing_of_the_machine() {
     std::fs::create_dir_all(dir.join("5x4.sqlite")).unwrap();
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
     let server = Server::start(&dir);
-    let reply = get(server.addr, &format!("/api/query?position={START}"));
-    let message = error_of(&reply, 500);
+    names_nothing_of_the_machine(&get(server.addr, &format!("/api/query?position={START}")), &name);
+}
+
+/// Asserts that `reply` is a 500 that sends its reader to the server's log
+/// and names nothing of the machine: not `name` (a directory's), no path,
+/// no database file.
+fn names_nothing_of_the_machine(reply: &Reply, name: &str) {
+    let message = error_of(reply, 500);
     assert!(
-        !reply.body.contains(&name) && !reply.body.contains('/') && !reply.body.contains(".sqlite"),
+        !reply.body.contains(name) && !reply.body.contains('/') && !reply.body.contains(".sqlite"),
         "{}",
         reply.body
     );
     assert!(message.contains("the server's log"), "{message}");
-}
-
-/// `bishops serve --port 0 --db DIR ARGS…`: the child, the address its
-/// first stderr line names, and a thread that returns the rest of its
-/// stderr once it exits.
-#[cfg(unix)]
-fn spawn_serve(dir: &Path, args: &[&str]) -> (std::process::Child, SocketAddr, std::thread::JoinHandle<String>) {
-    use std::io::{BufRead, BufReader, Read};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bishops"))
-        .env_remove("BISHOPS_DB")
-        .args(["serve", "--port", "0", "--db"])
-        .arg(dir)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    stderr.read_line(&mut first).unwrap();
-    let Some(addr) = first
-        .strip_prefix("bishops: serving http://")
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|addr| addr.parse().ok())
-    else {
-        let _ = child.kill();
-        let _ = child.wait();
-        let mut rest = String::new();
-        let _ = stderr.read_to_string(&mut rest);
-        panic!("bishops serve {args:?} did not start: {first}{rest}");
-    };
-    let log = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = stderr.read_to_string(&mut rest);
-        rest
-    });
-    (child, addr, log)
 }
 
 /// Stops a server of [`spawn_serve`] with SIGINT; the rest of its stderr.

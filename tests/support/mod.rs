@@ -7,6 +7,7 @@ pub mod http;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
@@ -81,4 +82,41 @@ impl Drop for Server {
             }
         }
     }
+}
+
+/// `bishops serve --port 0 --db DIR ARGS…`: the child, the address its
+/// first stderr line names, and a thread that returns the rest of its
+/// stderr once it exits.
+#[cfg(unix)]
+pub fn spawn_serve(dir: &Path, args: &[&str]) -> (std::process::Child, SocketAddr, std::thread::JoinHandle<String>) {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bishops"))
+        .env_remove("BISHOPS_DB")
+        .args(["serve", "--port", "0", "--db"])
+        .arg(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let Some(addr) = first
+        .strip_prefix("bishops: serving http://")
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|addr| addr.parse().ok())
+    else {
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+        panic!("bishops serve {args:?} did not start: {first}{rest}");
+    };
+    let log = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+        rest
+    });
+    (child, addr, log)
 }
