@@ -341,3 +341,42 @@ fn a_small_filesystem_is_refused_before_the_search() {
     );
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A histogram edited with the header checksum recomputed: `stats` shows
+/// counts as stored (the docs say so, and what proves them), but `check`
+/// refuses them and `solve` reads the table whole, finds they do not
+/// agree, and rebuilds the file instead of calling it solved.
+#[test]
+fn a_forged_histogram_is_refused_by_check_and_rebuilt_by_solve() {
+    let dir = fresh("forged-histogram");
+    common::succeeded(run(&dir, &[], &["solve", "9x6-a1", "--layout", "blocks"]), "solve");
+    let file = dir.join("9x6-a1.sqlite");
+    let conn = damage::edit(&file);
+    let histogram: String = conn
+        .query_row("SELECT histogram FROM classes WHERE class = 0", [], |r| r.get(0))
+        .unwrap();
+    let mut counts: Vec<u64> = serde_json::from_str(&histogram).unwrap();
+    counts[5] -= 1;
+    counts[6] += 1;
+    let forged = serde_json::to_string(&counts).unwrap();
+    conn.execute("UPDATE classes SET histogram = ?1 WHERE class = 0", [&forged])
+        .unwrap();
+    damage::reseal(&conn);
+    drop(conn);
+    let shown = common::succeeded(run(&dir, &[], &["stats", "9x6-a1", "--json"]), "stats");
+    let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(shown["classes"][0]["histogram"][6], counts[6], "as stored");
+    let output = run(&dir, &[], &["check", "9x6-a1"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("counts"), "{}", stderr(&output));
+    let output = common::succeeded(run(&dir, &[], &["solve", "9x6-a1"]), "solve");
+    assert!(
+        stderr(&output).contains("does not bear out") && stderr(&output).contains("rebuilding it"),
+        "{}",
+        stderr(&output)
+    );
+    let shown = common::succeeded(run(&dir, &[], &["stats", "9x6-a1", "--json"]), "stats");
+    let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(shown["classes"][0]["histogram"][6], counts[6] - 1, "rebuilt");
+    fs::remove_dir_all(&dir).unwrap();
+}
