@@ -91,15 +91,24 @@ impl Database {
         for (k, spec) in variant.classes().iter().enumerate() {
             let stats = &self.classes[k].stats;
             let space = spec.index.len();
+            // Each hardest hash was found legal when the file was opened;
+            // each is at the class's largest remoteness.
+            let hardest: Vec<Part> = (stats.hardest.iter().filter(|&&h| h < space))
+                .map(|&h| spec.index.unrank(h))
+                .collect();
+            for &part in &hardest {
+                let value = self.value(k, part, &mut walks)?;
+                if value != stats.max_remoteness() {
+                    return Err(self.corrupt(format!(
+                        "lists hash {} among the hardest of class {}, but its remoteness is {}",
+                        spec.index.rank(part),
+                        spec.class.name(),
+                        value.map_or("none".into(), |r| r.to_string())
+                    )));
+                }
+            }
             let mut parts = vec![spec.goal, spec.start];
-            // Each hardest hash was found legal when the file was opened.
-            parts.extend(
-                stats
-                    .hardest
-                    .iter()
-                    .filter(|&&h| h < space)
-                    .map(|&h| spec.index.unrank(h)),
-            );
+            parts.extend(hardest);
             let mut state = sample_state(seed, k);
             // Drawn by the public hash, keeping the legal ones: a few
             // hundred tries a position on the largest boards, each an unrank.
