@@ -32,7 +32,7 @@ use crate::variant::Variant;
 /// Positions of each class that a solve's check of its own table draws at
 /// random ([`Database::audit`]), besides the goal, the start and the
 /// hardest positions.
-pub const AUDIT_SAMPLES: u64 = 1000;
+pub const AUDIT_SAMPLES: u64 = 256;
 
 /// What one question has learnt of descent values in the residues layout,
 /// shared by its confirmations: by class number and public hash.
@@ -191,6 +191,79 @@ impl Database {
         Ok(())
     }
 
+    /// Confirms the value `value` of the legal part `part` of class `k`,
+    /// the position a question is about, whose neighbours' values are then
+    /// checked by [`confirm_beside`](Database::confirm_beside): in the byte
+    /// layouts [`confirm`](Database::confirm); in the residues layout,
+    /// `value` must be its descent, a path of that many moves to the goal.
+    ///
+    /// # Errors
+    ///
+    /// As [`confirm`](Database::confirm).
+    pub fn confirm_position(&self, k: usize, part: Part, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
+        if self.metadata.layout != Layout::Residues {
+            return self.confirm(k, part, value, walks);
+        }
+        self.descends_in(k, part, value, walks)
+    }
+
+    /// Checks the stored value `value` of the legal part `part` of class
+    /// `k`, one move from a position whose value `beside` was confirmed
+    /// ([`confirm_position`](Database::confirm_position)), as `query` shows
+    /// it. In the byte layouts it is [`confirm`](Database::confirm)ed
+    /// against its own neighbours. In the residues layout that would take a
+    /// descent from each neighbour of each move, some ten thousand blocks
+    /// read for one question on 11x10, and even a descent from each move
+    /// costs ten times the question (most moves of a start are one closer):
+    /// a value shown as far as `beside` must be its own descent. That finds
+    /// a position shown two too far (its neighbour two closer than shown
+    /// has the residue of its value and descends in fewer moves), and a
+    /// neighbour shown as far as the position but closer or further. A
+    /// value one further than the position has a line through it; a value
+    /// one closer is checked when it is the position asked about (`line`
+    /// asks about each position it passes). What this does not find,
+    /// `check` does.
+    ///
+    /// # Errors
+    ///
+    /// As [`confirm`](Database::confirm).
+    pub fn confirm_beside(
+        &self,
+        k: usize,
+        part: Part,
+        value: Option<Remoteness>,
+        beside: Option<Remoteness>,
+        walks: &mut Walks,
+    ) -> Result<()> {
+        if self.metadata.layout != Layout::Residues {
+            return self.confirm(k, part, value, walks);
+        }
+        match (value, beside) {
+            (Some(v), Some(b)) if v != b => Ok(()),
+            _ => self.descends_in(k, part, value, walks),
+        }
+    }
+
+    /// Checks that the descent of `part` in class `k` of a residues table
+    /// gives `value`: that many moves to the goal, or none.
+    fn descends_in(&self, k: usize, part: Part, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
+        let found = self.within(k, part, value.map_or(0, |r| r.0), walks)?;
+        let agrees = match value {
+            None => found == Within::Unreachable,
+            Some(r) => found == Within::Exact(r.0),
+        };
+        if agrees {
+            return Ok(());
+        }
+        let spec = &self.specs[k];
+        let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
+        Err(self.corrupt(format!(
+            "breaks the rules at {position} (class {}), which is shown at {}, and its descent does not bear that out",
+            spec.class.name(),
+            value.map_or("no remoteness".into(), |r| r.to_string())
+        )))
+    }
+
     /// The stored value of the legal part `part` of class `k`: one lookup
     /// in the byte layouts, a descent in the residues layout (sharing what
     /// `walks` knows). `None`: it cannot reach the goal.
@@ -238,6 +311,9 @@ impl Database {
     /// learns there.
     fn walk(&self, k: usize, part: Part, bound: u16, walks: &mut Walks) -> Result<Within> {
         let spec = &self.specs[k];
+        if let Some(&Known::Exact(v)) = walks.known.get(&(k, spec.index.rank(part))) {
+            return Ok(if v <= bound { Within::Exact(v) } else { Within::Above });
+        }
         let Some(mut here) = self.residue(k, part)? else {
             return Ok(Within::Unreachable);
         };
