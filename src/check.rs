@@ -106,6 +106,8 @@ pub struct CheckReport {
 pub struct ClassCheck {
     /// The class number (0: a1's class, 1: a2's).
     pub class: usize,
+    /// The class's name: `a1` or `a2`, the square that names it.
+    pub class_name: &'static str,
     /// Legal positions of the class.
     pub legal: u64,
     /// Positions checked.
@@ -418,6 +420,7 @@ pub fn check_cells(
     }
     Ok(ClassCheck {
         class: spec.class.index(),
+        class_name: spec.class.name(),
         legal: index.len(),
         checked: index.len(),
         histogram,
@@ -556,6 +559,7 @@ fn sample_through(
     sample_drawn(&walker, limit_of(max), n, drawn, progress)?;
     Ok(ClassCheck {
         class: spec.class.index(),
+        class_name: spec.class.name(),
         legal: index.len(),
         checked: n,
         histogram: Vec::new(),
@@ -778,6 +782,7 @@ fn sample_class(
     progress(n);
     Ok(ClassCheck {
         class: spec.class.index(),
+        class_name: spec.class.name(),
         legal: index.len(),
         checked: n,
         histogram: Vec::new(),
