@@ -214,7 +214,7 @@ fn residues_class(
         if let Some(available) = available_memory().filter(|&a| need > a) {
             return Err(Error::TooLarge(format!(
                 "checking every position of class {} of {} needs {} of memory, only {} is available; check a sample with --sample N",
-                spec.class.index(),
+                spec.class.name(),
                 variant.name(),
                 human_bytes(need),
                 human_bytes(available)
@@ -325,7 +325,7 @@ fn check_class(
         if index.rank(part) != Some(table.len() as u64) {
             return Err(database.corrupt(format!(
                 "stores the class {} hash {hash} out of order or illegal",
-                spec.class.index()
+                spec.class.name()
             )));
         }
         table.push(cell.0);
@@ -335,7 +335,7 @@ fn check_class(
         return Err(database.corrupt(format!(
             "stores {} positions of class {}, the rules give {}",
             table.len(),
-            spec.class.index(),
+            spec.class.name(),
             index.len()
         )));
     }
@@ -364,7 +364,7 @@ pub fn check_cells(
         return Err(format!(
             "holds {} positions of class {}, the rules give {}",
             table.len(),
-            spec.class.index(),
+            spec.class.name(),
             index.len()
         ));
     }
@@ -415,7 +415,7 @@ pub fn check_cells(
     {
         return Err(format!(
             "stores counts for class {} that differ from its table",
-            spec.class.index()
+            spec.class.name()
         ));
     }
     Ok(ClassCheck {
@@ -524,7 +524,7 @@ fn sample_through(
         return Err(format!(
             "holds {} residues of class {}, the rules give {}",
             residues.len(),
-            spec.class.index(),
+            spec.class.name(),
             index.len()
         ));
     }
