@@ -130,7 +130,7 @@ fn shell_words(text: &str) -> Vec<String> {
 /// Whether a transcript is not run: long work, a server, or a tool that is
 /// not installed here.
 fn not_run(command: &str) -> bool {
-    const LONG: [&str; 7] = ["9x6", "9x8", "11x8", "11x10", "12x10", " bench", " serve"];
+    const LONG: [&str; 6] = ["9x8", "11x8", "11x10", "12x10", " bench", " serve"];
     let tools_missing = ["jq", "curl", "sqlite3"]
         .iter()
         .any(|tool| command.contains(&format!("{tool} ")) && !on_path(tool));
