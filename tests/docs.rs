@@ -6,11 +6,16 @@
 //!   directory per file, and its output compared with what the page shows:
 //!   timings, sizes, thread counts and the database path may differ, and a
 //!   line `...` or `…` stands for any number of lines. Transcripts of long
-//!   work (boards beyond 7x6, `bench`, `serve`) and of tools that are not
+//!   work (boards beyond 9x6, `bench`, `serve`) and of tools that are not
 //!   installed are not run;
 //! - every `bishops` command line in the pages, run or not, parses;
 //! - every position string in the pages parses, unless it is shown being
-//!   refused.
+//!   refused;
+//! - every `bishops COMMAND` and every `--flag` the pages name exists in the
+//!   grammar the program parses (clap's, through `CommandFactory`);
+//! - every error `docs/robustness.md` quotes is made by the command beside
+//!   it, verbatim, one line, with the exit status the page gives;
+//! - `docs/architecture.md` names every file of `src/` and `tests/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
