@@ -409,19 +409,11 @@ fn code_of(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-/// The flags of other programs that the pages name beside `bishops`'s own:
-/// Open MPI's `mpirun` and Cargo's (and the `search` example's).
-const OTHER_PROGRAMS_FLAGS: [&str; 9] = [
-    "--mca",
-    "--bind-to",
-    "--oversubscribe",
-    "--hostfile",
-    "--release",
-    "--features",
-    "--test",
-    "--ignored",
-    "--compare",
-];
+/// The flags of other programs that the pages name alone in a span of
+/// code, beside `bishops`'s own: Open MPI's `mpirun` (`--mca pml ob1`,
+/// `--bind-to none`) and the `partition` example's `--compare`. Flags in a
+/// command line of another program (`cargo build --release`) are not read.
+const OTHER_PROGRAMS_FLAGS: [&str; 3] = ["--mca", "--bind-to", "--compare"];
 
 /// Every subcommand of `bishops` and every long option of it or of any of
 /// its subcommands, from the grammar the program parses.
