@@ -39,6 +39,13 @@ impl Class {
         Class::ALL.get(index).copied()
     }
 
+    /// The name of the class numbered `index` (`a1` or `a2`), as every
+    /// message names a class; the number itself when no class has it (a
+    /// damaged record's).
+    pub fn name_of(index: usize) -> String {
+        Class::from_index(index).map_or_else(|| index.to_string(), |c| c.name().to_owned())
+    }
+
     /// The square that names the class: `a1` or `a2`.
     pub fn name(self) -> &'static str {
         match self {

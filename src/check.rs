@@ -106,6 +106,8 @@ pub struct CheckReport {
 pub struct ClassCheck {
     /// The class number (0: a1's class, 1: a2's).
     pub class: usize,
+    /// The class's name: `a1` or `a2`, the square that names it.
+    pub class_name: &'static str,
     /// Legal positions of the class.
     pub legal: u64,
     /// Positions checked.
@@ -212,7 +214,7 @@ fn residues_class(
         if let Some(available) = available_memory().filter(|&a| need > a) {
             return Err(Error::TooLarge(format!(
                 "checking every position of class {} of {} needs {} of memory, only {} is available; check a sample with --sample N",
-                spec.class.index(),
+                spec.class.name(),
                 variant.name(),
                 human_bytes(need),
                 human_bytes(available)
@@ -323,7 +325,7 @@ fn check_class(
         if index.rank(part) != Some(table.len() as u64) {
             return Err(database.corrupt(format!(
                 "stores the class {} hash {hash} out of order or illegal",
-                spec.class.index()
+                spec.class.name()
             )));
         }
         table.push(cell.0);
@@ -333,7 +335,7 @@ fn check_class(
         return Err(database.corrupt(format!(
             "stores {} positions of class {}, the rules give {}",
             table.len(),
-            spec.class.index(),
+            spec.class.name(),
             index.len()
         )));
     }
@@ -362,7 +364,7 @@ pub fn check_cells(
         return Err(format!(
             "holds {} positions of class {}, the rules give {}",
             table.len(),
-            spec.class.index(),
+            spec.class.name(),
             index.len()
         ));
     }
@@ -413,11 +415,12 @@ pub fn check_cells(
     {
         return Err(format!(
             "stores counts for class {} that differ from its table",
-            spec.class.index()
+            spec.class.name()
         ));
     }
     Ok(ClassCheck {
         class: spec.class.index(),
+        class_name: spec.class.name(),
         legal: index.len(),
         checked: index.len(),
         histogram,
@@ -521,7 +524,7 @@ fn sample_through(
         return Err(format!(
             "holds {} residues of class {}, the rules give {}",
             residues.len(),
-            spec.class.index(),
+            spec.class.name(),
             index.len()
         ));
     }
@@ -556,6 +559,7 @@ fn sample_through(
     sample_drawn(&walker, limit_of(max), n, drawn, progress)?;
     Ok(ClassCheck {
         class: spec.class.index(),
+        class_name: spec.class.name(),
         legal: index.len(),
         checked: n,
         histogram: Vec::new(),
@@ -778,6 +782,7 @@ fn sample_class(
     progress(n);
     Ok(ClassCheck {
         class: spec.class.index(),
+        class_name: spec.class.name(),
         legal: index.len(),
         checked: n,
         histogram: Vec::new(),

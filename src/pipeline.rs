@@ -78,6 +78,9 @@ const CHECKPOINT_HEADER: u64 = 16 << 10;
 pub struct LayerReport {
     /// The class number (0: a1's class, 1: a2's).
     pub class: usize,
+    /// The class's name: `a1` or `a2`.
+    #[serde(default)]
+    pub class_name: String,
     /// The remoteness of the layer.
     pub depth: u16,
     /// Positions in the layer.
@@ -156,8 +159,20 @@ impl<'a> SolvePlan<'a> {
             .iter()
             .map(|s| binomial(s.geometry.len() as u32, s.counts().0).saturating_mul(16))
             .fold(0u64, u64::saturating_add);
+        // The index tables are built only when they fit in the memory the
+        // machine has: then the whole need is known, and a refusal by the
+        // cap (--max-memory) names it, not the index tables' part.
+        if let Some(free) = available_memory()
+            && index_bytes > free
+        {
+            return Err(Error::TooLarge(format!(
+                "variant {} needs more than {} of memory to solve (its index tables alone), only {} is available",
+                variant.name(),
+                human_bytes(index_bytes),
+                human_bytes(free)
+            )));
+        }
         let available = memory_limit(options.max_memory);
-        check_memory(variant, index_bytes, available)?;
         let plan = Plan::new(variant, options.method.unwrap_or_default());
         let plan = match options.method {
             Some(_) => plan,
@@ -168,7 +183,7 @@ impl<'a> SolvePlan<'a> {
             None if available.is_some_and(|a| plan.memory_bytes() > a / 2) => plan.with_method(Method::TwoBit),
             None => plan,
         };
-        check_memory(variant, plan.memory_bytes(), available)?;
+        check_memory(variant, &plan, available, options.max_memory)?;
         Ok(SolvePlan { variant, plan, options })
     }
 
@@ -307,7 +322,7 @@ impl<'a> SolvePlan<'a> {
             String::new()
         };
         format!(
-            "solving {} ({} search{chosen}, {} thread{}): {} legal positions in {} class{}{}; needs about {}{} and {} of disk{}",
+            "solving {} ({} search{chosen}, {} thread{}): {} legal positions per class, {} class{}{}; needs about {}{} and {} of disk{}",
             self.variant.name(),
             self.method().name(),
             rayon::current_num_threads(),
@@ -338,6 +353,24 @@ impl<'a> SolvePlan<'a> {
         self.run_with_notes(dir, observe, &mut |_| {})
     }
 
+    /// Refuses, before anything is searched or announced, a solve into
+    /// `dir` whose write would have to destroy what it did not make (the
+    /// database path or a checkpoint path holding a directory, a symbolic
+    /// link, a FIFO, a device, a socket), or could not find room for.
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run) before its search.
+    pub fn check_files(&self, dir: &Path) -> Result<()> {
+        storage::check_dir(dir)?;
+        storage::check_destination(dir, self.variant.name())?;
+        self.check_disk(dir)?;
+        if self.options.checkpoints.is_some() {
+            checkpoint::check_files(dir, self.variant)?;
+        }
+        Ok(())
+    }
+
     /// As [`run`](Self::run), telling `note` what a user should know about
     /// checkpoints: a resume, a checkpoint ignored or discarded. With
     /// checkpoints asked for, a finished solve removes the variant's
@@ -353,18 +386,11 @@ impl<'a> SolvePlan<'a> {
         observe: &mut dyn FnMut(Event),
         note: &mut dyn FnMut(&str),
     ) -> Result<Solved> {
-        // What the write would have to destroy, or could not find room
-        // for, is refused before the search.
-        storage::check_dir(dir)?;
-        storage::check_destination(dir, self.variant.name())?;
-        self.check_disk(dir)?;
-        let mut checkpointer = match self.options.checkpoints {
-            Some(options) => {
-                checkpoint::check_files(dir, self.variant)?;
-                Some(Checkpointer::new(dir, self.variant, options, note))
-            }
-            None => None,
-        };
+        self.check_files(dir)?;
+        let mut checkpointer = self
+            .options
+            .checkpoints
+            .map(|options| Checkpointer::new(dir, self.variant, options, note));
         let mut no_checkpoints = crate::solver::NoCheckpoints;
         let checkpoints: &mut dyn crate::solver::Checkpoints = match checkpointer.as_mut() {
             Some(c) => c,
@@ -730,6 +756,7 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
             } => {
                 layers.push(LayerReport {
                     class: class.index(),
+                    class_name: class.name().to_owned(),
                     depth,
                     found,
                     seconds: last.elapsed().as_secs_f64(),
@@ -776,15 +803,25 @@ fn memory_limit(limit: Option<u64>) -> Option<u64> {
     }
 }
 
-/// Refuses a solve that needs more than `available` bytes of memory.
-fn check_memory(variant: &Variant, need: u64, available: Option<u64>) -> Result<()> {
-    match available {
-        Some(available) if need > available => Err(Error::TooLarge(format!(
-            "variant {} needs about {} of memory to solve, only {} is available",
-            variant.name(),
-            human_bytes(need),
-            human_bytes(available)
-        ))),
+/// Refuses a solve whose whole need (tables, index tables and search, by
+/// the method `plan` runs) is more than `limit` bytes: the memory available,
+/// or the cap `max_memory` when that is what limits.
+fn check_memory(variant: &Variant, plan: &Plan<'_>, limit: Option<u64>, max_memory: Option<u64>) -> Result<()> {
+    let need = plan.memory_bytes();
+    match limit {
+        Some(limit) if need > limit => {
+            let by = if max_memory == Some(limit) {
+                format!("more than the cap of {} (--max-memory)", human_bytes(limit))
+            } else {
+                format!("only {} is available", human_bytes(limit))
+            };
+            Err(Error::TooLarge(format!(
+                "variant {} needs about {} of memory to solve ({} search), {by}",
+                variant.name(),
+                human_bytes(need),
+                plan.method().name(),
+            )))
+        }
         _ => Ok(()),
     }
 }

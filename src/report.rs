@@ -38,6 +38,8 @@ use crate::variant::Variant;
 pub struct ClassSize {
     /// The class: 0 for the class of `a1`, 1 for the other.
     pub class: usize,
+    /// The class's name: `a1` or `a2`, the square that names it.
+    pub class_name: &'static str,
     /// Its squares on the board.
     pub squares: usize,
     /// White bishops in it.
@@ -85,7 +87,8 @@ pub struct VariantsReport {
 }
 
 /// Every named variant, its sizes and whether `dir` holds a trusted database
-/// of it. Nothing is solved or written. A database that cannot be used (a
+/// of it, then every standard variant (`RxC-a1`, …) with a database file in
+/// `dir`. Nothing is solved or written. A database that cannot be used (a
 /// damaged file, a directory or a pipe where the file belongs) is listed
 /// with its problem, in words without paths ([`Error::public_message`]),
 /// and does not keep the others from being listed.
@@ -97,7 +100,7 @@ pub struct VariantsReport {
 pub fn variants(dir: &Path) -> Result<VariantsReport> {
     crate::storage::check_dir(dir)?;
     let mut reports = Vec::new();
-    for variant in Variant::builtin()? {
+    for variant in Variant::builtin()?.iter().chain(&standard_solved(dir)?) {
         let opened = Database::open(dir, variant);
         let (solved, problem) = match &opened {
             Ok(_) => (true, None),
@@ -116,6 +119,7 @@ pub fn variants(dir: &Path) -> Result<VariantsReport> {
                 .iter()
                 .map(|s| ClassSize {
                     class: s.class.index(),
+                    class_name: s.class.name(),
                     squares: s.geometry.len(),
                     white: s.counts().0,
                     black: s.counts().1,
@@ -132,6 +136,28 @@ pub fn variants(dir: &Path) -> Result<VariantsReport> {
     Ok(VariantsReport { variants: reports })
 }
 
+/// The standard variants (`RxC-a1`, `RxC-a2`, `RxC-full`) that have a
+/// database file in `dir`, by name: those are listed after the named ones,
+/// solved or with their problem. A file whose name is not a standard
+/// variant's own spelling is not one of them.
+fn standard_solved(dir: &Path) -> Result<Vec<Variant>> {
+    let builtin = Variant::builtin()?;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".sqlite").map(str::to_owned))
+        .filter(|name| !builtin.iter().any(|v| v.name() == name))
+        .filter(|name| Variant::named(name).is_ok_and(|v| v.name() == name))
+        .collect();
+    names.sort_by_key(|name| {
+        let v = Variant::named(name).expect("named above");
+        (v.board().rows(), v.board().cols(), name.clone())
+    });
+    Ok(names.iter().filter_map(|name| Variant::named(name).ok()).collect())
+}
+
 /// One of the hardest positions of a class.
 #[derive(Clone, Debug, Serialize)]
 pub struct Hardest {
@@ -146,6 +172,8 @@ pub struct Hardest {
 pub struct ClassReport {
     /// The class: 0 for the class of `a1`, 1 for the other.
     pub class: usize,
+    /// The class's name: `a1` or `a2`, the square that names it.
+    pub class_name: &'static str,
     /// Its squares on the board.
     pub squares: usize,
     /// White bishops in it.
@@ -290,6 +318,7 @@ pub fn stats(dir: &Path, name: &str) -> Result<StatsReport> {
             let stats = &record.stats;
             ClassReport {
                 class: record.class,
+                class_name: crate::board::Class::from_index(record.class).map_or("?", crate::board::Class::name),
                 squares: spec.geometry.len(),
                 white: spec.counts().0,
                 black: spec.counts().1,

@@ -94,7 +94,7 @@ fn a_histogram_that_differs_from_the_table_is_found() {
         .unwrap_err()
         .to_string();
     assert!(
-        msg.contains("stores counts for class 0 that differ from its table"),
+        msg.contains("stores counts for class a1 that differ from its table"),
         "{msg}"
     );
 }

@@ -709,6 +709,8 @@ fn stats_of_7x6_and_5x4_full() {
     check_class(&classes[1], 100, 19);
     assert_eq!(classes[0]["class"], 0);
     assert_eq!(classes[1]["class"], 1);
+    assert_eq!(classes[0]["class_name"], "a1");
+    assert_eq!(classes[1]["class_name"], "a2");
     db.assert_files(&["5x4-full.sqlite", "7x6.sqlite"]);
 }
 
@@ -1239,6 +1241,11 @@ fn a_solve_that_needs_more_memory_than_allowed_is_refused() {
     let db = Db::new("max_memory");
     let msg = db.run(&["solve", "9x6", "--max-memory", "0"]).fails(1);
     assert!(msg.contains("needs about") && msg.contains("9x6"), "{msg}");
+    // The cap is what limits, and the figure is the whole solve's need (the
+    // two-bit search's, which auto picks when bytes do not fit), not the
+    // index tables' part of it.
+    assert!(msg.contains("more than the cap of 0 KiB (--max-memory)"), "{msg}");
+    assert!(msg.contains("(two-bit search)") && !msg.contains("available"), "{msg}");
     assert!(db.files().is_empty(), "nothing written: {:?}", db.files());
     let doc = db.json(&["solve", "9x6", "--max-memory", "64"]);
     assert_eq!(doc["variants"][0]["class_legal"], serde_json::json!([276674, 276674]));
@@ -1444,7 +1451,30 @@ fn check_proves_a_table_or_samples_it() {
     assert_eq!(doc["proof"], Value::Bool(false));
     assert_eq!((int(&doc["checked"]), int(&doc["seed"])), (200, 9));
     let text = db.ok(&["check", "7x6"]).stdout;
-    assert!(text.contains("26566 of 26566 positions checked"), "{text}");
+    assert!(text.contains("26566 of 26566 class positions checked"), "{text}");
+    assert!(text.contains("  class a1: 26566 of 26566 positions"), "{text}");
+    assert_eq!(doc["classes"][0]["class_name"], "a1");
     let msg = db.run(&["check", "5x4"]).fails(1);
     assert!(msg.contains("bishops solve 5x4"), "{msg}");
+}
+
+#[test]
+fn variants_lists_the_standard_variants_solved_in_the_directory() {
+    let db = Db::new("variants_standard");
+    db.ok(&["solve", "6x4-a1"]);
+    let text = db.ok(&["variants"]).stdout;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("6x4-a1 "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains(" yes "), "{line}");
+    // Named variants first, then the standard ones; a file that is not a
+    // standard variant's own spelling is not listed.
+    assert!(text.find("12x10 ").unwrap() < text.find("6x4-a1 ").unwrap(), "{text}");
+    let doc = db.json(&["variants"]);
+    let names: Vec<&str> = array(&doc["variants"])
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.iter().filter(|n| **n == "6x4-a1").count(), 1, "{names:?}");
 }

@@ -112,7 +112,9 @@ fn ranks_agree_that_a_solved_variant_is_solved() {
     let stdout = String::from_utf8_lossy(&again.stdout);
     assert_eq!(
         stdout.trim(),
-        format!("7x4: already solved, 972 legal positions, start remoteness 12, largest 12 -> {db}/7x4.sqlite")
+        format!(
+            "7x4: already solved, 972 legal positions of the whole board, start remoteness 12, largest 12 -> {db}/7x4.sqlite"
+        )
     );
 }
 

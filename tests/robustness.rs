@@ -637,13 +637,31 @@ fn a_directory_where_the_database_belongs_is_refused() {
 }
 
 #[test]
-fn empty_environment_variables_are_refused_naming_them() {
-    for (name, value) in [("BISHOPS_DB", ""), ("BISHOPS_THREADS", ""), ("BISHOPS_THREADS", "many")] {
-        let out = bishops().env(name, value).args(["query", START_5X4]).output().unwrap();
-        let msg = output(out).refused(2);
-        assert!(msg.contains(&format!("environment variable {name}")), "{msg}");
-        assert!(!msg.contains("--db") && !msg.contains("--threads"), "{msg}");
+fn empty_environment_variables_count_as_unset_and_bad_ones_are_refused_naming_them() {
+    // Set but empty is unset, for both variables: `query` answers from the
+    // default `db/` of its working directory (solving 5x4 there on demand).
+    let db = fresh("env-empty");
+    fs::create_dir_all(&db).unwrap();
+    for name in ["BISHOPS_DB", "BISHOPS_THREADS"] {
+        let out = bishops()
+            .env(name, "")
+            .current_dir(&db)
+            .args(["query", START_5X4])
+            .output()
+            .unwrap();
+        let run = output(out).ok();
+        assert!(run.stdout.contains("remoteness"), "{name}: {run:#?}");
+        assert!(db.join("db").join("5x4.sqlite").is_file(), "{name}");
     }
+    fs::remove_dir_all(&db).unwrap();
+    let out = bishops()
+        .env("BISHOPS_THREADS", "many")
+        .args(["query", START_5X4])
+        .output()
+        .unwrap();
+    let msg = output(out).refused(2);
+    assert!(msg.contains("environment variable BISHOPS_THREADS is `many`"), "{msg}");
+    assert!(!msg.contains("--db") && !msg.contains("--threads"), "{msg}");
 }
 
 #[test]
@@ -889,7 +907,13 @@ fn a_link_to_a_database_is_read_but_never_replaced() {
     run_quickly(&db, &["solve", "5x4"]).ok();
     // A write would put a new file in place of the link: refused before
     // the search.
-    let msg = run_quickly(&db, &["solve", "5x4", "--force"]).refused(2);
+    let run = run_quickly(&db, &["solve", "5x4", "--force"]);
+    assert_eq!(
+        run.stderr.lines().count(),
+        1,
+        "only the error, no plan line first: {run:#?}"
+    );
+    let msg = run.refused(2);
     assert!(msg.contains("5x4.sqlite` is a symbolic link"), "{msg}");
     assert!(fs::symlink_metadata(db.join("5x4.sqlite")).unwrap().is_symlink());
     assert_eq!(fs::read(&real).unwrap(), before);
@@ -1018,6 +1042,38 @@ fn export_never_replaces_the_programs_own_files_even_with_force() {
         ["copy.sqlite", "hard", "saved"],
         "no temporary file"
     );
+    fs::remove_dir_all(db.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn export_with_force_replaces_an_export_it_wrote_into_the_database_directory() {
+    let (db, _out, csv) = export_dirs("export-own-export");
+    for (name, format) in [("x.csv", "csv"), ("x.jsonl", "jsonl"), ("x.parquet", "parquet")] {
+        let path = db.join(name);
+        let args = |force: bool| {
+            let mut a = vec!["export", "5x4", "--format", format, "-o", path.to_str().unwrap()];
+            if force {
+                a.push("--force");
+            }
+            a
+        };
+        run_quickly(&db, &args(false)).ok();
+        let first = fs::read(&path).unwrap();
+        let msg = run_quickly(&db, &args(false)).refused(2);
+        assert!(msg.contains("exists: pass --force"), "{name}: {msg}");
+        run_quickly(&db, &args(true)).ok();
+        assert_eq!(fs::read(&path).unwrap(), first, "{name}");
+        if format == "csv" {
+            assert_eq!(String::from_utf8(first).unwrap(), csv);
+        }
+        // Damaged out of recognition, it is no longer an export: kept.
+        let mut other = b"not an export\n".to_vec();
+        other.extend_from_slice(&fs::read(&path).unwrap());
+        fs::write(&path, &other).unwrap();
+        let msg = run_quickly(&db, &args(true)).refused(2);
+        assert!(msg.contains("is a file of the database directory"), "{name}: {msg}");
+        assert_eq!(fs::read(&path).unwrap(), other, "{name}");
+    }
     fs::remove_dir_all(db.parent().unwrap()).unwrap();
 }
 

@@ -291,7 +291,7 @@ pub struct ExportArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Replace the file given to -o when it exists (never a database, a
-    /// checkpoint or another file of the database directory).
+    /// checkpoint or a file of the database directory that is not an export).
     #[arg(long)]
     pub force: bool,
     /// With --format parquet: a `position` column too (the position

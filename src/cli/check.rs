@@ -64,7 +64,7 @@ pub fn check(db: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<()> {
         return write_json(out, &report);
     }
     let mut text = format!(
-        "{}: {} of {} positions checked against the rules in {:.2} s{}: ",
+        "{}: {} of {} class positions checked against the rules in {:.2} s{}: ",
         report.variant,
         report.checked,
         report.legal,
@@ -77,7 +77,7 @@ pub fn check(db: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<()> {
         "every rule holds on the sample\n"
     };
     for c in &report.classes {
-        text += &format!("  class {}: {} of {} positions", c.class, c.checked, c.legal);
+        text += &format!("  class {}: {} of {} positions", c.class_name, c.checked, c.legal);
         if !c.histogram.is_empty() {
             text += &format!(
                 ", remoteness 0..{}, counts equal the stored histogram",

@@ -8,7 +8,7 @@
 //! | nothing | a new file, written beside it and put in place only if nothing appeared meanwhile |
 //! | a FIFO, a character device, a socket | the rows are written through it; it stays what it was |
 //! | a block device | refused: a stream would overwrite the disk |
-//! | a database, a checkpoint, a file of the database directory | refused, even with `--force` |
+//! | a database, a checkpoint, a file of the database directory that is not an export | refused, even with `--force` |
 //! | any other regular file | refused, or with `--force` replaced atomically (a link's target, the link kept) |
 //! | a directory, a link to nothing | refused |
 //! | nothing, in a directory that is not there, is a file or cannot be written | refused |
@@ -264,7 +264,10 @@ fn is_database_directory(dir: &Path, db: &Path) -> bool {
 
 /// What of this program's the regular file at `path` (whose metadata is
 /// `meta`) is, if anything: a database, a checkpoint, or a file of the
-/// database directory `db` (the same file under any name).
+/// database directory `db` (the same file under any name) that is not an
+/// export. An export this program wrote there (CSV, JSON lines or Parquet,
+/// under a name that is not one of the database directory's own) is not
+/// the program's to keep: `--force` may replace it.
 fn own_file(path: &Path, meta: &Metadata, db: &Path) -> Option<String> {
     if storage::is_database(path) {
         return Some("a bishops database".into());
@@ -274,11 +277,64 @@ fn own_file(path: &Path, meta: &Metadata, db: &Path) -> Option<String> {
     }
     let same =
         |entry: &fs::DirEntry| fs::metadata(entry.path()).is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()));
-    fs::read_dir(db)
+    let names: Vec<String> = fs::read_dir(db)
         .ok()?
         .flatten()
-        .any(|entry| same(&entry))
-        .then(|| format!("a file of the database directory `{}`", text::path(db)))
+        .filter(|entry| same(entry))
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    let own_name = |n: &String| storage::is_own_name(n) || checkpoint::is_own_name(n);
+    let in_directory = !names.is_empty();
+    let replaceable = !names.iter().any(own_name) && is_export(path);
+    (in_directory && !replaceable).then(|| format!("a file of the database directory `{}`", text::path(db)))
+}
+
+/// Whether the regular file at `path` is recognisably an export this
+/// program wrote: a CSV file whose first line is the export's header, JSON
+/// lines whose first line is an export row, or a Parquet file whose footer
+/// carries the export's `bishops.hash_scheme` metadata.
+fn is_export(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = files::open_regular(path, fs::OpenOptions::new().read(true), files::Links::Follow) else {
+        return false;
+    };
+    let mut head = [0u8; 512];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(_) => return false,
+        }
+    }
+    let head = &head[..got];
+    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    if head.starts_with(b"position,hash,remoteness,class\n") {
+        return true;
+    }
+    if first.starts_with(b"{\"position\":\"") && first.ends_with(b"}") && head.len() > first.len() {
+        return std::str::from_utf8(first).is_ok_and(|line| {
+            line.rsplit_once(",\"class\":")
+                .is_some_and(|(_, class)| class.trim_end_matches('}').parse::<u8>().is_ok())
+        });
+    }
+    if !head.starts_with(b"PAR1") {
+        return false;
+    }
+    // The footer: its metadata, its 4-byte length, then `PAR1` again.
+    let mut tail = [0u8; 8];
+    let Ok(end) = file.seek(SeekFrom::End(-8)) else {
+        return false;
+    };
+    if file.read_exact(&mut tail).is_err() || &tail[4..] != b"PAR1" {
+        return false;
+    }
+    let footer = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    if footer > end.min(1 << 24) || file.seek(SeekFrom::Start(end - footer)).is_err() {
+        return false;
+    }
+    let mut meta = vec![0u8; footer as usize];
+    file.read_exact(&mut meta).is_ok() && meta.windows(19).any(|w| w == b"bishops.hash_scheme")
 }
 
 /// Writes the rows into a new temporary file beside `target` (created

@@ -201,7 +201,9 @@ struct Environment {
 
 /// Reads the environment variables (through `read`) whose options
 /// `matches` did not take from the command line (every one without
-/// `matches`), refusing one that is set but empty or not what it should be.
+/// `matches`), refusing one that is not what it should be. A variable set
+/// but empty (or only spaces) counts as unset, for every variable alike, as
+/// a shell's `VAR=` usually means "no value".
 fn environment(
     matches: Option<&clap::ArgMatches>,
     read: &impl Fn(&str) -> Option<std::ffi::OsString>,
@@ -214,9 +216,7 @@ fn environment(
         let Some(value) = read(name) else { continue };
         let text = value.to_string_lossy();
         if text.trim().is_empty() {
-            return Err(Error::Usage(format!(
-                "environment variable {name} is set but empty: unset it, or set it to {what}"
-            )));
+            continue;
         }
         if id == "threads" {
             values.threads = Some(text.trim().parse().map_err(|_| {
@@ -274,10 +274,22 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_variable_counts_as_unset_for_every_variable() {
+        for value in ["", " "] {
+            let cli = parse_with(
+                &["bishops", "query", "P"],
+                &[("BISHOPS_THREADS", value), ("BISHOPS_DB", value)],
+            )
+            .unwrap();
+            assert_eq!((cli.threads, cli.db), (None, PathBuf::from("db")), "{value:?}");
+        }
+    }
+
+    #[test]
     fn a_bad_variable_that_is_used_is_refused_naming_it() {
         for (env, args) in [
             (("BISHOPS_THREADS", "abc"), &["bishops", "--db", "d", "variants"][..]),
-            (("BISHOPS_DB", " "), &["bishops", "variants", "--threads", "2"]),
+            (("BISHOPS_THREADS", "-1"), &["bishops", "variants"]),
         ] {
             let e = parse_with(args, &[env]).unwrap_err().to_string();
             assert!(e.starts_with(&format!("environment variable {}", env.0)), "{e}");

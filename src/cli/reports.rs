@@ -23,7 +23,7 @@ pub fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
     let reports = document.variants;
     let mut text = format!(
         "{:<10} {:<28} {:>16} {:>8} {:<7} {}\n",
-        "variant", "hash sizes", "legal", "start r", "solved", "start"
+        "variant", "hash sizes", "legal (board)", "start r", "solved", "start"
     );
     for r in &reports {
         let sizes: Vec<String> = r.classes.iter().map(|c| c.hash_size.to_string()).collect();
@@ -67,7 +67,7 @@ pub fn stats(db: &Path, args: StatsArgs, out: &mut dyn Write) -> Result<()> {
         return write_json(out, &report);
     }
     let mut text = format!(
-        "variant {} ({})\nstart {}: remoteness {}; largest remoteness {}; {} legal positions\n",
+        "variant {} ({})\nstart {}: remoteness {}; largest remoteness {}; {} legal positions of the whole board\n",
         report.variant,
         crate::text::path(&report.path),
         report.start,

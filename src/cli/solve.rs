@@ -156,6 +156,9 @@ pub(super) fn trusted(db: &Path, variant: &Variant) -> Result<Option<Database>> 
 /// Plans, announces on stderr, solves with a progress bar, checks and writes.
 fn solve_with_progress(db: &Path, variant: &Variant, options: SolveOptions) -> Result<Solved> {
     let plan = SolvePlan::new(variant, options)?;
+    // A refusal is the one line printed: the plan is announced only for a
+    // solve that can go ahead.
+    plan.check_files(db)?;
     eprintln!("bishops: {}", plan.summary(db));
     let bar = progress_bar(Some(1));
     bar.enable_steady_tick(Duration::from_millis(200));
@@ -241,7 +244,7 @@ impl SolveReport {
         };
         writeln!(
             out,
-            "{}: {how}, {} legal positions, start remoteness {}, largest {} -> {}",
+            "{}: {how}, {} legal positions of the whole board, start remoteness {}, largest {} -> {}",
             self.variant,
             shown(self.legal_positions),
             shown(self.start_remoteness),
@@ -351,7 +354,8 @@ pub(super) fn print_json(out: &mut dyn Write, reports: &[SolveReport]) -> Result
 #[derive(Serialize)]
 struct BenchRow {
     variant: String,
-    /// Legal positions, all classes.
+    /// Legal positions per class, added up over the classes (class
+    /// positions: not the whole board's).
     positions: u64,
     /// The whole `solve` process, start to exit.
     wall_seconds: f64,
@@ -436,7 +440,7 @@ pub fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Re
                 writeln!(
                     out,
                     "{:<8} {:>12} {:>9} {:>9} {:>9} {:>12} {:>9} {:>6} {:>6}",
-                    "variant", "positions", "wall s", "solve s", "write s", "positions/s", "peak MiB", "start", "max"
+                    "variant", "class pos", "wall s", "solve s", "write s", "positions/s", "peak MiB", "start", "max"
                 )
                 .map_err(stdout_error)?;
             }

@@ -280,7 +280,7 @@ impl Database {
             Within::Above => Err(self.corrupt(format!(
                 "gives hash {} of class {} a descent longer than the class's largest remoteness, {max}",
                 self.specs[k].index.rank(part),
-                self.classes[k].class
+                crate::board::Class::name_of(self.classes[k].class)
             ))),
         }
     }
@@ -294,7 +294,7 @@ impl Database {
             if !cell.is_legal() {
                 return Err(self.corrupt(format!(
                     "has no entry for a legal position of class {}",
-                    self.classes[k].class
+                    crate::board::Class::name_of(self.classes[k].class)
                 )));
             }
             return Ok(match cell.remoteness() {
@@ -327,7 +327,7 @@ impl Database {
                 if here != 0 {
                     return Err(self.corrupt(format!(
                         "gives the goal of class {} a remoteness of {here} mod 3",
-                        self.classes[k].class
+                        crate::board::Class::name_of(self.classes[k].class)
                     )));
                 }
                 break Some(steps);
@@ -355,7 +355,8 @@ impl Database {
             let Some(next) = next else {
                 return Err(self.corrupt(format!(
                     "gives hash {} of class {} no neighbour one move closer",
-                    key.1, self.classes[k].class
+                    key.1,
+                    crate::board::Class::name_of(self.classes[k].class)
                 )));
             };
             (at, here) = (next, closer);

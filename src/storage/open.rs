@@ -138,7 +138,7 @@ impl Database {
             if self.cell(k, g)? != Cell(0) {
                 return Err(self.corrupt(format!(
                     "does not give the goal remoteness 0 in class {}",
-                    self.classes[k].class
+                    crate::board::Class::name_of(self.classes[k].class)
                 )));
             }
             self.check_hardest(k)?;
@@ -181,7 +181,7 @@ impl Database {
             if stored != max {
                 return Err(self.corrupt(format!(
                     "lists hash {hash} among the hardest of class {}, but its table disagrees",
-                    record.class
+                    crate::board::Class::name_of(record.class)
                 )));
             }
         }
@@ -299,7 +299,12 @@ fn check_classes(conn: &Connection, variant: &Variant) -> Checked<(Vec<ClassReco
     let mut classes: Vec<ClassRecord> = Vec::new();
     let mut mirrors = Vec::new();
     for (k, (spec, raw)) in variant.classes().iter().zip(&raw).enumerate() {
-        let damaged = |what: String| Fault::Wrong(format!("has a damaged record of class {}: {what}", raw.class));
+        let damaged = |what: String| {
+            Fault::Wrong(format!(
+                "has a damaged record of class {}: {what}",
+                usize::try_from(raw.class).map_or_else(|_| raw.class.to_string(), crate::board::Class::name_of)
+            ))
+        };
         let record = check_class(spec, raw, starts[k], goals[k]).map_err(damaged)?;
         let mirror = check_mirror(raw, &record, &variant_mirrors[k], &classes).map_err(damaged)?;
         classes.push(record);
@@ -328,7 +333,7 @@ fn check_mirror(
             {
                 return Err(format!(
                     "it is mirrored from class {}, but its counts differ",
-                    classes[0].class
+                    crate::board::Class::name_of(classes[0].class)
                 ));
             }
             Ok(Some((0, mirror.clone())))

@@ -236,7 +236,11 @@ impl Database {
     fn block_fault(&self, at: &BlockAt, fault: Fault) -> Error {
         match fault {
             Fault::Read(e) => self.read_error(e),
-            Fault::Wrong(what) => self.corrupt(format!("has {what} in white set {} of class {}", at.white, at.class)),
+            Fault::Wrong(what) => self.corrupt(format!(
+                "has {what} in white set {} of class {}",
+                at.white,
+                crate::board::Class::name_of(at.class)
+            )),
         }
     }
 
@@ -299,9 +303,12 @@ impl Database {
         if let Some(e) = failed {
             return Err(e);
         }
-        descent
-            .map(|d| d.map(|d| d.remoteness))
-            .map_err(|e| self.corrupt(format!("fails a descent in class {}: {e}", record.class)))
+        descent.map(|d| d.map(|d| d.remoteness)).map_err(|e| {
+            self.corrupt(format!(
+                "fails a descent in class {}: {e}",
+                crate::board::Class::name_of(record.class)
+            ))
+        })
     }
 
     /// The cell of `hash` in the `k`-th class of the variant: one checked
@@ -345,7 +352,7 @@ impl Database {
     pub(super) fn not_legal(&self, k: usize, hash: u64) -> Error {
         self.corrupt(format!(
             "names hash {hash} of class {}, which is not a legal position",
-            self.classes[k].class
+            crate::board::Class::name_of(self.classes[k].class)
         ))
     }
 
@@ -375,7 +382,7 @@ impl Database {
         value.map(|v| Some(Remoteness(v))).ok_or_else(|| {
             self.corrupt(format!(
                 "gives hash {hash} of class {} a value that no neighbour of a position at {} can have",
-                self.classes[k].class,
+                crate::board::Class::name_of(self.classes[k].class),
                 beside.map_or("no remoteness".into(), |r| format!("remoteness {r}"))
             ))
         })

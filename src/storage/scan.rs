@@ -73,7 +73,7 @@ impl Database {
         if source.len() != source_index.len() || index.len() != self.classes[k].stats.legal {
             return Err(self.corrupt(format!(
                 "has a class {} of another size than its mirror image",
-                self.classes[k].class
+                crate::board::Class::name_of(self.classes[k].class)
             )));
         }
         let mut table = Mod3Table::new(index.len());
@@ -155,8 +155,12 @@ impl Database {
         self.fits(k, source_index.len().div_ceil(4) + memo)?;
         let residues = self.residues(source)?;
         let max = self.classes[k].stats.max_remoteness();
-        let fault =
-            |e: ResolveError| self.corrupt(format!("cannot be resolved in class {}: {e}", self.classes[k].class));
+        let fault = |e: ResolveError| {
+            self.corrupt(format!(
+                "cannot be resolved in class {}: {e}",
+                crate::board::Class::name_of(self.classes[k].class)
+            ))
+        };
         let resolver = Resolver::new(source_spec, &source_index, &residues, max, memo).map_err(fault)?;
         let index = match mirror {
             Some(_) => index_of(spec),
@@ -190,7 +194,7 @@ impl Database {
         match crate::system::available_memory() {
             Some(available) if need > available => Err(Error::TooLarge(format!(
                 "reading every position of class {} of {} needs {} of memory, only {} is available; ask for positions one at a time (query, or check --sample)",
-                record.class,
+                crate::board::Class::name_of(record.class),
                 self.metadata.variant,
                 crate::system::human_bytes(need),
                 crate::system::human_bytes(available)
@@ -237,7 +241,10 @@ impl Database {
         // checked as it was read.
         let mirrored = self.mirrors[k].is_some();
         if checksum.checksum().hex() != record.checksum && !mirrored {
-            return Err(self.corrupt(format!("fails its checksum for class {}", record.class)));
+            return Err(self.corrupt(format!(
+                "fails its checksum for class {}",
+                crate::board::Class::name_of(record.class)
+            )));
         }
         Ok(())
     }
@@ -294,7 +301,10 @@ impl Database {
         if self.mirrors[k].is_some() {
             // A mirrored class carries its source's checksum.
             if record.checksum != self.classes[0].checksum {
-                return Err(self.corrupt(format!("fails its checksum for class {}", record.class)));
+                return Err(self.corrupt(format!(
+                    "fails its checksum for class {}",
+                    crate::board::Class::name_of(record.class)
+                )));
             }
             // Read through its source, whose table is verified in full,
             // with the same counts (checked when the file was opened).

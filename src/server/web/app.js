@@ -463,7 +463,7 @@ function selectVariant(name) {
 
 function renderVariants() {
   const table = $("variants-table");
-  table.innerHTML = `<tr><th>variant</th><th class="desc">what it is</th><th>hash sizes</th><th class="num">legal</th>
+  table.innerHTML = `<tr><th>variant</th><th class="desc">what it is</th><th>hash sizes</th><th class="num">legal (board)</th>
     <th class="num">start remoteness</th><th>solved</th><th></th></tr>`;
   for (const v of variantList) {
     const row = document.createElement("tr");
@@ -495,7 +495,7 @@ async function renderVariant(name) {
   const facts = [
     ["start remoteness", stats.start_remoteness],
     ["largest remoteness", stats.max_remoteness],
-    ["legal positions", stats.legal_positions === null ? "–" : stats.legal_positions.toLocaleString("en")],
+    ["legal positions of the whole board", stats.legal_positions === null ? "–" : stats.legal_positions.toLocaleString("en")],
     ["positions at the largest", stats.board.hardest_count.toLocaleString("en")],
   ];
   summary.innerHTML = `<h2></h2><p class="description"></p><div class="facts"></div>
