@@ -217,7 +217,7 @@ impl<'a> SolvePlan<'a> {
     /// Bytes the database file will take at most, as SQLite stores it in
     /// the layout the solve writes: its pages of 64 KiB, the schema's few
     /// of them, and per searched class (a mirrored class stores nothing of
-    /// its own) a row of about [`ROW_BYTES`] per position in the rows
+    /// its own) a row of about 16 bytes per position in the rows
     /// layout, or in the blocks and residues layouts a byte or two bits
     /// per position and a row per white set, with room for pages not
     /// filled. Measured on every named variant, the file is never larger

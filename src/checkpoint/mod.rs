@@ -277,7 +277,7 @@ fn remove_temporary(dir: &Path, variant: &Variant) {
 /// The JSON line of a checkpoint file.
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
 pub struct Header {
-    /// The file format ([`FORMAT`], the same for both methods).
+    /// The file format: 3, the same for both methods.
     pub format: u32,
     /// The variant's name.
     pub variant: String,

@@ -92,7 +92,7 @@ pub struct ServeArgs {
     /// Also answer requests whose Host header is NAME (repeatable;
     /// NAME:PORT when clients reach the server on another port, through a
     /// tunnel or a proxy). Otherwise only loopback names (localhost,
-    /// 127.0.0.1, [::1]) and the --bind address are answered, against DNS
+    /// 127.0.0.1, `[::1]`) and the --bind address are answered, against DNS
     /// rebinding; `*` answers any Host.
     #[arg(long, value_name = "NAME")]
     pub allow_host: Vec<crate::server::AllowedHost>,

@@ -37,7 +37,7 @@ pub extern "C" fn note_stdout() {
 /// answers: every write fails when stdout was closed at the start
 /// ([`note_stdout`]), and otherwise fails as the system says (a full disk,
 /// a reader that is gone). A failed write is an error of the command
-/// ([`stdout_error`]); the binary ends a command whose reader stopped
+/// (`stdout_error`); the binary ends a command whose reader stopped
 /// reading (`| head`) quietly.
 pub struct Stdout {
     out: io::StdoutLock<'static>,

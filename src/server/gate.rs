@@ -18,7 +18,7 @@
 //! - it names this server in one `Host` (else 400 or 421) and, unless it
 //!   only asks for the page, comes from no other site's page by its
 //!   `Origin` or `Sec-Fetch-Site` (else 403): the [`HostPolicy`], against
-//!   DNS rebinding and other sites' requests (see [`host`](super::host));
+//!   DNS rebinding and other sites' requests (see [`host`]);
 //! - a connection with no request in progress is closed after
 //!   [`Limits::idle_timeout`];
 //! - an answer the client takes none of for [`Limits::write_timeout`]
@@ -131,7 +131,7 @@ impl Refusal {
     }
 
     /// The one-line message, with the limit it broke. (The gate says more
-    /// of a refused Host or Origin: see [`admit`].)
+    /// of a refused Host or Origin: see `admit`.)
     pub fn message(self, limits: &Limits) -> String {
         match self {
             Refusal::Malformed => {

@@ -250,7 +250,7 @@ impl HostPolicy {
     }
 }
 
-/// `value` quoted in a refusal: at most [`QUOTED`] characters of it on one
+/// `value` quoted in a refusal: at most `QUOTED` characters of it on one
 /// line, whatever its bytes.
 pub fn quote(value: &[u8]) -> String {
     // Never more than a few characters' bytes are decoded, whatever the length.

@@ -132,8 +132,15 @@ impl Database {
 
     /// Checks that the stored value `value` of the legal part `part` of
     /// class `k` (`None`: unreachable) keeps the rules with its
-    /// neighbours' values: see the [module docs](self). `walks` carries what
-    /// earlier confirmations of the same question learnt.
+    /// neighbours' stored values: the goal has 0; another position of
+    /// remoteness `r` has a neighbour at `r - 1`, none closer and none
+    /// unreachable; an unreachable one has no reachable neighbour. In the
+    /// residues layout a value is its descent, and a neighbour is descended
+    /// only as far as it takes to show it is not too close. A forged value
+    /// that checksums cannot catch contradicts its neighbours here; one
+    /// confirmed position proves nothing of the rest of the table, which a
+    /// full `check` does. `walks` carries what earlier confirmations of the
+    /// same question learnt.
     ///
     /// # Errors
     ///
