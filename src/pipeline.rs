@@ -333,7 +333,13 @@ impl<'a> SolvePlan<'a> {
             if legal.len() == 1 { "" } else { "es" },
             if mirrored > 0 { " (one by mirror symmetry)" } else { "" },
             human_bytes(self.memory_bytes()),
-            available_memory().map_or(String::new(), |a| format!(" of {} available", human_bytes(a))),
+            match (self.options.max_memory, available_memory()) {
+                // The cap is what the solve may use when it is the lower.
+                (Some(cap), a) if a.is_none_or(|a| cap < a) =>
+                    format!(" of the {} cap (--max-memory)", human_bytes(cap)),
+                (_, Some(a)) => format!(" of {} available", human_bytes(a)),
+                (_, None) => String::new(),
+            },
             human_bytes(self.disk_bytes()),
             free_disk(dir).map_or(String::new(), |f| format!(" of {} free", human_bytes(f)))
         )
