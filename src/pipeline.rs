@@ -885,6 +885,22 @@ mod tests {
     use super::*;
     use crate::variant::Variant;
 
+    /// The plan line names the cap when `--max-memory` is what the solve
+    /// may use, and the memory available otherwise.
+    #[test]
+    fn the_plan_line_names_what_limits_the_memory() {
+        let variant = Variant::named("7x6").unwrap();
+        let dir = std::env::temp_dir();
+        let capped = SolveOptions {
+            max_memory: Some(100 << 20),
+            ..SolveOptions::default()
+        };
+        let line = SolvePlan::new(&variant, capped).unwrap().summary(&dir);
+        assert!(line.contains("of the 100 MiB cap (--max-memory)"), "{line}");
+        let free = SolvePlan::new(&variant, SolveOptions::default()).unwrap().summary(&dir);
+        assert!(free.contains(" available") && !free.contains("cap"), "{free}");
+    }
+
     /// A variant's own checkpoints count as room for its solve; others'
     /// files and anything not a regular file do not.
     #[test]
