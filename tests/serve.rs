@@ -8,7 +8,7 @@ mod support;
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -323,27 +323,11 @@ fn concurrent_requests_get_the_same_answers() {
 /// and exit status 2.
 #[cfg(unix)]
 #[test]
+#[cfg(unix)]
 fn the_binary_serves_and_stops_on_ctrl_c() {
-    use std::io::{BufRead, BufReader};
-
     let dir = fresh_dir("serve-binary");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bishops"))
-        .env_remove("BISHOPS_DB")
-        .args(["serve", "--port", "0", "--db"])
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    stderr.read_line(&mut first).unwrap();
-    let url = first
-        .strip_prefix("bishops: serving http://")
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("first line {first:?}"));
-    let addr: std::net::SocketAddr = url.parse().unwrap();
-    assert!(addr.ip().is_loopback() && addr.port() != 0, "{first}");
+    let (child, addr, log) = spawn_serve(&dir, &[]);
+    assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
     assert_eq!(
         get(addr, &format!("/api/query?position={START}")).json()["remoteness"],
         18
@@ -359,15 +343,7 @@ fn the_binary_serves_and_stops_on_ctrl_c() {
         )
     );
 
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let status = child.wait().unwrap();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
-    assert!(status.success(), "{status:?}: {rest}");
+    let rest = stop_serve(child, log);
     assert!(rest.ends_with("bishops: stopping\nbishops: stopped\n"), "{rest:?}");
     assert!(request(addr, "GET", "/", None).is_err(), "still listening after Ctrl-C");
 }
