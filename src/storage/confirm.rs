@@ -7,16 +7,23 @@
 //! at `r - 1`, none closer and none unreachable; the goal has 0; an
 //! unreachable position has no reachable neighbour. [`Database::confirm`]
 //! checks those rules at one class part from its neighbours' stored
-//! values, so a forged value shown is a value that contradicts its
-//! neighbours and is refused. One confirmed position proves nothing of the
-//! table; a full `check` does.
+//! values, so a forged value there contradicts its neighbours and is
+//! refused. One confirmed position proves nothing of the table; a full
+//! `check` does.
 //!
-//! In the byte layouts a neighbour's value is one lookup. In the residues
-//! layout a value is the length of a descent to the goal through
-//! neighbours one less mod 3; a neighbour is only descended as far as it
-//! takes to show it is not too close, and the descents of one question
-//! share what they learn ([`Walks`]): the positions of a descent have the
-//! values along it, and a descent cut short leaves lower bounds.
+//! In the byte layouts a neighbour's value is one lookup, and a question
+//! confirms its position and every move's value so
+//! ([`Database::confirm_position`], [`Database::confirm_beside`]). In the
+//! residues layout a value is the length of a descent to the goal through
+//! neighbours one less mod 3, and confirming every move that way costs a
+//! question ten times over on 11x10: a question there checks descents
+//! only, as [`Database::confirm_beside`] says, and what that leaves is
+//! `check`'s. A solve's check of its own table ([`Database::audit`]) does
+//! confirm each position it draws against its neighbours in both: a
+//! neighbour is descended only as far as it takes to show it is not too
+//! close, and the descents of one question share what they learn
+//! ([`Walks`]): the positions of a descent have the values along it, and a
+//! descent cut short leaves lower bounds.
 
 use std::collections::HashMap;
 
