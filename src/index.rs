@@ -259,6 +259,15 @@ pub fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A seed for [`splitmix`] from the clock and the process: a different
+/// one each run, for the draws no one outside the process should know.
+pub fn clock_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ u64::from(std::process::id()).rotate_left(32)
+}
+
 /// The [`splitmix`] state before the first draw of class `k` with `seed`.
 pub fn sample_state(seed: u64, k: usize) -> u64 {
     seed ^ (k as u64).wrapping_mul(0x5851_f42d_4c95_7f2d)

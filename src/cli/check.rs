@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use super::args::CheckArgs;
 use super::output::{progress_bar, time_left, write_json, write_text};
@@ -35,11 +35,7 @@ pub fn check(db: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<()> {
         ));
     }
     let variant = Variant::named(&args.variant)?;
-    let seed = args.seed.unwrap_or_else(|| {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64)
-    });
+    let seed = args.seed.unwrap_or_else(crate::index::clock_seed);
     let options = CheckOptions {
         sample: args.sample,
         seed,

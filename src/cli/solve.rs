@@ -126,9 +126,7 @@ pub(super) fn trusted(db: &Path, variant: &Variant) -> Result<Option<Database>> 
     // Besides its checksums, the rules at the goal, the start, the
     // hardest positions and a sample: what a forger edited with every
     // checksum recomputed is found there or by `check`.
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
+    let seed = crate::index::clock_seed();
     let opened = Database::open(db, variant)
         .and_then(|d| d.verify().map(|()| d))
         .and_then(|d| d.audit(variant, crate::storage::AUDIT_SAMPLES, seed).map(|_| d));
