@@ -739,7 +739,7 @@ fn stats_and_export_of_an_unsolved_variant_say_to_solve_it() {
 // ---------------------------------------------------------------------------
 
 /// `(position, hash, remoteness, class)` rows of a CSV export.
-fn csv_rows(text: &str) -> Vec<(String, u64, u64, u64)> {
+fn csv_rows(text: &str) -> Vec<(String, u64, u64, String)> {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("position,hash,remoteness,class"), "{text}");
     lines
@@ -750,7 +750,7 @@ fn csv_rows(text: &str) -> Vec<(String, u64, u64, u64)> {
                 f[0].to_owned(),
                 f[1].parse().unwrap(),
                 f[2].parse().unwrap(),
-                f[3].parse().unwrap(),
+                f[3].to_owned(),
             )
         })
         .collect()
@@ -819,7 +819,7 @@ fn export_5x4_as_csv_and_jsonl() {
         let pos = parse(position);
         assert!(pos.attack().is_none(), "{position} is legal");
         assert_eq!(u128::from(*hash), v.hash(&pos), "{position}");
-        assert_eq!(*class, 0);
+        assert_eq!(class, "a1");
         histogram[*remoteness as usize] += 1;
     }
     let stats = db.json(&["stats", "5x4"]);
@@ -841,7 +841,8 @@ fn export_5x4_as_csv_and_jsonl() {
         assert_eq!(v["position"], row.0.as_str(), "{line}");
         assert_eq!(v["hash"], row.1, "{line}");
         assert_eq!(v["remoteness"], row.2, "{line}");
-        assert_eq!(v["class"], row.3, "{line}");
+        assert_eq!(v["class"], 0, "{line}");
+        assert_eq!(v["class_name"], row.3.as_str(), "{line}");
     }
 
     // -o FILE: the same bytes, nothing on stdout, no temporary file left.
@@ -882,8 +883,8 @@ fn export_5x4_as_csv_and_jsonl() {
     // Both classes of 5x4-full: 100 rows each.
     let full = csv_rows(&db.ok(&["export", "5x4-full"]).stdout);
     assert_eq!(full.len(), 200);
-    for class in [0, 1] {
-        let part: Vec<_> = full.iter().filter(|r| r.3 == class).collect();
+    for (class, name) in [(0, "a1"), (1, "a2")] {
+        let part: Vec<_> = full.iter().filter(|r| r.3 == name).collect();
         assert_eq!(part.len(), 100, "class {class}");
         assert_eq!(part.iter().filter(|r| r.2 == 0).count(), 1, "one goal in class {class}");
         assert_eq!(part.iter().map(|r| r.2).max(), Some(19));

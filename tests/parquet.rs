@@ -67,16 +67,16 @@ fn duckdb_reads_what_stats_and_query_say() {
         );
         let stats = json(&db, &["stats", variant, "--json"]);
         for class in stats["classes"].as_array().unwrap() {
-            let k = class["class"].as_u64().unwrap();
+            let k = class["class_name"].as_str().unwrap();
             // Every position of the class, once.
             let count = duckdb(&format!(
-                "select count(*), count(distinct hash) from '{path}' where class = {k}"
+                "select count(*), count(distinct hash) from '{path}' where class = '{k}'"
             ));
             assert_eq!(count[0][0], class["legal"], "{variant} class {k}");
             assert_eq!(count[0][1], class["legal"], "{variant} class {k}");
             // The histogram, remoteness by remoteness; no unreachable ones.
             let histogram = duckdb(&format!(
-                "select count(*) from '{path}' where class = {k} group by remoteness order by remoteness"
+                "select count(*) from '{path}' where class = '{k}' group by remoteness order by remoteness"
             ));
             let counts: Vec<&Value> = histogram.as_array().unwrap().iter().map(|r| &r[0]).collect();
             let expected: Vec<&Value> = class["histogram"].as_array().unwrap().iter().collect();

@@ -313,9 +313,15 @@ fn is_export(path: &Path) -> bool {
         return true;
     }
     if first.starts_with(b"{\"position\":\"") && first.ends_with(b"}") && head.len() > first.len() {
+        // `…,"class":0,"class_name":"a1"}`, or `…,"class":0}` as exports
+        // before class names wrote them.
         return std::str::from_utf8(first).is_ok_and(|line| {
+            let line = line.strip_suffix('}').unwrap_or_default();
+            let line = (line.strip_suffix(",\"class_name\":\"a1\""))
+                .or_else(|| line.strip_suffix(",\"class_name\":\"a2\""))
+                .unwrap_or(line);
             line.rsplit_once(",\"class\":")
-                .is_some_and(|(_, class)| class.trim_end_matches('}').parse::<u8>().is_ok())
+                .is_some_and(|(_, class)| class.parse::<u8>().is_ok())
         });
     }
     if !head.starts_with(b"PAR1") {
@@ -429,7 +435,8 @@ struct RowFormat {
     board: Vec<u8>,
     /// The name of each cell's square.
     names: Vec<Vec<u8>>,
-    /// `,CLASS\n` for CSV, `,"class":CLASS}\n` for JSON lines.
+    /// `,NAME\n` for CSV, `,"class":NUMBER,"class_name":"NAME"}\n` for JSON
+    /// lines: the class's name (`a1`), and in JSON its number beside it.
     tail: Vec<u8>,
     /// The white set of `head`, and `head`: everything before the black squares.
     white: Option<Bitboard>,
@@ -440,7 +447,7 @@ struct RowFormat {
 impl RowFormat {
     fn new(variant: &Variant, spec: &ClassSpec, format: Text) -> RowFormat {
         let geo = &spec.geometry;
-        let class = spec.class.index();
+        let (class, name) = (spec.class.index(), spec.class.name());
         RowFormat {
             format,
             board: format!("{}_{}_", variant.board().rows(), variant.board().cols()).into_bytes(),
@@ -448,8 +455,8 @@ impl RowFormat {
                 .map(|c| geo.square(c).to_string().into_bytes())
                 .collect(),
             tail: match format {
-                Text::Csv => format!(",{class}\n"),
-                Text::Jsonl => format!(",\"class\":{class}}}\n"),
+                Text::Csv => format!(",{name}\n"),
+                Text::Jsonl => format!(",\"class\":{class},\"class_name\":\"{name}\"}}\n"),
             }
             .into_bytes(),
             white: None,
@@ -586,16 +593,16 @@ mod tests {
                 for hash in (0..spec.index.len()).step_by(7) {
                     let part = spec.index.unrank(hash);
                     let position = Position::from_parts(variant.board(), &[(&spec.geometry, part)]);
-                    let class = spec.class.index();
+                    let (class, name) = (spec.class.index(), spec.class.name());
                     let row = String::from_utf8(csv.row(hash, part, Cell(12)).to_vec()).unwrap();
-                    assert_eq!(row, format!("{position},{hash},12,{class}\n"));
+                    assert_eq!(row, format!("{position},{hash},12,{name}\n"));
                     let row = String::from_utf8(csv.row(hash, part, Cell::UNREACHABLE).to_vec()).unwrap();
-                    assert_eq!(row, format!("{position},{hash},,{class}\n"));
+                    assert_eq!(row, format!("{position},{hash},,{name}\n"));
                     let row = String::from_utf8(jsonl.row(hash, part, Cell::UNREACHABLE).to_vec()).unwrap();
                     let value: serde_json::Value = serde_json::from_str(&row).unwrap();
                     assert_eq!(
                         value,
-                        serde_json::json!({"position": position.to_string(), "hash": hash, "remoteness": null, "class": class})
+                        serde_json::json!({"position": position.to_string(), "hash": hash, "remoteness": null, "class": class, "class_name": name})
                     );
                 }
             }

@@ -5,7 +5,7 @@
 //!
 //! | column | Parquet type | what |
 //! |---|---|---|
-//! | `class` | int32 (unsigned 8-bit) | the colour class: 0 for a1's, 1 for a2's |
+//! | `class` | string | the colour class, by name: `a1` or `a2` |
 //! | `hash` | int64 | the position's class hash (see the database format) |
 //! | `remoteness` | int32 (unsigned 16-bit), nullable | moves to the goal; null when unreachable |
 //! | `white`, `black` | list of strings | the squares of the class's bishops, in board order (`a1`, `c3`) |
@@ -53,7 +53,7 @@ fn schema(with_position: bool) -> String {
         format!("required group {name} (LIST) {{ repeated group list {{ required binary element (STRING); }} }}")
     };
     format!(
-        "message bishops {{ required int32 class (INTEGER(8, false)); required int64 hash; \
+        "message bishops {{ required binary class (STRING); required int64 hash; \
          optional int32 remoteness (INTEGER(16, false)); {} {} {} }}",
         list("white"),
         list("black"),
@@ -68,7 +68,7 @@ fn schema(with_position: bool) -> String {
 /// The columns of one row group, filled row by row.
 #[derive(Default)]
 struct Group {
-    class: Vec<i32>,
+    class: Vec<ByteArray>,
     hash: Vec<i64>,
     remoteness: Vec<i32>,
     /// 1 where the row has a remoteness, 0 where it is null.
@@ -168,7 +168,7 @@ fn add_row(
     names: &[ByteArray],
     with_position: bool,
 ) {
-    group.class.push(spec.class.index() as i32);
+    group.class.push(ByteArray::from(spec.class.name()));
     group.hash.push(hash as i64);
     match cell.remoteness() {
         Some(r) => {
@@ -192,7 +192,7 @@ fn write_group<W: Write + Send>(file: &mut SerializedFileWriter<W>, group: Group
     let mut column = 0;
     while let Some(mut writer) = rows.next_column()? {
         match column {
-            0 => writer.typed::<Int32Type>().write_batch(&group.class, None, None)?,
+            0 => writer.typed::<ByteArrayType>().write_batch(&group.class, None, None)?,
             1 => writer.typed::<Int64Type>().write_batch(&group.hash, None, None)?,
             2 => writer
                 .typed::<Int32Type>()
