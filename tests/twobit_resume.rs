@@ -256,9 +256,9 @@ fn a_damaged_two_bit_checkpoint_is_reported_and_ignored() {
             edit_header(b, "\"hardest\":[", "\"hardest\":[1,");
             bishops::checkpoint::reseal(b);
         }),
-        // An older format (2: the two-bit search before the seal).
-        ("is of format 2, not 3", |b| {
-            edit_header(b, "\"format\":3", "\"format\":2")
+        // An older format (3: FNV-1a checksums).
+        ("is of format 3, not 4", |b| {
+            edit_header(b, "\"format\":4", "\"format\":3")
         }),
     ];
     for (said, damage) in damages {

@@ -51,9 +51,11 @@
 //! The dense search (`--method dense`) neither saves nor resumes.
 
 mod rank_files;
+mod refusal;
 mod share;
 
 pub use rank_files::{ShareHeader, rank_path};
+pub use refusal::{Payload, Refusal};
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -64,6 +66,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::{Xxh3Default, xxh3_64};
 
 use crate::board::Class;
 use crate::cleanup::{Pending, is_abandoned};
@@ -79,12 +82,15 @@ use crate::variant::Variant;
 /// The first line of a checkpoint file.
 const MAGIC: &[u8] = b"bishops checkpoint\n";
 
-/// The version of the file format of both searches' checkpoints: 3 since
-/// the header line is sealed by a checksum of its own ([`seal`]). Before,
-/// the tight search wrote format 1 and the two-bit search format 2 (format
-/// 1 of the two-bit search kept a bit per position besides the table); a
-/// checkpoint of an older format is refused, and the search starts over.
-const FORMAT: u32 = 3;
+/// The version of the file format of both searches' checkpoints: 4 since
+/// the payload's checksum is XXH3-64 ([`checksum`], [`word_checksum`]), as
+/// the database's is, where format 3 used a hand-written FNV-1a 64; 3
+/// since the header line is sealed by a checksum of its own ([`seal`]).
+/// Before, the tight search wrote format 1 and the two-bit search format 2
+/// (format 1 of the two-bit search kept a bit per position besides the
+/// table). A checkpoint of another format is refused, and the search
+/// starts over.
+const FORMAT: u32 = 4;
 
 /// The start of the line after the header: the header's seal.
 const SEAL: &str = "xxh3 ";
@@ -98,7 +104,7 @@ const SEAL: &str = "xxh3 ";
 /// written).
 #[doc(hidden)]
 pub fn seal(header: &[u8]) -> String {
-    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(header))
+    format!("{:016x}", xxh3_64(header))
 }
 
 /// Seals again the header of the checkpoint `bytes` after an edit: a tool
@@ -337,55 +343,51 @@ impl TwoBitHeader {
     }
 }
 
-/// A checksum of a table that runs on every core: FNV-1a 64 over the
-/// little-endian 64-bit words of each MiB (a last short word padded with
-/// zeros), then FNV-1a 64 over those sums.
+/// Bytes a checksum hashes in one piece, on one core.
+const PIECE: usize = 1 << 20;
+
+/// Words in a [`PIECE`].
+const PIECE_WORDS: usize = PIECE / 8;
+
+/// A checksum of a table that runs on every core: XXH3-64 (the
+/// database's hash) of each MiB, then XXH3-64 of those sums and the
+/// length, as little-endian words.
 pub fn checksum(cells: &[u8]) -> u64 {
-    const BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let fnv = |words: &mut dyn Iterator<Item = u64>| words.fold(BASIS, |h, w| (h ^ w).wrapping_mul(PRIME));
-    let sums: Vec<u64> = cells
-        .par_chunks(1 << 20)
-        .map(|chunk| {
-            let mut words = chunk.chunks(8).map(|w| {
-                let mut word = [0u8; 8];
-                word[..w.len()].copy_from_slice(w);
-                u64::from_le_bytes(word)
-            });
-            fnv(&mut words)
-        })
-        .collect();
-    fnv(&mut sums.into_iter().chain([cells.len() as u64]))
+    let sums: Vec<u64> = cells.par_chunks(PIECE).map(xxh3_64).collect();
+    combine(sums.into_iter().chain([cells.len() as u64]))
 }
 
-/// FNV-1a 64 of a sequence of words.
-fn fnv(words: impl Iterator<Item = u64>) -> u64 {
-    const BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    words.fold(BASIS, |h, w| (h ^ w).wrapping_mul(PRIME))
+/// XXH3-64 of `words` as little-endian bytes: how the sums of the pieces
+/// become one checksum.
+fn combine(words: impl Iterator<Item = u64>) -> u64 {
+    let mut hasher = Xxh3Default::new();
+    for word in words {
+        hasher.update(&word.to_le_bytes());
+    }
+    hasher.digest()
 }
 
-/// Words per MiB.
-const MIB_WORDS: usize = 1 << 17;
-
-/// The sums of [`word_checksum`] over each MiB of `words`, read by `load`.
+/// XXH3-64 of each MiB of `words` (read by `load`) as little-endian
+/// bytes: the sums [`word_checksum`] combines.
 fn word_sums<T: Sync>(words: &[T], load: impl Fn(&T) -> u64 + Sync) -> Vec<u64> {
     words
-        .par_chunks(MIB_WORDS)
-        .map(|chunk| fnv(chunk.iter().map(&load)))
+        .par_chunks(PIECE_WORDS)
+        .map(|chunk| {
+            let bytes: Vec<u8> = chunk.iter().flat_map(|w| load(w).to_le_bytes()).collect();
+            xxh3_64(&bytes)
+        })
         .collect()
 }
 
 /// A checksum of the payload of a two-bit checkpoint, the words of each
-/// part in turn, that runs on every core: FNV-1a 64 over the words of each
-/// MiB of each part, then FNV-1a 64 over those sums and the length of each
-/// part in words.
+/// part in turn, that runs on every core: XXH3-64 of each MiB of each
+/// part, then XXH3-64 of those sums and the length of each part in words.
 pub fn word_checksum(parts: &[&[u64]]) -> u64 {
     let mut sums = Vec::new();
     for part in parts {
         sums.extend(word_sums(part, |&w| w));
     }
-    fnv(sums.into_iter().chain(parts.iter().map(|p| p.len() as u64)))
+    combine(sums.into_iter().chain(parts.iter().map(|p| p.len() as u64)))
 }
 
 /// The code of a position no layer has reached.
@@ -421,7 +423,7 @@ fn two_bit_checksum(code_sums: Vec<u64>, code_words: usize, summary: &[u64], har
     let lengths = [code_words as u64]
         .into_iter()
         .chain(rest.iter().map(|p| p.len() as u64));
-    fnv(sums.into_iter().chain(lengths))
+    combine(sums.into_iter().chain(lengths))
 }
 
 /// Checks that the state of a two-bit search of the class of `index` at a
@@ -447,20 +449,20 @@ pub fn check_two_bit(
     codes: &[u64],
     summary: &[u8],
     hardest: &LayerHardest,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Refusal> {
     let _ = done;
     let legal = index.len();
     if codes.len() as u64 != code_words(legal) || summary.len() as u64 != index.white_sets() {
-        return Err(format!(
+        return Err(Refusal::Inconsistent(format!(
             "has {} code words and {} summary bytes, not {} and {}",
             codes.len(),
             summary.len(),
             code_words(legal),
             index.white_sets()
-        ));
+        )));
     }
     if found.first() != Some(&1) || found.contains(&0) {
-        return Err("counts an empty layer or more than one goal".into());
+        return Err(Refusal::inconsistent("counts an empty layer or more than one goal"));
     }
     check_codes(index, 0..index.white_sets(), 0..legal, codes, summary, found, hardest)
 }
@@ -485,17 +487,17 @@ pub(super) fn check_codes(
     summary: &[u8],
     own: &[u64],
     hardest: &LayerHardest,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Refusal> {
     let len = range.end - range.start;
     let total = match own.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
         Some(total) if total <= len => total,
-        _ => return Err(format!("counts more positions than its {len}")),
+        _ => return Err(Refusal::Inconsistent(format!("counts more positions than its {len}"))),
     };
     if !len.is_multiple_of(32)
         && let Some(&last) = codes.last()
         && last | (u64::MAX >> (64 - 2 * (len % 32))) != u64::MAX
     {
-        return Err("has reached positions beyond its own".into());
+        return Err(Refusal::inconsistent("has reached positions beyond its own"));
     }
     let mut want = [0u64; 4];
     for (d, &n) in own.iter().enumerate() {
@@ -503,10 +505,10 @@ pub(super) fn check_codes(
     }
     want[3] = 32 * codes.len() as u64 - total;
     if code_counts(codes) != want {
-        return Err("holds other layers than its header counts".into());
+        return Err(Refusal::inconsistent("holds other layers than its header counts"));
     }
     if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
-        return Err("has a summary byte with unknown bits".into());
+        return Err(Refusal::inconsistent("has a summary byte with unknown bits"));
     }
     let newest = ((own.len().max(1) - 1) % 3) as u8;
     let load = |&w: &u64| w;
@@ -528,39 +530,41 @@ pub(super) fn check_codes(
         })
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     if unflagged > 0 {
-        return Err(format!("has {unflagged} blocks with unseen positions not flagged so"));
+        return Err(Refusal::Inconsistent(format!(
+            "has {unflagged} blocks with unseen positions not flagged so"
+        )));
     }
-    let layer = *own.last().ok_or("counts no layer")?;
+    let layer = *own.last().ok_or(Refusal::inconsistent("counts no layer"))?;
     if in_current < layer {
-        return Err(format!(
+        return Err(Refusal::Inconsistent(format!(
             "flags blocks that hold {in_current} positions of the newest residue, fewer than its {layer} of the newest layer"
-        ));
+        )));
     }
     let expected = (layer as usize).min(HARDEST);
     let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
     if hardest.own.len() != expected || !increasing(&hardest.own) {
-        return Err(format!(
+        return Err(Refusal::Inconsistent(format!(
             "keeps {} hardest positions, not {expected} in order",
             hardest.own.len()
-        ));
+        )));
     }
     for &i in &hardest.own {
         if !range.contains(&i)
             || code(i) != newest
             || summary[(index.block_of(i) - blocks.start) as usize] & CURRENT == 0
         {
-            return Err(format!(
+            return Err(Refusal::Inconsistent(format!(
                 "keeps position {i} as one of the hardest, not of the newest layer"
-            ));
+            )));
         }
     }
     if let Some(mirrored) = &hardest.mirrored
         && (mirrored.len() != expected || !increasing(mirrored))
     {
-        return Err(format!(
+        return Err(Refusal::Inconsistent(format!(
             "keeps {} hardest mirror images, not {expected} in order",
             mirrored.len()
-        ));
+        )));
     }
     Ok(())
 }
@@ -610,22 +614,25 @@ fn two_bit_header(
     codes: u64,
     blocks: u64,
     mirrored: bool,
-) -> std::result::Result<(LayerHardest, TwoBitHeader), String> {
+) -> std::result::Result<(LayerHardest, TwoBitHeader), Refusal> {
     let words = codes + summary_words(blocks);
     if payload != 8 * words {
-        return Err(format!("is {payload} bytes long after its header, not {words} words"));
+        return Err(Refusal::Length {
+            bytes: payload,
+            want: Payload::Words(words),
+        });
     }
     if header.found.is_empty() || header.found.len() > usize::from(u16::MAX) + 1 {
-        return Err(format!("has {} layers", header.found.len()));
+        return Err(Refusal::Inconsistent(format!("has {} layers", header.found.len())));
     }
     let Some(extra) = header.two_bit.clone() else {
-        return Err("has no hardest positions in its header".into());
+        return Err(Refusal::inconsistent("has no hardest positions in its header"));
     };
     if extra.mirrored_hardest.is_some() != mirrored {
-        return Err(format!(
+        return Err(Refusal::Inconsistent(format!(
             "{} the hardest positions of a mirrored class",
             if mirrored { "lacks" } else { "has" }
-        ));
+        )));
     }
     let hardest = LayerHardest {
         own: extra.hardest.clone(),
@@ -644,17 +651,16 @@ fn read_two_bit_payload(
     blocks: u64,
     hardest: &LayerHardest,
     checksum: &str,
-) -> std::result::Result<(Vec<u64>, Vec<u8>), String> {
-    let io = |e: std::io::Error| format!("cannot be read ({e})");
-    let codes = read_words(reader, codes as usize).map_err(io)?;
-    let packed = read_words(reader, summary_words(blocks) as usize).map_err(io)?;
+) -> std::result::Result<(Vec<u64>, Vec<u8>), Refusal> {
+    let codes = read_words(reader, codes as usize)?;
+    let packed = read_words(reader, summary_words(blocks) as usize)?;
     let sum = two_bit_checksum(word_sums(&codes, |&w| w), codes.len(), &packed, hardest);
     if format!("{sum:016x}") != checksum {
-        return Err("fails its checksum".into());
+        return Err(Refusal::Checksum);
     }
     let mut summary: Vec<u8> = packed.iter().flat_map(|w| w.to_le_bytes()).collect();
     if summary.drain(blocks as usize..).any(|b| b != 0) {
-        return Err("has summary padding that is not zero".into());
+        return Err(Refusal::inconsistent("has summary padding that is not zero"));
     }
     Ok((codes, summary))
 }
@@ -663,8 +669,8 @@ fn read_two_bit_payload(
 /// that many, through a buffer of a MiB.
 fn read_words(reader: &mut impl Read, n: usize) -> std::io::Result<Vec<u64>> {
     let mut words = vec![0u64; n];
-    let mut buffer = vec![0u8; 8 * MIB_WORDS];
-    for chunk in words.chunks_mut(MIB_WORDS) {
+    let mut buffer = vec![0u8; 8 * PIECE_WORDS];
+    for chunk in words.chunks_mut(PIECE_WORDS) {
         let bytes = &mut buffer[..8 * chunk.len()];
         reader.read_exact(bytes)?;
         for (w, b) in chunk.iter_mut().zip(bytes.chunks_exact(8)) {
@@ -677,8 +683,8 @@ fn read_words(reader: &mut impl Read, n: usize) -> std::io::Result<Vec<u64>> {
 /// Writes `words`, which no thread writes meanwhile, as little-endian
 /// words to `out`, through a buffer of a MiB.
 fn write_words(out: &mut impl Write, words: &[AtomicU64]) -> std::io::Result<()> {
-    let mut buffer = Vec::with_capacity(8 * MIB_WORDS);
-    for chunk in words.chunks(MIB_WORDS) {
+    let mut buffer = Vec::with_capacity(8 * PIECE_WORDS);
+    for chunk in words.chunks(PIECE_WORDS) {
         buffer.clear();
         buffer.extend(chunk.iter().flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes()));
         out.write_all(&buffer)?;
@@ -756,50 +762,47 @@ impl<'a> Checkpointer<'a> {
         class: Class,
         legal: u64,
         method: &str,
-    ) -> std::result::Result<(Header, u64, u64, BufReader<fs::File>), String> {
-        let io = |e: std::io::Error| format!("cannot be read ({e})");
+    ) -> std::result::Result<(Header, u64, u64, BufReader<fs::File>), Refusal> {
         let opened =
             files::open_regular(file, fs::OpenOptions::new().read(true), Links::Refuse).map_err(|e| match e {
-                OpenError::NotRegular(kind) => format!("is {kind}, not a checkpoint"),
-                OpenError::Io(e) => io(e),
+                OpenError::NotRegular(kind) => Refusal::NotRegular(kind),
+                OpenError::Io(e) => Refusal::Unreadable(e),
             })?;
-        let size = opened.metadata().map_err(io)?.len();
+        let size = opened.metadata()?.len();
         let mut reader = BufReader::new(opened);
         let mut magic = vec![0u8; MAGIC.len()];
-        reader
-            .read_exact(&mut magic)
-            .map_err(|_| "is not a checkpoint".to_owned())?;
+        reader.read_exact(&mut magic).map_err(|_| Refusal::NotACheckpoint)?;
         if magic != MAGIC {
-            return Err("is not a checkpoint".into());
+            return Err(Refusal::NotACheckpoint);
         }
         let mut line = Vec::new();
-        (&mut reader).take(1 << 20).read_until(b'\n', &mut line).map_err(io)?;
-        let header: Header = serde_json::from_slice(&line).map_err(|e| format!("has an unreadable header ({e})"))?;
-        let expect = |what: &str, found: String, want: String| {
+        (&mut reader).take(1 << 20).read_until(b'\n', &mut line)?;
+        let header: Header = serde_json::from_slice(&line).map_err(Refusal::UnreadableHeader)?;
+        let expect = |field: &'static str, found: String, want: String| {
             if found == want {
                 Ok(())
             } else {
-                Err(format!("is for {what} {found}, not {want}"))
+                Err(Refusal::OtherSolve { field, found, want })
             }
         };
         // The format first, as an older file has no seal; then the seal,
         // before any other field is believed.
         if header.format != FORMAT {
-            return Err(format!(
-                "is of format {}, not {FORMAT}: an older bishops wrote it",
-                header.format
-            ));
+            return Err(Refusal::Format {
+                found: header.format,
+                want: FORMAT,
+            });
         }
         let header_line = line.strip_suffix(b"\n").unwrap_or(&line);
         let mut sealed = Vec::new();
-        (&mut reader).take(64).read_until(b'\n', &mut sealed).map_err(io)?;
+        (&mut reader).take(64).read_until(b'\n', &mut sealed)?;
         if sealed != format!("{SEAL}{}\n", seal(header_line)).as_bytes() {
-            return Err("fails its header checksum".into());
+            return Err(Refusal::HeaderChecksum);
         }
         expect("method", header.method.clone(), method.to_owned())?;
         expect("variant", header.variant.clone(), self.variant.name().to_owned())?;
         expect("start", header.start.clone(), self.start.clone())?;
-        expect("class", header.class.to_string(), class.index().to_string())?;
+        expect("class", Class::name_of(header.class), class.name().to_owned())?;
         expect("legal positions", header.length.to_string(), legal.to_string())?;
         self.check_share(&header)?;
         Ok((header, (MAGIC.len() + line.len() + sealed.len()) as u64, size, reader))
@@ -807,19 +810,21 @@ impl<'a> Checkpointer<'a> {
 
     /// Reads and checks the checkpoint of `class`: its header, its table,
     /// or what is wrong with it.
-    fn read(&self, file: &Path, class: Class, legal: u64) -> std::result::Result<(Header, Vec<u8>), String> {
-        let io = |e: std::io::Error| format!("cannot be read ({e})");
+    fn read(&self, file: &Path, class: Class, legal: u64) -> std::result::Result<(Header, Vec<u8>), Refusal> {
         let (header, head, size, mut reader) = self.open(file, class, legal, "tight")?;
         if size != head + legal {
-            return Err(format!("is {size} bytes long, not the header and {legal} cells"));
+            return Err(Refusal::Length {
+                bytes: size,
+                want: Payload::Cells(legal),
+            });
         }
         if header.found.is_empty() || header.found.len() > usize::from(Cell::MAX_REMOTENESS) + 1 {
-            return Err(format!("has {} layers", header.found.len()));
+            return Err(Refusal::Inconsistent(format!("has {} layers", header.found.len())));
         }
         let mut cells = vec![0u8; legal as usize];
-        reader.read_exact(&mut cells).map_err(io)?;
+        reader.read_exact(&mut cells)?;
         if format!("{:016x}", checksum(&cells)) != header.checksum {
-            return Err("fails its checksum".into());
+            return Err(Refusal::Checksum);
         }
         // The table must hold exactly the layers the header counts (a
         // share's own counts: the whole class's are checked by the workers
@@ -852,7 +857,7 @@ impl<'a> Checkpointer<'a> {
                 .enumerate()
                 .all(|(i, &n)| n == 0 || i + layers == unseen);
         if !consistent {
-            return Err("holds other layers than its header counts".into());
+            return Err(Refusal::inconsistent("holds other layers than its header counts"));
         }
         Ok((header, cells))
     }
@@ -867,7 +872,7 @@ impl<'a> Checkpointer<'a> {
         class: Class,
         index: &TightIndex,
         mirrored: bool,
-    ) -> std::result::Result<(Header, TwoBitResume), String> {
+    ) -> std::result::Result<(Header, TwoBitResume), Refusal> {
         let legal = index.len();
         let (header, head, size, mut reader) = self.open(file, class, legal, "two-bit")?;
         let (codes, blocks) = (code_words(legal), index.white_sets());
@@ -1053,7 +1058,7 @@ impl<'a> Checkpointer<'a> {
     }
 
     /// Tells the user that the checkpoint `file` is ignored for `problem`.
-    fn note_ignored(&mut self, file: &Path, class: Class, problem: &str) {
+    fn note_ignored(&mut self, file: &Path, class: Class, problem: &Refusal) {
         (self.note)(&format!(
             "checkpoint {} {problem}; ignoring it and searching class {} from the start",
             crate::text::path(file),
@@ -1128,7 +1133,7 @@ impl<'a> Checkpointer<'a> {
         &mut self,
         file: &Path,
         class: Class,
-        read: std::result::Result<(Header, Vec<u8>), String>,
+        read: std::result::Result<(Header, Vec<u8>), Refusal>,
     ) -> Option<Resume> {
         match read {
             Ok((header, cells)) => {
@@ -1229,12 +1234,9 @@ mod tests {
             assert!(all.len() > 3, "{name}");
             assert!(all.last().unwrap().done && all[..all.len() - 1].iter().all(|b| !b.done));
             for b in &all {
-                assert_eq!(
-                    check_two_bit(&b.found, b.done, &index, &b.codes, &b.summary, &b.hardest),
-                    Ok(()),
-                    "{name} at {} layers",
-                    b.found.len()
-                );
+                if let Err(refusal) = check_two_bit(&b.found, b.done, &index, &b.codes, &b.summary, &b.hardest) {
+                    panic!("{name} at {} layers: {refusal}", b.found.len());
+                }
                 // The summary flags the blocks of the newest layer, and no
                 // block of a layer a push would not need.
                 assert!(b.summary.iter().any(|&s| s & CURRENT != 0));
@@ -1256,7 +1258,7 @@ mod tests {
         let check = |found: &[u64], codes: &[u64], summary: &[u8], hardest: &LayerHardest| {
             check_two_bit(found, b.done, &index, codes, summary, hardest)
         };
-        assert_eq!(check(&b.found, &b.codes, &b.summary, &b.hardest), Ok(()));
+        assert!(check(&b.found, &b.codes, &b.summary, &b.hardest).is_ok());
         // A layer more or less, a count off by one, no layers.
         assert!(check(&b.found[..b.found.len() - 1], &b.codes, &b.summary, &b.hardest).is_err());
         let mut found = b.found.clone();

@@ -31,6 +31,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::rank_files::{ShareHeader, rank_files, rank_path};
+use super::refusal::Refusal;
 use super::{
     CheckpointOptions, Checkpointer, Header, TwoBitHeader, UNSEEN_CODE, check_codes, check_file, read_two_bit_payload,
     two_bit_header,
@@ -83,15 +84,15 @@ impl<'a> Checkpointer<'a> {
 
     /// Checks that `header` is of this checkpointer's kind: a share of this
     /// worker's search, or no share at all.
-    pub(super) fn check_share(&self, header: &super::Header) -> std::result::Result<(), String> {
+    pub(super) fn check_share(&self, header: &super::Header) -> std::result::Result<(), Refusal> {
         match (self.share, &header.share) {
             (None, None) => Ok(()),
-            (None, Some(_)) => Err("is one worker's share of a partitioned search".into()),
-            (Some(_), None) => Err("is not a worker's share".into()),
-            (Some((rank, ranks)), Some(share)) if (share.rank, share.ranks) != (rank, ranks) => Err(format!(
-                "is the share of rank {} of {}, not of rank {rank} of {ranks}",
-                share.rank, share.ranks
-            )),
+            (None, Some(_)) => Err(Refusal::WorkerShare),
+            (Some(_), None) => Err(Refusal::NotAShare),
+            (Some(want), Some(share)) if (share.rank, share.ranks) != want => Err(Refusal::OtherRank {
+                found: (share.rank, share.ranks),
+                want,
+            }),
             (Some(_), Some(_)) => Ok(()),
         }
     }
@@ -106,7 +107,10 @@ impl ShareCheckpoints for Checkpointer<'_> {
             if first == share.1 {
                 Ok((header, cells))
             } else {
-                Err(format!("starts at cell {first}, not {}", share.1))
+                Err(Refusal::OtherRange {
+                    found: first,
+                    want: share.1,
+                })
             }
         });
         self.resumed(&file, class, read)
@@ -198,19 +202,22 @@ impl Checkpointer<'_> {
         file: &Path,
         class: Class,
         of: &TwoBitShareOf<'_>,
-    ) -> std::result::Result<(Header, TwoBitShareResume), String> {
+    ) -> std::result::Result<(Header, TwoBitShareResume), Refusal> {
         let len = of.range.end - of.range.start;
         let (header, head, size, mut reader) = self.open(file, class, len, "two-bit")?;
         let Some(share) = header.share.clone() else {
-            return Err("is not a worker's share".into());
+            return Err(Refusal::NotAShare);
         };
         if share.first != of.range.start {
-            return Err(format!("starts at position {}, not {}", share.first, of.range.start));
+            return Err(Refusal::OtherRange {
+                found: share.first,
+                want: of.range.start,
+            });
         }
         let (codes, blocks) = (code_words(len), of.blocks.end - of.blocks.start);
         let (hardest, _) = two_bit_header(&header, size.saturating_sub(head), codes, blocks, of.mirrored)?;
         let Some(watched) = share.watched else {
-            return Err("has no watched positions in its header".into());
+            return Err(Refusal::inconsistent("has no watched positions in its header"));
         };
         let (codes, summary) = read_two_bit_payload(&mut reader, codes, blocks, &hardest, &header.checksum)?;
         let state = TwoBitShareResume {
@@ -272,7 +279,7 @@ impl Checkpointer<'_> {
 /// # Errors
 ///
 /// What is wrong, to follow the name of the file.
-fn check_two_bit_share(state: &TwoBitShareResume, of: &TwoBitShareOf<'_>) -> std::result::Result<(), String> {
+fn check_two_bit_share(state: &TwoBitShareResume, of: &TwoBitShareOf<'_>) -> std::result::Result<(), Refusal> {
     let TwoBitShareResume {
         found,
         own,
@@ -286,27 +293,27 @@ fn check_two_bit_share(state: &TwoBitShareResume, of: &TwoBitShareOf<'_>) -> std
     let len = range.end - range.start;
     let blocks = of.blocks.end - of.blocks.start;
     if codes.len() as u64 != code_words(len) || summary.len() as u64 != blocks {
-        return Err(format!(
+        return Err(Refusal::Inconsistent(format!(
             "has {} code words and {} summary bytes, not {} and {blocks}",
             codes.len(),
             summary.len(),
             code_words(len),
-        ));
+        )));
     }
     if found.first() != Some(&1) || found.contains(&0) {
-        return Err("counts an empty layer or more than one goal".into());
+        return Err(Refusal::inconsistent("counts an empty layer or more than one goal"));
     }
     if own.len() != found.len() || own.iter().zip(found).any(|(o, f)| o > f) {
-        return Err("counts other layers of its own than the class's".into());
+        return Err(Refusal::inconsistent("counts other layers of its own than the class's"));
     }
     check_codes(index, of.blocks.clone(), range.clone(), codes, summary, own, hardest)?;
     let code = |i: u64| (codes[((i - range.start) / 32) as usize] >> (2 * ((i - range.start) % 32))) as u8 & 3;
     if watched.len() != of.watch.len() {
-        return Err(format!(
+        return Err(Refusal::Inconsistent(format!(
             "knows {} watched positions, not {}",
             watched.len(),
             of.watch.len()
-        ));
+        )));
     }
     for (w, &i) in watched.iter().zip(of.watch) {
         let fits = match (range.contains(&i), w) {
@@ -315,9 +322,9 @@ fn check_two_bit_share(state: &TwoBitShareResume, of: &TwoBitShareOf<'_>) -> std
             (false, w) => w.is_none(),
         };
         if !fits {
-            return Err(format!(
+            return Err(Refusal::Inconsistent(format!(
                 "says watched position {i} is at remoteness {w:?}, not what its codes say"
-            ));
+            )));
         }
     }
     Ok(())
@@ -379,7 +386,7 @@ mod tests {
         assert!(c.resume_share(class(), 11..17).is_none());
         drop(c);
         assert!(notes[0].starts_with("resuming 5x4 class a1"), "{notes:?}");
-        assert!(notes[1].contains("starts at cell 10, not 11"), "{notes:?}");
+        assert!(notes[1].contains("starts at position 10, not 11"), "{notes:?}");
 
         // Rank 0 of the same job has no share saved.
         let mut quiet = |_: &str| {};
