@@ -18,7 +18,9 @@ use super::checksum::header_checksum;
 use super::fault::{Checked, Fault};
 use super::names::{check_dir, not_a_database, open_read_only, path};
 use super::read::{BLOCK_CACHE_BYTES, Database};
-use super::schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, RawClass, check_class, read_classes, read_meta};
+use super::schema::{
+    ClassRecord, FORMAT_VERSION, Layout, Metadata, RawClass, RecordFault, check_class, read_classes, read_meta,
+};
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::{Cell, Remoteness};
@@ -299,7 +301,7 @@ fn check_classes(conn: &Connection, variant: &Variant) -> Checked<(Vec<ClassReco
     let mut classes: Vec<ClassRecord> = Vec::new();
     let mut mirrors = Vec::new();
     for (k, (spec, raw)) in variant.classes().iter().zip(&raw).enumerate() {
-        let damaged = |what: String| {
+        let damaged = |what: RecordFault| {
             Fault::Wrong(format!(
                 "has a damaged record of class {}: {what}",
                 usize::try_from(raw.class).map_or_else(|_| raw.class.to_string(), crate::board::Class::name_of)
@@ -323,7 +325,7 @@ fn check_mirror(
     record: &ClassRecord,
     variant_mirror: &Option<(usize, Mirror)>,
     classes: &[ClassRecord],
-) -> std::result::Result<Option<(usize, Mirror)>, String> {
+) -> std::result::Result<Option<(usize, Mirror)>, RecordFault> {
     match (raw.mirrored, variant_mirror) {
         (0, _) => Ok(None),
         (_, Some((0, mirror))) => {
@@ -331,13 +333,12 @@ fn check_mirror(
             if (record.stats.legal, record.stats.reachable, &record.stats.histogram)
                 != (source.legal, source.reachable, &source.histogram)
             {
-                return Err(format!(
-                    "it is mirrored from class {}, but its counts differ",
-                    crate::board::Class::name_of(classes[0].class)
-                ));
+                return Err(RecordFault::MirrorCounts(crate::board::Class::name_of(
+                    classes[0].class,
+                )));
             }
             Ok(Some((0, mirror.clone())))
         }
-        _ => Err("it is marked mirrored, but it is not the mirror image of class 0".into()),
+        _ => Err(RecordFault::NotAMirror),
     }
 }

@@ -276,24 +276,29 @@ pub(super) fn check_class(
     raw: &RawClass,
     start: u64,
     goal: u64,
-) -> std::result::Result<ClassRecord, String> {
+) -> std::result::Result<ClassRecord, RecordFault> {
     check_shape(spec, raw, start, goal)?;
     let hash_size = spec.index.len();
-    let count = |name: &str, v: i64, low: u64, high: u64| {
-        u64::try_from(v)
+    let count = |field: &'static str, value: i64, low: u64, high: u64| {
+        u64::try_from(value)
             .ok()
             .filter(|v| (low..=high).contains(v))
-            .ok_or_else(|| format!("{name} is {v}, not between {low} and {high}"))
+            .ok_or(RecordFault::OutOfRange {
+                field,
+                value,
+                low,
+                high,
+            })
     };
     let legal = count("legal", raw.legal, 1, hash_size)?;
     let reachable = count("reachable", raw.reachable, 1, legal)?;
     let histogram = check_histogram(raw, reachable)?;
     let hardest = check_hardest(raw, &histogram, hash_size)?;
     if !(0..=1).contains(&raw.mirrored) {
-        return Err(format!("mirrored is {}", raw.mirrored));
+        return Err(RecordFault::Mirrored(raw.mirrored));
     }
     if raw.checksum.len() != 16 || !raw.checksum.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err("its checksum is not 16 hex digits".into());
+        return Err(RecordFault::Checksum);
     }
     Ok(ClassRecord {
         class: spec.class.index(),
@@ -310,7 +315,7 @@ pub(super) fn check_class(
 
 /// Checks that a class row describes the variant's class `spec`: its
 /// squares, bishops, hash size, start and goal.
-fn check_shape(spec: &ClassSpec, raw: &RawClass, start: u64, goal: u64) -> std::result::Result<(), String> {
+fn check_shape(spec: &ClassSpec, raw: &RawClass, start: u64, goal: u64) -> std::result::Result<(), RecordFault> {
     let (white, black) = spec.counts();
     let expected = [
         ("squares", raw.squares, spec.geometry.len() as i64),
@@ -320,52 +325,144 @@ fn check_shape(spec: &ClassSpec, raw: &RawClass, start: u64, goal: u64) -> std::
         ("start_hash", raw.start_hash, start as i64),
         ("goal_hash", raw.goal_hash, goal as i64),
     ];
-    for (name, stored, actual) in expected {
-        if stored != actual {
-            return Err(format!("{name} is {stored}, the variant has {actual}"));
+    for (field, stored, variant) in expected {
+        if stored != variant {
+            return Err(RecordFault::Differs { field, stored, variant });
         }
     }
     Ok(())
 }
 
 /// A JSON list of numbers in a class row.
-fn list(name: &str, text: &str) -> std::result::Result<Vec<u64>, String> {
-    serde_json::from_str::<Vec<u64>>(text).map_err(|_| format!("{name} is not a list of counts"))
+fn list(field: &'static str, text: &str) -> std::result::Result<Vec<u64>, RecordFault> {
+    serde_json::from_str::<Vec<u64>>(text).map_err(|_| RecordFault::NotCounts(field))
 }
 
 /// The histogram of a class row, checked: one goal, a position at every
 /// remoteness up to the largest, `reachable` in all, and the largest
 /// remoteness stored beside it.
-fn check_histogram(raw: &RawClass, reachable: u64) -> std::result::Result<Vec<u64>, String> {
+fn check_histogram(raw: &RawClass, reachable: u64) -> std::result::Result<Vec<u64>, RecordFault> {
     let histogram = list("histogram", &raw.histogram)?;
     if histogram.is_empty() || histogram.len() > usize::from(Cell::MAX_REMOTENESS) + 1 {
-        return Err(format!("the histogram has {} entries", histogram.len()));
+        return Err(RecordFault::HistogramLength(histogram.len()));
     }
     if histogram[0] != 1 || histogram.contains(&0) {
-        return Err("the histogram does not have one goal and a position at every remoteness up to the largest".into());
+        return Err(RecordFault::HistogramGap);
     }
     if histogram.iter().try_fold(0u64, |s, &n| s.checked_add(n)) != Some(reachable) {
-        return Err(format!(
-            "the histogram does not add up to {reachable} reachable positions"
-        ));
+        return Err(RecordFault::HistogramSum { reachable });
     }
     let max = histogram.len() as i64 - 1;
     if raw.max_remoteness != Some(max) {
-        return Err(format!("max_remoteness is not {max}, the histogram's largest"));
+        return Err(RecordFault::MaxRemoteness { max });
     }
     Ok(histogram)
 }
 
 /// The hardest positions of a class row, checked: as many as the
 /// histogram's last layer has (at most [`HARDEST`]), in order, in range.
-fn check_hardest(raw: &RawClass, histogram: &[u64], hash_size: u64) -> std::result::Result<Vec<u64>, String> {
+fn check_hardest(raw: &RawClass, histogram: &[u64], hash_size: u64) -> std::result::Result<Vec<u64>, RecordFault> {
     let hardest = list("hardest", &raw.hardest)?;
     let top = histogram[histogram.len() - 1];
     if hardest.len() as u64 != top.min(HARDEST as u64) {
-        return Err(format!("it lists {} hardest positions", hardest.len()));
+        return Err(RecordFault::HardestCount(hardest.len()));
     }
     if hardest.windows(2).any(|w| w[0] >= w[1]) || hardest.iter().any(|&h| h >= hash_size) {
-        return Err("its hardest positions are out of order or out of range".into());
+        return Err(RecordFault::HardestOrder);
     }
     Ok(hardest)
+}
+
+/// What is wrong with a class's record (its row of `classes`): the
+/// opening names the file and the class, then says this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum RecordFault {
+    /// A field that the variant fixes (squares, bishops, hash size, start,
+    /// goal) has another value.
+    Differs {
+        /// The column.
+        field: &'static str,
+        /// What the row holds.
+        stored: i64,
+        /// What the variant has.
+        variant: i64,
+    },
+    /// A count is out of its range.
+    OutOfRange {
+        /// The column.
+        field: &'static str,
+        /// What the row holds.
+        value: i64,
+        /// The least it may be.
+        low: u64,
+        /// The most it may be.
+        high: u64,
+    },
+    /// A column that holds a JSON list of counts does not.
+    NotCounts(&'static str),
+    /// The histogram has this many entries: none, or more remotenesses
+    /// than a cell holds.
+    HistogramLength(usize),
+    /// The histogram has no single goal, or a remoteness without positions
+    /// below its largest.
+    HistogramGap,
+    /// The histogram does not add up to the reachable positions.
+    HistogramSum {
+        /// The row's reachable count.
+        reachable: u64,
+    },
+    /// The largest remoteness stored is not the histogram's.
+    MaxRemoteness {
+        /// The histogram's largest.
+        max: i64,
+    },
+    /// The row lists this many hardest positions, not as many as its last
+    /// layer holds.
+    HardestCount(usize),
+    /// The hardest positions are out of order or out of range.
+    HardestOrder,
+    /// The mirrored flag is neither 0 nor 1.
+    Mirrored(i64),
+    /// The class checksum is not 16 hex digits.
+    Checksum,
+    /// The class is mirrored from the named class, but its counts differ.
+    MirrorCounts(String),
+    /// The class is marked mirrored, but the variant's class is not the
+    /// mirror image of class a1.
+    NotAMirror,
+}
+
+impl std::fmt::Display for RecordFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordFault::Differs { field, stored, variant } => {
+                write!(f, "{field} is {stored}, the variant has {variant}")
+            }
+            RecordFault::OutOfRange {
+                field,
+                value,
+                low,
+                high,
+            } => {
+                write!(f, "{field} is {value}, not between {low} and {high}")
+            }
+            RecordFault::NotCounts(field) => write!(f, "{field} is not a list of counts"),
+            RecordFault::HistogramLength(n) => write!(f, "the histogram has {n} entries"),
+            RecordFault::HistogramGap => {
+                f.write_str("the histogram does not have one goal and a position at every remoteness up to the largest")
+            }
+            RecordFault::HistogramSum { reachable } => {
+                write!(f, "the histogram does not add up to {reachable} reachable positions")
+            }
+            RecordFault::MaxRemoteness { max } => write!(f, "max_remoteness is not {max}, the histogram's largest"),
+            RecordFault::HardestCount(n) => write!(f, "it lists {n} hardest positions"),
+            RecordFault::HardestOrder => f.write_str("its hardest positions are out of order or out of range"),
+            RecordFault::Mirrored(v) => write!(f, "mirrored is {v}"),
+            RecordFault::Checksum => f.write_str("its checksum is not 16 hex digits"),
+            RecordFault::MirrorCounts(source) => {
+                write!(f, "it is mirrored from class {source}, but its counts differ")
+            }
+            RecordFault::NotAMirror => f.write_str("it is marked mirrored, but it is not the mirror image of class a1"),
+        }
+    }
 }
