@@ -712,28 +712,66 @@ impl Start {
     }
 }
 
+/// What a worker's saved share says of itself: whether its search was
+/// over, the class's layer counts, and the share's own counts of them.
+pub(super) struct ShareReport {
+    pub done: bool,
+    pub found: Vec<u64>,
+    pub own: Vec<u64>,
+}
+
 /// What each worker tells the others of the share it could resume: the
 /// little-endian words `[1, done, layers, found…, own counts…]`, or `[0]`.
-fn resume_words(saved: Option<&Resume>) -> Vec<u8> {
-    let Some(saved) = saved else {
+fn resume_words(report: Option<ShareReport>) -> Vec<u8> {
+    let Some(report) = report else {
         return 0u64.to_le_bytes().to_vec();
     };
-    let layers = saved.found.len();
-    let own = layer_counts(&saved.cells, layers);
-    [1, u64::from(saved.done), layers as u64]
+    [1, u64::from(report.done), report.found.len() as u64]
         .into_iter()
-        .chain(saved.found.iter().copied())
-        .chain(own)
+        .chain(report.found)
+        .chain(report.own)
         .flat_map(u64::to_le_bytes)
         .collect()
 }
 
+/// Why the workers of a partitioned search do not resume a class from
+/// their saved shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NoResume {
+    /// This rank has no share of the class that it could resume.
+    NoShare(usize),
+    /// The shares were saved at different layers.
+    Layers,
+    /// The shares' own counts at a remoteness do not add up to the class's.
+    Counts {
+        /// The remoteness.
+        remoteness: usize,
+        /// The shares' counts, added.
+        sum: u64,
+        /// The class's count.
+        class: u64,
+    },
+}
+
+impl std::fmt::Display for NoResume {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoResume::NoShare(rank) => write!(f, "rank {rank} has no share of it to resume"),
+            NoResume::Layers => f.write_str("the ranks' shares were saved at different layers"),
+            NoResume::Counts { remoteness, sum, class } => write!(
+                f,
+                "the ranks' shares hold {sum} positions at remoteness {remoteness}, not {class}"
+            ),
+        }
+    }
+}
+
 /// Whether the workers' reports ([`resume_words`]) let them all resume:
-/// `Ok` when every worker has a share, all at the same layers, whose
-/// counts add up to the class's; else what stands in the way.
-fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), String> {
+/// every worker has a share, all at the same layers, whose counts add up
+/// to the class's.
+fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), NoResume> {
     if let Some(w) = reports.iter().position(|r| r.first() != Some(&1)) {
-        return Err(format!("rank {w} has no share of it to resume"));
+        return Err(NoResume::NoShare(w));
     }
     let head = |r: &Vec<u64>| r.get(1..3).map(<[u64]>::to_vec);
     let layers = reports[0].get(2).copied().unwrap_or(0) as usize;
@@ -742,18 +780,58 @@ fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), String> {
         .iter()
         .any(|r| r.len() != 3 + 2 * layers || head(r) != head(&reports[0]) || whole(r) != whole(&reports[0]))
     {
-        return Err("the ranks' shares were saved at different layers".into());
+        return Err(NoResume::Layers);
     }
     let found = &reports[0][3..3 + layers];
     for (d, &n) in found.iter().enumerate() {
         let sum: u64 = reports.iter().map(|r| r[3 + layers + d]).sum();
         if sum != n {
-            return Err(format!(
-                "the ranks' shares hold {sum} positions at remoteness {d}, not {n}"
-            ));
+            return Err(NoResume::Counts {
+                remoteness: d,
+                sum,
+                class: n,
+            });
         }
     }
     Ok(())
+}
+
+/// Agrees with every other worker whether all of them resume the class
+/// `class` from their saved shares (a collective step), this worker's
+/// being `saved`, which `report` describes: only when every worker has a
+/// share saved at the same layers and the shares' counts add up to the
+/// whole class's. Returns `saved` then, else `None`, and worker 0 says why.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the transport fails or a report does not decode.
+pub(super) fn agree<T: Transport + ?Sized, S>(
+    transport: &mut T,
+    class: Class,
+    saved: Option<S>,
+    report: impl FnOnce(&S) -> ShareReport,
+    checkpoints: &mut dyn ShareCheckpoints,
+) -> Result<Option<S>> {
+    let me = transport.worker();
+    let words_out = resume_words(saved.as_ref().map(report));
+    let reports = transport
+        .all_to_all(vec![words_out; transport.workers()])?
+        .iter()
+        .map(|stream| words(stream))
+        .collect::<Result<Vec<_>>>()?;
+    let verdict = resumable(&reports).and_then(|()| saved.is_some().then_some(()).ok_or(NoResume::NoShare(me)));
+    match verdict {
+        Ok(()) => Ok(saved),
+        Err(why) => {
+            if me == 0 && reports.iter().any(|r| r.first() == Some(&1)) {
+                checkpoints.note(&format!(
+                    "not resuming class {}: {why}; every rank searches it from the start",
+                    class.name()
+                ));
+            }
+            Ok(None)
+        }
+    }
 }
 
 /// Reads this worker's saved share of the class from `checkpoints` and
@@ -774,30 +852,19 @@ pub fn agree_on_resume<T: Transport + ?Sized>(
 ) -> Result<Start> {
     let me = transport.worker();
     let saved = checkpoints.resume_share(spec.class, partition.cells(me));
-    let report = resume_words(saved.as_ref());
-    let reports = transport
-        .all_to_all(vec![report; transport.workers()])?
-        .iter()
-        .map(|stream| words(stream))
-        .collect::<Result<Vec<_>>>()?;
-    let anyone = reports.iter().any(|r| r.first() == Some(&1));
-    match (resumable(&reports), saved) {
-        (Ok(()), Some(saved)) => Ok(Start {
+    let report = |saved: &Resume| ShareReport {
+        done: saved.done,
+        found: saved.found.clone(),
+        own: layer_counts(&saved.cells, saved.found.len()),
+    };
+    Ok(match agree(transport, spec.class, saved, report, checkpoints)? {
+        Some(saved) => Start {
             found: saved.found,
             done: saved.done,
             cells: saved.cells,
-        }),
-        (verdict, _) => {
-            if me == 0 && anyone {
-                let why = verdict.err().unwrap_or_else(|| "a share is missing".into());
-                checkpoints.note(&format!(
-                    "not resuming class {}: {why}; every rank searches it from the start",
-                    spec.class.name()
-                ));
-            }
-            Ok(Start::fresh(spec, index, partition, me))
-        }
-    }
+        },
+        None => Start::fresh(spec, index, partition, me),
+    })
 }
 
 /// Runs worker `transport.worker()` of a partitioned search of one class

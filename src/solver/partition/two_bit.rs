@@ -49,8 +49,8 @@ use rayon::prelude::*;
 
 use super::recut::{Pace, Units, Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::{
-    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, Partition, Reach, Reached, Transport, Worked,
-    end_layer, message_at, on_threads, post_images, resumable, save_now, saved, take_images, words,
+    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, Partition, Reach, Reached, ShareReport, Transport,
+    Worked, agree, end_layer, message_at, on_threads, post_images, save_now, saved, take_images, words,
 };
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
@@ -529,21 +529,6 @@ fn fits(saved: &TwoBitShareResume, partition: &Partition, me: usize, asked: Aske
         && saved.watched.len() == asked.watch.len()
 }
 
-/// What each worker tells the others of the share it could resume, as the
-/// byte search's workers do: the little-endian words `[1, done, layers,
-/// found…, own counts…]`, or `[0]`.
-fn resume_words(saved: Option<&TwoBitShareResume>) -> Vec<u8> {
-    let Some(saved) = saved else {
-        return 0u64.to_le_bytes().to_vec();
-    };
-    [1, u64::from(saved.done), saved.found.len() as u64]
-        .into_iter()
-        .chain(saved.found.iter().copied())
-        .chain(saved.own.iter().copied())
-        .flat_map(u64::to_le_bytes)
-        .collect()
-}
-
 /// Reads this worker's saved share of the two-bit search of the class from
 /// `checkpoints` and agrees with every other worker whether all of them
 /// resume (a collective step): only when every worker has a share that
@@ -575,26 +560,12 @@ pub fn agree_on_resume<T: Transport + ?Sized>(
             asked.watch,
         )
         .filter(|saved| fits(saved, partition, me, asked));
-    let report = resume_words(saved.as_ref());
-    let reports = transport
-        .all_to_all(vec![report; transport.workers()])?
-        .iter()
-        .map(|stream| words(stream))
-        .collect::<Result<Vec<_>>>()?;
-    let anyone = reports.iter().any(|r| r.first() == Some(&1));
-    match (resumable(&reports), saved) {
-        (Ok(()), Some(saved)) => Ok(Some(saved)),
-        (verdict, _) => {
-            if me == 0 && anyone {
-                let why = verdict.err().unwrap_or_else(|| "a share is missing".into());
-                checkpoints.note(&format!(
-                    "not resuming class {}: {why}; every rank searches it from the start",
-                    spec.class.name()
-                ));
-            }
-            Ok(None)
-        }
-    }
+    let report = |saved: &TwoBitShareResume| ShareReport {
+        done: saved.done,
+        found: saved.found.clone(),
+        own: saved.own.clone(),
+    };
+    agree(transport, spec.class, saved, report, checkpoints)
 }
 
 /// The unit of a worker's estimate of a layer's work ([`Share::work`]):
