@@ -69,16 +69,16 @@ use rayon::prelude::*;
 
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::index::{colex_rank, colex_unrank};
+use crate::index::colex_unrank;
 use crate::remoteness::Cell;
 use crate::rules::Part;
 use crate::symmetry::Symmetries;
-use crate::tight::{Subsets, TightIndex};
+use crate::tight::{Subsets, TightIndex, prefetch};
 use crate::variant::ClassSpec;
 
 use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
 use super::direction::Direction;
-use super::images::canonical_blocks_in;
+use super::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
@@ -1496,25 +1496,32 @@ impl Worker<'_> {
                 .is_ok()
     }
 
-    /// Sets the images of `part`, found for `next`, other than itself:
+    /// Sets the images in `batch`, found for `next` ([`set_images`]):
     /// claims this worker's and adds the others' to `images`. Returns how
     /// many it claimed.
-    fn set_images(&self, part: Part, next: u8, images: &mut [Vec<Message>]) -> u64 {
-        let mut found = 0;
-        for image in self.symmetries.images(part).as_slice() {
-            let r = colex_rank(image.white);
-            let i = self
-                .index
-                .rank_in_block(r, image.black)
-                .expect("the image of a legal position is legal");
-            if self.range.contains(&i) {
-                found += u64::from(self.claim(i, next));
-            } else {
-                let (owner, message) = message_at(self.partition, i, r);
-                images[owner].push(message);
-            }
-        }
-        found
+    #[inline(always)]
+    fn set_images(&self, batch: &mut Batch, next: u8, images: &mut [Vec<Message>]) -> u64 {
+        let range = &self.range;
+        set_images(
+            self.index,
+            batch,
+            #[inline(always)]
+            |i| {
+                if range.contains(&i) {
+                    prefetch(&self.cells[(i - range.start) as usize]);
+                }
+            },
+            #[inline(always)]
+            |i, r, _| {
+                if range.contains(&i) {
+                    u64::from(self.claim(i, next))
+                } else {
+                    let (owner, message) = message_at(self.partition, i, r);
+                    images[owner].push(message);
+                    0
+                }
+            },
+        )
     }
 
     /// [`expand`](Self::expand) of block `r`, adding to `counts` and
@@ -1569,24 +1576,35 @@ impl Worker<'_> {
         let halo = self.halo.as_ref().expect("a halo from the first layer");
         halo.route(self.partition, self.me, block);
         let block = &*block;
+        let mut batch = Batch::default();
         for (j, black) in Subsets::new(block.safe, self.index.black()).enumerate() {
             if own[j].load(Ordering::Relaxed) != depth || !test.is_canonical(black) {
                 continue;
             }
             counts[1] += 1;
-            self.kernel.neighbours_via_in(isa, block, black, |i, after, via| {
-                counts[2] += 1;
-                if let Via::White(k) = via
-                    && let Some(route) = block.routes[k]
-                {
-                    counts[3] += 1;
-                    halo.reach(route.wrapping_add(i));
-                } else if self.claim(i, depth + 1) {
-                    counts[0] += 1 + self.set_images(after, depth + 1, &mut outgoing.images);
-                }
-                false
-            });
+            self.kernel.neighbours_via_in(
+                isa,
+                block,
+                black,
+                #[inline(always)]
+                |i, after, via| {
+                    counts[2] += 1;
+                    if let Via::White(k) = via
+                        && let Some(route) = block.routes[k]
+                    {
+                        counts[3] += 1;
+                        halo.reach(route.wrapping_add(i));
+                    } else if self.claim(i, depth + 1) {
+                        counts[0] += 1;
+                        if batch.push(self.symmetries, after) {
+                            counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+                        }
+                    }
+                    false
+                },
+            );
         }
+        counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
     }
 
     /// Pulls into every unreached position of this worker, its blocks
@@ -1705,6 +1723,7 @@ impl Worker<'_> {
         }
         halo.route(self.partition, self.me, block);
         let block = &*block;
+        let mut batch = Batch::default();
         for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
             if own[j].load(Ordering::Relaxed) != UNSEEN || !test.is_canonical(black) {
                 continue;
@@ -1728,9 +1747,13 @@ impl Worker<'_> {
                     white: block.white,
                     black,
                 };
-                counts[0] += 1 + self.set_images(part, depth + 1, &mut outgoing.images);
+                counts[0] += 1;
+                if batch.push(self.symmetries, part) {
+                    counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+                }
             }
         }
+        counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
     }
 
     /// Claims for `next` the unreached positions of `reached`, which another
@@ -1738,13 +1761,19 @@ impl Worker<'_> {
     /// (adding the others' to `images`). Returns how many it claimed.
     fn receive(&self, reached: &[Reached], next: u8, mut images: Option<&mut Vec<Vec<Message>>>) -> u64 {
         let mut found = 0;
+        let mut batch = Batch::default();
         for &Reached { index: i, block: r } in reached {
             if self.claim(i, next) {
                 found += 1;
-                if let Some(images) = images.as_deref_mut() {
-                    found += self.set_images(self.index.unrank_in_block(r, i), next, images);
+                if let Some(images) = images.as_deref_mut()
+                    && batch.push(self.symmetries, self.index.unrank_in_block(r, i))
+                {
+                    found += self.set_images(&mut batch, next, images);
                 }
             }
+        }
+        if let Some(images) = images {
+            found += self.set_images(&mut batch, next, images);
         }
         found
     }
