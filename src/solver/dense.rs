@@ -12,7 +12,7 @@ use crate::rules::safe_cells;
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
-use super::layer::{Event, goal_index, report_saved, too_deep};
+use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
 
 /// The largest dense index this search allocates for one class: one byte per
 /// entry, so this is also its table's memory in bytes.
@@ -46,7 +46,7 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
     let mut depth: u8 = 0;
     while !frontier.is_empty() {
         if depth == Cell::MAX_REMOTENESS {
-            return Err(too_deep(name));
+            return Err(too_deep(name, BYTE_DEEPEST));
         }
         depth += 1;
         let mut next = Vec::new();

@@ -67,13 +67,17 @@ pub enum Event {
     },
 }
 
-/// The error for a search that went deeper than a [`Cell`] can hold.
-pub(super) fn too_deep(name: &str) -> Error {
+/// The error of every search that goes deeper than its table holds:
+/// `deepest` in a [`Cell`] ([`BYTE_DEEPEST`]), [`u16::MAX`] in a two-bit
+/// table's layer counts.
+pub(super) fn too_deep(name: &str, deepest: u16) -> Error {
     Error::TooLarge(format!(
-        "variant {name}: a remoteness above {} does not fit the table",
-        Cell::MAX_REMOTENESS
+        "variant {name}: a remoteness above {deepest} does not fit the table"
     ))
 }
+
+/// The deepest remoteness a byte table holds.
+pub(super) const BYTE_DEEPEST: u16 = Cell::MAX_REMOTENESS as u16;
 
 /// The tight index of the goal of `spec`, where a search starts.
 pub(super) fn goal_index(spec: &ClassSpec, index: &TightIndex) -> u64 {

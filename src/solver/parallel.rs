@@ -59,7 +59,7 @@ use super::images::{Batch, canonical_blocks, set_images};
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel};
-use super::layer::{Event, goal_index, report_saved, too_deep};
+use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
@@ -173,7 +173,7 @@ fn search_by(
             break;
         }
         if depth + 1 > Cell::MAX_REMOTENESS {
-            return Err(too_deep(name));
+            return Err(too_deep(name, BYTE_DEEPEST));
         }
         total += found;
         found_per_layer.push(found);

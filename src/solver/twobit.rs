@@ -102,7 +102,7 @@ use super::images::{Batch, canonical_blocks, set_images};
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
-use super::layer::{Event, goal_index, report_saved};
+use super::layer::{Event, goal_index, report_saved, too_deep};
 use super::mod3::{Codes, Mod3Table, PER_WORD, UNSEEN, code_words, count_codes};
 use super::stats::{ClassStats, HARDEST};
 
@@ -431,9 +431,7 @@ fn search_by(
             if layer.found == 0 {
                 break;
             }
-            let depth = u16::try_from(depth + 1).map_err(|_| {
-                crate::error::Error::TooLarge(format!("variant {name}: a remoteness above {} does not fit", u16::MAX))
-            })?;
+            let depth = u16::try_from(depth + 1).map_err(|_| too_deep(name, u16::MAX))?;
             total += layer.found;
             layers.push(layer.found);
             hardest = LayerHardest {

@@ -83,7 +83,7 @@ use super::images::{Batch, canonical_blocks_in, set_images};
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
-use super::layer::{Event, goal_index, report_saved, too_deep};
+use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
 
 use self::halo::{Halo, RUN, Reach, Reached};
 
@@ -720,6 +720,23 @@ pub(super) struct ShareReport {
     pub own: Vec<u64>,
 }
 
+/// This worker's number, when `transport` has as many workers as
+/// `partition` has shares.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when it has not.
+fn check_workers<T: Transport + ?Sized>(transport: &T, partition: &Partition) -> Result<usize> {
+    let (me, workers) = (transport.worker(), transport.workers());
+    if workers != partition.workers() || me >= workers {
+        return Err(Error::Exchange(format!(
+            "worker {me} of {workers} cannot run a partition for {} workers",
+            partition.workers()
+        )));
+    }
+    Ok(me)
+}
+
 /// What each worker tells the others of the share it could resume: the
 /// little-endian words `[1, done, layers, found…, own counts…]`, or `[0]`.
 fn resume_words(report: Option<ShareReport>) -> Vec<u8> {
@@ -897,14 +914,7 @@ pub fn run_worker<T: Transport + ?Sized>(
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<(WorkerTable, Vec<u64>)> {
-    let me = transport.worker();
-    let workers = transport.workers();
-    if workers != partition.workers() || me >= workers {
-        return Err(Error::Exchange(format!(
-            "worker {me} of {workers} cannot run a partition for {} workers",
-            partition.workers()
-        )));
-    }
+    let me = check_workers(transport, partition)?;
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
     let canonical = canonical_blocks_in(&symmetries, index, partition.blocks(me));
     let mut worker = Worker {
@@ -929,7 +939,7 @@ pub fn run_worker<T: Transport + ?Sized>(
     }
     let mut found = start.found;
     let mut total: u64 = found.iter().sum();
-    let first = u8::try_from(found.len() - 1).map_err(|_| too_deep(name))?;
+    let first = u8::try_from(found.len() - 1).map_err(|_| too_deep(name, BYTE_DEEPEST))?;
     for depth in first.. {
         if start.done {
             break;
@@ -979,7 +989,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         let done = next == 0;
         if !done {
             if depth + 1 > Cell::MAX_REMOTENESS {
-                return Err(too_deep(name));
+                return Err(too_deep(name, BYTE_DEEPEST));
             }
             found.push(next);
             total += next;

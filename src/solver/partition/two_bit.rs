@@ -70,7 +70,7 @@ use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 use crate::solver::isa::Bmi2;
 use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
-use crate::solver::layer::goal_index;
+use crate::solver::layer::{goal_index, too_deep};
 use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
 use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, next_layer, push_work};
 
@@ -176,23 +176,100 @@ pub fn run_worker<T: Transport + ?Sized>(
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<TwoBitShare> {
-    let me = transport.worker();
-    if transport.workers() != partition.workers() || me >= partition.workers() {
-        return Err(Error::Exchange(format!(
-            "worker {me} of {} cannot run a partition for {} workers",
-            transport.workers(),
-            partition.workers()
-        )));
-    }
+    let me = super::check_workers(transport, partition)?;
     if resume.as_ref().is_some_and(|saved| !fits(saved, partition, me, asked)) {
         return Err(Error::Exchange(format!(
             "worker {me} was given a share to resume that is not of its range"
         )));
     }
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let blocks = partition.blocks(me);
-    let range = partition.cells(me);
-    let (codes, summary) = match resume.as_mut() {
+    let (codes, summary) = first_codes(index, partition, me, resume.as_mut());
+    // What setting up a range's blocks takes, which a move does for the
+    // blocks it gains: the first guess at what a move costs.
+    let setting_up = Instant::now();
+    let mut share = Share::new(spec, index, partition, me, &symmetries, asked, (codes, summary));
+    let (mut known, mut done) = Known::first(&mut share, spec, asked, resume);
+    let legal = index.len();
+    let mut total: u64 = known.layers.iter().sum();
+    let mut costs = Costs {
+        worth: Worth {
+            unit: None,
+            cost: setting_up.elapsed(),
+        },
+        units: Units::default(),
+        rates: Rates::default(),
+        pace: Pace::default(),
+    };
+    for depth in known.layers.len() as u64 - 1.. {
+        if done {
+            break;
+        }
+        let started = Instant::now();
+        let here = (depth % 3) as u8;
+        let frontier = *known.layers.last().expect("the goal's layer");
+        let unseen = legal - total;
+        let residue: u64 = known.layers.iter().skip(usize::from(here)).step_by(3).sum();
+        // The direction that should cost less at the rates measured so
+        // far, as in the one-process search; every worker knows the same.
+        let scanned = sum_over_workers(transport, share.push_work(here))?;
+        let pull = costs.rates.pull(frontier, residue, unseen, || scanned);
+        let Balanced {
+            work,
+            moved,
+            busiest,
+            halo_bytes,
+        } = share.balance(transport, &mut known, &mut costs, depth, pull)?;
+        let rounds = share.rounds(transport, &work, frontier, depth, pull)?;
+        let Ended {
+            stats,
+            mine,
+            hardest,
+            busy,
+        } = share.end(transport, rounds, halo_bytes, depth, pull)?;
+        costs.pace.note(pull, work.iter().sum(), busy, stats.busiest);
+        let found = stats.found;
+        costs.units.note(pull, busiest, stats.busiest);
+        // A rate of zero would make that direction look free.
+        let seconds = stats.busiest.as_secs_f64().max(1e-9);
+        if pull {
+            costs.rates.pull = Some(seconds / unseen.max(1) as f64);
+        } else {
+            costs.rates.push = Some(seconds / scanned.max(1) as f64);
+        }
+        report(&LayerStats {
+            depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
+            pull,
+            elapsed: started.elapsed(),
+            moved,
+            ..stats
+        });
+        if found == 0 {
+            done = true;
+            known.boundary(&mut share, spec, transport, checkpoints, asked.watch, done)?;
+            break;
+        }
+        if depth + 1 > u64::from(u16::MAX) {
+            return Err(too_deep(name, u16::MAX));
+        }
+        known.add_layer(&share, (found, mine, hardest), depth + 1, asked.watch);
+        total += found;
+        next_layer(&mut share.summary);
+        known.boundary(&mut share, spec, transport, checkpoints, asked.watch, done)?;
+    }
+    share.finish(known, transport)
+}
+
+/// A worker's codes and summary to start from: those of `resume`, taken
+/// from it, or a share of worker `me` of `partition` where nothing is
+/// reached yet.
+fn first_codes(
+    index: &TightIndex,
+    partition: &Partition,
+    me: usize,
+    resume: Option<&mut TwoBitShareResume>,
+) -> (Vec<AtomicU64>, Vec<AtomicU8>) {
+    let (blocks, range) = (partition.blocks(me), partition.cells(me));
+    match resume {
         // In place: the atomics have the layout of the plain integers.
         Some(saved) => (
             std::mem::take(&mut saved.codes)
@@ -210,245 +287,58 @@ pub fn run_worker<T: Transport + ?Sized>(
                 .map(|_| AtomicU64::new(u64::MAX))
                 .collect(),
             blocks
-                .clone()
                 .into_par_iter()
                 .map(|r| AtomicU8::new(if index.block(r).is_empty() { 0 } else { UNSEEN_LEFT }))
                 .collect(),
         ),
-    };
-    // What setting up a range's blocks takes, which a move does for the
-    // blocks it gains: the first guess at what a move costs.
-    let setting_up = Instant::now();
-    let kernel = Kernel::new(&spec.geometry, index);
-    let mut share = Share {
-        reach: Reach::new(&kernel, index, blocks.clone()),
-        kernel,
-        isa: Best::detect(),
-        index,
-        partition: partition.clone(),
-        home: partition,
-        moved: false,
-        me,
-        symmetries: &symmetries,
-        canonical: canonical_blocks_in(&symmetries, index, blocks.clone()),
-        shares: canonical_shares(&symmetries, index, blocks.clone()),
-        codes,
-        summary,
-        blocks,
-        range,
-        halo: None,
-        mirror: asked
-            .mirrored
-            .map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec)),
-    };
-    let goal = goal_index(spec, index);
-    let mut known = Known {
-        layers: vec![1u64],
-        own: vec![u64::from(share.range.contains(&goal))],
-        hardest: (Lowest::default(), Lowest::default()),
-        // The layer of each watched position this worker owns, once reached.
-        watched: asked
-            .watch
-            .iter()
-            .map(|&i| (i == goal && share.range.contains(&i)).then_some(0))
-            .collect(),
-    };
-    let mut done = false;
-    match resume {
-        Some(saved) => {
-            saved.hardest.own.iter().for_each(|&i| known.hardest.0.offer(i));
-            saved
-                .hardest
-                .mirrored
-                .iter()
-                .flatten()
-                .for_each(|&h| known.hardest.1.offer(h));
-            (known.layers, known.own, known.watched, done) = (saved.found, saved.own, saved.watched, saved.done);
-        }
-        None if share.range.contains(&goal) => {
-            share.codes().write(goal, 0);
-            share
-                .summary_of(colex_rank(spec.goal.white))
-                .fetch_or(CURRENT, Ordering::Relaxed);
-            known.hardest.0.offer(goal);
-            if let Some(mirror) = &share.mirror {
-                known.hardest.1.offer(mirror.hash(spec.goal));
-            }
-        }
-        None => {}
     }
-    let legal = index.len();
-    let mut total: u64 = known.layers.iter().sum();
-    let mut worth = Worth {
-        unit: None,
-        cost: setting_up.elapsed(),
-    };
-    let mut units = Units::default();
-    let mut rates = Rates::default();
-    let mut pace = Pace::default();
-    for depth in known.layers.len() as u64 - 1.. {
-        if done {
-            break;
-        }
-        let started = Instant::now();
-        let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
-        let frontier = *known.layers.last().expect("the goal's layer");
-        let unseen = legal - total;
-        let residue: u64 = known.layers.iter().skip(usize::from(here)).step_by(3).sum();
-        // The direction that should cost less at the rates measured so
-        // far, as in the one-process search; every worker knows the same.
-        let scanned = sum_over_workers(transport, share.push_work(here))?;
-        let pull = rates.pull(frontier, residue, unseen, || scanned);
-        let mut work = share.work(depth, pull);
-        // Unit tests move ranges whenever shares are unequal, so that their
-        // small boards move them too.
-        worth.unit = units.of(pull);
-        let asked_worth = (!cfg!(test)).then_some(worth);
-        let moving = Instant::now();
-        let mut moved = 0;
-        let weighed = pace.weigh(transport, pull, &work)?;
-        let cut = balanced_cut(transport, index, &share.partition, &weighed, asked_worth)?;
-        let first = share.halo.is_none();
-        if let Some(cut) = cut.to {
-            moved = changing_owner(&share.partition, &cut);
-            let before = share.blocks.clone();
-            share.move_to(cut, transport)?;
-            known.watched = agree_on_watched(transport, &known.watched)?;
-            // The blocks it kept are estimated already.
-            work = carried(&work, &before, &share.blocks, |gained| {
-                share.work_in(gained, depth, pull)
-            });
-        }
-        let mut halo_bytes = 0;
-        if share.halo.is_none() {
-            share.halo = Some(Halo::new(&share.reach, index, &share.partition, me, transport)?);
-            // A move and its halo; the first halo adds to setting up.
-            worth.cost = if first { worth.cost } else { Duration::ZERO } + moving.elapsed();
-        }
-        if pull {
-            let codes = Codes::new(&share.codes, share.range.start);
-            let halo = share.halo.as_mut().expect("a halo was just made");
-            halo_bytes = halo.exchange(index, me, transport, |i, n| codes.matching(i, n, here))?;
-        }
-        // The layer's images go to their owners in rounds, a share of the
-        // work at a time: no rank holds a whole layer's, and every rank
-        // works about as long between two trades.
-        let rounds = image_rounds(frontier);
-        let cuts = round_cuts(&share.blocks, &work, rounds);
-        let mut counts = [0; COUNTS];
-        counts[6] = halo_bytes;
-        let mut own = Homes::new(partition.workers());
-        let mut busy = Duration::ZERO;
-        let mut images = Vec::new();
-        // A round's images go out when it ends and are taken when the next
-        // one does: a rank done with a round sooner than the others works
-        // on rather than waits, and waits for another only when a whole
-        // round ahead of it.
-        let mut posted = false;
-        for (round, blocks) in cuts.windows(2).enumerate() {
-            let working = Instant::now();
-            let Found {
-                counts: more,
-                own: theirs,
-                outgoing,
-            } = share.layer(blocks[0]..blocks[1], depth, pull);
-            counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
-            own = own.merge(&theirs);
-            busy += working.elapsed();
-            if posted {
-                counts[0] += take_images(transport, index, &share.partition, |run| {
-                    let working = Instant::now();
-                    let taken = share.receive(run, next, None, &mut own);
-                    busy += working.elapsed();
-                    Ok(taken)
-                })?;
-            }
-            if round as u64 + 1 == rounds {
-                images = outgoing.images;
-                break;
-            }
-            let sent = post_images(transport, &share.partition, outgoing.images)?;
-            posted = true;
-            counts[3] += sent.0;
-            counts[4] += sent.1;
-            counts[5] += sent.2;
-        }
-        let push = (!pull).then(|| share.halo.as_ref().expect("a halo from the first layer"));
-        let worked = Worked {
-            counts,
-            push,
-            images,
-            busy,
-        };
-        let mut taking = Duration::ZERO;
-        let stats = end_layer(transport, index, &share.partition, worked, |run, images| {
-            let started = Instant::now();
-            let taken = share.receive(run, next, images, &mut own);
-            taking += started.elapsed();
-            Ok(taken)
-        })?;
-        pace.note(pull, work.iter().sum(), busy + taking, stats.busiest);
-        // What every worker wrote into this worker's home range.
-        let (mine, hardest) = own.settle(transport, me)?;
-        let found = stats.found;
-        units.note(pull, cut.busiest, stats.busiest);
-        // A rate of zero would make that direction look free.
-        let seconds = stats.busiest.as_secs_f64().max(1e-9);
-        if pull {
-            rates.pull = Some(seconds / unseen.max(1) as f64);
-        } else {
-            rates.push = Some(seconds / scanned.max(1) as f64);
-        }
-        report(&LayerStats {
-            depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
-            pull,
-            elapsed: started.elapsed(),
-            moved,
-            ..stats
-        });
-        if found == 0 {
-            done = true;
-            known.boundary(&mut share, spec, transport, checkpoints, asked.watch, done)?;
-            break;
-        }
-        if depth + 1 > u64::from(u16::MAX) {
-            return Err(Error::TooLarge(format!(
-                "variant {name}: a remoteness above {} does not fit",
-                u16::MAX
-            )));
-        }
-        known.layers.push(found);
-        known.own.push(mine);
-        total += found;
-        known.hardest = hardest;
-        let codes = share.codes();
-        for (w, &i) in known.watched.iter_mut().zip(asked.watch) {
-            if w.is_none() && share.range.contains(&i) && codes.code(i) != UNSEEN {
-                *w = Some(depth + 1);
-            }
-        }
-        next_layer(&mut share.summary);
-        known.boundary(&mut share, spec, transport, checkpoints, asked.watch, done)?;
-    }
-    // The table stays in the range the last layer left it: the caller
-    // takes each worker's by the partition the search ended with.
-    let mirrored_hardest = match share.mirror {
-        Some(_) => Some(agree_on_lowest(transport, &known.hardest.1)?),
-        None => None,
-    };
-    let hardest = agree_on_lowest(transport, &known.hardest.0)?;
-    let watched = agree_on_watched(transport, &known.watched)?;
-    let len = share.range.end - share.range.start;
-    Ok(TwoBitShare {
-        worker: me,
-        partition: share.partition,
-        range: share.range,
-        table: Mod3Table::from_words(share.codes.into_iter().map(AtomicU64::into_inner).collect(), len),
-        layers: known.layers,
-        hardest,
-        mirrored_hardest,
-        watched,
-    })
+}
+
+/// What a worker has measured of the layers and moves so far, which
+/// chooses each layer's direction and whether a move of the cuts pays.
+struct Costs {
+    /// What a move costs, and the unit of work it is weighed in.
+    worth: Worth,
+    units: Units,
+    /// The seconds a position of a push and of a pull took.
+    rates: Rates,
+    /// Each worker's pace, which weighs its estimated work.
+    pace: Pace,
+}
+
+/// A share ready for a layer ([`Share::balance`]).
+struct Balanced {
+    /// The estimated work of each of its blocks.
+    work: Vec<u64>,
+    /// The positions that changed owner.
+    moved: u64,
+    /// The estimated work of the busiest share.
+    busiest: u64,
+    /// The bytes of halo it sent for a pull.
+    halo_bytes: u64,
+}
+
+/// A layer ended ([`Share::end`]).
+struct Ended {
+    /// What every worker did in it.
+    stats: LayerStats,
+    /// The positions every worker wrote into this one's home range.
+    mine: u64,
+    /// The lowest of them, and the lowest public hashes of their mirror
+    /// images.
+    hardest: (Lowest, Lowest),
+    /// The time this worker spent finding and taking, not waiting.
+    busy: Duration,
+}
+
+/// What a layer's rounds found ([`Share::rounds`]).
+struct Rounds {
+    counts: [u64; COUNTS],
+    own: Homes,
+    /// The time spent finding and taking, not waiting.
+    busy: Duration,
+    /// The last round's images, for the layer's end to send.
+    images: Vec<Vec<Message>>,
 }
 
 /// What a worker knows at a layer boundary besides its codes and summary:
@@ -469,6 +359,77 @@ struct Known {
 }
 
 impl Known {
+    /// What the worker of `share` knows as its search of `spec` starts:
+    /// what `resume` saved (whose codes [`first_codes`] took), or the goal
+    /// at layer 0, written in when it is the worker's; and whether the
+    /// search is over already.
+    fn first(
+        share: &mut Share<'_>,
+        spec: &ClassSpec,
+        asked: Asked<'_>,
+        resume: Option<TwoBitShareResume>,
+    ) -> (Known, bool) {
+        let goal = goal_index(spec, share.index);
+        let mut known = Known {
+            layers: vec![1u64],
+            own: vec![u64::from(share.range.contains(&goal))],
+            hardest: (Lowest::default(), Lowest::default()),
+            // The layer of each watched position this worker owns, once reached.
+            watched: asked
+                .watch
+                .iter()
+                .map(|&i| (i == goal && share.range.contains(&i)).then_some(0))
+                .collect(),
+        };
+        let mut done = false;
+        match resume {
+            Some(saved) => {
+                saved.hardest.own.iter().for_each(|&i| known.hardest.0.offer(i));
+                saved
+                    .hardest
+                    .mirrored
+                    .iter()
+                    .flatten()
+                    .for_each(|&h| known.hardest.1.offer(h));
+                (known.layers, known.own, known.watched, done) = (saved.found, saved.own, saved.watched, saved.done);
+            }
+            None if share.range.contains(&goal) => {
+                share.codes().write(goal, 0);
+                share
+                    .summary_of(colex_rank(spec.goal.white))
+                    .fetch_or(CURRENT, Ordering::Relaxed);
+                known.hardest.0.offer(goal);
+                if let Some(mirror) = &share.mirror {
+                    known.hardest.1.offer(mirror.hash(spec.goal));
+                }
+            }
+            None => {}
+        }
+        (known, done)
+    }
+
+    /// Adds layer `depth` of `share`: its positions over every worker,
+    /// those of this worker's home range and the lowest of them
+    /// (`found`, `mine`, `hardest`), and the watched positions (of
+    /// `watch`) it reached.
+    fn add_layer(
+        &mut self,
+        share: &Share<'_>,
+        (found, mine, hardest): (u64, u64, (Lowest, Lowest)),
+        depth: u64,
+        watch: &[u64],
+    ) {
+        self.layers.push(found);
+        self.own.push(mine);
+        self.hardest = hardest;
+        let codes = share.codes();
+        for (w, &i) in self.watched.iter_mut().zip(watch) {
+            if w.is_none() && share.range.contains(&i) && codes.code(i) != UNSEEN {
+                *w = Some(depth);
+            }
+        }
+    }
+
     /// At a layer boundary of `share`: worker 0 asks `checkpoints` whether
     /// to save and tells the others (a collective step), and then every
     /// worker moves back to its home range if it left it, saves its share
@@ -845,7 +806,217 @@ struct Share<'a> {
     mirror: Option<MirrorHashes<'a>>,
 }
 
-impl Share<'_> {
+impl<'a> Share<'a> {
+    /// The share of worker `me` of `partition` in the search of `spec`,
+    /// with `codes` and its summary ([`first_codes`]).
+    fn new(
+        spec: &'a ClassSpec,
+        index: &'a TightIndex,
+        partition: &'a Partition,
+        me: usize,
+        symmetries: &'a Symmetries,
+        asked: Asked<'a>,
+        (codes, summary): (Vec<AtomicU64>, Vec<AtomicU8>),
+    ) -> Share<'a> {
+        let (blocks, range) = (partition.blocks(me), partition.cells(me));
+        let kernel = Kernel::new(&spec.geometry, index);
+        Share {
+            reach: Reach::new(&kernel, index, blocks.clone()),
+            kernel,
+            isa: Best::detect(),
+            index,
+            partition: partition.clone(),
+            home: partition,
+            moved: false,
+            me,
+            symmetries,
+            canonical: canonical_blocks_in(symmetries, index, blocks.clone()),
+            shares: canonical_shares(symmetries, index, blocks.clone()),
+            codes,
+            summary,
+            blocks,
+            range,
+            halo: None,
+            mirror: asked
+                .mirrored
+                .map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec)),
+        }
+    }
+
+    /// Readies the share for layer `depth + 1` (a pull or a push): moves
+    /// the cuts when a balanced cut is worth what `costs` says a move costs
+    /// (agreeing on the watched positions of `known` then), makes its halo
+    /// when it has none, and for a pull trades the halo's codes.
+    fn balance<T: Transport + ?Sized>(
+        &mut self,
+        transport: &mut T,
+        known: &mut Known,
+        costs: &mut Costs,
+        depth: u64,
+        pull: bool,
+    ) -> Result<Balanced> {
+        let (index, me, here) = (self.index, self.me, (depth % 3) as u8);
+        let mut work = self.work(depth, pull);
+        // Unit tests move ranges whenever shares are unequal, so that their
+        // small boards move them too.
+        costs.worth.unit = costs.units.of(pull);
+        let asked_worth = (!cfg!(test)).then_some(costs.worth);
+        let moving = Instant::now();
+        let mut moved = 0;
+        let weighed = costs.pace.weigh(transport, pull, &work)?;
+        let cut = balanced_cut(transport, index, &self.partition, &weighed, asked_worth)?;
+        let first = self.halo.is_none();
+        if let Some(cut) = cut.to {
+            moved = changing_owner(&self.partition, &cut);
+            let before = self.blocks.clone();
+            self.move_to(cut, transport)?;
+            known.watched = agree_on_watched(transport, &known.watched)?;
+            // The blocks it kept are estimated already.
+            work = carried(&work, &before, &self.blocks, |gained| self.work_in(gained, depth, pull));
+        }
+        let mut halo_bytes = 0;
+        if self.halo.is_none() {
+            self.halo = Some(Halo::new(&self.reach, index, &self.partition, me, transport)?);
+            // A move and its halo; the first halo adds to setting up.
+            costs.worth.cost = if first { costs.worth.cost } else { Duration::ZERO } + moving.elapsed();
+        }
+        if pull {
+            let codes = Codes::new(&self.codes, self.range.start);
+            let halo = self.halo.as_mut().expect("a halo was just made");
+            halo_bytes = halo.exchange(index, me, transport, |i, n| codes.matching(i, n, here))?;
+        }
+        Ok(Balanced {
+            work,
+            moved,
+            busiest: cut.busiest,
+            halo_bytes,
+        })
+    }
+
+    /// Layer `depth + 1` (by a pull or a push), found in rounds: the
+    /// layer's images go to their owners a share of the `work` at a time
+    /// (as many rounds as the `frontier` asks), so no rank holds a whole
+    /// layer's and every rank works about as long between two trades. A
+    /// round's images go out when it ends and are taken when the next one
+    /// does: a rank done with a round sooner than the others works on
+    /// rather than waits, and waits for another only when a whole round
+    /// ahead of it.
+    fn rounds<T: Transport + ?Sized>(
+        &mut self,
+        transport: &mut T,
+        work: &[u64],
+        frontier: u64,
+        depth: u64,
+        pull: bool,
+    ) -> Result<Rounds> {
+        let next = ((depth + 1) % 3) as u8;
+        let rounds = image_rounds(frontier);
+        let cuts = round_cuts(&self.blocks, work, rounds);
+        let mut found = Rounds {
+            counts: [0; COUNTS],
+            own: Homes::new(self.home.workers()),
+            busy: Duration::ZERO,
+            images: Vec::new(),
+        };
+        let mut posted = false;
+        for (round, blocks) in cuts.windows(2).enumerate() {
+            let working = Instant::now();
+            let Found {
+                counts: more,
+                own: theirs,
+                outgoing,
+            } = self.layer(blocks[0]..blocks[1], depth, pull);
+            found.counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
+            found.own = found.own.merge(&theirs);
+            found.busy += working.elapsed();
+            if posted {
+                let (own, busy) = (&mut found.own, &mut found.busy);
+                found.counts[0] += take_images(transport, self.index, &self.partition, |run| {
+                    let working = Instant::now();
+                    let taken = self.receive(run, next, None, own);
+                    *busy += working.elapsed();
+                    Ok(taken)
+                })?;
+            }
+            if round as u64 + 1 == rounds {
+                found.images = outgoing.images;
+                break;
+            }
+            let sent = post_images(transport, &self.partition, outgoing.images)?;
+            posted = true;
+            found.counts[3] += sent.0;
+            found.counts[4] += sent.1;
+            found.counts[5] += sent.2;
+        }
+        Ok(found)
+    }
+
+    /// Ends layer `depth + 1` after its `rounds`: sends the last round's
+    /// images and the push's halo (or counts the pull's `halo_bytes`),
+    /// takes what the others send, and settles what every worker wrote
+    /// into each home range.
+    fn end<T: Transport + ?Sized>(
+        &mut self,
+        transport: &mut T,
+        rounds: Rounds,
+        halo_bytes: u64,
+        depth: u64,
+        pull: bool,
+    ) -> Result<Ended> {
+        let next = ((depth + 1) % 3) as u8;
+        let Rounds {
+            mut counts,
+            mut own,
+            busy,
+            images,
+        } = rounds;
+        counts[6] += halo_bytes;
+        let push = (!pull).then(|| self.halo.as_ref().expect("a halo from the first layer"));
+        let worked = Worked {
+            counts,
+            push,
+            images,
+            busy,
+        };
+        let mut taking = Duration::ZERO;
+        let stats = end_layer(transport, self.index, &self.partition, worked, |run, images| {
+            let started = Instant::now();
+            let taken = self.receive(run, next, images, &mut own);
+            taking += started.elapsed();
+            Ok(taken)
+        })?;
+        let (mine, hardest) = own.settle(transport, self.me)?;
+        Ok(Ended {
+            stats,
+            mine,
+            hardest,
+            busy: busy + taking,
+        })
+    }
+
+    /// What the worker returns when the search is over: its table, in the
+    /// range the last layer left it (the caller takes each worker's by the
+    /// partition the search ended with), and what the workers agree on.
+    fn finish<T: Transport + ?Sized>(self, known: Known, transport: &mut T) -> Result<TwoBitShare> {
+        let mirrored_hardest = match self.mirror {
+            Some(_) => Some(agree_on_lowest(transport, &known.hardest.1)?),
+            None => None,
+        };
+        let hardest = agree_on_lowest(transport, &known.hardest.0)?;
+        let watched = agree_on_watched(transport, &known.watched)?;
+        let len = self.range.end - self.range.start;
+        Ok(TwoBitShare {
+            worker: self.me,
+            partition: self.partition,
+            range: self.range,
+            table: Mod3Table::from_words(self.codes.into_iter().map(AtomicU64::into_inner).collect(), len),
+            layers: known.layers,
+            hardest,
+            mirrored_hardest,
+            watched,
+        })
+    }
+
     /// Its codes.
     #[inline]
     fn codes(&self) -> Codes<'_> {
