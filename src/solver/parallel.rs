@@ -103,21 +103,7 @@ fn search_by(
     observe: &mut dyn FnMut(Event),
 ) -> Result<Vec<u8>> {
     let legal = index.len();
-    let (cells, mut found_per_layer, done) = match checkpoints.resume(spec.class, legal) {
-        Some(saved) if saved.cells.len() as u64 == legal && !saved.found.is_empty() => {
-            // In place: AtomicU8 and u8 have one layout.
-            let cells: Vec<AtomicU8> = saved.cells.into_iter().map(AtomicU8::new).collect();
-            (cells, saved.found, saved.done)
-        }
-        _ => {
-            let cells: Vec<AtomicU8> = (0..legal as usize)
-                .into_par_iter()
-                .map(|_| AtomicU8::new(UNSEEN))
-                .collect();
-            cells[goal_index(spec, index) as usize].store(0, Ordering::Relaxed);
-            (cells, vec![1], false)
-        }
-    };
+    let (cells, mut found_per_layer, done) = begin(spec, index, checkpoints);
     let mut total = report_saved(spec.class, &found_per_layer, legal, observe);
     if done {
         return Ok(cells.into_iter().map(AtomicU8::into_inner).collect());
@@ -211,6 +197,29 @@ const HAS_UNSEEN: u8 = 2;
 /// [`HAS_UNSEEN`] bits, one byte per white set: a layer skips the blocks
 /// with nothing to do without reading their cells.
 type Summary = Vec<u8>;
+
+/// Where the search of `spec` starts: the cells, layer counts and whether
+/// it was over of what `checkpoints` saved, when it fits the class, taken
+/// in place; else the goal alone at layer 0.
+fn begin(spec: &ClassSpec, index: &TightIndex, checkpoints: &mut dyn Checkpoints) -> (Vec<AtomicU8>, Vec<u64>, bool) {
+    let legal = index.len();
+    match checkpoints.resume(spec.class, legal) {
+        // In place: AtomicU8 and u8 have one layout.
+        Some(saved) if saved.cells.len() as u64 == legal && !saved.found.is_empty() => (
+            saved.cells.into_iter().map(AtomicU8::new).collect(),
+            saved.found,
+            saved.done,
+        ),
+        _ => {
+            let cells: Vec<AtomicU8> = (0..legal as usize)
+                .into_par_iter()
+                .map(|_| AtomicU8::new(UNSEEN))
+                .collect();
+            cells[goal_index(spec, index) as usize].store(0, Ordering::Relaxed);
+            (cells, vec![1], false)
+        }
+    }
+}
 
 /// The [`Summary`] of the table at the start of layer `depth`.
 ///

@@ -346,44 +346,15 @@ fn search_by(
     observe: &mut dyn FnMut(Event),
 ) -> Result<Searched> {
     let legal = index.len();
-    let white_sets = index.white_sets();
     let mirror = mirrored.map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec));
-    let resumed = checkpoints
-        .resume_two_bit(spec.class, index, mirror.is_some())
-        .filter(|saved| {
-            saved.codes.len() as u64 == code_words(legal)
-                && saved.summary.len() as u64 == white_sets
-                && !saved.found.is_empty()
-                && saved.hardest.mirrored.is_some() == mirror.is_some()
-        });
-    let (codes, mut summary, mut layers, done, mut hardest, mut rates) = match resumed {
-        Some(saved) => {
-            // In place: the atomics have the layout of the plain integers,
-            // so neither collect allocates.
-            let codes: Vec<AtomicU64> = saved.codes.into_iter().map(AtomicU64::new).collect();
-            let summary: Vec<AtomicU8> = saved.summary.into_iter().map(AtomicU8::new).collect();
-            (codes, summary, saved.found, saved.done, saved.hardest, saved.rates)
-        }
-        None => {
-            let codes: Vec<AtomicU64> = (0..code_words(legal))
-                .into_par_iter()
-                .map(|_| AtomicU64::new(u64::MAX))
-                .collect();
-            let summary: Vec<AtomicU8> = (0..white_sets)
-                .into_par_iter()
-                .map(|r| AtomicU8::new(if index.block(r).is_empty() { 0 } else { UNSEEN_LEFT }))
-                .collect();
-            let goal = goal_index(spec, index);
-            let shift = 2 * (goal % PER_WORD);
-            codes[(goal / PER_WORD) as usize].fetch_and(!(3 << shift), Ordering::Relaxed);
-            summary[crate::index::colex_rank(spec.goal.white) as usize].fetch_or(CURRENT, Ordering::Relaxed);
-            let hardest = LayerHardest {
-                own: vec![goal],
-                mirrored: mirror.as_ref().map(|m| vec![m.hash(spec.goal)]),
-            };
-            (codes, summary, vec![1u64], false, hardest, Rates::default())
-        }
-    };
+    let Begun {
+        codes,
+        mut summary,
+        mut layers,
+        done,
+        mut hardest,
+        mut rates,
+    } = begin(spec, index, mirror.as_ref(), checkpoints);
     let mut total = report_saved(spec.class, &layers, legal, observe);
     if !done {
         let canonical = canonical_blocks(symmetries, index);
@@ -405,22 +376,7 @@ fn search_by(
             let frontier = *layers.last().expect("at least the goal's layer");
             let pull = rates.pull(frontier, residue, unseen, || state.current_work(here));
             let began = Instant::now();
-            let layer = (0..white_sets as usize)
-                .into_par_iter()
-                .with_min_len(16)
-                .fold(
-                    || (Block::default(), Found::default()),
-                    |(mut block, mut found), r| {
-                        if pull {
-                            state.pull_block(r as u64, depth, &mut block, &mut found);
-                        } else {
-                            state.push_block(r as u64, depth, &mut block, &mut found);
-                        }
-                        (block, found)
-                    },
-                )
-                .map(|(_, found)| found)
-                .reduce(Found::default, Found::merge);
+            let layer = state.layer(depth, pull);
             // A rate of zero would make that direction look free.
             let seconds = began.elapsed().as_secs_f64().max(1e-9);
             if pull {
@@ -476,6 +432,73 @@ fn search_by(
         hardest: hardest.own,
         mirrored_hardest: hardest.mirrored,
     })
+}
+
+/// Where a two-bit search of a class starts ([`begin`]).
+struct Begun {
+    codes: Vec<AtomicU64>,
+    summary: Vec<AtomicU8>,
+    layers: Vec<u64>,
+    /// Whether the search was over.
+    done: bool,
+    hardest: LayerHardest,
+    rates: Rates,
+}
+
+/// Where the two-bit search of `spec` starts: the state `checkpoints`
+/// saved, when it fits the class (and carries the hardest positions'
+/// images in the class `mirror` hashes, if any), taken in place; else the
+/// goal alone at layer 0.
+fn begin(
+    spec: &ClassSpec,
+    index: &TightIndex,
+    mirror: Option<&MirrorHashes<'_>>,
+    checkpoints: &mut dyn Checkpoints,
+) -> Begun {
+    let (legal, white_sets) = (index.len(), index.white_sets());
+    let resumed = checkpoints
+        .resume_two_bit(spec.class, index, mirror.is_some())
+        .filter(|saved| {
+            saved.codes.len() as u64 == code_words(legal)
+                && saved.summary.len() as u64 == white_sets
+                && !saved.found.is_empty()
+                && saved.hardest.mirrored.is_some() == mirror.is_some()
+        });
+    if let Some(saved) = resumed {
+        // In place: the atomics have the layout of the plain integers, so
+        // neither collect allocates.
+        return Begun {
+            codes: saved.codes.into_iter().map(AtomicU64::new).collect(),
+            summary: saved.summary.into_iter().map(AtomicU8::new).collect(),
+            layers: saved.found,
+            done: saved.done,
+            hardest: saved.hardest,
+            rates: saved.rates,
+        };
+    }
+    let codes: Vec<AtomicU64> = (0..code_words(legal))
+        .into_par_iter()
+        .map(|_| AtomicU64::new(u64::MAX))
+        .collect();
+    let summary: Vec<AtomicU8> = (0..white_sets)
+        .into_par_iter()
+        .map(|r| AtomicU8::new(if index.block(r).is_empty() { 0 } else { UNSEEN_LEFT }))
+        .collect();
+    let goal = goal_index(spec, index);
+    let shift = 2 * (goal % PER_WORD);
+    codes[(goal / PER_WORD) as usize].fetch_and(!(3 << shift), Ordering::Relaxed);
+    summary[crate::index::colex_rank(spec.goal.white) as usize].fetch_or(CURRENT, Ordering::Relaxed);
+    Begun {
+        codes,
+        summary,
+        layers: vec![1u64],
+        done: false,
+        hardest: LayerHardest {
+            own: vec![goal],
+            mirrored: mirror.map(|m| vec![m.hash(spec.goal)]),
+        },
+        rates: Rates::default(),
+    }
 }
 
 /// Between layers: every block that a position of the new layer was
@@ -566,6 +589,27 @@ struct State<'a> {
 }
 
 impl State<'_> {
+    /// Layer `depth + 1`, by a pull or a push, its blocks shared by the
+    /// threads of the rayon pool.
+    fn layer(&self, depth: u64, pull: bool) -> Found {
+        (0..self.index.white_sets() as usize)
+            .into_par_iter()
+            .with_min_len(16)
+            .fold(
+                || (Block::default(), Found::default()),
+                |(mut block, mut found), r| {
+                    if pull {
+                        self.pull_block(r as u64, depth, &mut block, &mut found);
+                    } else {
+                        self.push_block(r as u64, depth, &mut block, &mut found);
+                    }
+                    (block, found)
+                },
+            )
+            .map(|(_, found)| found)
+            .reduce(Found::default, Found::merge)
+    }
+
     /// The table as [`Codes`] from position 0.
     #[inline]
     fn codes(&self) -> Codes<'_> {

@@ -947,34 +947,13 @@ pub fn run_worker<T: Transport + ?Sized>(
         let started = Instant::now();
         let frontier = *found.last().expect("the goal's layer");
         let pull = frontier * PULL_RATIO > index.len() - total;
-        if worker.halo.is_none() {
-            let reach = Reach::new(&worker.kernel, index, partition.blocks(me));
-            worker.halo = Some(Halo::new(&reach, index, partition, me, transport)?);
-        }
-        let mut working = Instant::now();
-        let (counts, outgoing) = if pull {
-            let (cells, base) = (&worker.cells, worker.range.start);
-            let halo = worker.halo.as_mut().expect("a halo was just made");
-            let halo_bytes = halo.exchange(index, me, transport, |i, n| {
-                let first = (i - base) as usize;
-                cells[first..first + n].iter().enumerate().fold(0, |mask, (k, c)| {
-                    mask | u64::from(c.load(Ordering::Relaxed) == depth) << k
-                })
-            })?;
-            // The halo's exchange waits for the others: not work.
-            working = Instant::now();
-            let (mut counts, outgoing) = worker.pull(depth);
-            counts[6] = halo_bytes;
-            (counts, outgoing)
-        } else {
-            worker.expand(depth)
-        };
+        let (counts, outgoing, busy) = worker.layer(transport, depth, pull)?;
         let push = (!pull).then(|| worker.halo.as_ref().expect("a halo from the first layer"));
         let worked = Worked {
             counts,
             push,
             images: outgoing.images,
-            busy: working.elapsed(),
+            busy,
         };
         let layer = end_layer(transport, index, partition, worked, |run, images| {
             Ok(worker.receive(run, depth + 1, images))
@@ -1428,6 +1407,42 @@ fn saved<T: Transport + ?Sized>(transport: &mut T, save: Save, class: Class, fou
 }
 
 impl Worker<'_> {
+    /// This worker's part of layer `depth + 1`, by a pull or a push: its
+    /// counts ([`COUNTS`]), the messages for the others, and how long it
+    /// worked (not counting the wait for the halo). The first layer makes
+    /// the halo; a pull trades it first.
+    fn layer<T: Transport + ?Sized>(
+        &mut self,
+        transport: &mut T,
+        depth: u8,
+        pull: bool,
+    ) -> Result<([u64; COUNTS], Outgoing, Duration)> {
+        let (index, partition, me) = (self.index, self.partition, self.me);
+        if self.halo.is_none() {
+            let reach = Reach::new(&self.kernel, index, partition.blocks(me));
+            self.halo = Some(Halo::new(&reach, index, partition, me, transport)?);
+        }
+        let mut working = Instant::now();
+        let (counts, outgoing) = if pull {
+            let (cells, base) = (&self.cells, self.range.start);
+            let halo = self.halo.as_mut().expect("a halo was just made");
+            let halo_bytes = halo.exchange(index, me, transport, |i, n| {
+                let first = (i - base) as usize;
+                cells[first..first + n].iter().enumerate().fold(0, |mask, (k, c)| {
+                    mask | u64::from(c.load(Ordering::Relaxed) == depth) << k
+                })
+            })?;
+            // The halo's exchange waits for the others: not work.
+            working = Instant::now();
+            let (mut counts, outgoing) = self.pull(depth);
+            counts[6] = halo_bytes;
+            (counts, outgoing)
+        } else {
+            self.expand(depth)
+        };
+        Ok((counts, outgoing, working.elapsed()))
+    }
+
     /// At a layer boundary, where `found` counts the complete layers: worker
     /// 0 asks `checkpoints` whether to save and tells the others (a
     /// collective step), and then every worker saves its share and waits
