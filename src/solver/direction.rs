@@ -1,5 +1,6 @@
-//! Push or pull: how a search layer is found, and how the two-bit search
-//! chooses between them from what each has cost so far.
+//! Push or pull: how a search layer is found, and how every tight search
+//! (byte or two-bit, one process or many workers) chooses between them from
+//! what each has cost so far ([`Rates`]).
 
 /// How a search layer was found.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -56,5 +57,17 @@ impl Rates {
             return false;
         }
         pull_cost < push_work() as f64 * push
+    }
+
+    /// Notes that a layer of the kind `pull` took `took` for `positions`:
+    /// the unseen positions of a pull, the positions a push expanded.
+    pub(super) fn note(&mut self, pull: bool, took: std::time::Duration, positions: u64) {
+        // A rate of zero would make that direction look free.
+        let rate = took.as_secs_f64().max(1e-9) / positions.max(1) as f64;
+        if pull {
+            self.pull = Some(rate);
+        } else {
+            self.push = Some(rate);
+        }
     }
 }

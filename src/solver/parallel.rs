@@ -40,6 +40,7 @@
 //! [`Checkpoints`] after every layer, and can start from a saved one.
 
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -53,7 +54,7 @@ use crate::tight::{TightIndex, for_each_run, prefetch};
 use crate::variant::ClassSpec;
 
 use super::boundary::{Boundary, Checkpoints, NoCheckpoints};
-use super::direction::Direction;
+use super::direction::{Direction, Rates};
 use super::images::{Batch, canonical_blocks, set_images};
 #[cfg(target_arch = "x86_64")]
 use super::isa::Bmi2;
@@ -63,11 +64,6 @@ use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
-
-/// A layer pulls instead of pushing when its frontier times this is more
-/// than the positions not reached yet. On 9x8, 2 beat 1, 3, 4 and 8; with
-/// the bitmap, 2, 3 and 4 were alike and 6 slower.
-const PULL_RATIO: u64 = 2;
 
 /// When a remoteness would not fit a [`Cell`].
 pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
@@ -117,11 +113,15 @@ fn search_by(
     let mut bits_reached = false;
     let first = found_per_layer.len() as u8 - 1;
     let mut frontier = *found_per_layer.last().expect("at least the goal's layer");
+    let mut rates = Rates::default();
     for depth in first.. {
         // Push from a small frontier; once the frontier is large next to what
         // is left, it is cheaper to ask each unreached position whether it
-        // has a neighbour in the frontier.
-        let pull = frontier * PULL_RATIO > legal - total;
+        // has a neighbour in the frontier: whichever the rates measured so
+        // far say costs less. A push expands the frontier, no more.
+        let unseen = legal - total;
+        let pull = rates.pull(frontier, frontier, unseen, || frontier);
+        let began = Instant::now();
         let summary = summarize(index, &mut cells, depth);
         if pull {
             mark(&mut bits, &mut cells, depth, true);
@@ -154,6 +154,7 @@ fn search_by(
             let settled = settle(&mut bits, &mut cells, depth + 1);
             debug_assert_eq!(settled, found);
         }
+        rates.note(pull, began.elapsed(), if pull { unseen } else { frontier });
         frontier = found;
         if found == 0 {
             break;

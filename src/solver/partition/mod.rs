@@ -77,7 +77,7 @@ use crate::tight::{Subsets, TightIndex, prefetch};
 use crate::variant::ClassSpec;
 
 use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
-use super::direction::Direction;
+use super::direction::{Direction, Rates};
 use super::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use super::isa::Bmi2;
@@ -89,11 +89,6 @@ use self::halo::{Halo, RUN, Reach, Reached};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
-
-/// A layer pulls instead of pushing when its frontier times this is more
-/// than the positions not reached yet: the rule of
-/// [`parallel`](super::parallel), so both searches pull on the same layers.
-const PULL_RATIO: u64 = 2;
 
 /// What a position of a block that may hold canonical positions weighs in
 /// [`Partition::by_work`], against 1 for one of a block that holds none.
@@ -940,13 +935,17 @@ pub fn run_worker<T: Transport + ?Sized>(
     let mut found = start.found;
     let mut total: u64 = found.iter().sum();
     let first = u8::try_from(found.len() - 1).map_err(|_| too_deep(name, BYTE_DEEPEST))?;
+    let mut rates = Rates::default();
     for depth in first.. {
         if start.done {
             break;
         }
         let started = Instant::now();
         let frontier = *found.last().expect("the goal's layer");
-        let pull = frontier * PULL_RATIO > index.len() - total;
+        // As in the one-process search, by the rates measured so far, of
+        // the busiest worker: every worker knows the same.
+        let unseen = index.len() - total;
+        let pull = rates.pull(frontier, frontier, unseen, || frontier);
         let (counts, outgoing, busy) = worker.layer(transport, depth, pull)?;
         let push = (!pull).then(|| worker.halo.as_ref().expect("a halo from the first layer"));
         let worked = Worked {
@@ -959,6 +958,7 @@ pub fn run_worker<T: Transport + ?Sized>(
             Ok(worker.receive(run, depth + 1, images))
         })?;
         let next = layer.found;
+        rates.note(pull, layer.busiest, if pull { unseen } else { frontier });
         report(&LayerStats {
             depth: depth.saturating_add(1),
             pull,
