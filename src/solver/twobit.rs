@@ -377,13 +377,7 @@ fn search_by(
             let pull = rates.pull(frontier, residue, unseen, || state.current_work(here));
             let began = Instant::now();
             let layer = state.layer(depth, pull);
-            // A rate of zero would make that direction look free.
-            let seconds = began.elapsed().as_secs_f64().max(1e-9);
-            if pull {
-                rates.pull = Some(seconds / unseen.max(1) as f64);
-            } else {
-                rates.push = Some(seconds / layer.work.max(1) as f64);
-            }
+            rates.note(pull, began.elapsed(), if pull { unseen } else { layer.work });
             if layer.found == 0 {
                 break;
             }

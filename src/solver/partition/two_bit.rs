@@ -229,13 +229,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         costs.pace.note(pull, work.iter().sum(), busy, stats.busiest);
         let found = stats.found;
         costs.units.note(pull, busiest, stats.busiest);
-        // A rate of zero would make that direction look free.
-        let seconds = stats.busiest.as_secs_f64().max(1e-9);
-        if pull {
-            costs.rates.pull = Some(seconds / unseen.max(1) as f64);
-        } else {
-            costs.rates.push = Some(seconds / scanned.max(1) as f64);
-        }
+        costs.rates.note(pull, stats.busiest, if pull { unseen } else { scanned });
         report(&LayerStats {
             depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
             pull,
