@@ -229,7 +229,9 @@ pub fn run_worker<T: Transport + ?Sized>(
         costs.pace.note(pull, work.iter().sum(), busy, stats.busiest);
         let found = stats.found;
         costs.units.note(pull, busiest, stats.busiest);
-        costs.rates.note(pull, stats.busiest, if pull { unseen } else { scanned });
+        costs
+            .rates
+            .note(pull, stats.busiest, if pull { unseen } else { scanned });
         report(&LayerStats {
             depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
             pull,
