@@ -1598,38 +1598,46 @@ impl Worker<'_> {
             return;
         };
         self.kernel.block_in(isa, r, block, |_| true);
+        // The canonical positions at `depth`, then their neighbours move by
+        // move ([`Kernel::each_neighbour_routed_in`]).
+        let mut blacks = std::mem::take(&mut block.blacks);
+        blacks.clear();
+        for (j, black) in Subsets::new(block.safe, self.index.black()).enumerate() {
+            if own[j].load(Ordering::Relaxed) == depth && test.is_canonical(black) {
+                blacks.push(black);
+            }
+        }
+        counts[1] += blacks.len() as u64;
         let halo = self.halo.as_ref().expect("a halo from the first layer");
         halo.route(self.partition, self.me, block);
-        let block = &*block;
         let mut batch = Batch::default();
-        for (j, black) in Subsets::new(block.safe, self.index.black()).enumerate() {
-            if own[j].load(Ordering::Relaxed) != depth || !test.is_canonical(black) {
-                continue;
-            }
-            counts[1] += 1;
-            self.kernel.neighbours_via_in(
-                isa,
-                block,
-                black,
-                #[inline(always)]
-                |i, after, via| {
-                    counts[2] += 1;
-                    if let Via::White(k) = via
-                        && let Some(route) = block.routes[k]
-                    {
-                        counts[3] += 1;
-                        halo.reach(route.wrapping_add(i));
-                    } else if self.claim(i, depth + 1) {
-                        counts[0] += 1;
-                        if batch.push(self.symmetries, after) {
-                            counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
-                        }
+        // Kept here, not in `counts`, so that they may live in registers.
+        let (mut found, mut neighbours, mut crossing) = (0, 0, 0);
+        self.kernel.each_neighbour_routed_in(
+            isa,
+            block,
+            &blacks,
+            #[inline(always)]
+            |bit| {
+                crossing += 1;
+                halo.reach(bit);
+            },
+            #[inline(always)]
+            |i, after, _| {
+                neighbours += 1;
+                if self.claim(i, depth + 1) {
+                    found += 1;
+                    if batch.push(self.symmetries, after) {
+                        found += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
                     }
-                    false
-                },
-            );
-        }
-        counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+                }
+            },
+        );
+        found += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+        counts[0] += found;
+        counts[2] += neighbours + crossing;
+        counts[3] += crossing;
+        block.blacks = blacks;
     }
 
     /// Pulls into every unreached position of this worker, its blocks
