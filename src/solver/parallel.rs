@@ -199,6 +199,42 @@ const HAS_UNSEEN: u8 = 2;
 /// with nothing to do without reading their cells.
 type Summary = Vec<u8>;
 
+/// Calls `f(cell, black)` for every position of a block, whose cells are
+/// `cells`, whose safe cells are `safe` and whose black sets have `black`
+/// bishops, when its cell satisfies `matches`: a run of positions at a
+/// time ([`for_each_run`]), the cells of a run tested together and a black
+/// set made only for those that match. Every byte search scans a block
+/// so. Always inlined, into searches compiled for more instructions than
+/// the baseline.
+#[inline(always)]
+pub(super) fn scan_cells(
+    mut cells: &[AtomicU8],
+    safe: Bitboard,
+    black: u32,
+    matches: impl Fn(u8) -> bool,
+    mut f: impl FnMut(&AtomicU8, Bitboard),
+) {
+    for_each_run(
+        safe,
+        black,
+        #[inline(always)]
+        |upper, lows| {
+            let (run, rest) = cells.split_at(lows.len());
+            cells = rest;
+            // A run has at most 64 positions: one per cell of `safe`.
+            let mut hits = run
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (i, c)| m | u64::from(matches(c.load(Ordering::Relaxed))) << i);
+            while hits != 0 {
+                let i = hits.trailing_zeros() as usize;
+                hits &= hits - 1;
+                f(&run[i], upper | lows[i]);
+            }
+        },
+    );
+}
+
 /// Where the search of `spec` starts: the cells, layer counts and whether
 /// it was over of what `checkpoints` saved, when it fits the class, taken
 /// in place; else the goal alone at layer 0.
@@ -419,28 +455,10 @@ impl Layer<'_> {
     /// positions at a time ([`for_each_run`]): the cells of a run are tested
     /// together, and a black set is made only for those that match.
     #[inline(always)]
-    fn scan(&self, r: u64, safe: Bitboard, matches: impl Fn(u8) -> bool, mut f: impl FnMut(&AtomicU8, Bitboard)) {
+    fn scan(&self, r: u64, safe: Bitboard, matches: impl Fn(u8) -> bool, f: impl FnMut(&AtomicU8, Bitboard)) {
         let range = self.index.block(r);
-        let mut cells = &self.cells[range.start as usize..range.end as usize];
-        for_each_run(
-            safe,
-            self.index.black(),
-            #[inline(always)]
-            |upper, lows| {
-                let (run, rest) = cells.split_at(lows.len());
-                cells = rest;
-                // A run has at most 64 positions: one per cell of `safe`.
-                let mut hits = run
-                    .iter()
-                    .enumerate()
-                    .fold(0u64, |m, (i, c)| m | u64::from(matches(c.load(Ordering::Relaxed))) << i);
-                while hits != 0 {
-                    let i = hits.trailing_zeros() as usize;
-                    hits &= hits - 1;
-                    f(&run[i], upper | lows[i]);
-                }
-            },
-        );
+        let cells = &self.cells[range.start as usize..range.end as usize];
+        scan_cells(cells, safe, self.index.black(), matches, f);
     }
 
     /// Pushes from every canonical position of block `r` at `depth`:

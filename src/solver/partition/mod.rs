@@ -73,7 +73,7 @@ use crate::index::colex_unrank;
 use crate::remoteness::Cell;
 use crate::rules::Part;
 use crate::symmetry::Symmetries;
-use crate::tight::{Subsets, TightIndex, prefetch};
+use crate::tight::{TightIndex, prefetch};
 use crate::variant::ClassSpec;
 
 use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
@@ -84,6 +84,7 @@ use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
 use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
+use super::parallel::scan_cells;
 
 use self::halo::{Halo, RUN, Reach, Reached};
 
@@ -1602,11 +1603,19 @@ impl Worker<'_> {
         // move ([`Kernel::each_neighbour_routed_in`]).
         let mut blacks = std::mem::take(&mut block.blacks);
         blacks.clear();
-        for (j, black) in Subsets::new(block.safe, self.index.black()).enumerate() {
-            if own[j].load(Ordering::Relaxed) == depth && test.is_canonical(black) {
-                blacks.push(black);
-            }
-        }
+        scan_cells(
+            own,
+            block.safe,
+            self.index.black(),
+            #[inline(always)]
+            |c| c == depth,
+            #[inline(always)]
+            |_, black| {
+                if test.is_canonical(black) {
+                    blacks.push(black);
+                }
+            },
+        );
         counts[1] += blacks.len() as u64;
         let halo = self.halo.as_ref().expect("a halo from the first layer");
         halo.route(self.partition, self.me, block);
@@ -1757,35 +1766,43 @@ impl Worker<'_> {
         halo.route(self.partition, self.me, block);
         let block = &*block;
         let mut batch = Batch::default();
-        for (j, black) in Subsets::new(block.safe, index.black()).enumerate() {
-            if own[j].load(Ordering::Relaxed) != UNSEEN || !test.is_canonical(black) {
-                continue;
-            }
-            counts[1] += 1;
-            let hit = self.kernel.neighbours_via_in(isa, block, black, |i, _, via| {
-                counts[2] += 1;
-                if let Via::White(k) = via
-                    && let Some(route) = block.routes[k]
-                {
-                    counts[3] += 1;
-                    halo.at(route.wrapping_add(i))
-                } else {
-                    self.cells[(i - base) as usize].load(Ordering::Relaxed) == depth
+        scan_cells(
+            own,
+            block.safe,
+            index.black(),
+            #[inline(always)]
+            |c| c == UNSEEN,
+            #[inline(always)]
+            |cell, black| {
+                if !test.is_canonical(black) {
+                    return;
                 }
-            });
-            if hit {
-                // Only this pull writes a canonical cell.
-                own[j].store(depth + 1, Ordering::Relaxed);
-                let part = Part {
-                    white: block.white,
-                    black,
-                };
-                counts[0] += 1;
-                if batch.push(self.symmetries, part) {
-                    counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+                counts[1] += 1;
+                let hit = self.kernel.neighbours_via_in(isa, block, black, |i, _, via| {
+                    counts[2] += 1;
+                    if let Via::White(k) = via
+                        && let Some(route) = block.routes[k]
+                    {
+                        counts[3] += 1;
+                        halo.at(route.wrapping_add(i))
+                    } else {
+                        self.cells[(i - base) as usize].load(Ordering::Relaxed) == depth
+                    }
+                });
+                if hit {
+                    // Only this pull writes a canonical cell.
+                    cell.store(depth + 1, Ordering::Relaxed);
+                    let part = Part {
+                        white: block.white,
+                        black,
+                    };
+                    counts[0] += 1;
+                    if batch.push(self.symmetries, part) {
+                        counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+                    }
                 }
-            }
-        }
+            },
+        );
         counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
     }
 
