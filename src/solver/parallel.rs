@@ -39,6 +39,7 @@
 //! depth and the count of each layer: [`search_with`] hands that state to a
 //! [`Checkpoints`] after every layer, and can start from a saved one.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -190,14 +191,14 @@ fn search_by(
 }
 
 /// [`Summary`] bit: the block holds a position at the layer's depth.
-const AT_DEPTH: u8 = 1;
+pub(super) const AT_DEPTH: u8 = 1;
 /// [`Summary`] bit: the block holds a position no layer has reached.
-const HAS_UNSEEN: u8 = 2;
+pub(super) const HAS_UNSEEN: u8 = 2;
 
 /// What each block holds at a layer boundary, [`AT_DEPTH`] and
 /// [`HAS_UNSEEN`] bits, one byte per white set: a layer skips the blocks
 /// with nothing to do without reading their cells.
-type Summary = Vec<u8>;
+pub(super) type Summary = Vec<u8>;
 
 /// Calls `f(cell, black)` for every position of a block, whose cells are
 /// `cells`, whose safe cells are `safe` and whose black sets have `black`
@@ -264,13 +265,22 @@ fn begin(spec: &ClassSpec, index: &TightIndex, checkpoints: &mut dyn Checkpoints
 /// and reads it as plain bytes, so each block is searched 16 cells at a
 /// time ([`holds`]) instead of one atomic load at a time.
 fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
+    summarize_blocks(index, 0..index.white_sets(), cells, depth)
+}
+
+/// [`summarize`] of the blocks `blocks` only, whose cells are `cells`
+/// (from the first cell of the first block): a byte per block, the first
+/// block's first. The partitioned byte workers summarize their share so.
+pub(super) fn summarize_blocks(index: &TightIndex, blocks: Range<u64>, cells: &mut [AtomicU8], depth: u8) -> Summary {
+    let base = index.block(blocks.start).start;
     let bytes = plain(cells);
-    (0..index.white_sets() as usize)
+    (blocks.start as usize..blocks.end as usize)
         .into_par_iter()
         .with_min_len(64)
         .map(|r| {
             let range = index.block(r as u64);
-            let (at_depth, unseen) = holds(&bytes[range.start as usize..range.end as usize], depth, UNSEEN);
+            let block = &bytes[(range.start - base) as usize..(range.end - base) as usize];
+            let (at_depth, unseen) = holds(block, depth, UNSEEN);
             (u8::from(at_depth) * AT_DEPTH) | (u8::from(unseen) * HAS_UNSEEN)
         })
         .collect()

@@ -84,7 +84,7 @@ use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
 use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
-use super::parallel::scan_cells;
+use super::parallel::{AT_DEPTH, HAS_UNSEEN, Summary, scan_cells, summarize_blocks};
 
 use self::halo::{Halo, RUN, Reach, Reached};
 
@@ -925,6 +925,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         // In place: AtomicU8 and u8 have one layout.
         cells: start.cells.into_iter().map(AtomicU8::new).collect(),
         halo: None,
+        summary: Summary::new(),
     };
     if worker.cells.len() as u64 != worker.range.end - worker.range.start {
         return Err(Error::Exchange(format!(
@@ -1344,6 +1345,10 @@ struct Worker<'a> {
     cells: Vec<AtomicU8>,
     /// What a pull layer sees of other workers' cells, once one has run.
     halo: Option<Halo>,
+    /// For each of its blocks, at the start of the layer: whether it holds
+    /// a position of the layer, and an unreached one (the one-process
+    /// search's [`Summary`]).
+    summary: Summary,
 }
 
 /// The little-endian `u64` words of `stream`.
@@ -1423,6 +1428,7 @@ impl Worker<'_> {
             let reach = Reach::new(&self.kernel, index, partition.blocks(me));
             self.halo = Some(Halo::new(&reach, index, partition, me, transport)?);
         }
+        self.summary = summarize_blocks(index, partition.blocks(me), &mut self.cells, depth);
         let mut working = Instant::now();
         let (counts, outgoing) = if pull {
             let (cells, base) = (&self.cells, self.range.start);
@@ -1591,10 +1597,10 @@ impl Worker<'_> {
         if !self.canonical[(r - mine.start) as usize] {
             return;
         }
-        let own = self.cells_of(r);
-        if !own.iter().any(|c| c.load(Ordering::Relaxed) == depth) {
+        if self.summary[(r - mine.start) as usize] & AT_DEPTH == 0 {
             return;
         }
+        let own = self.cells_of(r);
         let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
             return;
         };
@@ -1658,15 +1664,6 @@ impl Worker<'_> {
     /// neighbours, crossing.
     fn pull(&self, depth: u8) -> ([u64; COUNTS], Outgoing) {
         let mine = self.partition.blocks(self.me);
-        let own_any: Vec<bool> = (mine.start as usize..mine.end as usize)
-            .into_par_iter()
-            .with_min_len(64)
-            .map(|r| {
-                self.cells_of(r as u64)
-                    .iter()
-                    .any(|c| c.load(Ordering::Relaxed) == depth)
-            })
-            .collect();
         (mine.start as usize..mine.end as usize)
             .into_par_iter()
             .with_min_len(16)
@@ -1679,7 +1676,7 @@ impl Worker<'_> {
                     )
                 },
                 |(mut block, mut counts, mut outgoing), r| {
-                    self.pull_block(r as u64, depth, &own_any, &mut block, &mut counts, &mut outgoing);
+                    self.pull_block(r as u64, depth, &mut block, &mut counts, &mut outgoing);
                     (block, counts, outgoing)
                 },
             )
@@ -1695,21 +1692,13 @@ impl Worker<'_> {
 
     /// [`pull`](Self::pull) into block `r`, adding to `counts`; `own_any`
     /// says which of this worker's blocks hold a position at `depth`.
-    fn pull_block(
-        &self,
-        r: u64,
-        depth: u8,
-        own_any: &[bool],
-        block: &mut Block,
-        counts: &mut [u64; COUNTS],
-        outgoing: &mut Outgoing,
-    ) {
+    fn pull_block(&self, r: u64, depth: u8, block: &mut Block, counts: &mut [u64; COUNTS], outgoing: &mut Outgoing) {
         #[cfg(target_arch = "x86_64")]
         if let Some(isa) = self.isa.bmi2 {
             // SAFETY: a `Bmi2` exists only where the processor has it.
-            return unsafe { self.pull_block_bmi2(isa, r, depth, own_any, block, counts, outgoing) };
+            return unsafe { self.pull_block_bmi2(isa, r, depth, block, counts, outgoing) };
         }
-        self.pull_block_in(Tables, r, depth, own_any, block, counts, outgoing);
+        self.pull_block_in(Tables, r, depth, block, counts, outgoing);
     }
 
     /// [`pull_block`](Self::pull_block) compiled for BMI2.
@@ -1721,12 +1710,11 @@ impl Worker<'_> {
         isa: Bmi2,
         r: u64,
         depth: u8,
-        own_any: &[bool],
         block: &mut Block,
         counts: &mut [u64; COUNTS],
         outgoing: &mut Outgoing,
     ) {
-        self.pull_block_in(isa, r, depth, own_any, block, counts, outgoing);
+        self.pull_block_in(isa, r, depth, block, counts, outgoing);
     }
 
     /// [`pull_block`](Self::pull_block) for `isa`.
@@ -1737,14 +1725,14 @@ impl Worker<'_> {
         isa: I,
         r: u64,
         depth: u8,
-        own_any: &[bool],
         block: &mut Block,
         counts: &mut [u64; COUNTS],
         outgoing: &mut Outgoing,
     ) {
         let own = self.cells_of(r);
         let mine = self.partition.blocks(self.me);
-        if !self.canonical[(r - mine.start) as usize] || !own.iter().any(|c| c.load(Ordering::Relaxed) == UNSEEN) {
+        let flags = |t: u64| self.summary[(t - mine.start) as usize];
+        if !self.canonical[(r - mine.start) as usize] || flags(r) & HAS_UNSEEN == 0 {
             return;
         }
         let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
@@ -1754,12 +1742,12 @@ impl Worker<'_> {
         let halo = self.halo.as_ref().expect("a halo before a pull");
         self.kernel.block_in(isa, r, block, |t| {
             if mine.contains(&t) {
-                own_any[(t - mine.start) as usize]
+                flags(t) & AT_DEPTH != 0
             } else {
                 halo.find(t).is_some_and(|k| halo.any[k])
             }
         });
-        block.black_moves = own_any[(r - mine.start) as usize];
+        block.black_moves = flags(r) & AT_DEPTH != 0;
         if !block.black_moves && block.white_moves() == 0 {
             return;
         }
@@ -2059,6 +2047,7 @@ mod tests {
                 .map(|_| AtomicU8::new(UNSEEN))
                 .collect(),
             halo: None,
+            summary: Summary::new(),
         };
         let foreign = Message {
             index: partition.cells(1).start,
