@@ -24,6 +24,24 @@
 //!
 //! When the two classes are mirror images (an even number of columns, see
 //! [`Mirror`]), only one is searched and the other is derived from it.
+//!
+//! The tight searches come as a table (a byte a position, or two bits) by a
+//! share (a whole class in one process, or one worker's range of blocks in
+//! [`partition`], the ranks of an MPI job). What they share lives once:
+//!
+//! | concept | where |
+//! |---|---|
+//! | a position's neighbours, block by block | `kernel` |
+//! | push or pull, by measured rates | `direction` ([`Rates`]) |
+//! | the images of found positions, in batches | `images` |
+//! | a byte block's scan and the frontier summary | [`parallel`] (`scan_cells`, `summarize_blocks`) |
+//! | where a search starts, what it reports, the too-deep error | `layer` |
+//! | a search's state at a layer boundary, and where it is saved | `boundary` ([`Checkpoints`], [`ShareCheckpoints`]) |
+//! | whether the workers resume, and the exchange between them | [`partition`] |
+//! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
+//!
+//! The layer loops themselves are still one per table and share: making
+//! them one is under way.
 
 mod boundary;
 pub mod dense;
