@@ -832,10 +832,11 @@ pub(super) fn agree<T: Transport + ?Sized, S>(
         .iter()
         .map(|stream| words(stream))
         .collect::<Result<Vec<_>>>()?;
-    let verdict = resumable(&reports).and_then(|()| saved.is_some().then_some(()).ok_or(NoResume::NoShare(me)));
-    match verdict {
-        Ok(()) => Ok(saved),
-        Err(why) => {
+    match (resumable(&reports), saved) {
+        (Ok(()), Some(saved)) => Ok(Some(saved)),
+        (verdict, _) => {
+            // Every report says a share, so this worker's is among them.
+            let why = verdict.err().unwrap_or(NoResume::NoShare(me));
             if me == 0 && reports.iter().any(|r| r.first() == Some(&1)) {
                 checkpoints.note(&format!(
                     "not resuming class {}: {why}; every rank searches it from the start",
