@@ -10,9 +10,9 @@
 //! cargo run --release --example partition -- 9x8 4 --compare
 //! ```
 //!
-//! `--compare` also runs the single-machine search
-//! ([`bishops::solver::parallel::search`]) and checks the two tables agree
-//! byte for byte, with both times. Only classes that are not mirror images
+//! `--compare` also runs the search of the whole class by one worker
+//! ([`bishops::solver::parallel::search`], what a one-process solve runs)
+//! and checks the two tables agree byte for byte, with both times. Only classes that are not mirror images
 //! of another are searched (a mirrored class has the same answers).
 
 use std::time::Instant;

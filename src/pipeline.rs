@@ -400,19 +400,23 @@ impl<'a> SolvePlan<'a> {
             .checkpoints
             .map(|options| Checkpointer::new(dir, self.variant, options, note));
         let mut no_checkpoints = crate::solver::NoCheckpoints;
-        let checkpoints: &mut dyn crate::solver::Checkpoints = match checkpointer.as_mut() {
-            Some(c) => c,
-            None => &mut no_checkpoints,
-        };
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
         let mut layers = Vec::new();
         let mut observe_layers = recording(&mut layers, observe);
         // The search's tables, owned here and lent to the checks and the write.
         let (bytes, two_bit);
         let found = if self.plan.method() == Method::TwoBit {
+            let checkpoints: &mut dyn crate::solver::Checkpoints = match checkpointer.as_mut() {
+                Some(c) => c,
+                None => &mut no_checkpoints,
+            };
             two_bit = self.plan.solve_two_bit_with(checkpoints, &mut observe_layers)?;
             Tables::TwoBit(&two_bit)
         } else {
+            let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
+                Some(c) => c,
+                None => &mut no_checkpoints,
+            };
             bytes = self.plan.solve_with(checkpoints, &mut observe_layers)?;
             Tables::Bytes(&bytes)
         };

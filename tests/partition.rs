@@ -1,6 +1,7 @@
-//! The partitioned search against the single-machine byte search: the same
-//! table byte for byte and the same layers, for every worker count, and a
-//! wire form that round-trips.
+//! The partitioned search against the dense search (a search of its own,
+//! over the public hash on one core) and against itself by one worker, what
+//! a one-process solve runs: the same table byte for byte and the same
+//! layers, for every worker count, and a wire form that round-trips.
 
 mod common;
 
@@ -9,19 +10,24 @@ use std::path::Path;
 use bishops::Variant;
 use bishops::pipeline::{SolveOptions, SolvePlan};
 use bishops::solver::partition::{self, ChannelTransport, Message, Partition};
-use bishops::solver::{Method, parallel};
+use bishops::solver::{Method, dense, parallel};
 use proptest::prelude::*;
 use rusqlite::Connection;
 
-/// Searches every class of `name` that is not a mirror image by
-/// `parallel::search` and by the partitioned search with each of `workers`,
-/// and checks that they agree.
+/// Searches every class of `name` by the dense search, by `parallel::search`
+/// (one worker) and by the partitioned search with each of `workers`, and
+/// checks that they agree.
 fn agree(name: &str, workers: &[usize]) {
     let variant = Variant::named(name).unwrap_or_else(|e| panic!("variant {name}: {e}"));
     for (k, spec) in variant.classes().iter().enumerate() {
         let index = spec.tight_index();
         let mut parallel_layers = 0;
-        let expected = parallel::search(name, spec, &index, &mut |_| parallel_layers += 1).unwrap();
+        let expected = dense::search(name, spec, &index, &mut |_| {}).unwrap();
+        let one = parallel::search(name, spec, &index, &mut |_| parallel_layers += 1).unwrap();
+        assert!(
+            one == expected,
+            "{name} class {k}: the search by one worker differs from the dense search"
+        );
         for &n in workers {
             let what = format!("{name} class {k} by {n} workers");
             let run = partition::search(name, spec, &index, n, &mut |_| {}).unwrap();

@@ -75,7 +75,7 @@ use crate::files::{self, Links, OpenError};
 use crate::remoteness::Cell;
 use crate::solver::mod3::{code_words, count_codes};
 use crate::solver::twobit::{CURRENT, NEXT, UNSEEN_LEFT};
-use crate::solver::{Boundary, Checkpoints, HARDEST, LayerHardest, Rates, Resume, Save, TwoBitBoundary, TwoBitResume};
+use crate::solver::{Checkpoints, HARDEST, LayerHardest, Rates, Resume, Save, TwoBitBoundary, TwoBitResume};
 use crate::tight::TightIndex;
 use crate::variant::Variant;
 
@@ -960,16 +960,6 @@ impl<'a> Checkpointer<'a> {
         Ok(file)
     }
 
-    /// Writes the checkpoint of `boundary` atomically.
-    fn write(&mut self, boundary: &Boundary<'_>) -> Result<PathBuf> {
-        // SAFETY: AtomicU8 has the same size, alignment and bit validity as
-        // u8, and at a layer boundary no thread writes the table, so reading
-        // it as plain bytes while this borrow lives is sound.
-        let cells: &[u8] =
-            unsafe { std::slice::from_raw_parts(boundary.cells.as_ptr().cast::<u8>(), boundary.cells.len()) };
-        self.write_cells(boundary.class, cells, boundary.found, boundary.done, None)
-    }
-
     /// Writes a tight checkpoint of `class` atomically: `cells`, after
     /// `found` layers (the whole class's), over or not, and for one
     /// worker's share, `share`.
@@ -1080,7 +1070,7 @@ impl<'a> Checkpointer<'a> {
         if save != Save::No {
             let file = write(self)?;
             if save == Save::AndStop {
-                return Err(self.stopped(class, found, &format!("the checkpoint {}", crate::text::path(&file))));
+                return Err(self.stop_error(class, found, &format!("the checkpoint {}", crate::text::path(&file))));
             }
         }
         Ok(())
@@ -1109,7 +1099,7 @@ impl<'a> Checkpointer<'a> {
 
     /// The error of a stop that the test hook asked for after the layers
     /// `found` counts, once `holder` holds the search.
-    fn stopped(&self, class: Class, found: &[u64], holder: &str) -> Error {
+    fn stop_error(&self, class: Class, found: &[u64], holder: &str) -> Error {
         Error::Stopped(format!(
             "stopped after layer {} of {} class {}, as BISHOPS_STOP_AFTER_LAYER asks; {holder} holds the search",
             found.len().saturating_sub(1),
@@ -1153,16 +1143,6 @@ impl<'a> Checkpointer<'a> {
 }
 
 impl Checkpoints for Checkpointer<'_> {
-    fn resume(&mut self, class: Class, legal: u64) -> Option<Resume> {
-        let file = self.existing(class)?;
-        let read = self.read(&file, class, legal);
-        self.resumed(&file, class, read)
-    }
-
-    fn layer(&mut self, boundary: Boundary<'_>) -> Result<()> {
-        self.boundary(boundary.class, boundary.found, boundary.done, |me| me.write(&boundary))
-    }
-
     fn resume_two_bit(&mut self, class: Class, index: &TightIndex, mirrored: bool) -> Option<TwoBitResume> {
         let file = self.existing(class)?;
         match self.read_two_bit(&file, class, index, mirrored) {
@@ -1195,14 +1175,6 @@ mod tests {
     struct Recorder(Vec<TwoBitResume>);
 
     impl Checkpoints for Recorder {
-        fn resume(&mut self, _: Class, _: u64) -> Option<Resume> {
-            None
-        }
-
-        fn layer(&mut self, _: Boundary<'_>) -> Result<()> {
-            Ok(())
-        }
-
         fn two_bit_layer(&mut self, b: TwoBitBoundary<'_>) -> Result<()> {
             self.0.push(TwoBitResume {
                 found: b.found.to_vec(),

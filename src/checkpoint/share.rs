@@ -121,22 +121,25 @@ impl ShareCheckpoints for Checkpointer<'_> {
     }
 
     fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
-        let (rank, ranks) = self.share.expect("a worker's checkpointer");
-        let share = ShareHeader {
+        // One process's search is the share of one worker, and saves the
+        // whole class's checkpoint.
+        let share = self.share.map(|(rank, ranks)| ShareHeader {
             rank,
             ranks,
             first: boundary.range.start,
             found: layer_counts(boundary.cells, boundary.found.len()),
             watched: None,
-        };
-        self.write_cells(
-            boundary.class,
-            boundary.cells,
-            boundary.found,
-            boundary.done,
-            Some(share),
-        )?;
+        });
+        self.write_cells(boundary.class, boundary.cells, boundary.found, boundary.done, share)?;
         Ok(())
+    }
+
+    fn stopped(&mut self, class: Class, found: &[u64]) -> Error {
+        let holder = match self.share {
+            Some(_) => "every rank's checkpoint of its share".to_owned(),
+            None => format!("the checkpoint {}", crate::text::path(&self.file(class))),
+        };
+        self.stop_error(class, found, &holder)
     }
 
     fn note(&mut self, text: &str) {
@@ -399,7 +402,7 @@ mod tests {
         let mut notes = Vec::new();
         let mut note = |n: &str| notes.push(n.to_owned());
         let mut c = Checkpointer::new(&dir, &variant, CheckpointOptions::default(), &mut note);
-        assert!(crate::solver::Checkpoints::resume(&mut c, class(), 6).is_none());
+        assert!(c.resume_share(class(), 0..6).is_none());
         drop(c);
         assert!(notes[0].contains("is one worker's share"), "{notes:?}");
         fs::remove_dir_all(&dir).unwrap();

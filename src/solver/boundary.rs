@@ -25,32 +25,11 @@ pub struct Resume {
     pub cells: Vec<u8>,
 }
 
-/// A search's state at a layer boundary, as [`Checkpoints::layer`] sees it.
-#[derive(Debug)]
-pub struct Boundary<'a> {
-    /// The class searched.
-    pub class: Class,
-    /// `found[d]`: positions at remoteness `d`, for every complete layer.
-    pub found: &'a [u64],
-    /// Whether the search is over.
-    pub done: bool,
-    /// The table; no thread writes it while the boundary is seen.
-    pub cells: &'a [AtomicU8],
-}
-
-/// Where a search saves its state at layer boundaries and finds a saved one.
+/// Where the two-bit search of a whole class ([`twobit`](super::twobit))
+/// saves its state at layer boundaries and finds a saved one. (The byte
+/// search saves through [`ShareCheckpoints`], a whole class being the
+/// share of one worker.)
 pub trait Checkpoints {
-    /// The state to resume the search of `class` from, if there is one that
-    /// can be trusted; its table must have `legal` cells.
-    fn resume(&mut self, class: Class, legal: u64) -> Option<Resume>;
-
-    /// Called after every complete layer and once when the search is over.
-    ///
-    /// # Errors
-    ///
-    /// An error stops the search and is returned by it.
-    fn layer(&mut self, boundary: Boundary<'_>) -> Result<()>;
-
     /// The state to resume the two-bit search ([`twobit`](super::twobit))
     /// of `class`, whose tight index is `index`, from, if there is one that
     /// can be trusted; `mirrored` says whether a class mirrors this one, so
@@ -141,6 +120,17 @@ pub trait ShareCheckpoints {
     /// Tells the user what they should know about checkpoints.
     fn note(&mut self, text: &str);
 
+    /// The error that stops the search of `class` after the layers `found`
+    /// counts, once every worker has saved its share there because
+    /// [`due`](Self::due) said [`Save::AndStop`] (a test hook).
+    fn stopped(&mut self, class: Class, found: &[u64]) -> crate::error::Error {
+        crate::error::Error::Stopped(format!(
+            "stopped after layer {} of class {}, as BISHOPS_STOP_AFTER_LAYER asks",
+            found.len().saturating_sub(1),
+            class.name()
+        ))
+    }
+
     /// This worker's saved share of the two-bit search
     /// ([`partition::two_bit`](super::partition::two_bit)) of `class`,
     /// whose tight index is `index`, if there is one that can be trusted on
@@ -192,21 +182,8 @@ impl ShareCheckpoints for NoCheckpoints {
     fn note(&mut self, _: &str) {}
 }
 
-impl Checkpoints for NoCheckpoints {
-    fn resume(&mut self, _: Class, _: u64) -> Option<Resume> {
-        None
-    }
+impl Checkpoints for NoCheckpoints {}
 
-    fn layer(&mut self, _: Boundary<'_>) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// Searches one class over its tight index on the current rayon pool and
-/// returns its cells in `index` order.
-///
-/// # Errors
-///
 /// The hardest candidates of the newest layer a search has found: what its
 /// statistics take if the next layer finds nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -397,7 +397,8 @@ impl<'a> Kernel<'a> {
     /// sends to another worker gives `away` the bit of each of its
     /// neighbours (its route plus the neighbour's index), decided once for
     /// the move rather than once for each neighbour; the other neighbours
-    /// go to `f`. With no routes, every neighbour goes to `f`.
+    /// go to `f`. With no routes, every neighbour goes to `f`. Returns
+    /// how many neighbours there were, both ways.
     #[inline(always)]
     pub(super) fn each_neighbour_routed_in<I: Isa>(
         &self,
@@ -406,7 +407,8 @@ impl<'a> Kernel<'a> {
         blacks: &[Bitboard],
         mut away: impl FnMut(u64),
         mut f: impl FnMut(u64, Part, Via),
-    ) {
+    ) -> u64 {
+        let mut neighbours = 0;
         if block.black_moves {
             for &black in blacks {
                 self.black_neighbours(
@@ -415,6 +417,7 @@ impl<'a> Kernel<'a> {
                     black,
                     #[inline(always)]
                     |i, part, via| {
+                        neighbours += 1;
                         f(i, part, via);
                         false
                     },
@@ -432,12 +435,14 @@ impl<'a> Kernel<'a> {
                 } else {
                     block.move_rankers[k].rank(black)
                 };
+                neighbours += 1;
                 match route {
                     Some(route) => away(route.wrapping_add(m.start + rank)),
                     None => f(m.start + rank, Part { white: m.white, black }, Via::White(k)),
                 }
             }
         }
+        neighbours
     }
 
     /// As [`neighbour_parts_in`](Self::neighbour_parts_in), black moves

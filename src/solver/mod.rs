@@ -36,12 +36,15 @@
 //! | the images of found positions, in batches | `images` |
 //! | a byte block's scan and the frontier summary | [`parallel`] (`scan_cells`, `summarize_blocks`) |
 //! | where a search starts, what it reports, the too-deep error | `layer` |
-//! | a search's state at a layer boundary, and where it is saved | `boundary` ([`Checkpoints`], [`ShareCheckpoints`]) |
+//! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]; [`Checkpoints`] for the whole-class two-bit search) |
 //! | whether the workers resume, and the exchange between them | [`partition`] |
 //! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
 //!
-//! The layer loops themselves are still one per table and share: making
-//! them one is under way.
+//! The byte search has one layer loop, the worker of [`partition`]: a
+//! whole class in one process is the share of one worker, whose exchanges
+//! are no-ops ([`parallel::search`]). The two-bit search still has two,
+//! [`twobit`] for a whole class and [`partition::two_bit`] for a share:
+//! making them the same one is under way.
 
 mod boundary;
 pub mod dense;
@@ -62,7 +65,7 @@ mod stats;
 pub mod twobit;
 
 pub use boundary::{
-    Boundary, Checkpoints, LayerHardest, NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitBoundary,
+    Checkpoints, LayerHardest, NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitBoundary,
     TwoBitResume, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
 };
 pub use direction::{Direction, Rates};
@@ -488,12 +491,17 @@ impl<'a> Plan<'a> {
 
     /// As [`solve`](Self::solve), with the tight search of each searched
     /// class resuming from and saving to `checkpoints`
-    /// ([`parallel::search_with`]); the dense search ignores them.
+    /// ([`parallel::search_with`], one worker's share: the whole class);
+    /// the dense search ignores them.
     ///
     /// # Errors
     ///
     /// As [`solve`](Self::solve), and whatever `checkpoints` fails with.
-    pub fn solve_with(self, checkpoints: &mut dyn Checkpoints, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
+    pub fn solve_with(
+        self,
+        checkpoints: &mut dyn ShareCheckpoints,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<Solution> {
         let (name, method) = (self.variant.name(), self.method);
         let solution = self.solve_classes(observe, |spec, index, observe| {
             Ok(Some(match method {

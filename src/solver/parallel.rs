@@ -1,4 +1,4 @@
-//! The fast search: every core, one byte per legal position.
+//! The byte search: every core, one byte per legal position.
 //!
 //! The table itself is the frontier: layer `d` is every cell holding `d`, so
 //! no list of positions is kept. Each layer is one parallel pass over the
@@ -6,22 +6,27 @@
 //! directions:
 //!
 //! - *push*, while the frontier is small: a block with cells at `d` expands
-//!   those positions and claims their unreached neighbours by an atomic or
-//!   into a bitmap of reached positions, so two threads reaching one position
-//!   count it once; one pass after the layer writes `d + 1` into the cells
-//!   claimed;
+//!   those positions and claims their unreached neighbours in a bitmap of
+//!   reached positions, so two threads reaching one position count it once;
+//!   one pass after the layer writes `d + 1` into the cells claimed
+//!   ([`settle`]);
 //! - *pull*, once the frontier is large next to what is left: each unreached
 //!   position looks for a neighbour at `d` and stops at the first.
 //!
 //! The random reads of both go to a bitmap, one bit per position, rebuilt
-//! from the table between layers: a push tests and sets "reached", a pull
-//! tests "at `d`". For 11x8 it is 22 MB, which stays in the last-level
-//! cache, where the 176 MB table does not.
+//! from the table between layers ([`mark`]): a push tests and sets
+//! "reached", a pull tests "at `d`". For 11x8 it is 22 MB, which stays in
+//! the last-level cache, where the 176 MB table does not.
 //!
 //! Because a layer reads only cells equal to `d` and writes only `d + 1`, the
-//! blocks are independent within a layer: the same pass could run block
-//! ranges on different machines, exchanging only the frontier cells of the
-//! ranges their white moves reach.
+//! blocks are independent within a layer: the same pass runs block ranges
+//! on different workers, exchanging only the frontier cells of the ranges
+//! their white moves reach. So there is one byte search, that of
+//! [`partition`](super::partition), and a whole class in one process is
+//! its share of one worker, whose exchanges are no-ops ([`search_with`]).
+//! This module holds what it reads and writes the table with: the scan of
+//! a block's cells ([`scan_cells`]), the per-block summary a layer skips
+//! blocks by ([`summarize_blocks`]), and the passes between layers.
 //!
 //! A position and its images under the class's [`Symmetries`] (found from
 //! the rules: the top-bottom mirror with the colours exchanged on an odd
@@ -36,36 +41,34 @@
 //! memory is fetched in stages before they are set.
 //!
 //! The table is also the search's whole state at a layer boundary, with the
-//! depth and the count of each layer: [`search_with`] hands that state to a
-//! [`Checkpoints`] after every layer, and can start from a saved one.
+//! depth and the count of each layer: [`search_with`] hands that state to
+//! its [`ShareCheckpoints`] after every layer, and can start from a saved
+//! one.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::time::Instant;
 
 use rayon::prelude::*;
 
 use crate::bitboard::Bitboard;
 use crate::error::Result;
-use crate::index::colex_unrank;
 use crate::remoteness::Cell;
-use crate::rules::Part;
 use crate::symmetry::Symmetries;
-use crate::tight::{TightIndex, for_each_run, prefetch};
+use crate::tight::{TightIndex, for_each_run};
 use crate::variant::ClassSpec;
 
-use super::boundary::{Boundary, Checkpoints, NoCheckpoints};
-use super::direction::{Direction, Rates};
-use super::images::{Batch, canonical_blocks, set_images};
-#[cfg(target_arch = "x86_64")]
-use super::isa::Bmi2;
-use super::isa::{Best, Isa, Tables};
-use super::kernel::{Block, Kernel};
-use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
+use super::boundary::{NoCheckpoints, ShareCheckpoints};
+use super::layer::Event;
+use super::partition::{ChannelTransport, search_on_by};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
 
+/// Searches one class over its tight index on the current rayon pool and
+/// returns its cells in `index` order.
+///
+/// # Errors
+///
 /// When a remoteness would not fit a [`Cell`].
 pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
     search_with(name, spec, index, &mut NoCheckpoints, observe)
@@ -82,7 +85,7 @@ pub fn search_with(
     name: &str,
     spec: &ClassSpec,
     index: &TightIndex,
-    checkpoints: &mut dyn Checkpoints,
+    checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Vec<u8>> {
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
@@ -90,104 +93,19 @@ pub fn search_with(
 }
 
 /// As [`search_with`], expanding one position of each orbit of
-/// `symmetries`, which must be symmetries of the class.
+/// `symmetries`, which must be symmetries of the class: the partitioned
+/// search by one worker.
 fn search_by(
     name: &str,
     spec: &ClassSpec,
     index: &TightIndex,
     symmetries: &Symmetries,
-    checkpoints: &mut dyn Checkpoints,
+    checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Vec<u8>> {
-    let legal = index.len();
-    let (cells, mut found_per_layer, done) = begin(spec, index, checkpoints);
-    let mut total = report_saved(spec.class, &found_per_layer, legal, observe);
-    if done {
-        return Ok(cells.into_iter().map(AtomicU8::into_inner).collect());
-    }
-    let kernel = Kernel::new(&spec.geometry, index);
-    let isa = Best::detect();
-    let canonical = canonical_blocks(symmetries, index);
-    let mut cells = cells;
-    let mut bits: Vec<AtomicU64> = (0..legal.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-    // Whether `bits` marks every reached position (a push keeps it so).
-    let mut bits_reached = false;
-    let first = found_per_layer.len() as u8 - 1;
-    let mut frontier = *found_per_layer.last().expect("at least the goal's layer");
-    let mut rates = Rates::default();
-    for depth in first.. {
-        // Push from a small frontier; once the frontier is large next to what
-        // is left, it is cheaper to ask each unreached position whether it
-        // has a neighbour in the frontier: whichever the rates measured so
-        // far say costs less. A push expands the frontier, no more.
-        let unseen = legal - total;
-        let pull = rates.pull(frontier, frontier, unseen, || frontier);
-        let began = Instant::now();
-        let summary = summarize(index, &mut cells, depth);
-        if pull {
-            mark(&mut bits, &mut cells, depth, true);
-        } else if !bits_reached {
-            mark(&mut bits, &mut cells, UNSEEN, false);
-        }
-        bits_reached = !pull;
-        let layer = Layer {
-            kernel: &kernel,
-            isa,
-            index,
-            cells: &cells,
-            summary: &summary,
-            bits: &bits,
-            symmetries,
-            canonical: &canonical,
-        };
-        let found: u64 = (0..index.white_sets() as usize)
-            .into_par_iter()
-            .with_min_len(16)
-            .map_init(Block::default, |block, r| {
-                if pull {
-                    layer.pull_block(r as u64, depth, block)
-                } else {
-                    layer.push_block(r as u64, depth, block)
-                }
-            })
-            .sum();
-        if !pull {
-            let settled = settle(&mut bits, &mut cells, depth + 1);
-            debug_assert_eq!(settled, found);
-        }
-        rates.note(pull, began.elapsed(), if pull { unseen } else { frontier });
-        frontier = found;
-        if found == 0 {
-            break;
-        }
-        if depth + 1 > Cell::MAX_REMOTENESS {
-            return Err(too_deep(name, BYTE_DEEPEST));
-        }
-        total += found;
-        found_per_layer.push(found);
-        observe(Event::Layer {
-            class: spec.class,
-            depth: u16::from(depth) + 1,
-            found,
-            total,
-            legal,
-            direction: Some(if pull { Direction::Pull } else { Direction::Push }),
-        });
-        checkpoints.layer(Boundary {
-            class: spec.class,
-            found: &found_per_layer,
-            done: false,
-            cells: &cells,
-        })?;
-    }
-    checkpoints.layer(Boundary {
-        class: spec.class,
-        found: &found_per_layer,
-        done: true,
-        cells: &cells,
-    })?;
-    // Reuses the allocation: AtomicU8 and u8 have one layout.
-    Ok(cells.into_iter().map(AtomicU8::into_inner).collect())
+    let mut solo = ChannelTransport::solo();
+    let (_, cells) = search_on_by(name, spec, index, symmetries, &mut solo, checkpoints, observe)?;
+    Ok(cells)
 }
 
 /// [`Summary`] bit: the block holds a position at the layer's depth.
@@ -236,41 +154,13 @@ pub(super) fn scan_cells(
     );
 }
 
-/// Where the search of `spec` starts: the cells, layer counts and whether
-/// it was over of what `checkpoints` saved, when it fits the class, taken
-/// in place; else the goal alone at layer 0.
-fn begin(spec: &ClassSpec, index: &TightIndex, checkpoints: &mut dyn Checkpoints) -> (Vec<AtomicU8>, Vec<u64>, bool) {
-    let legal = index.len();
-    match checkpoints.resume(spec.class, legal) {
-        // In place: AtomicU8 and u8 have one layout.
-        Some(saved) if saved.cells.len() as u64 == legal && !saved.found.is_empty() => (
-            saved.cells.into_iter().map(AtomicU8::new).collect(),
-            saved.found,
-            saved.done,
-        ),
-        _ => {
-            let cells: Vec<AtomicU8> = (0..legal as usize)
-                .into_par_iter()
-                .map(|_| AtomicU8::new(UNSEEN))
-                .collect();
-            cells[goal_index(spec, index) as usize].store(0, Ordering::Relaxed);
-            (cells, vec![1], false)
-        }
-    }
-}
-
-/// The [`Summary`] of the table at the start of layer `depth`.
+/// The [`Summary`] of the blocks `blocks` at the start of layer `depth`,
+/// whose cells are `cells` (from the first cell of the first block): a
+/// byte per block, the first block's first.
 ///
-/// It takes the table exclusively, which no thread writes between layers,
-/// and reads it as plain bytes, so each block is searched 16 cells at a
+/// It takes the cells exclusively, which no thread writes between layers,
+/// and reads them as plain bytes, so each block is searched 16 cells at a
 /// time ([`holds`]) instead of one atomic load at a time.
-fn summarize(index: &TightIndex, cells: &mut [AtomicU8], depth: u8) -> Summary {
-    summarize_blocks(index, 0..index.white_sets(), cells, depth)
-}
-
-/// [`summarize`] of the blocks `blocks` only, whose cells are `cells`
-/// (from the first cell of the first block): a byte per block, the first
-/// block's first. The partitioned byte workers summarize their share so.
 pub(super) fn summarize_blocks(index: &TightIndex, blocks: Range<u64>, cells: &mut [AtomicU8], depth: u8) -> Summary {
     let base = index.block(blocks.start).start;
     let bytes = plain(cells);
@@ -366,7 +256,7 @@ fn plain_mut(cells: &mut [AtomicU8]) -> &mut [u8] {
 /// Sets bit `i` of `bits` exactly when cell `i` holds `value` (`equal`) or
 /// does not (`!equal`), reading the table as plain bytes: it takes the
 /// table exclusively, which no thread writes between layers.
-fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], value: u8, equal: bool) {
+pub(super) fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], value: u8, equal: bool) {
     let bytes = plain(cells);
     bits.par_iter_mut()
         .zip(bytes.par_chunks(64))
@@ -384,7 +274,7 @@ fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], value: u8, equal: bool) 
 /// Ends a push layer: sets every cell that the bitmap marks reached and the
 /// table does not yet hold to `next`; returns how many it set. Like
 /// [`mark`], it reads and writes the table as plain bytes.
-fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
+pub(super) fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
     let bytes = plain_mut(cells);
     bits.par_iter_mut()
         .zip(bytes.par_chunks_mut(64))
@@ -403,270 +293,6 @@ fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
             count
         })
         .sum()
-}
-
-/// One search layer's shared view of the table.
-struct Layer<'a> {
-    kernel: &'a Kernel<'a>,
-    /// The instruction sets the per-block work may use.
-    isa: Best,
-    index: &'a TightIndex,
-    cells: &'a [AtomicU8],
-    /// The table's [`Summary`] at the start of the layer.
-    summary: &'a [u8],
-    /// One bit per position: in a push, whether it has been reached (and
-    /// set as this layer reaches it); in a pull, whether it is at the
-    /// layer's depth.
-    bits: &'a [AtomicU64],
-    /// The class's symmetries: only canonical positions are expanded, and
-    /// each position found has its images set with it.
-    symmetries: &'a Symmetries,
-    /// Whether each block may hold a canonical position.
-    canonical: &'a [bool],
-}
-
-impl Layer<'_> {
-    /// Calls `f(cell, black, block)` for every position of block `r` whose
-    /// cell holds `want`, the layer's depth; skips the block at once when
-    /// the summary says none does. `block` is scratch space, refilled for
-    /// `r` only when there is work.
-    #[inline(always)]
-    fn for_each_at<I: Isa>(
-        &self,
-        isa: I,
-        r: u64,
-        want: u8,
-        block: &mut Block,
-        mut f: impl FnMut(&AtomicU8, Bitboard, &Block),
-    ) {
-        if self.summary[r as usize] & AT_DEPTH == 0 {
-            return;
-        }
-        self.kernel.block_in(
-            isa,
-            r,
-            block,
-            #[inline(always)]
-            |_| true,
-        );
-        let block = &*block;
-        self.scan(
-            r,
-            block.safe,
-            #[inline(always)]
-            |c| c == want,
-            #[inline(always)]
-            |cell, black| f(cell, black, block),
-        );
-    }
-
-    /// Calls `f(cell, black)` for every position of block `r`, whose safe
-    /// cells are `safe`, whose cell satisfies `matches`. It goes a run of
-    /// positions at a time ([`for_each_run`]): the cells of a run are tested
-    /// together, and a black set is made only for those that match.
-    #[inline(always)]
-    fn scan(&self, r: u64, safe: Bitboard, matches: impl Fn(u8) -> bool, f: impl FnMut(&AtomicU8, Bitboard)) {
-        let range = self.index.block(r);
-        let cells = &self.cells[range.start as usize..range.end as usize];
-        scan_cells(cells, safe, self.index.black(), matches, f);
-    }
-
-    /// Pushes from every canonical position of block `r` at `depth`:
-    /// claims its unreached neighbours for `depth + 1`, and their images,
-    /// which keeps the layer a union of orbits. Returns how many it claimed.
-    fn push_block(&self, r: u64, depth: u8, block: &mut Block) -> u64 {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = self.isa.bmi2 {
-            // SAFETY: a `Bmi2` exists only where the processor has it.
-            return unsafe { self.push_block_bmi2(isa, r, depth, block) };
-        }
-        self.push_block_in(Tables, r, depth, block)
-    }
-
-    /// [`push_block`](Self::push_block) compiled for BMI2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
-    fn push_block_bmi2(&self, isa: Bmi2, r: u64, depth: u8, block: &mut Block) -> u64 {
-        self.push_block_in(isa, r, depth, block)
-    }
-
-    /// [`push_block`](Self::push_block) for `isa`.
-    #[inline(always)]
-    fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u8, block: &mut Block) -> u64 {
-        if self.summary[r as usize] & AT_DEPTH == 0 || !self.canonical[r as usize] {
-            return 0;
-        }
-        let Some(test) = self.block_test(r) else {
-            return 0;
-        };
-        // The canonical positions at `depth`, then their neighbours move
-        // by move ([`Kernel::each_neighbour_part_in`]).
-        let mut blacks = std::mem::take(&mut block.blacks);
-        blacks.clear();
-        self.for_each_at(
-            isa,
-            r,
-            depth,
-            block,
-            #[inline(always)]
-            |_, black, _| {
-                if test.is_canonical(black) {
-                    blacks.push(black);
-                }
-            },
-        );
-        let mut found = 0;
-        let mut claimed = Batch::default();
-        self.kernel.each_neighbour_part_in(
-            isa,
-            block,
-            &blacks,
-            #[inline(always)]
-            |i, after, _| {
-                if self.claim(i) == 1 {
-                    found += 1;
-                    if claimed.push(self.symmetries, after) {
-                        found += self.claim_images(&mut claimed);
-                    }
-                }
-            },
-        );
-        block.blacks = blacks;
-        found + self.claim_images(&mut claimed)
-    }
-
-    /// The canonical test of block `r`'s positions; `None` when it holds none.
-    #[inline]
-    fn block_test(&self, r: u64) -> Option<crate::symmetry::BlockTest<'_>> {
-        self.symmetries.block_test(colex_unrank(r, self.index.white()))
-    }
-
-    /// [`set_images`] for a push: claims them.
-    #[inline(always)]
-    fn claim_images(&self, batch: &mut Batch) -> u64 {
-        set_images(
-            self.index,
-            batch,
-            #[inline(always)]
-            |i| prefetch(&self.bits[(i / 64) as usize]),
-            #[inline(always)]
-            |i, _, _| self.claim(i),
-        )
-    }
-
-    /// [`set_images`] for a pull: they join layer `next`, unreached till
-    /// now as the position they are images of was.
-    #[inline(always)]
-    fn store_images(&self, batch: &mut Batch, next: u8) -> u64 {
-        set_images(
-            self.index,
-            batch,
-            #[inline(always)]
-            |i| prefetch(&self.cells[i as usize]),
-            #[inline(always)]
-            |i, _, _| {
-                self.cells[i as usize].store(next, Ordering::Relaxed);
-                1
-            },
-        )
-    }
-
-    /// Pulls into every unreached canonical position of block `r`: it joins
-    /// layer `depth + 1` when a neighbour is at `depth`. Only this call
-    /// writes the block's canonical cells, and its neighbours are read from
-    /// the bitmap of positions at `depth`, which no one writes in this
-    /// layer. The images of the positions it finds are written here too:
-    /// cells that are not canonical, which no pull reads, and which only
-    /// the pull of their orbit's canonical position writes. Returns how
-    /// many positions joined, images included.
-    ///
-    /// Moves into blocks that the summary says hold no position at `depth`
-    /// are not tried, and a block that none of its moves reaches is skipped.
-    fn pull_block(&self, r: u64, depth: u8, block: &mut Block) -> u64 {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = self.isa.bmi2 {
-            // SAFETY: a `Bmi2` exists only where the processor has it.
-            return unsafe { self.pull_block_bmi2(isa, r, depth, block) };
-        }
-        self.pull_block_in(Tables, r, depth, block)
-    }
-
-    /// [`pull_block`](Self::pull_block) compiled for BMI2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
-    fn pull_block_bmi2(&self, isa: Bmi2, r: u64, depth: u8, block: &mut Block) -> u64 {
-        self.pull_block_in(isa, r, depth, block)
-    }
-
-    /// [`pull_block`](Self::pull_block) for `isa`.
-    #[inline(always)]
-    fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u8, block: &mut Block) -> u64 {
-        let at_depth = |t: u64| self.summary[t as usize] & AT_DEPTH != 0;
-        if self.summary[r as usize] & HAS_UNSEEN == 0 || !self.canonical[r as usize] {
-            return 0;
-        }
-        let Some(test) = self.block_test(r) else {
-            return 0;
-        };
-        self.kernel.block_in(isa, r, block, at_depth);
-        block.black_moves = at_depth(r);
-        if !block.black_moves && block.white_moves() == 0 {
-            return 0;
-        }
-        let block = &*block;
-        let mut found = 0;
-        let mut pulled = Batch::default();
-        self.scan(
-            r,
-            block.safe,
-            #[inline(always)]
-            |c| c == UNSEEN,
-            #[inline(always)]
-            |cell, black| {
-                // A position that is not canonical is set by the pull of
-                // its orbit's canonical position, and only by it.
-                if !test.is_canonical(black) {
-                    return;
-                }
-                if self.kernel.neighbours_in(
-                    isa,
-                    block,
-                    black,
-                    #[inline(always)]
-                    |i| self.bit(i),
-                ) {
-                    cell.store(depth + 1, Ordering::Relaxed);
-                    found += 1;
-                    let part = Part {
-                        white: block.white,
-                        black,
-                    };
-                    if pulled.push(self.symmetries, part) {
-                        found += self.store_images(&mut pulled, depth + 1);
-                    }
-                }
-            },
-        );
-        found + self.store_images(&mut pulled, depth + 1)
-    }
-
-    /// Bit `i` of the layer's bitmap.
-    #[inline]
-    fn bit(&self, i: u64) -> bool {
-        self.bits[(i / 64) as usize].load(Ordering::Relaxed) >> (i % 64) & 1 != 0
-    }
-
-    /// Marks position `i` reached if no layer has reached it; 1 if this
-    /// call did. The bitmap decides, so that two threads reaching one
-    /// position count it once. The cell is written after the layer, by
-    /// [`settle`], in one pass over the table instead of one cache miss per
-    /// position.
-    #[inline]
-    fn claim(&self, i: u64) -> u64 {
-        let word = &self.bits[(i / 64) as usize];
-        let bit = 1 << (i % 64);
-        u64::from(word.load(Ordering::Relaxed) & bit == 0 && word.fetch_or(bit, Ordering::Relaxed) & bit == 0)
-    }
 }
 
 #[cfg(test)]

@@ -105,6 +105,20 @@ fn without(a: &Range<u64>, b: &Range<u64>) -> [Range<u64>; 2] {
 }
 
 impl Halo {
+    /// The halo of a worker that owns every block: no move leaves its
+    /// range, so it holds nothing, and is made without counting moves.
+    pub(super) fn alone() -> Halo {
+        Halo {
+            blocks: Vec::new(),
+            starts: Vec::new(),
+            any: Vec::new(),
+            segments: vec![0, 0],
+            requests: vec![Vec::new()],
+            bits: Vec::new(),
+            outbox: Vec::new(),
+        }
+    }
+
     /// Works out the halo of worker `me` of `partition` from the moves out
     /// of its blocks (`reach`, which counts those) and tells every other
     /// worker which of its blocks it needs: a collective step, which every

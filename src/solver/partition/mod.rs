@@ -1,12 +1,15 @@
-//! The byte search split between workers that share nothing but messages:
-//! the shape a search across machines (MPI ranks) would take.
+//! The byte search, split between workers that share nothing but messages:
+//! the ranks of an MPI job, threads of one process in tests, or one worker
+//! alone, a whole class in one process ([`parallel::search`](super::parallel::search)),
+//! whose exchanges are no-ops ([`ChannelTransport::solo`]).
 //!
 //! The [`TightIndex`] already cuts a class into blocks, one per white set,
 //! each a contiguous range of cells. A [`Partition`] gives each worker a
 //! contiguous range of white-set ranks, balanced by positions, and the worker
 //! keeps the cells of its range only, in a `Vec<u8>` of its own. A layer
-//! runs on every worker in one of two directions, chosen by the same rule as
-//! [`parallel`](super::parallel) from counts every worker knows:
+//! runs on every worker in one of two directions, push or pull (as
+//! [`parallel`](super::parallel) describes them), chosen by the rates
+//! measured so far ([`Rates`]) from counts every worker knows:
 //!
 //! Both directions go through the worker's *halo*: the blocks in other
 //! workers' ranges that one white move leads to from its own (black moves
@@ -44,13 +47,13 @@
 //!
 //! A layer reads only cells at `d` and writes only unreached cells, so which
 //! worker claims a position first does not matter: the table is the
-//! breadth-first distance from the goal, byte for byte the table of
-//! [`parallel::search`](super::parallel::search).
+//! breadth-first distance from the goal, whatever the number of workers.
 //!
 //! Inside a worker, a layer's blocks are shared by the threads of the rayon
-//! pool: a push claims its own cells with an atomic compare-and-swap, so
-//! each position is counted once, and gathers each thread's messages; a
-//! pull writes only the block it pulls into.
+//! pool: a push claims its own positions in a bitmap of those reached, so
+//! each is counted once, and writes their cells after the layer; a pull
+//! reads the frontier from a bitmap of the positions at `d` and writes
+//! only the block it pulls into and the images of what it finds.
 //!
 //! [`search`] runs the workers as threads of this process with a
 //! [`ChannelTransport`]; [`run_worker`] is what one worker (one MPI rank)
@@ -61,7 +64,7 @@ mod recut;
 pub mod two_bit;
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
@@ -84,7 +87,7 @@ use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
 use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
-use super::parallel::{AT_DEPTH, HAS_UNSEEN, Summary, scan_cells, summarize_blocks};
+use super::parallel::{AT_DEPTH, HAS_UNSEEN, Summary, mark, scan_cells, settle, summarize_blocks};
 
 use self::halo::{Halo, RUN, Reach, Reached};
 
@@ -149,8 +152,11 @@ impl Partition {
         if workers == 0 {
             return Err(Error::Usage("a partitioned search needs at least one worker".into()));
         }
-        let symmetries = Symmetries::of(&spec.geometry, spec.goal);
         let blocks = index.white_sets();
+        if workers == 1 {
+            return Ok(Partition::of_bounds(index, vec![0, blocks]));
+        }
+        let symmetries = Symmetries::of(&spec.geometry, spec.goal);
         let weights: Vec<u64> = canonical_blocks_in(&symmetries, index, 0..blocks)
             .into_iter()
             .enumerate()
@@ -354,6 +360,12 @@ impl ChannelTransport {
             }
         }
         transports
+    }
+
+    /// The transport of a search by one worker, a whole class in one
+    /// process: what it posts comes back to it, and no exchange waits.
+    pub fn solo() -> ChannelTransport {
+        ChannelTransport::connected(1).pop().expect("one worker")
     }
 }
 
@@ -618,8 +630,23 @@ pub fn search_on<T: Transport + ?Sized>(
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<(Partition, Vec<u8>)> {
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    search_on_by(name, spec, index, &symmetries, transport, checkpoints, observe)
+}
+
+/// As [`search_on`], expanding one position of each orbit of
+/// `symmetries`, which must be symmetries of the class.
+pub(super) fn search_on_by<T: Transport + ?Sized>(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    symmetries: &Symmetries,
+    transport: &mut T,
+    checkpoints: &mut dyn ShareCheckpoints,
+    observe: &mut dyn FnMut(Event),
+) -> Result<(Partition, Vec<u8>)> {
     let partition = Partition::by_work(spec, index, transport.workers())?;
-    let me = transport.worker();
+    let (me, shared) = (transport.worker(), transport.workers() > 1);
     let legal = index.len();
     let start = agree_on_resume(spec, index, &partition, transport, checkpoints)?;
     let mut total = if me == 0 {
@@ -627,27 +654,47 @@ pub fn search_on<T: Transport + ?Sized>(
     } else {
         1
     };
-    let (table, _) = run_worker(
+    let share = Share {
         name,
         spec,
         index,
-        &partition,
-        transport,
-        start,
-        checkpoints,
-        &mut |layer| {
-            if me == 0 {
-                tell(observe, spec.class, legal, &mut total, layer);
-            }
-        },
-    )?;
+        symmetries,
+        partition: &partition,
+    };
+    let (table, _) = run_share(&share, transport, start, checkpoints, &mut |layer| {
+        if me == 0 {
+            tell(observe, spec.class, legal, &mut total, layer, shared);
+        }
+    })?;
     Ok((partition, table.cells))
 }
 
-/// Tells `observe` of a layer that found positions, as a one-process
-/// search would, and of the bytes it exchanged; `total` counts the
-/// positions found so far, this layer's added.
-pub(super) fn tell(observe: &mut dyn FnMut(Event), class: Class, legal: u64, total: &mut u64, layer: &LayerStats) {
+/// What every worker of a search of one class knows alike: the class, its
+/// symmetries, and how it is cut.
+pub(super) struct Share<'a> {
+    /// The variant's name, for the errors.
+    pub name: &'a str,
+    /// The class.
+    pub spec: &'a ClassSpec,
+    /// Its tight index.
+    pub index: &'a TightIndex,
+    /// The symmetries whose orbits the search expands one position of.
+    pub symmetries: &'a Symmetries,
+    /// The workers' shares.
+    pub partition: &'a Partition,
+}
+
+/// Tells `observe` of a layer that found positions, and, when the search
+/// has more than one worker (`shared`), of the bytes it exchanged; `total`
+/// counts the positions found so far, this layer's added.
+pub(super) fn tell(
+    observe: &mut dyn FnMut(Event),
+    class: Class,
+    legal: u64,
+    total: &mut u64,
+    layer: &LayerStats,
+    shared: bool,
+) {
     if layer.found == 0 {
         return;
     }
@@ -661,6 +708,9 @@ pub(super) fn tell(observe: &mut dyn FnMut(Event), class: Class, legal: u64, tot
         legal,
         direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
     });
+    if !shared {
+        return;
+    }
     observe(Event::Exchanged {
         class,
         depth,
@@ -911,18 +961,45 @@ pub fn run_worker<T: Transport + ?Sized>(
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<(WorkerTable, Vec<u64>)> {
-    let me = check_workers(transport, partition)?;
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let canonical = canonical_blocks_in(&symmetries, index, partition.blocks(me));
+    let share = Share {
+        name,
+        spec,
+        index,
+        symmetries: &symmetries,
+        partition,
+    };
+    run_share(&share, transport, start, checkpoints, report)
+}
+
+/// [`run_worker`] of `share`.
+fn run_share<T: Transport + ?Sized>(
+    share: &Share<'_>,
+    transport: &mut T,
+    start: Start,
+    checkpoints: &mut dyn ShareCheckpoints,
+    report: &mut dyn FnMut(&LayerStats),
+) -> Result<(WorkerTable, Vec<u64>)> {
+    let Share {
+        name,
+        spec,
+        index,
+        symmetries,
+        partition,
+    } = *share;
+    let me = check_workers(transport, partition)?;
+    let canonical = canonical_blocks_in(symmetries, index, partition.blocks(me));
     let mut worker = Worker {
         kernel: Kernel::new(&spec.geometry, index),
         index,
         partition,
         me,
-        symmetries: &symmetries,
+        symmetries,
         canonical,
         isa: Best::detect(),
         range: partition.cells(me),
+        bits: (0..start.cells.len().div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+        bits_reached: false,
         // In place: AtomicU8 and u8 have one layout.
         cells: start.cells.into_iter().map(AtomicU8::new).collect(),
         halo: None,
@@ -945,7 +1022,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         }
         let started = Instant::now();
         let frontier = *found.last().expect("the goal's layer");
-        // As in the one-process search, by the rates measured so far, of
+        // By the rates measured so far, of
         // the busiest worker: every worker knows the same.
         let unseen = index.len() - total;
         let pull = rates.pull(frontier, frontier, unseen, || frontier);
@@ -958,8 +1035,12 @@ pub fn run_worker<T: Transport + ?Sized>(
             busy,
         };
         let layer = end_layer(transport, index, partition, worked, |run, images| {
-            Ok(worker.receive(run, depth + 1, images))
+            Ok(worker.receive(run, depth + 1, !pull, images))
         })?;
+        if !pull {
+            let settled = settle(&mut worker.bits, &mut worker.cells, depth + 1);
+            debug_assert!(transport.workers() > 1 || settled == layer.found);
+        }
         let next = layer.found;
         rates.note(pull, layer.busiest, if pull { unseen } else { frontier });
         report(&LayerStats {
@@ -1341,15 +1422,41 @@ struct Worker<'a> {
     isa: Best,
     /// The tight indices of its cells.
     range: Range<u64>,
-    /// Its cells, which the threads of a layer claim (push) or fill (pull)
-    /// at once.
+    /// Its cells, which the threads of a pull fill at once, and a push
+    /// through `bits` after the layer ([`settle`]).
     cells: Vec<AtomicU8>,
+    /// One bit per cell: in a push, whether
+    /// the position has been reached (and claimed as this layer reaches
+    /// it); in a pull, whether it is at the layer's depth. The random
+    /// reads of a layer go here, an eighth of the cells, which a cache
+    /// holds where it does not hold the cells.
+    bits: Vec<AtomicU64>,
+    /// Whether `bits` marks every reached position (a push keeps it so).
+    bits_reached: bool,
     /// What a pull layer sees of other workers' cells, once one has run.
     halo: Option<Halo>,
     /// For each of its blocks, at the start of the layer: whether it holds
     /// a position of the layer, and an unreached one (the one-process
     /// search's [`Summary`]).
     summary: Summary,
+}
+
+/// How a worker claims a position of its own for the next layer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Claim {
+    /// In a push: it sets the position's bit in the bitmap of reached
+    /// positions, if no one has, so that two threads reaching one position
+    /// count it once; [`settle`] writes the cells after the layer, in one
+    /// pass over them instead of a cache miss a position.
+    Reached,
+    /// In a pull, an image of a position the pull found: unreached, as
+    /// that position was, and written by this call only (only the pull of
+    /// an orbit's canonical position writes its images), so it is stored
+    /// without being read.
+    Unseen,
+    /// In a pull, a position another worker sent: written if no layer has
+    /// reached it. Only its sender names it, once.
+    Sent,
 }
 
 /// The little-endian `u64` words of `stream`.
@@ -1399,16 +1506,18 @@ fn save_now<T: Transport + ?Sized>(
 ///
 /// [`Error::Exchange`] when the transport fails, [`Error::Stopped`] for
 /// [`Save::AndStop`].
-fn saved<T: Transport + ?Sized>(transport: &mut T, save: Save, class: Class, found: &[u64]) -> Result<()> {
+fn saved<T: Transport + ?Sized>(
+    transport: &mut T,
+    checkpoints: &mut dyn ShareCheckpoints,
+    save: Save,
+    class: Class,
+    found: &[u64],
+) -> Result<()> {
     // Every worker has saved before any goes on or stops: a worker
     // that stopped at once would end an MPI job under one still saving.
     transport.all_to_all(vec![Vec::new(); transport.workers()])?;
     if save == Save::AndStop {
-        return Err(Error::Stopped(format!(
-            "stopped after layer {} of class {}, as BISHOPS_STOP_AFTER_LAYER asks; every rank's checkpoint holds its share",
-            found.len() - 1,
-            class.name()
-        )));
+        return Err(checkpoints.stopped(class, found));
     }
     Ok(())
 }
@@ -1426,10 +1535,20 @@ impl Worker<'_> {
     ) -> Result<([u64; COUNTS], Outgoing, Duration)> {
         let (index, partition, me) = (self.index, self.partition, self.me);
         if self.halo.is_none() {
-            let reach = Reach::new(&self.kernel, index, partition.blocks(me));
-            self.halo = Some(Halo::new(&reach, index, partition, me, transport)?);
+            self.halo = Some(if partition.workers() == 1 {
+                Halo::alone()
+            } else {
+                let reach = Reach::new(&self.kernel, index, partition.blocks(me));
+                Halo::new(&reach, index, partition, me, transport)?
+            });
         }
         self.summary = summarize_blocks(index, partition.blocks(me), &mut self.cells, depth);
+        if pull {
+            mark(&mut self.bits, &mut self.cells, depth, true);
+        } else if !self.bits_reached {
+            mark(&mut self.bits, &mut self.cells, UNSEEN, false);
+        }
+        self.bits_reached = !pull;
         let mut working = Instant::now();
         let (counts, outgoing) = if pull {
             let (cells, base) = (&self.cells, self.range.start);
@@ -1474,7 +1593,7 @@ impl Worker<'_> {
             done,
             cells: self.plain(),
         })?;
-        saved(transport, save, spec.class, found)
+        saved(transport, checkpoints, save, spec.class, found)
     }
 
     /// The worker's cells as plain bytes, between layers.
@@ -1498,42 +1617,84 @@ impl Worker<'_> {
     /// the layer's counts so far (found, expanded, neighbours, crossing)
     /// and, for each worker, the positions found in its range.
     fn expand(&self, depth: u8) -> ([u64; COUNTS], Outgoing) {
-        let workers = self.partition.workers();
+        self.each_block(AT_DEPTH, |r, block, counts, outgoing| {
+            self.expand_block(r, depth, block, counts, outgoing);
+        })
+    }
+
+    /// Calls `work` with every block of this worker that may hold a
+    /// canonical position and whose summary has a bit of `wanted`, the
+    /// blocks shared by the threads of the rayon pool, each with scratch
+    /// space for a block and its own counts and messages; returns those,
+    /// added up. The blocks with no work are passed over before anything
+    /// is made for them: with a small frontier, they are nearly all.
+    fn each_block(
+        &self,
+        wanted: u8,
+        work: impl Fn(u64, &mut Block, &mut [u64; COUNTS], &mut Outgoing) + Sync,
+    ) -> ([u64; COUNTS], Outgoing) {
         let mine = self.partition.blocks(self.me);
+        let workers = self.partition.workers();
         let empty = || ([0u64; COUNTS], Outgoing::new(workers));
-        (mine.start as usize..mine.end as usize)
+        (0..self.canonical.len())
             .into_par_iter()
-            .with_min_len(16)
+            .with_min_len(64)
+            .filter(|&k| self.canonical[k] && self.summary[k] & wanted != 0)
             .fold(
-                || (Block::default(), empty()),
-                |(mut block, (mut counts, mut outgoing)), r| {
-                    self.expand_block(r as u64, depth, &mut block, &mut counts, &mut outgoing);
-                    (block, (counts, outgoing))
+                // Boxed, so that each step moves a pointer, not the block.
+                || Box::new((Block::default(), empty())),
+                |mut state, k| {
+                    let (block, (counts, outgoing)) = &mut *state;
+                    work(mine.start + k as u64, block, counts, outgoing);
+                    state
                 },
             )
-            .map(|(_, done)| done)
+            .map(|state| state.1)
             .reduce(empty, |(mut counts, outgoing), (more, theirs)| {
                 counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
                 (counts, outgoing.join(theirs))
             })
     }
 
-    /// Claims cell `i` of this worker for `next` if no layer has reached
-    /// it; whether it did.
-    #[inline]
-    fn claim(&self, i: u64, next: u8) -> bool {
-        let cell = &self.cells[(i - self.range.start) as usize];
-        cell.load(Ordering::Relaxed) == UNSEEN
-            && cell
-                .compare_exchange(UNSEEN, next, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
+    /// Claims position `i` of this worker for `next` as `claim` says;
+    /// whether this call did.
+    #[inline(always)]
+    fn claim(&self, i: u64, next: u8, claim: Claim) -> bool {
+        let k = i - self.range.start;
+        let cell = &self.cells[k as usize];
+        match claim {
+            Claim::Reached => {
+                let word = &self.bits[(k / 64) as usize];
+                let bit = 1 << (k % 64);
+                word.load(Ordering::Relaxed) & bit == 0 && word.fetch_or(bit, Ordering::Relaxed) & bit == 0
+            }
+            Claim::Unseen => {
+                cell.store(next, Ordering::Relaxed);
+                true
+            }
+            Claim::Sent => {
+                let unseen = cell.load(Ordering::Relaxed) == UNSEEN;
+                if unseen {
+                    cell.store(next, Ordering::Relaxed);
+                }
+                unseen
+            }
+        }
     }
 
-    /// Sets the images in `batch`, found for `next` ([`set_images`]):
-    /// claims this worker's and adds the others' to `images`. Returns how
-    /// many it claimed.
+    /// Whether position `i` of this worker is at the depth of the pull
+    /// under way.
+    #[inline]
+    fn at_depth(&self, i: u64) -> bool {
+        let k = i - self.range.start;
+        self.bits[(k / 64) as usize].load(Ordering::Relaxed) >> (k % 64) & 1 != 0
+    }
+
+    /// Sets the images in `batch`, found for `next` ([`set_images`]) by a
+    /// push or not: claims this worker's and adds the others' to `images`.
+    /// Returns how many it claimed.
     #[inline(always)]
-    fn set_images(&self, batch: &mut Batch, next: u8, images: &mut [Vec<Message>]) -> u64 {
+    fn set_images(&self, batch: &mut Batch, next: u8, claim: Claim, images: &mut [Vec<Message>]) -> u64 {
         let range = &self.range;
         set_images(
             self.index,
@@ -1541,13 +1702,18 @@ impl Worker<'_> {
             #[inline(always)]
             |i| {
                 if range.contains(&i) {
-                    prefetch(&self.cells[(i - range.start) as usize]);
+                    let k = i - range.start;
+                    if claim == Claim::Reached {
+                        prefetch(&self.bits[(k / 64) as usize]);
+                    } else {
+                        prefetch(&self.cells[k as usize]);
+                    }
                 }
             },
             #[inline(always)]
             |i, r, _| {
                 if range.contains(&i) {
-                    u64::from(self.claim(i, next))
+                    u64::from(self.claim(i, next, claim))
                 } else {
                     let (owner, message) = message_at(self.partition, i, r);
                     images[owner].push(message);
@@ -1594,13 +1760,6 @@ impl Worker<'_> {
         counts: &mut [u64; COUNTS],
         outgoing: &mut Outgoing,
     ) {
-        let mine = self.partition.blocks(self.me);
-        if !self.canonical[(r - mine.start) as usize] {
-            return;
-        }
-        if self.summary[(r - mine.start) as usize] & AT_DEPTH == 0 {
-            return;
-        }
         let own = self.cells_of(r);
         let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
             return;
@@ -1628,8 +1787,8 @@ impl Worker<'_> {
         halo.route(self.partition, self.me, block);
         let mut batch = Batch::default();
         // Kept here, not in `counts`, so that they may live in registers.
-        let (mut found, mut neighbours, mut crossing) = (0, 0, 0);
-        self.kernel.each_neighbour_routed_in(
+        let (mut found, mut crossing) = (0, 0);
+        let neighbours = self.kernel.each_neighbour_routed_in(
             isa,
             block,
             &blacks,
@@ -1640,18 +1799,17 @@ impl Worker<'_> {
             },
             #[inline(always)]
             |i, after, _| {
-                neighbours += 1;
-                if self.claim(i, depth + 1) {
+                if self.claim(i, depth + 1, Claim::Reached) {
                     found += 1;
                     if batch.push(self.symmetries, after) {
-                        found += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+                        found += self.set_images(&mut batch, depth + 1, Claim::Reached, &mut outgoing.images);
                     }
                 }
             },
         );
-        found += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+        found += self.set_images(&mut batch, depth + 1, Claim::Reached, &mut outgoing.images);
         counts[0] += found;
-        counts[2] += neighbours + crossing;
+        counts[2] += neighbours;
         counts[3] += crossing;
         block.blacks = blacks;
     }
@@ -1664,31 +1822,9 @@ impl Worker<'_> {
     /// pull writes. Returns the layer's counts so far: found, expanded,
     /// neighbours, crossing.
     fn pull(&self, depth: u8) -> ([u64; COUNTS], Outgoing) {
-        let mine = self.partition.blocks(self.me);
-        (mine.start as usize..mine.end as usize)
-            .into_par_iter()
-            .with_min_len(16)
-            .fold(
-                || {
-                    (
-                        Block::default(),
-                        [0u64; COUNTS],
-                        Outgoing::new(self.partition.workers()),
-                    )
-                },
-                |(mut block, mut counts, mut outgoing), r| {
-                    self.pull_block(r as u64, depth, &mut block, &mut counts, &mut outgoing);
-                    (block, counts, outgoing)
-                },
-            )
-            .map(|(_, counts, outgoing)| (counts, outgoing))
-            .reduce(
-                || ([0u64; COUNTS], Outgoing::new(self.partition.workers())),
-                |(mut a, outgoing), (b, theirs)| {
-                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    (a, outgoing.join(theirs))
-                },
-            )
+        self.each_block(HAS_UNSEEN, |r, block, counts, outgoing| {
+            self.pull_block(r, depth, block, counts, outgoing);
+        })
     }
 
     /// [`pull`](Self::pull) into block `r`, adding to `counts`; `own_any`
@@ -1733,13 +1869,10 @@ impl Worker<'_> {
         let own = self.cells_of(r);
         let mine = self.partition.blocks(self.me);
         let flags = |t: u64| self.summary[(t - mine.start) as usize];
-        if !self.canonical[(r - mine.start) as usize] || flags(r) & HAS_UNSEEN == 0 {
-            return;
-        }
         let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
             return;
         };
-        let (index, base) = (self.index, self.range.start);
+        let index = self.index;
         let halo = self.halo.as_ref().expect("a halo before a pull");
         self.kernel.block_in(isa, r, block, |t| {
             if mine.contains(&t) {
@@ -1755,6 +1888,11 @@ impl Worker<'_> {
         halo.route(self.partition, self.me, block);
         let block = &*block;
         let mut batch = Batch::default();
+        // Kept here, not in `counts`, so that they may live in registers.
+        let (mut found, mut expanded, mut neighbours, mut crossing) = (0, 0, 0, 0);
+        // Whether a white move of the block leads to another worker's
+        // range: only then is a neighbour looked for in the halo.
+        let routed = block.routes.iter().any(Option::is_some);
         scan_cells(
             own,
             block.safe,
@@ -1766,18 +1904,25 @@ impl Worker<'_> {
                 if !test.is_canonical(black) {
                     return;
                 }
-                counts[1] += 1;
-                let hit = self.kernel.neighbours_via_in(isa, block, black, |i, _, via| {
-                    counts[2] += 1;
-                    if let Via::White(k) = via
-                        && let Some(route) = block.routes[k]
-                    {
-                        counts[3] += 1;
-                        halo.at(route.wrapping_add(i))
-                    } else {
-                        self.cells[(i - base) as usize].load(Ordering::Relaxed) == depth
-                    }
-                });
+                expanded += 1;
+                let hit = if routed {
+                    self.kernel.neighbours_via_in(isa, block, black, |i, _, via| {
+                        neighbours += 1;
+                        if let Via::White(k) = via
+                            && let Some(route) = block.routes[k]
+                        {
+                            crossing += 1;
+                            halo.at(route.wrapping_add(i))
+                        } else {
+                            self.at_depth(i)
+                        }
+                    })
+                } else {
+                    self.kernel.neighbours_in(isa, block, black, |i| {
+                        neighbours += 1;
+                        self.at_depth(i)
+                    })
+                };
                 if hit {
                     // Only this pull writes a canonical cell.
                     cell.store(depth + 1, Ordering::Relaxed);
@@ -1785,34 +1930,39 @@ impl Worker<'_> {
                         white: block.white,
                         black,
                     };
-                    counts[0] += 1;
+                    found += 1;
                     if batch.push(self.symmetries, part) {
-                        counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+                        found += self.set_images(&mut batch, depth + 1, Claim::Unseen, &mut outgoing.images);
                     }
                 }
             },
         );
-        counts[0] += self.set_images(&mut batch, depth + 1, &mut outgoing.images);
+        found += self.set_images(&mut batch, depth + 1, Claim::Unseen, &mut outgoing.images);
+        counts[0] += found;
+        counts[1] += expanded;
+        counts[2] += neighbours;
+        counts[3] += crossing;
     }
 
     /// Claims for `next` the unreached positions of `reached`, which another
     /// worker sent, and, given `images`, sets the images of each it claims
     /// (adding the others' to `images`). Returns how many it claimed.
-    fn receive(&self, reached: &[Reached], next: u8, mut images: Option<&mut Vec<Vec<Message>>>) -> u64 {
+    fn receive(&self, reached: &[Reached], next: u8, push: bool, mut images: Option<&mut Vec<Vec<Message>>>) -> u64 {
+        let claim = if push { Claim::Reached } else { Claim::Sent };
         let mut found = 0;
         let mut batch = Batch::default();
         for &Reached { index: i, block: r } in reached {
-            if self.claim(i, next) {
+            if self.claim(i, next, claim) {
                 found += 1;
                 if let Some(images) = images.as_deref_mut()
                     && batch.push(self.symmetries, self.index.unrank_in_block(r, i))
                 {
-                    found += self.set_images(&mut batch, next, images);
+                    found += self.set_images(&mut batch, next, claim, images);
                 }
             }
         }
         if let Some(images) = images {
-            found += self.set_images(&mut batch, next, images);
+            found += self.set_images(&mut batch, next, claim, images);
         }
         found
     }
@@ -2047,6 +2197,8 @@ mod tests {
             cells: (partition.cells(0).start..partition.cells(0).end)
                 .map(|_| AtomicU8::new(UNSEEN))
                 .collect(),
+            bits: Vec::new(),
+            bits_reached: false,
             halo: None,
             summary: Summary::new(),
         };
@@ -2065,8 +2217,8 @@ mod tests {
         let fine = own_index(&index, &partition, 0, Message { index: last }, first).unwrap();
         assert_eq!(fine.block, index.block_of(last));
         let reached = [fine];
-        assert_eq!(worker.receive(&reached, 1, None), 1);
-        assert_eq!(worker.receive(&reached, 1, None), 0);
+        assert_eq!(worker.receive(&reached, 1, false, None), 1);
+        assert_eq!(worker.receive(&reached, 1, false, None), 0);
     }
 
     /// Checkpoints in memory, shared by the workers of a test: each saves

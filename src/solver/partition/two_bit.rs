@@ -468,7 +468,7 @@ impl Known {
             hardest: &hardest,
             watched: &watched,
         })?;
-        saved(transport, save, spec.class, &self.layers)
+        saved(transport, checkpoints, save, spec.class, &self.layers)
     }
 }
 
