@@ -64,6 +64,15 @@ pub(super) struct Reach {
 }
 
 impl Reach {
+    /// The moves out of no block: what a worker that owns every block
+    /// starts from, having no halo to work out.
+    pub(super) fn none(index: &TightIndex) -> Reach {
+        Reach {
+            counts: vec![0; index.white_sets() as usize],
+            blocks: 0..0,
+        }
+    }
+
     /// The moves out of `blocks`, counted.
     pub(super) fn new(kernel: &Kernel<'_>, index: &TightIndex, blocks: Range<u64>) -> Reach {
         let mut reach = Reach {

@@ -459,6 +459,10 @@ pub struct LayerStats {
     /// [`two_bit`] search re-cuts its workers' ranges when their shares of
     /// a layer's work would be unequal.
     pub moved: u64,
+    /// The positions a push of the [`two_bit`] search scanned: those coded
+    /// with the layer's residue in the blocks it visited, the work its
+    /// rate is measured in ([`Rates`]).
+    pub scanned: u64,
     /// The layer's wall time, as worker 0 saw it.
     pub elapsed: Duration,
 }
@@ -723,9 +727,10 @@ pub(super) fn tell(
 }
 
 /// Counts one worker keeps over a layer and sums with the others': found,
-/// expanded, neighbours, crossing, messages, bytes, halo bytes, and the
-/// nanoseconds it worked (the layer's time less its waits for the others).
-const COUNTS: usize = 8;
+/// expanded, neighbours, crossing, messages, bytes, halo bytes, the
+/// nanoseconds it worked (the layer's time less its waits for the others),
+/// and the positions a two-bit push scanned.
+const COUNTS: usize = 9;
 
 /// Where one worker's search of a class starts: from the goal, or from a
 /// saved share that every worker agreed to resume.
@@ -1138,10 +1143,12 @@ fn end_layer<T: Transport + ?Sized>(
         message_bytes,
         halo_bytes,
         worked,
+        scanned,
     ] = sums;
     Ok(LayerStats {
         found,
         expanded,
+        scanned,
         neighbours,
         crossing,
         messages,

@@ -22,7 +22,9 @@
 //! sends a layer's images at its end, a worker works its blocks in rounds
 //! (about 8 MiB of images each, every worker running as many)
 //! and trades each round's images before the next, so it never holds a
-//! whole layer's. A position is written by its owner only, so each worker knows
+//! whole layer's. A worker alone (one rank, or one thread) sets every
+//! image at once, so it runs a layer in one round, and has no halo to
+//! work out and no cut to balance. A position is written by its owner only, so each worker knows
 //! the lowest tight indices of the last layer in its range; the lowest of
 //! them all are the class's hardest positions, agreed at the end.
 //!
@@ -210,9 +212,14 @@ pub fn run_worker<T: Transport + ?Sized>(
         let unseen = legal - total;
         let residue: u64 = known.layers.iter().skip(usize::from(here)).step_by(3).sum();
         // The direction that should cost less at the rates measured so
-        // far, as in the one-process search; every worker knows the same.
-        let scanned = sum_over_workers(transport, share.push_work(here))?;
-        let pull = costs.rates.pull(frontier, residue, unseen, || scanned);
+        // far; every worker knows the same, so all count a push's work
+        // together (a collective step) or none does.
+        let mut counted = Ok(0);
+        let pull = costs.rates.pull(frontier, residue, unseen, || {
+            counted = sum_over_workers(transport, share.push_work(here));
+            *counted.as_ref().unwrap_or(&0)
+        });
+        counted?;
         let Balanced {
             work,
             moved,
@@ -231,7 +238,7 @@ pub fn run_worker<T: Transport + ?Sized>(
         costs.units.note(pull, busiest, stats.busiest);
         costs
             .rates
-            .note(pull, stats.busiest, if pull { unseen } else { scanned });
+            .note(pull, stats.busiest, if pull { unseen } else { stats.scanned });
         report(&LayerStats {
             depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
             pull,
@@ -816,8 +823,13 @@ impl<'a> Share<'a> {
     ) -> Share<'a> {
         let (blocks, range) = (partition.blocks(me), partition.cells(me));
         let kernel = Kernel::new(&spec.geometry, index);
+        let alone = partition.workers() == 1;
         Share {
-            reach: Reach::new(&kernel, index, blocks.clone()),
+            reach: if alone {
+                Reach::none(index)
+            } else {
+                Reach::new(&kernel, index, blocks.clone())
+            },
             kernel,
             isa: Best::detect(),
             index,
@@ -852,6 +864,16 @@ impl<'a> Share<'a> {
         pull: bool,
     ) -> Result<Balanced> {
         let (index, me, here) = (self.index, self.me, (depth % 3) as u8);
+        if self.partition.workers() == 1 {
+            // Nothing to balance, and no halo: every block is its own.
+            self.halo.get_or_insert_with(Halo::alone);
+            return Ok(Balanced {
+                work: Vec::new(),
+                moved: 0,
+                busiest: 0,
+                halo_bytes: 0,
+            });
+        }
         let mut work = self.work(depth, pull);
         // Unit tests move ranges whenever shares are unequal, so that their
         // small boards move them too.
@@ -906,7 +928,12 @@ impl<'a> Share<'a> {
         pull: bool,
     ) -> Result<Rounds> {
         let next = ((depth + 1) % 3) as u8;
-        let rounds = image_rounds(frontier);
+        // One worker sets every image at once, holding none: one round.
+        let rounds = if self.partition.workers() == 1 {
+            1
+        } else {
+            image_rounds(frontier)
+        };
         let cuts = round_cuts(&self.blocks, work, rounds);
         let mut found = Rounds {
             counts: [0; COUNTS],
@@ -1245,13 +1272,16 @@ impl<'a> Share<'a> {
         let codes = self.codes();
         let mut blacks = std::mem::take(&mut block.blacks);
         blacks.clear();
+        let mut scanned = 0;
         codes.scan(self.index, r, block.safe, here, |_, black| {
+            scanned += 1;
             if test.is_canonical(black) {
                 blacks.push(black);
             }
         });
         let Found { counts, own, outgoing } = found;
         counts[1] += blacks.len() as u64;
+        counts[8] += scanned;
         let halo = self.halo.as_ref().expect("a halo from the first layer");
         halo.route(&self.partition, self.me, block);
         let mut batch = Batch::default();
