@@ -9,12 +9,12 @@
 //!   those positions and claims their unreached neighbours in a bitmap of
 //!   reached positions, so two threads reaching one position count it once;
 //!   one pass after the layer writes `d + 1` into the cells claimed
-//!   ([`settle`]);
+//!   (`settle`);
 //! - *pull*, once the frontier is large next to what is left: each unreached
 //!   position looks for a neighbour at `d` and stops at the first.
 //!
 //! The random reads of both go to a bitmap, one bit per position, rebuilt
-//! from the table between layers ([`mark`]): a push tests and sets
+//! from the table between layers (`mark`): a push tests and sets
 //! "reached", a pull tests "at `d`". For 11x8 it is 22 MB, which stays in
 //! the last-level cache, where the 176 MB table does not.
 //!
@@ -25,8 +25,8 @@
 //! [`partition`](super::partition), and a whole class in one process is
 //! its share of one worker, whose exchanges are no-ops ([`search_with`]).
 //! This module holds what it reads and writes the table with: the scan of
-//! a block's cells ([`scan_cells`]), the per-block summary a layer skips
-//! blocks by ([`summarize_blocks`]), and the passes between layers.
+//! a block's cells (`scan_cells`), the per-block summary a layer skips
+//! blocks by (`summarize_blocks`), and the passes between layers.
 //!
 //! A position and its images under the class's [`Symmetries`] (found from
 //! the rules: the top-bottom mirror with the colours exchanged on an odd
