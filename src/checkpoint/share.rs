@@ -135,11 +135,19 @@ impl ShareCheckpoints for Checkpointer<'_> {
     }
 
     fn stopped(&mut self, class: Class, found: &[u64]) -> Error {
-        let holder = match self.share {
-            Some(_) => "every rank's checkpoint of its share".to_owned(),
-            None => format!("the checkpoint {}", crate::text::path(&self.file(class))),
-        };
-        self.stop_error(class, found, &holder)
+        match self.share {
+            // Every rank says so, and the job's errors name no variant.
+            Some(_) => Error::Stopped(format!(
+                "stopped after layer {} of class {}, as BISHOPS_STOP_AFTER_LAYER asks; every rank's checkpoint holds its share",
+                found.len().saturating_sub(1),
+                class.name()
+            )),
+            None => self.stop_error(
+                class,
+                found,
+                &format!("the checkpoint {}", crate::text::path(&self.file(class))),
+            ),
+        }
     }
 
     fn note(&mut self, text: &str) {

@@ -450,7 +450,7 @@ impl<'a> Plan<'a> {
                 watch: &watch,
             };
             let partition = Partition::by_work(spec, index, transport.workers())?;
-            let (legal, shared) = (index.len(), transport.workers() > 1);
+            let legal = index.len();
             let resume = two_bit::agree_on_resume(spec, index, &partition, transport, checkpoints, asked)?;
             let saved = resume.as_ref().map_or(&[1][..], |r| &r.found[..]);
             let mut total = report_saved(spec.class, saved, legal, observe);
@@ -463,7 +463,7 @@ impl<'a> Plan<'a> {
                 asked,
                 resume,
                 checkpoints,
-                &mut |layer| partition::tell(observe, spec.class, legal, &mut total, layer, shared),
+                &mut |layer| partition::tell(observe, spec.class, legal, &mut total, layer, true),
             )?;
             let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));
             let reachable = share.layers.iter().sum();

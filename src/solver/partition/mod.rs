@@ -635,22 +635,26 @@ pub fn search_on<T: Transport + ?Sized>(
     observe: &mut dyn FnMut(Event),
 ) -> Result<(Partition, Vec<u8>)> {
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    search_on_by(name, spec, index, &symmetries, transport, checkpoints, observe)
+    search_on_by(name, spec, index, &symmetries, true, transport, checkpoints, observe)
 }
 
 /// As [`search_on`], expanding one position of each orbit of
-/// `symmetries`, which must be symmetries of the class.
+/// `symmetries`, which must be symmetries of the class, and telling
+/// `observe` of the bytes each layer exchanged when `exchanges` (a job of
+/// ranks, even of one; not a whole class in one process).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn search_on_by<T: Transport + ?Sized>(
     name: &str,
     spec: &ClassSpec,
     index: &TightIndex,
     symmetries: &Symmetries,
+    exchanges: bool,
     transport: &mut T,
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<(Partition, Vec<u8>)> {
     let partition = Partition::by_work(spec, index, transport.workers())?;
-    let (me, shared) = (transport.worker(), transport.workers() > 1);
+    let me = transport.worker();
     let legal = index.len();
     let start = agree_on_resume(spec, index, &partition, transport, checkpoints)?;
     let mut total = if me == 0 {
@@ -667,7 +671,7 @@ pub(super) fn search_on_by<T: Transport + ?Sized>(
     };
     let (table, _) = run_share(&share, transport, start, checkpoints, &mut |layer| {
         if me == 0 {
-            tell(observe, spec.class, legal, &mut total, layer, shared);
+            tell(observe, spec.class, legal, &mut total, layer, exchanges);
         }
     })?;
     Ok((partition, table.cells))
@@ -688,16 +692,16 @@ pub(super) struct Share<'a> {
     pub partition: &'a Partition,
 }
 
-/// Tells `observe` of a layer that found positions, and, when the search
-/// has more than one worker (`shared`), of the bytes it exchanged; `total`
-/// counts the positions found so far, this layer's added.
+/// Tells `observe` of a layer that found positions, and, when `exchanges`
+/// (a job of ranks), of the bytes it exchanged; `total` counts the
+/// positions found so far, this layer's added.
 pub(super) fn tell(
     observe: &mut dyn FnMut(Event),
     class: Class,
     legal: u64,
     total: &mut u64,
     layer: &LayerStats,
-    shared: bool,
+    exchanges: bool,
 ) {
     if layer.found == 0 {
         return;
@@ -712,7 +716,7 @@ pub(super) fn tell(
         legal,
         direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
     });
-    if !shared {
+    if !exchanges {
         return;
     }
     observe(Event::Exchanged {
