@@ -34,6 +34,7 @@
 //! | a position's neighbours, block by block | `kernel` |
 //! | push or pull, by measured rates | `direction` ([`Rates`]) |
 //! | the images of found positions, in batches | `images` |
+//! | a layer's pass over the blocks, on every thread | [`parallel`] (`each_block`) |
 //! | a byte block's scan and the frontier summary | [`parallel`] (`scan_cells`, `summarize_blocks`) |
 //! | where a search starts, what it reports, the too-deep error | `layer` |
 //! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]; [`Checkpoints`] for the whole-class two-bit search) |

@@ -104,6 +104,7 @@ use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
 use super::layer::{Event, goal_index, report_saved, too_deep};
 use super::mod3::{Codes, Mod3Table, PER_WORD, UNSEEN, code_words, count_codes};
+use super::parallel::each_block;
 use super::stats::{ClassStats, HARDEST};
 
 /// Summary bit: the block holds a position of the layer being expanded.
@@ -586,22 +587,22 @@ impl State<'_> {
     /// Layer `depth + 1`, by a pull or a push, its blocks shared by the
     /// threads of the rayon pool.
     fn layer(&self, depth: u64, pull: bool) -> Found {
-        (0..self.index.white_sets() as usize)
-            .into_par_iter()
-            .with_min_len(16)
-            .fold(
-                || (Block::default(), Found::default()),
-                |(mut block, mut found), r| {
-                    if pull {
-                        self.pull_block(r as u64, depth, &mut block, &mut found);
-                    } else {
-                        self.push_block(r as u64, depth, &mut block, &mut found);
-                    }
-                    (block, found)
-                },
-            )
-            .map(|(_, found)| found)
-            .reduce(Found::default, Found::merge)
+        // A push visits the blocks holding the layer, a pull those that may
+        // hold an unseen position.
+        let flag = if pull { UNSEEN_LEFT } else { CURRENT };
+        each_block(
+            0..self.index.white_sets(),
+            |r| self.canonical[r as usize] && self.summary[r as usize].load(Ordering::Relaxed) & flag != 0,
+            Found::default,
+            |r, block, found| {
+                if pull {
+                    self.pull_block(r, depth, block, found);
+                } else {
+                    self.push_block(r, depth, block, found);
+                }
+            },
+            Found::merge,
+        )
     }
 
     /// The table as [`Codes`] from position 0.
@@ -710,9 +711,6 @@ impl State<'_> {
     #[inline(always)]
     fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
         let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
-        if self.summary[r as usize].load(Ordering::Relaxed) & CURRENT == 0 || !self.canonical[r as usize] {
-            return;
-        }
         let Some(test) = self.block_test(r) else {
             return;
         };
@@ -792,9 +790,6 @@ impl State<'_> {
     #[inline(always)]
     fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
         let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
-        if self.summary[r as usize].load(Ordering::Relaxed) & UNSEEN_LEFT == 0 || !self.canonical[r as usize] {
-            return;
-        }
         let Some(test) = self.block_test(r) else {
             return;
         };

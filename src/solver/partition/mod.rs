@@ -87,7 +87,7 @@ use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
 use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
-use super::parallel::{AT_DEPTH, HAS_UNSEEN, Summary, mark, scan_cells, settle, summarize_blocks};
+use super::parallel::{AT_DEPTH, HAS_UNSEEN, Summary, each_block, mark, scan_cells, settle, summarize_blocks};
 
 use self::halo::{Halo, RUN, Reach, Reached};
 
@@ -1634,11 +1634,9 @@ impl Worker<'_> {
     }
 
     /// Calls `work` with every block of this worker that may hold a
-    /// canonical position and whose summary has a bit of `wanted`, the
-    /// blocks shared by the threads of the rayon pool, each with scratch
-    /// space for a block and its own counts and messages; returns those,
-    /// added up. The blocks with no work are passed over before anything
-    /// is made for them: with a small frontier, they are nearly all.
+    /// canonical position and whose summary has a bit of `wanted`
+    /// ([`each_block`]), with its own counts and messages; returns those,
+    /// added up.
     fn each_block(
         &self,
         wanted: u8,
@@ -1646,25 +1644,17 @@ impl Worker<'_> {
     ) -> ([u64; COUNTS], Outgoing) {
         let mine = self.partition.blocks(self.me);
         let workers = self.partition.workers();
-        let empty = || ([0u64; COUNTS], Outgoing::new(workers));
-        (0..self.canonical.len())
-            .into_par_iter()
-            .with_min_len(64)
-            .filter(|&k| self.canonical[k] && self.summary[k] & wanted != 0)
-            .fold(
-                // Boxed, so that each step moves a pointer, not the block.
-                || Box::new((Block::default(), empty())),
-                |mut state, k| {
-                    let (block, (counts, outgoing)) = &mut *state;
-                    work(mine.start + k as u64, block, counts, outgoing);
-                    state
-                },
-            )
-            .map(|state| state.1)
-            .reduce(empty, |(mut counts, outgoing), (more, theirs)| {
+        let at = |r: u64| (r - mine.start) as usize;
+        each_block(
+            mine.clone(),
+            |r| self.canonical[at(r)] && self.summary[at(r)] & wanted != 0,
+            || ([0u64; COUNTS], Outgoing::new(workers)),
+            |r, block, (counts, outgoing)| work(r, block, counts, outgoing),
+            |(mut counts, outgoing), (more, theirs)| {
                 counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
                 (counts, outgoing.join(theirs))
-            })
+            },
+        )
     }
 
     /// Claims position `i` of this worker for `next` as `claim` says;

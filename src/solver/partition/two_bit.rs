@@ -74,6 +74,7 @@ use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::{goal_index, too_deep};
 use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
+use crate::solver::parallel::each_block;
 use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, next_layer, push_work};
 
 /// What one worker of a two-bit partitioned search ends with.
@@ -1152,22 +1153,22 @@ impl<'a> Share<'a> {
     /// threads of the rayon pool: a pull or a push.
     fn layer(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Found {
         let workers = self.partition.workers();
-        (blocks.start as usize..blocks.end as usize)
-            .into_par_iter()
-            .with_min_len(16)
-            .fold(
-                || (Block::default(), Found::new(workers)),
-                |(mut block, mut found), r| {
-                    if pull {
-                        self.pull_block(r as u64, depth, &mut block, &mut found);
-                    } else {
-                        self.push_block(r as u64, depth, &mut block, &mut found);
-                    }
-                    (block, found)
-                },
-            )
-            .map(|(_, found)| found)
-            .reduce(|| Found::new(workers), Found::merge)
+        // A push visits the blocks holding the layer, a pull those that may
+        // hold an unseen position.
+        let flag = if pull { UNSEEN_LEFT } else { CURRENT };
+        each_block(
+            blocks,
+            |r| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & flag != 0,
+            || Found::new(workers),
+            |r, block, found| {
+                if pull {
+                    self.pull_block(r, depth, block, found);
+                } else {
+                    self.push_block(r, depth, block, found);
+                }
+            },
+            Found::merge,
+        )
     }
 
     /// Notes that this worker wrote its position `i` (block `r`,
@@ -1262,9 +1263,6 @@ impl<'a> Share<'a> {
     #[inline(always)]
     fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
         let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
-        if self.summary_of(r).load(Ordering::Relaxed) & CURRENT == 0 || !self.canonical(r) {
-            return;
-        }
         let Some(test) = self.block_test(r) else {
             return;
         };
@@ -1342,9 +1340,6 @@ impl<'a> Share<'a> {
     #[inline(always)]
     fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
         let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
-        if self.summary_of(r).load(Ordering::Relaxed) & UNSEEN_LEFT == 0 || !self.canonical(r) {
-            return;
-        }
         let Some(test) = self.block_test(r) else {
             return;
         };
