@@ -1,7 +1,10 @@
 //! What every search shares about its layers: where the first starts, what
 //! a watching user is told of each, and the depth a byte table can hold.
 
+use std::ops::Range;
 use std::time::Duration;
+
+use rayon::prelude::*;
 
 use crate::board::Class;
 use crate::error::Error;
@@ -10,6 +13,7 @@ use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
 use super::direction::Direction;
+use super::kernel::Block;
 
 /// Something worth telling a watching user while solving.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -102,4 +106,37 @@ pub(super) fn report_saved(class: Class, found: &[u64], legal: u64, observe: &mu
         });
     }
     total
+}
+
+/// Calls `work(r, block, state)` for every block `r` of `blocks` that
+/// `wanted(r)` admits, the blocks shared by the threads of the rayon pool,
+/// each thread with scratch space for a block and a state of its own made
+/// by `state`; returns the states, merged by `merge`. Every search runs a
+/// layer so. The blocks `wanted` refuses are passed over before anything is
+/// made for them (with a small frontier they are nearly all), and a
+/// thread's scratch and state go from block to block boxed: moving them by
+/// value, a few hundred bytes a block, was 1.3 ms of a 1.7 ms small layer
+/// of 9x8.
+pub(super) fn each_block<S: Send>(
+    blocks: Range<u64>,
+    wanted: impl Fn(u64) -> bool + Sync,
+    state: impl Fn() -> S + Sync + Send,
+    work: impl Fn(u64, &mut Block, &mut S) + Sync,
+    merge: impl Fn(S, S) -> S + Sync + Send,
+) -> S {
+    // u64 ranges are not indexed for rayon where usize is 32 bits.
+    (blocks.start as usize..blocks.end as usize)
+        .into_par_iter()
+        .with_min_len(64)
+        .filter(|&r| wanted(r as u64))
+        .fold(
+            || Box::new((Block::default(), state())),
+            |mut scratch, r| {
+                let (block, state) = &mut *scratch;
+                work(r as u64, block, state);
+                scratch
+            },
+        )
+        .map(|scratch| scratch.1)
+        .reduce(&state, merge)
 }

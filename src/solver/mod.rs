@@ -34,8 +34,8 @@
 //! | a position's neighbours, block by block | `kernel` |
 //! | push or pull, by measured rates | `direction` ([`Rates`]) |
 //! | the images of found positions, in batches | `images` |
-//! | a layer's pass over the blocks, on every thread | [`parallel`] (`each_block`) |
-//! | a byte block's scan and the frontier summary | [`parallel`] (`scan_cells`, `summarize_blocks`) |
+//! | a layer's pass over the blocks, on every thread | `layer` (`each_block`) |
+//! | the byte table: a block's scan, the frontier summary, the bitmaps between layers | `bytes` |
 //! | where a search starts, what it reports, the too-deep error | `layer` |
 //! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]; [`Checkpoints`] for the whole-class two-bit search) |
 //! | whether the workers resume, and the exchange between them | [`partition`] |
@@ -48,6 +48,7 @@
 //! making them the same one is under way.
 
 mod boundary;
+mod bytes;
 pub mod dense;
 mod direction;
 pub mod estimate;

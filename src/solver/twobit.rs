@@ -102,9 +102,9 @@ use super::images::{Batch, canonical_blocks, set_images};
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
+use super::layer::each_block;
 use super::layer::{Event, goal_index, report_saved, too_deep};
 use super::mod3::{Codes, Mod3Table, PER_WORD, UNSEEN, code_words, count_codes};
-use super::parallel::each_block;
 use super::stats::{ClassStats, HARDEST};
 
 /// Summary bit: the block holds a position of the layer being expanded.

@@ -80,14 +80,15 @@ use crate::tight::{TightIndex, prefetch};
 use crate::variant::ClassSpec;
 
 use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
+use super::bytes::{AT_DEPTH, HAS_UNSEEN, Summary, mark, scan_cells, settle, summarize_blocks};
 use super::direction::{Direction, Rates};
 use super::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
+use super::layer::each_block;
 use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
-use super::parallel::{AT_DEPTH, HAS_UNSEEN, Summary, each_block, mark, scan_cells, settle, summarize_blocks};
 
 use self::halo::{Halo, RUN, Reach, Reached};
 

@@ -72,9 +72,9 @@ use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 use crate::solver::isa::Bmi2;
 use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
+use crate::solver::layer::each_block;
 use crate::solver::layer::{goal_index, too_deep};
 use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
-use crate::solver::parallel::each_block;
 use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, next_layer, push_work};
 
 /// What one worker of a two-bit partitioned search ends with.
