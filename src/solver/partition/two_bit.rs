@@ -1283,9 +1283,9 @@ impl<'a> Share<'a> {
         let halo = self.halo.as_ref().expect("a halo from the first layer");
         halo.route(&self.partition, self.me, block);
         let mut batch = Batch::default();
-        // Kept here, not in `counts`, so that they may live in registers.
-        let (mut neighbours, mut crossing) = (0, 0);
-        self.kernel.each_neighbour_routed_in(
+        // Kept here, not in `counts`, so that it may live in a register.
+        let mut crossing = 0;
+        let neighbours = self.kernel.each_neighbour_routed_in(
             isa,
             block,
             &blacks,
@@ -1296,7 +1296,6 @@ impl<'a> Share<'a> {
             },
             #[inline(always)]
             |j, after, via| {
-                neighbours += 1;
                 if codes.code(j) == UNSEEN && codes.write(j, next) {
                     let t = match via {
                         Via::Black => r,
@@ -1310,7 +1309,7 @@ impl<'a> Share<'a> {
             },
         );
         self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
-        counts[2] += neighbours + crossing;
+        counts[2] += neighbours;
         counts[3] += crossing;
         block.blacks = blacks;
     }
