@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use bishops::checkpoint::{self, CheckpointOptions, Checkpointer};
-use bishops::solver::Checkpoints;
+use bishops::solver::ShareCheckpoints;
 use bishops::solver::{Method, Plan};
 use bishops::{Error, Variant};
 
@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut checkpoints = Checkpointer::new(&dir, &variant, options(u16::MAX), &mut note);
     let began = Instant::now();
     let resumed = checkpoints
-        .resume_two_bit(class, &index, mirrored)
+        .resume_two_bit_share(class, &index, 0..index.white_sets(), 0..index.len(), mirrored, &[])
         .ok_or("the checkpoint was not taken")?;
     let seconds = began.elapsed().as_secs_f64();
     println!(

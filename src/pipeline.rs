@@ -405,18 +405,14 @@ impl<'a> SolvePlan<'a> {
         let mut observe_layers = recording(&mut layers, observe);
         // The search's tables, owned here and lent to the checks and the write.
         let (bytes, two_bit);
+        let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
+            Some(c) => c,
+            None => &mut no_checkpoints,
+        };
         let found = if self.plan.method() == Method::TwoBit {
-            let checkpoints: &mut dyn crate::solver::Checkpoints = match checkpointer.as_mut() {
-                Some(c) => c,
-                None => &mut no_checkpoints,
-            };
             two_bit = self.plan.solve_two_bit_with(checkpoints, &mut observe_layers)?;
             Tables::TwoBit(&two_bit)
         } else {
-            let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
-                Some(c) => c,
-                None => &mut no_checkpoints,
-            };
             bytes = self.plan.solve_with(checkpoints, &mut observe_layers)?;
             Tables::Bytes(&bytes)
         };

@@ -33,9 +33,10 @@
 //! the payload is its table (2 bits per legal position, 32 to a
 //! word) and its summary (a byte per block, 8 to a word, the last word
 //! padded with zeros), as little-endian 64-bit words, and the header also
-//! carries the newest layer's hardest candidates and the measured rates
-//! ([`TwoBitHeader`]). The checksum ([`word_checksum`]) covers the table,
-//! the summary and the hardest candidates. Besides the header, its length
+//! carries the newest layer's hardest candidates ([`TwoBitHeader`]); a
+//! resumed search measures its rates of work afresh. The checksum
+//! ([`word_checksum`]) covers the table, the summary and the hardest
+//! candidates. Besides the header, its length
 //! and the checksum, a resume checks that the table holds exactly the
 //! counted layers (per residue mod 3, padding unseen), that the summary
 //! flags every block holding an unseen position and blocks holding at least
@@ -73,9 +74,8 @@ use crate::cleanup::{Pending, is_abandoned};
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::Cell;
-use crate::solver::mod3::{code_words, count_codes};
-use crate::solver::twobit::{CURRENT, NEXT, UNSEEN_LEFT};
-use crate::solver::{Checkpoints, HARDEST, LayerHardest, Rates, Resume, Save, TwoBitBoundary, TwoBitResume};
+use crate::solver::mod3::{CURRENT, NEXT, UNSEEN_LEFT, code_words, count_codes};
+use crate::solver::{HARDEST, LayerHardest, Resume, Save};
 use crate::tight::TightIndex;
 use crate::variant::Variant;
 
@@ -326,19 +326,13 @@ pub struct TwoBitHeader {
     /// the images of up to [`HARDEST`] positions of the newest layer,
     /// lowest first.
     pub mirrored_hardest: Option<Vec<u64>>,
-    /// Seconds per position of the latest push layer.
-    pub push_seconds: Option<f64>,
-    /// Seconds per unseen position of the latest pull layer.
-    pub pull_seconds: Option<f64>,
 }
 
 impl TwoBitHeader {
-    fn of(hardest: &LayerHardest, rates: Rates) -> TwoBitHeader {
+    fn of(hardest: &LayerHardest) -> TwoBitHeader {
         TwoBitHeader {
             hardest: hardest.own.clone(),
             mirrored_hardest: hardest.mirrored.clone(),
-            push_seconds: rates.push,
-            pull_seconds: rates.pull,
         }
     }
 }
@@ -428,7 +422,8 @@ fn two_bit_checksum(code_sums: Vec<u64>, code_words: usize, summary: &[u64], har
 
 /// Checks that the state of a two-bit search of the class of `index` at a
 /// layer boundary (`found`, `done`, `codes`, `summary`, `hardest`, as in
-/// [`TwoBitResume`]) is consistent: the right number of words and summary
+/// [`TwoBitShareResume`](crate::solver::TwoBitShareResume) of the one
+/// worker) is consistent: the right number of words and summary
 /// bytes; the padding codes beyond the legal positions unseen; per residue
 /// mod 3, as many positions as the layers of that residue count; summary
 /// bytes with only the [`CURRENT`] and [`UNSEEN_LEFT`] bits, the latter on
@@ -614,7 +609,7 @@ fn two_bit_header(
     codes: u64,
     blocks: u64,
     mirrored: bool,
-) -> std::result::Result<(LayerHardest, TwoBitHeader), Refusal> {
+) -> std::result::Result<LayerHardest, Refusal> {
     let words = codes + summary_words(blocks);
     if payload != 8 * words {
         return Err(Refusal::Length {
@@ -625,7 +620,7 @@ fn two_bit_header(
     if header.found.is_empty() || header.found.len() > usize::from(u16::MAX) + 1 {
         return Err(Refusal::Inconsistent(format!("has {} layers", header.found.len())));
     }
-    let Some(extra) = header.two_bit.clone() else {
+    let Some(extra) = &header.two_bit else {
         return Err(Refusal::inconsistent("has no hardest positions in its header"));
     };
     if extra.mirrored_hardest.is_some() != mirrored {
@@ -634,11 +629,10 @@ fn two_bit_header(
             if mirrored { "lacks" } else { "has" }
         )));
     }
-    let hardest = LayerHardest {
+    Ok(LayerHardest {
         own: extra.hardest.clone(),
         mirrored: extra.mirrored_hardest.clone(),
-    };
-    Ok((hardest, extra))
+    })
 }
 
 /// Reads the payload of a two-bit checkpoint from `reader`: `codes` words
@@ -693,7 +687,7 @@ fn write_words(out: &mut impl Write, words: &[AtomicU64]) -> std::io::Result<()>
 }
 
 /// Saves and finds the checkpoints of one solve: the
-/// [`Checkpoints`] a [`Plan::solve_with`](crate::solver::Plan::solve_with)
+/// [`ShareCheckpoints`](crate::solver::ShareCheckpoints) a [`Plan::solve_with`](crate::solver::Plan::solve_with)
 /// or [`Plan::solve_two_bit_with`](crate::solver::Plan::solve_two_bit_with)
 /// is given.
 pub struct Checkpointer<'a> {
@@ -862,37 +856,6 @@ impl<'a> Checkpointer<'a> {
         Ok((header, cells))
     }
 
-    /// Reads and checks the two-bit checkpoint of `class`, whose tight
-    /// index is `index`: what a resume takes from it, or what is wrong
-    /// with it. `mirrored`: whether a class mirrors this one, so that the
-    /// checkpoint must carry its hardest candidates.
-    fn read_two_bit(
-        &self,
-        file: &Path,
-        class: Class,
-        index: &TightIndex,
-        mirrored: bool,
-    ) -> std::result::Result<(Header, TwoBitResume), Refusal> {
-        let legal = index.len();
-        let (header, head, size, mut reader) = self.open(file, class, legal, "two-bit")?;
-        let (codes, blocks) = (code_words(legal), index.white_sets());
-        let (hardest, extra) = two_bit_header(&header, size.saturating_sub(head), codes, blocks, mirrored)?;
-        let (codes, summary) = read_two_bit_payload(&mut reader, codes, blocks, &hardest, &header.checksum)?;
-        check_two_bit(&header.found, header.done, index, &codes, &summary, &hardest)?;
-        let resume = TwoBitResume {
-            found: header.found.clone(),
-            done: header.done,
-            codes,
-            summary,
-            hardest,
-            rates: Rates {
-                push: extra.push_seconds,
-                pull: extra.pull_seconds,
-            },
-        };
-        Ok((header, resume))
-    }
-
     /// A header for a checkpoint of `class` by `method`.
     fn header(&self, class: Class, method: &str, length: u64, found: &[u64], done: bool, checksum: u64) -> Header {
         Header {
@@ -976,27 +939,6 @@ impl<'a> Checkpointer<'a> {
         self.save(class, &header, cells.len() as u64, |out| out.write_all(cells))
     }
 
-    /// Writes the two-bit checkpoint of `boundary` atomically, the table
-    /// straight from its words.
-    fn write_two_bit(&mut self, boundary: &TwoBitBoundary<'_>) -> Result<PathBuf> {
-        let mut header = self.header(
-            boundary.class,
-            "two-bit",
-            boundary.legal,
-            boundary.found,
-            boundary.done,
-            0,
-        );
-        header.two_bit = Some(TwoBitHeader::of(boundary.hardest, boundary.rates));
-        self.write_two_bit_words(
-            boundary.class,
-            header,
-            boundary.codes,
-            boundary.summary,
-            boundary.hardest,
-        )
-    }
-
     /// Writes a two-bit checkpoint of `class` atomically: `header` with
     /// the checksum of the payload, then the payload, `codes` straight
     /// from their words and the `summary` bytes packed, which no thread
@@ -1054,26 +996,6 @@ impl<'a> Checkpointer<'a> {
             crate::text::path(file),
             class.name()
         ));
-    }
-
-    /// At the boundary of `class` where `found` counts the complete layers:
-    /// saves by `write` when the interval has passed or the test hook asks,
-    /// and then stops for the hook.
-    fn boundary(
-        &mut self,
-        class: Class,
-        found: &[u64],
-        done: bool,
-        write: impl FnOnce(&mut Self) -> Result<PathBuf>,
-    ) -> Result<()> {
-        let save = self.decide(class, found, done);
-        if save != Save::No {
-            let file = write(self)?;
-            if save == Save::AndStop {
-                return Err(self.stop_error(class, found, &format!("the checkpoint {}", crate::text::path(&file))));
-            }
-        }
-        Ok(())
     }
 
     /// Whether to save at the boundary of `class` where `found` counts the
@@ -1142,47 +1064,40 @@ impl<'a> Checkpointer<'a> {
     }
 }
 
-impl Checkpoints for Checkpointer<'_> {
-    fn resume_two_bit(&mut self, class: Class, index: &TightIndex, mirrored: bool) -> Option<TwoBitResume> {
-        let file = self.existing(class)?;
-        match self.read_two_bit(&file, class, index, mirrored) {
-            Ok((header, resume)) => {
-                self.note_resume(&file, class, &header);
-                Some(resume)
-            }
-            Err(problem) => {
-                self.note_ignored(&file, class, &problem);
-                None
-            }
-        }
-    }
-
-    fn two_bit_layer(&mut self, boundary: TwoBitBoundary<'_>) -> Result<()> {
-        self.boundary(boundary.class, boundary.found, boundary.done, |me| {
-            me.write_two_bit(&boundary)
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::twobit;
+    use crate::solver::{ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, twobit};
     use crate::tight::TightIndex;
 
     /// Keeps a copy of the state at every two-bit boundary.
     #[derive(Default)]
-    struct Recorder(Vec<TwoBitResume>);
+    struct Recorder(Vec<TwoBitShareResume>);
 
-    impl Checkpoints for Recorder {
-        fn two_bit_layer(&mut self, b: TwoBitBoundary<'_>) -> Result<()> {
-            self.0.push(TwoBitResume {
+    impl ShareCheckpoints for Recorder {
+        fn resume_share(&mut self, _: Class, _: Range<u64>) -> Option<Resume> {
+            None
+        }
+
+        fn due(&mut self, _: Class, _: &[u64], _: bool) -> Save {
+            Save::Yes
+        }
+
+        fn save_share(&mut self, _: ShareBoundary<'_>) -> Result<()> {
+            Ok(())
+        }
+
+        fn note(&mut self, _: &str) {}
+
+        fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
+            self.0.push(TwoBitShareResume {
                 found: b.found.to_vec(),
+                own: b.own.to_vec(),
                 done: b.done,
                 codes: b.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
                 summary: b.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
                 hardest: b.hardest.clone(),
-                rates: b.rates,
+                watched: b.watched.to_vec(),
             });
             Ok(())
         }
@@ -1190,7 +1105,7 @@ mod tests {
 
     /// The boundaries of the two-bit search of class 0 of `name`, and its
     /// tight index.
-    fn boundaries(name: &str) -> (Vec<TwoBitResume>, TightIndex) {
+    fn boundaries(name: &str) -> (Vec<TwoBitShareResume>, TightIndex) {
         let variant = Variant::named(name).unwrap();
         let spec = &variant.classes()[0];
         let index = spec.tight_index();

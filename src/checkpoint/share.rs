@@ -40,7 +40,7 @@ use crate::board::Class;
 use crate::error::{Error, Result};
 use crate::solver::mod3::code_words;
 use crate::solver::{
-    Rates, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
+    Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
 };
 use crate::tight::TightIndex;
 use crate::variant::Variant;
@@ -216,9 +216,16 @@ impl Checkpointer<'_> {
     ) -> std::result::Result<(Header, TwoBitShareResume), Refusal> {
         let len = of.range.end - of.range.start;
         let (header, head, size, mut reader) = self.open(file, class, len, "two-bit")?;
-        let Some(share) = header.share.clone() else {
-            return Err(Refusal::NotAShare);
-        };
+        // A whole class's checkpoint (which `open` gives only a whole
+        // class's search) is the share of the one worker, which watches
+        // nothing.
+        let share = header.share.clone().unwrap_or_else(|| ShareHeader {
+            rank: 0,
+            ranks: 1,
+            first: 0,
+            found: header.found.clone(),
+            watched: of.watch.is_empty().then(Vec::new),
+        });
         if share.first != of.range.start {
             return Err(Refusal::OtherRange {
                 found: share.first,
@@ -226,7 +233,7 @@ impl Checkpointer<'_> {
             });
         }
         let (codes, blocks) = (code_words(len), of.blocks.end - of.blocks.start);
-        let (hardest, _) = two_bit_header(&header, size.saturating_sub(head), codes, blocks, of.mirrored)?;
+        let hardest = two_bit_header(&header, size.saturating_sub(head), codes, blocks, of.mirrored)?;
         let Some(watched) = share.watched else {
             return Err(Refusal::inconsistent("has no watched positions in its header"));
         };
@@ -244,9 +251,9 @@ impl Checkpointer<'_> {
         Ok((header, state))
     }
 
-    /// Writes this worker's two-bit share at `boundary` atomically.
+    /// Writes this worker's two-bit share at `boundary` atomically: a whole
+    /// class's checkpoint when this is not a worker's checkpointer.
     fn write_two_bit_share(&mut self, boundary: &TwoBitShareBoundary<'_>) -> Result<PathBuf> {
-        let (rank, ranks) = self.share.expect("a worker's checkpointer");
         let range = &boundary.range;
         let mut header = self.header(
             boundary.class,
@@ -256,8 +263,8 @@ impl Checkpointer<'_> {
             boundary.done,
             0,
         );
-        header.two_bit = Some(TwoBitHeader::of(boundary.hardest, Rates::default()));
-        header.share = Some(ShareHeader {
+        header.two_bit = Some(TwoBitHeader::of(boundary.hardest));
+        header.share = self.share.map(|(rank, ranks)| ShareHeader {
             rank,
             ranks,
             first: range.start,

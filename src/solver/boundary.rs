@@ -1,8 +1,10 @@
 //! A search's state at a layer boundary, and where it is saved: the seam
 //! between the searches and their checkpoints
-//! ([`checkpoint`](crate::checkpoint) saves to files). Both tight searches
-//! hand their state to a [`Checkpoints`] after every layer and can start
-//! from a saved one.
+//! ([`checkpoint`](crate::checkpoint) saves to files). Every tight search,
+//! byte or two-bit, is run by the workers of a partitioned search (a whole
+//! class being the share of one worker), and each worker hands its share's
+//! state to a [`ShareCheckpoints`] at layer boundaries and can start from a
+//! saved one.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU64};
@@ -10,8 +12,6 @@ use std::sync::atomic::{AtomicU8, AtomicU64};
 use crate::board::Class;
 use crate::error::Result;
 use crate::tight::TightIndex;
-
-use super::direction::Rates;
 
 /// A search's state at a layer boundary, from which it can go on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,33 +23,6 @@ pub struct Resume {
     /// The table in tight-index order: each cell its remoteness if at most
     /// `found.len() - 1`, else unreached.
     pub cells: Vec<u8>,
-}
-
-/// Where the two-bit search of a whole class ([`twobit`](super::twobit))
-/// saves its state at layer boundaries and finds a saved one. (The byte
-/// search saves through [`ShareCheckpoints`], a whole class being the
-/// share of one worker.)
-pub trait Checkpoints {
-    /// The state to resume the two-bit search ([`twobit`](super::twobit))
-    /// of `class`, whose tight index is `index`, from, if there is one that
-    /// can be trusted; `mirrored` says whether a class mirrors this one, so
-    /// that the state must hold that class's hardest candidates. None by
-    /// default.
-    fn resume_two_bit(&mut self, class: Class, index: &TightIndex, mirrored: bool) -> Option<TwoBitResume> {
-        let _ = (class, index, mirrored);
-        None
-    }
-
-    /// Called after every complete layer of the two-bit search and once when
-    /// it is over. Does nothing by default.
-    ///
-    /// # Errors
-    ///
-    /// An error stops the search and is returned by it.
-    fn two_bit_layer(&mut self, boundary: TwoBitBoundary<'_>) -> Result<()> {
-        let _ = boundary;
-        Ok(())
-    }
 }
 
 /// `counts[d]`: the cells of `cells` at remoteness `d`, for `d` below
@@ -182,8 +155,6 @@ impl ShareCheckpoints for NoCheckpoints {
     fn note(&mut self, _: &str) {}
 }
 
-impl Checkpoints for NoCheckpoints {}
-
 /// The hardest candidates of the newest layer a search has found: what its
 /// statistics take if the next layer finds nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -196,49 +167,6 @@ pub struct LayerHardest {
     /// positions of the layer, lowest first.
     pub mirrored: Option<Vec<u64>>,
 }
-/// A two-bit search's state at a layer boundary, from which it can go on.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TwoBitResume {
-    /// `found[d]`: positions at remoteness `d`, for every complete layer.
-    pub found: Vec<u64>,
-    /// Whether the search is over (the layer after the last found nothing).
-    pub done: bool,
-    /// The table, as the words of a [`Mod3Table`](super::mod3::Mod3Table): `legal / 32` rounded up,
-    /// padding codes unseen.
-    pub codes: Vec<u64>,
-    /// The summary byte of each block, by white-set rank: [`CURRENT`](super::twobit::CURRENT) and
-    /// [`UNSEEN_LEFT`](super::twobit::UNSEEN_LEFT) bits.
-    pub summary: Vec<u8>,
-    /// The hardest candidates of the newest layer.
-    pub hardest: LayerHardest,
-    /// The measured rates.
-    pub rates: Rates,
-}
-
-/// A two-bit search's state at a layer boundary, as
-/// [`Checkpoints::two_bit_layer`] sees it.
-#[derive(Debug)]
-pub struct TwoBitBoundary<'a> {
-    /// The class searched.
-    pub class: Class,
-    /// The class's legal positions.
-    pub legal: u64,
-    /// `found[d]`: positions at remoteness `d`, for every complete layer.
-    pub found: &'a [u64],
-    /// Whether the search is over.
-    pub done: bool,
-    /// The table, 32 positions per word as in [`Mod3Table`](super::mod3::Mod3Table); no thread
-    /// writes it while the boundary is seen.
-    pub codes: &'a [AtomicU64],
-    /// The summary byte of each block; no thread writes it while the
-    /// boundary is seen.
-    pub summary: &'a [AtomicU8],
-    /// The hardest candidates of the newest layer.
-    pub hardest: &'a LayerHardest,
-    /// The measured rates.
-    pub rates: Rates,
-}
-
 /// One worker's share of a partitioned two-bit search
 /// ([`partition::two_bit`](super::partition::two_bit)) at a layer
 /// boundary, from which it can go on.
@@ -256,8 +184,8 @@ pub struct TwoBitShareResume {
     /// its range is code 0), padding codes unseen.
     pub codes: Vec<u64>,
     /// The summary byte of each of its blocks, from the first:
-    /// [`CURRENT`](super::twobit::CURRENT) and
-    /// [`UNSEEN_LEFT`](super::twobit::UNSEEN_LEFT) bits.
+    /// [`CURRENT`](super::mod3::CURRENT) and
+    /// [`UNSEEN_LEFT`](super::mod3::UNSEEN_LEFT) bits.
     pub summary: Vec<u8>,
     /// The lowest tight indices the worker wrote into the newest layer (and
     /// the lowest public hashes of their mirror images, when asked for).

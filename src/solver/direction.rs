@@ -71,3 +71,28 @@ impl Rates {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_direction_follows_the_measured_costs() {
+        let never = || -> u64 { panic!("the bounds decide") };
+        // Nothing timed: pull when the unseen are fewer than twice the push.
+        let none = Rates::default();
+        assert!(!none.pull(1, 1, 1000, never));
+        assert!(none.pull(600, 5000, 1000, never));
+        assert!(none.pull(100, 5000, 1000, || 600));
+        assert!(!none.pull(100, 5000, 1000, || 400));
+        // Timed: a pull at a tenth of the push's cost per position.
+        let timed = Rates {
+            push: Some(1.0),
+            pull: Some(0.1),
+        };
+        assert!(timed.pull(100, 5000, 1000, never));
+        assert!(!timed.pull(1, 50, 1000, never));
+        assert!(timed.pull(10, 5000, 10_000, || 2000));
+        assert!(!timed.pull(10, 5000, 10_000, || 500));
+    }
+}

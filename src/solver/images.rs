@@ -11,14 +11,9 @@ use crate::rules::Part;
 use crate::symmetry::{MAX_IMAGES, Symmetries};
 use crate::tight::TightIndex;
 
-/// Whether each block (by white-set rank) may hold a canonical position of
-/// `symmetries` ([`Symmetries::may_hold_canonical`]): the blocks a layer
-/// visits at all.
-pub(super) fn canonical_blocks(symmetries: &Symmetries, index: &TightIndex) -> Vec<bool> {
-    canonical_blocks_in(symmetries, index, 0..index.white_sets())
-}
-
-/// [`canonical_blocks`] of the white-set ranks `blocks` only, from the first.
+/// Whether each block of the white-set ranks `blocks` may hold a canonical
+/// position of `symmetries` ([`Symmetries::may_hold_canonical`]): the
+/// blocks a layer visits at all; from the first of `blocks`.
 pub(super) fn canonical_blocks_in(symmetries: &Symmetries, index: &TightIndex, blocks: Range<u64>) -> Vec<bool> {
     (blocks.start as usize..blocks.end as usize)
         .into_par_iter()

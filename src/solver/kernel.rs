@@ -205,7 +205,7 @@ pub(super) struct Block {
     /// black move could find one.
     pub(super) black_moves: bool,
     /// Scratch space for the black sets a push expands together
-    /// ([`Kernel::each_neighbour_part_in`]), kept to reuse its allocation.
+    /// ([`Kernel::each_neighbour_routed_in`]), kept to reuse its allocation.
     pub(super) blacks: Vec<Bitboard>,
     /// Scratch space for a search split between workers: for each white
     /// move, `None` when it leads into the worker's own blocks, else the
@@ -380,20 +380,8 @@ impl<'a> Kernel<'a> {
     /// one white move, then the next. A white move's neighbours all lie in
     /// one block, in the order of `blacks` when they are in colex order, so
     /// the table is read in runs instead of hopping between blocks. For a
-    /// push, which visits every neighbour.
-    #[inline(always)]
-    pub(super) fn each_neighbour_part_in<I: Isa>(
-        &self,
-        isa: I,
-        block: &Block,
-        blacks: &[Bitboard],
-        f: impl FnMut(u64, Part, Via),
-    ) {
-        self.each_neighbour_routed_in(isa, block, blacks, |_| {}, f);
-    }
-
-    /// [`each_neighbour_part_in`](Self::each_neighbour_part_in) for a
-    /// search split between workers: a white move that [`Block::routes`]
+    /// push, which visits every neighbour. In a search split between
+    /// workers, a white move that [`Block::routes`]
     /// sends to another worker gives `away` the bit of each of its
     /// neighbours (its route plus the neighbour's index), decided once for
     /// the move rather than once for each neighbour; the other neighbours
@@ -578,10 +566,17 @@ mod tests {
             // position by position.
             let blacks: Vec<Bitboard> = Subsets::new(index.safe(r), index.black()).collect();
             let mut together = Vec::new();
-            kernel.each_neighbour_part_in(isa, &block, &blacks, |n, after, via| {
-                together.push((n, after));
-                check_via(index, &block, r, n, via);
-            });
+            let count = kernel.each_neighbour_routed_in(
+                isa,
+                &block,
+                &blacks,
+                |_| {},
+                |n, after, via| {
+                    together.push((n, after));
+                    check_via(index, &block, r, n, via);
+                },
+            );
+            assert_eq!(count, together.len() as u64);
             let mut one_by_one = Vec::new();
             for &black in &blacks {
                 kernel.neighbours_via_in(isa, &block, black, |n, after, via| {

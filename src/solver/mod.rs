@@ -27,7 +27,11 @@
 //!
 //! The tight searches come as a table (a byte a position, or two bits) by a
 //! share (a whole class in one process, or one worker's range of blocks in
-//! [`partition`], the ranks of an MPI job). What they share lives once:
+//! [`partition`], the ranks of an MPI job). For each table there is one
+//! layer loop, that of a worker of [`partition`]: a whole class in one
+//! process is the share of one worker, whose exchanges are no-ops
+//! ([`parallel::search`], [`twobit::search`]). What the two tables share
+//! lives once:
 //!
 //! | concept | where |
 //! |---|---|
@@ -36,16 +40,15 @@
 //! | the images of found positions, in batches | `images` |
 //! | a layer's pass over the blocks, on every thread | `layer` (`each_block`) |
 //! | the byte table: a block's scan, the frontier summary, the bitmaps between layers | `bytes` |
+//! | the two-bit table: its codes, the block summary, a push's work | [`mod3`] |
 //! | where a search starts, what it reports, the too-deep error | `layer` |
-//! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]; [`Checkpoints`] for the whole-class two-bit search) |
+//! | the hardest positions kept during a search (two bits) | `hardest` |
+//! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]) |
 //! | whether the workers resume, and the exchange between them | [`partition`] |
 //! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
 //!
-//! The byte search has one layer loop, the worker of [`partition`]: a
-//! whole class in one process is the share of one worker, whose exchanges
-//! are no-ops ([`parallel::search`]). The two-bit search still has two,
-//! [`twobit`] for a whole class and [`partition::two_bit`] for a share:
-//! making them the same one is under way.
+//! The byte worker and the two-bit worker are still two loops; making them
+//! one, generic over the table, is under way.
 
 mod boundary;
 mod bytes;
@@ -53,6 +56,7 @@ pub mod dense;
 mod direction;
 pub mod estimate;
 pub mod exact;
+mod hardest;
 mod images;
 mod isa;
 mod kernel;
@@ -67,8 +71,8 @@ mod stats;
 pub mod twobit;
 
 pub use boundary::{
-    Checkpoints, LayerHardest, NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitBoundary,
-    TwoBitResume, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
+    LayerHardest, NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume,
+    layer_counts,
 };
 pub use direction::{Direction, Rates};
 pub use layer::Event;
@@ -464,7 +468,7 @@ impl<'a> Plan<'a> {
     /// fails with.
     pub fn solve_two_bit_with(
         self,
-        checkpoints: &mut dyn Checkpoints,
+        checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
     ) -> Result<twobit::TwoBitSolution> {
         let classes = twobit::solve_classes(

@@ -2,7 +2,9 @@
 //! position in 2 bits ([`Mod3Table`]), and the word-at-a-time tests on it
 //! that the search, its checkpoints and the descent to exact values share.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+use rayon::prelude::*;
 
 use crate::bitboard::Bitboard;
 use crate::remoteness::Cell;
@@ -16,6 +18,17 @@ pub(super) const PER_WORD: u64 = 32;
 
 /// Every other bit of a word: bit 0 of each 2-bit code.
 const LOW_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// Summary bit: the block holds a position of the layer being expanded.
+pub const CURRENT: u8 = 1;
+
+/// Summary bit: a position of the layer being found has been written into
+/// the block; between layers it becomes [`CURRENT`]. Never set at a layer
+/// boundary.
+pub const NEXT: u8 = 2;
+
+/// Summary bit: the block may hold a position no layer has reached.
+pub const UNSEEN_LEFT: u8 = 4;
 
 /// A packed table of remoteness mod 3: 2 bits per position, 4 positions per
 /// byte. Position `i` is bits `2·(i mod 4)` and up of byte `i / 4`; code 3
@@ -327,9 +340,137 @@ pub fn code_words(legal: u64) -> u64 {
     legal.div_ceil(PER_WORD)
 }
 
+/// How many positions a push of the layer coded `here` scans in the blocks
+/// `blocks` of `index`: those coded `here` in the blocks flagged
+/// [`CURRENT`] that may hold a canonical position. `summary` and
+/// `canonical` hold the blocks from the first of `blocks`, `codes` the
+/// positions from `base`.
+pub(crate) fn push_work(
+    index: &TightIndex,
+    blocks: std::ops::Range<u64>,
+    codes: &[AtomicU64],
+    base: u64,
+    summary: &[AtomicU8],
+    canonical: &[bool],
+    here: u8,
+) -> u64 {
+    (0..(blocks.end - blocks.start) as usize)
+        .into_par_iter()
+        .with_min_len(1 << 10)
+        .filter(|&k| summary[k].load(Ordering::Relaxed) & CURRENT != 0 && canonical[k])
+        .map(|k| {
+            let block = index.block(blocks.start + k as u64);
+            count_codes(
+                codes,
+                |w| w.load(Ordering::Relaxed),
+                block.start - base..block.end - base,
+                here,
+            )
+        })
+        .sum()
+}
+
+/// Between layers: every block that a position of the new layer was
+/// written into holds the current layer now, and no other.
+pub(crate) fn next_layer(summary: &mut [AtomicU8]) {
+    summary.par_iter_mut().with_min_len(1 << 12).for_each(|s| {
+        let s = s.get_mut();
+        *s = *s & UNSEEN_LEFT | if *s & NEXT != 0 { CURRENT } else { 0 };
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::remoteness::Cell;
+
+    #[test]
+    fn mod3_table_packs_four_positions_a_byte() {
+        for len in [0u64, 1, 3, 4, 31, 32, 33, 64, 100] {
+            let mut table = Mod3Table::new(len);
+            assert_eq!(table.len(), len);
+            assert_eq!(table.byte_len(), len.div_ceil(4));
+            assert!((0..len).all(|i| table.get(i).is_none()));
+            for i in 0..len {
+                table.set(i, (i % 5 != 4).then_some((i % 7 % 3) as u8));
+            }
+            for i in 0..len {
+                assert_eq!(table.get(i), (i % 5 != 4).then_some((i % 7 % 3) as u8), "{len} {i}");
+            }
+            let bytes = table.to_bytes();
+            assert_eq!(bytes.len() as u64, table.byte_len());
+            for i in 0..len {
+                let code = bytes[(i / 4) as usize] >> (2 * (i % 4)) & 3;
+                assert_eq!(code, table.get(i).unwrap_or(3));
+            }
+            assert_eq!(Mod3Table::from_bytes(&bytes, len).as_ref(), Some(&table));
+            assert_eq!(Mod3Table::from_bytes(&bytes, len + 4), None);
+            let counts = table.counts();
+            assert_eq!(counts.iter().sum::<u64>(), len);
+            assert_eq!(counts[3], (0..len).filter(|i| i % 5 == 4).count() as u64);
+        }
+        // Any range packs as the codes one by one would.
+        let mut table = Mod3Table::new(200);
+        for i in 0..200 {
+            table.set(i, (i % 7 != 3).then_some((i * i % 3) as u8));
+        }
+        for (start, end) in [(0, 0), (0, 1), (3, 9), (31, 97), (64, 128), (130, 200), (199, 200)] {
+            let codes = (start..end).map(|i| table.get(i).unwrap_or(3)).collect::<Vec<u8>>();
+            let mut expected = vec![0xffu8; codes.len().div_ceil(4)];
+            for (j, c) in codes.iter().enumerate() {
+                expected[j / 4] &= !(3 << (2 * (j % 4)));
+                expected[j / 4] |= c << (2 * (j % 4));
+            }
+            assert_eq!(table.pack_range(start..end), expected, "{start}..{end}");
+        }
+        // Padding reads as unreachable whatever it holds.
+        let table = Mod3Table::from_bytes(&[0b0000_0001], 1).unwrap();
+        assert_eq!(table.get(0), Some(1));
+        assert_eq!(table.counts(), [0, 1, 0, 0]);
+    }
+
+    #[test]
+    fn from_cells_keeps_remoteness_mod_3() {
+        let table = Mod3Table::from_cells(&[0, 1, 2, 3, 38, Cell::UNREACHABLE.0]);
+        let got: Vec<Option<u8>> = (0..6).map(|i| table.get(i)).collect();
+        assert_eq!(got, [Some(0), Some(1), Some(2), Some(0), Some(2), None]);
+    }
+
+    #[test]
+    fn codes_are_matched_and_counted_a_word_at_a_time() {
+        let mut table = Mod3Table::new(300);
+        for i in 0..300 {
+            table.set(i, (i % 7 != 3).then_some((i * i % 3) as u8));
+        }
+        let codes: Vec<AtomicU64> = table.words().iter().map(|&w| AtomicU64::new(w)).collect();
+        let whole = Codes::new(&codes, 0);
+        let code = |i: u64| table.get(i).unwrap_or(UNSEEN);
+        for want in 0..4u8 {
+            for (start, len) in [
+                (0, 1),
+                (0, 64),
+                (3, 64),
+                (31, 33),
+                (32, 64),
+                (60, 5),
+                (200, 64),
+                (236, 64),
+                (299, 1),
+            ] {
+                let expected = (0..len).fold(0u64, |m, k| m | u64::from(code(start + k as u64) == want) << k);
+                assert_eq!(whole.matching(start, len, want), expected, "{start} {len} {want}");
+                // A share of the table from its third word on reads alike.
+                if start >= 2 * PER_WORD {
+                    let share = Codes::new(&codes[2..], 2 * PER_WORD);
+                    assert_eq!(share.matching(start, len, want), expected, "{start} {len} {want}");
+                }
+            }
+            for (start, end) in [(0, 0), (0, 300), (5, 6), (31, 33), (32, 64), (100, 299)] {
+                let expected = (start..end).filter(|&i| code(i) == want).count() as u64;
+                assert_eq!(count_codes(table.words(), |&w| w, start..end, want), expected);
+            }
+        }
+    }
 
     #[test]
     fn squeeze_packs_the_even_bits() {

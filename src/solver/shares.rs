@@ -17,14 +17,14 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use super::layer::{Event, report_saved};
+use super::layer::Event;
 use super::partition::two_bit::{self, Asked, TwoBitShare};
-use super::partition::{self, Partition, Transport};
+use super::partition::{self, ClassSearch, Partition, Transport};
 use super::{ClassStats, HARDEST, Plan, ShareCheckpoints};
 use crate::error::{Error, Result};
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
-use crate::symmetry::Mirror;
+use crate::symmetry::{Mirror, Symmetries};
 use crate::tight::TightIndex;
 use crate::variant::Variant;
 
@@ -449,22 +449,15 @@ impl<'a> Plan<'a> {
                 mirrored: back.as_ref().zip(partner.map(|m| &specs[m].index)),
                 watch: &watch,
             };
-            let partition = Partition::by_work(spec, index, transport.workers())?;
-            let legal = index.len();
-            let resume = two_bit::agree_on_resume(spec, index, &partition, transport, checkpoints, asked)?;
-            let saved = resume.as_ref().map_or(&[1][..], |r| &r.found[..]);
-            let mut total = report_saved(spec.class, saved, legal, observe);
-            let share = two_bit::run_worker(
-                self.variant.name(),
+            let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+            let class = ClassSearch {
+                name: self.variant.name(),
                 spec,
                 index,
-                &partition,
-                transport,
-                asked,
-                resume,
-                checkpoints,
-                &mut |layer| partition::tell(observe, spec.class, legal, &mut total, layer, true),
-            )?;
+                symmetries: &symmetries,
+                partition: &Partition::by_work(spec, index, transport.workers())?,
+            };
+            let share = two_bit::search_on(&class, transport, asked, checkpoints, true, observe)?;
             let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));
             let reachable = share.layers.iter().sum();
             let of = |hardest: Vec<u64>, legal: u64| ClassStats {

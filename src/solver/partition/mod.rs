@@ -422,7 +422,7 @@ fn gone(w: usize) -> Error {
 pub struct LayerStats {
     /// The remoteness of the positions the layer found; it expanded those
     /// at `depth - 1`.
-    pub depth: u8,
+    pub depth: u16,
     /// Whether the layer pulled (through a halo) rather than pushed.
     pub pull: bool,
     /// Positions found (0 for the last layer, which ends the search).
@@ -663,7 +663,7 @@ pub(super) fn search_on_by<T: Transport + ?Sized>(
     } else {
         1
     };
-    let share = Share {
+    let share = ClassSearch {
         name,
         spec,
         index,
@@ -680,7 +680,8 @@ pub(super) fn search_on_by<T: Transport + ?Sized>(
 
 /// What every worker of a search of one class knows alike: the class, its
 /// symmetries, and how it is cut.
-pub(super) struct Share<'a> {
+#[derive(Clone, Copy)]
+pub(in crate::solver) struct ClassSearch<'a> {
     /// The variant's name, for the errors.
     pub name: &'a str,
     /// The class.
@@ -708,7 +709,7 @@ pub(super) fn tell(
         return;
     }
     *total += layer.found;
-    let depth = u16::from(layer.depth);
+    let depth = layer.depth;
     observe(Event::Layer {
         class,
         depth,
@@ -972,7 +973,7 @@ pub fn run_worker<T: Transport + ?Sized>(
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<(WorkerTable, Vec<u64>)> {
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let share = Share {
+    let share = ClassSearch {
         name,
         spec,
         index,
@@ -984,13 +985,13 @@ pub fn run_worker<T: Transport + ?Sized>(
 
 /// [`run_worker`] of `share`.
 fn run_share<T: Transport + ?Sized>(
-    share: &Share<'_>,
+    share: &ClassSearch<'_>,
     transport: &mut T,
     start: Start,
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<(WorkerTable, Vec<u64>)> {
-    let Share {
+    let ClassSearch {
         name,
         spec,
         index,
@@ -1054,7 +1055,7 @@ fn run_share<T: Transport + ?Sized>(
         let next = layer.found;
         rates.note(pull, layer.busiest, if pull { unseen } else { frontier });
         report(&LayerStats {
-            depth: depth.saturating_add(1),
+            depth: u16::from(depth) + 1,
             pull,
             elapsed: started.elapsed(),
             ..layer

@@ -51,8 +51,9 @@ use rayon::prelude::*;
 
 use super::recut::{Pace, Units, Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::{
-    COUNTS, ChannelTransport, Halo, LayerStats, Message, Outgoing, Partition, Reach, Reached, ShareReport, Transport,
-    Worked, agree, end_layer, message_at, on_threads, post_images, save_now, saved, take_images, words,
+    COUNTS, ChannelTransport, ClassSearch, Halo, LayerStats, Message, Outgoing, Partition, Reach, Reached, ShareReport,
+    Transport, Worked, agree, end_layer, message_at, on_threads, post_images, save_now, saved, take_images, tell,
+    words,
 };
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
@@ -67,15 +68,17 @@ use crate::solver::boundary::{
     LayerHardest, NoCheckpoints, Save, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume,
 };
 use crate::solver::direction::Rates;
+use crate::solver::hardest::{Lowest, MirrorHashes};
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use crate::solver::isa::Bmi2;
 use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
-use crate::solver::layer::{goal_index, too_deep};
-use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
-use crate::solver::twobit::{CURRENT, Lowest, MirrorHashes, NEXT, UNSEEN_LEFT, next_layer, push_work};
+use crate::solver::layer::{Event, goal_index, report_saved, too_deep};
+use crate::solver::mod3::{
+    CURRENT, Codes, Mod3Table, NEXT, UNSEEN, UNSEEN_LEFT, code_words, count_codes, next_layer, push_work,
+};
 
 /// What one worker of a two-bit partitioned search ends with.
 #[derive(Clone, Debug)]
@@ -175,22 +178,85 @@ pub fn run_worker<T: Transport + ?Sized>(
     partition: &Partition,
     transport: &mut T,
     asked: Asked<'_>,
+    resume: Option<TwoBitShareResume>,
+    checkpoints: &mut dyn ShareCheckpoints,
+    report: &mut dyn FnMut(&LayerStats),
+) -> Result<TwoBitShare> {
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    let class = ClassSearch {
+        name,
+        spec,
+        index,
+        symmetries: &symmetries,
+        partition,
+    };
+    run(&class, transport, asked, resume, checkpoints, report)
+}
+
+/// Searches the class of `class` by two bits a position as one worker of
+/// the search `transport` reaches, finding what `asked` asks: every worker
+/// runs this with the same arguments, each owning its share of the
+/// partition, and resumes from `checkpoints` when every worker can
+/// ([`agree_on_resume`]). Worker 0 tells `observe` of each layer (a
+/// resumed search's saved layers first), and of the bytes it exchanged
+/// when `exchanges` (a job of ranks, even of one; not a whole class in one
+/// process).
+///
+/// # Errors
+///
+/// As [`run_worker`].
+pub(in crate::solver) fn search_on<T: Transport + ?Sized>(
+    class: &ClassSearch<'_>,
+    transport: &mut T,
+    asked: Asked<'_>,
+    checkpoints: &mut dyn ShareCheckpoints,
+    exchanges: bool,
+    observe: &mut dyn FnMut(Event),
+) -> Result<TwoBitShare> {
+    let ClassSearch {
+        spec, index, partition, ..
+    } = *class;
+    let resume = agree_on_resume(spec, index, partition, transport, checkpoints, asked)?;
+    let lead = transport.worker() == 0;
+    let saved = resume.as_ref().map_or(&[1][..], |r| &r.found[..]);
+    let (legal, mut total) = (index.len(), 1);
+    if lead {
+        total = report_saved(spec.class, saved, legal, observe);
+    }
+    run(class, transport, asked, resume, checkpoints, &mut |layer| {
+        if lead {
+            tell(observe, spec.class, legal, &mut total, layer, exchanges);
+        }
+    })
+}
+
+/// [`run_worker`] of `class`.
+fn run<T: Transport + ?Sized>(
+    class: &ClassSearch<'_>,
+    transport: &mut T,
+    asked: Asked<'_>,
     mut resume: Option<TwoBitShareResume>,
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<TwoBitShare> {
+    let ClassSearch {
+        name,
+        spec,
+        index,
+        symmetries,
+        partition,
+    } = *class;
     let me = super::check_workers(transport, partition)?;
     if resume.as_ref().is_some_and(|saved| !fits(saved, partition, me, asked)) {
         return Err(Error::Exchange(format!(
             "worker {me} was given a share to resume that is not of its range"
         )));
     }
-    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
     let (codes, summary) = first_codes(index, partition, me, resume.as_mut());
     // What setting up a range's blocks takes, which a move does for the
     // blocks it gains: the first guess at what a move costs.
     let setting_up = Instant::now();
-    let mut share = Share::new(spec, index, partition, me, &symmetries, asked, (codes, summary));
+    let mut share = Share::new(spec, index, partition, me, symmetries, asked, (codes, summary));
     let (mut known, mut done) = Known::first(&mut share, spec, asked, resume);
     let legal = index.len();
     let mut total: u64 = known.layers.iter().sum();
@@ -241,7 +307,7 @@ pub fn run_worker<T: Transport + ?Sized>(
             .rates
             .note(pull, stats.busiest, if pull { unseen } else { stats.scanned });
         report(&LayerStats {
-            depth: u8::try_from(depth + 1).unwrap_or(u8::MAX),
+            depth: u16::try_from(depth + 1).unwrap_or(u16::MAX),
             pull,
             elapsed: started.elapsed(),
             moved,
@@ -1470,7 +1536,7 @@ mod tests {
     use crate::board::Class;
     use crate::remoteness::Cell;
     use crate::solver::boundary::{Resume, ShareBoundary};
-    use crate::solver::{parallel, twobit};
+    use crate::solver::parallel;
     use crate::variant::Variant;
 
     /// The rounds of a layer cover a worker's blocks once, in order, even
@@ -1545,8 +1611,25 @@ mod tests {
                 .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
             let mirrored = back.as_ref().map(|m| (m, &specs[1].index));
             mirrors += usize::from(mirrored.is_some());
-            let whole = twobit::search_with(name, spec, &index, mirrored, &mut NoCheckpoints, &mut |_| {}).unwrap();
+            // The byte search, a loop of its own, gives what every share
+            // must agree with.
             let cells = parallel::search(name, spec, &index, &mut |_| {}).unwrap();
+            let layers = crate::solver::layer_counts(
+                &cells,
+                usize::from(*cells.iter().filter(|&&c| c != 255).max().unwrap()) + 1,
+            );
+            let last = (layers.len() - 1) as u8;
+            let lowest = |key: &dyn Fn(u64) -> u64| {
+                let mut at_last: Vec<u64> = (0..index.len())
+                    .filter(|&i| cells[i as usize] == last)
+                    .map(key)
+                    .collect();
+                at_last.sort_unstable();
+                at_last.truncate(HARDEST);
+                at_last
+            };
+            let hardest = lowest(&|i| i);
+            let mirrored_hardest = mirrored.map(|(m, dense)| lowest(&|i| dense.rank(m.part(index.unrank(i)))));
             let start = index.rank(spec.index.unrank(variant.class_hashes(variant.start())[0]));
             let watch: Vec<u64> = start.into_iter().chain([0, index.len() / 2, index.len() - 1]).collect();
             let remoteness = |i: u64| Cell(cells[i as usize]).remoteness().map(|r| u64::from(r.0));
@@ -1569,15 +1652,15 @@ mod tests {
                 for (w, share) in shares.iter().enumerate() {
                     assert_eq!(share.partition, shares[0].partition);
                     assert_eq!(share.range, share.partition.cells(w));
-                    assert_eq!(share.layers, whole.layers, "{name} {workers}");
-                    assert_eq!(share.hardest, whole.hardest, "{name} {workers}");
-                    assert_eq!(share.mirrored_hardest, whole.mirrored_hardest, "{name} {workers}");
+                    assert_eq!(share.layers, layers, "{name} {workers}");
+                    assert_eq!(share.hardest, hardest, "{name} {workers}");
+                    assert_eq!(share.mirrored_hardest, mirrored_hardest, "{name} {workers}");
                     let expected: Vec<Option<u64>> = watch.iter().map(|&i| remoteness(i)).collect();
                     assert_eq!(share.watched, expected, "{name} {workers}");
                     for i in share.range.clone() {
                         assert_eq!(
                             share.table.get(i - share.range.start),
-                            whole.table.get(i),
+                            remoteness(i).map(|d| (d % 3) as u8),
                             "{name}, {workers} workers, position {i}"
                         );
                     }

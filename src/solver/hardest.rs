@@ -1,0 +1,116 @@
+//! The hardest positions of a class, kept while it is searched: the
+//! lowest tight indices of each layer's positions (tight-index order is
+//! public-hash order), and, for a class that mirrors the searched one, the
+//! lowest public hashes of their mirror images there. A table whose codes
+//! do not tell the last layer from older ones (the two-bit table) has no
+//! other way to name them.
+
+use crate::bitboard::Bitboard;
+use crate::index::{DenseIndex, binomial, colex_rank};
+use crate::rules::Part;
+use crate::symmetry::Mirror;
+use crate::variant::ClassSpec;
+
+use super::stats::HARDEST;
+
+/// The lowest values offered, at most [`HARDEST`] of them, lowest first.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Lowest {
+    values: [u64; HARDEST],
+    len: usize,
+}
+
+impl Lowest {
+    /// Whether `value` would join the list.
+    #[inline]
+    pub(super) fn admits(&self, value: u64) -> bool {
+        self.len < HARDEST || value < self.values[HARDEST - 1]
+    }
+
+    /// Adds `value` if it is among the lowest, dropping the highest when
+    /// the list is full.
+    #[inline]
+    pub(super) fn offer(&mut self, value: u64) {
+        if !self.admits(value) {
+            return;
+        }
+        if self.len < HARDEST {
+            self.len += 1;
+        }
+        let mut k = self.len - 1;
+        while k > 0 && self.values[k - 1] > value {
+            self.values[k] = self.values[k - 1];
+            k -= 1;
+        }
+        self.values[k] = value;
+    }
+
+    pub(super) fn merge(mut self, other: &Lowest) -> Lowest {
+        for &v in other.as_slice() {
+            self.offer(v);
+        }
+        self
+    }
+
+    pub(super) fn as_slice(&self) -> &[u64] {
+        &self.values[..self.len]
+    }
+}
+
+/// The public hashes of the mirror images of positions, in the class that
+/// mirrors the searched one.
+#[derive(Clone, Copy)]
+pub(super) struct MirrorHashes<'a> {
+    /// From the searched class's cells to the mirroring class's.
+    mirror: &'a Mirror,
+    /// The mirroring class's public hash.
+    dense: &'a DenseIndex,
+    /// Black placements per white set in the public hash: C(n − w, b).
+    per_white: u64,
+}
+
+impl<'a> MirrorHashes<'a> {
+    pub(super) fn new(mirror: &'a Mirror, dense: &'a DenseIndex, spec: &ClassSpec) -> MirrorHashes<'a> {
+        let (white, black) = spec.counts();
+        MirrorHashes {
+            mirror,
+            dense,
+            per_white: binomial(spec.geometry.len() as u32 - white, black),
+        }
+    }
+
+    /// The public hash of the image of `part`.
+    pub(super) fn hash(&self, part: Part) -> u64 {
+        self.dense.rank(self.mirror.part(part))
+    }
+
+    /// A lower bound of the hash of the image of any position with white
+    /// set `white`: the part of the hash the image's white set gives (its
+    /// black set adds less than C(n − w, b)). Almost every position a layer
+    /// finds has a white set whose image ranks above the hardest found so
+    /// far, and is passed over without a whole hash.
+    #[inline]
+    pub(super) fn lower_bound(&self, white: Bitboard) -> u64 {
+        colex_rank(self.mirror.cells(white)) * self.per_white
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowest_keeps_the_lowest_ten() {
+        let mut lowest = Lowest::default();
+        for v in [50u64, 3, 99, 7, 7_000, 1, 42, 8, 13, 21, 34, 2, 5, 1_000_000] {
+            lowest.offer(v);
+        }
+        assert_eq!(lowest.as_slice(), [1, 2, 3, 5, 7, 8, 13, 21, 34, 42]);
+        let mut other = Lowest::default();
+        for v in [0, 4, 100] {
+            other.offer(v);
+        }
+        assert_eq!(lowest.merge(&other).as_slice(), [0, 1, 2, 3, 4, 5, 7, 8, 13, 21]);
+        assert!(!lowest.admits(42) && lowest.admits(41));
+    }
+}
