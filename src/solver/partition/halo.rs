@@ -255,17 +255,22 @@ impl Halo {
 
     /// Fills `block.routes` for worker `me` of `partition`: `None` for a
     /// white move into its own blocks, else the bit of the halo that the
-    /// move's neighbour `j` has, less `j` (wrapping).
-    pub(super) fn route(&self, partition: &Partition, me: usize, block: &mut Block) {
+    /// move's neighbour `j` has, less `j` (wrapping). Returns whether any
+    /// move leads to another worker's block.
+    pub(super) fn route(&self, partition: &Partition, me: usize, block: &mut Block) -> bool {
         let mine = partition.blocks(me);
         block.routes.clear();
+        let mut crosses = false;
         for k in 0..block.white_moves() {
             let (t, start) = block.white_target(k);
-            block.routes.push((!mine.contains(&t)).then(|| {
+            let route = (!mine.contains(&t)).then(|| {
                 let k = self.find(t).expect("every block one white move away is in the halo");
                 self.starts[k].wrapping_sub(start)
-            }));
+            });
+            crosses |= route.is_some();
+            block.routes.push(route);
         }
+        crosses
     }
 
     /// Whether the halo position at bit `bit` is in the frontier.

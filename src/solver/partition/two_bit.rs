@@ -1347,7 +1347,7 @@ impl<'a> Share<'a> {
         counts[1] += blacks.len() as u64;
         counts[8] += scanned;
         let halo = self.halo.as_ref().expect("a halo from the first layer");
-        halo.route(&self.partition, self.me, block);
+        let _ = halo.route(&self.partition, self.me, block);
         let mut batch = Batch::default();
         // Kept here, not in `counts`, so that it may live in a register.
         let mut crossing = 0;
@@ -1421,7 +1421,7 @@ impl<'a> Share<'a> {
         if !block.black_moves && block.white_moves() == 0 {
             return;
         }
-        halo.route(&self.partition, self.me, block);
+        let crosses = halo.route(&self.partition, self.me, block);
         let block = &*block;
         let codes = self.codes();
         let Found { counts, own, outgoing } = found;
@@ -1441,23 +1441,38 @@ impl<'a> Share<'a> {
                     return;
                 }
                 expanded += 1;
-                let hit = self.kernel.neighbours_via_in(
-                    isa,
-                    block,
-                    black,
-                    #[inline(always)]
-                    |j, _, via| {
-                        neighbours += 1;
-                        if let Via::White(k) = via
-                            && let Some(route) = block.routes[k]
-                        {
-                            crossing += 1;
-                            halo.at(route.wrapping_add(j))
-                        } else {
+                // Which table a neighbour is read in is asked of each
+                // neighbour only when a move leaves this worker's blocks.
+                let hit = if crosses {
+                    self.kernel.neighbours_via_in(
+                        isa,
+                        block,
+                        black,
+                        #[inline(always)]
+                        |j, _, via| {
+                            neighbours += 1;
+                            if let Via::White(k) = via
+                                && let Some(route) = block.routes[k]
+                            {
+                                crossing += 1;
+                                halo.at(route.wrapping_add(j))
+                            } else {
+                                codes.code(j) == here
+                            }
+                        },
+                    )
+                } else {
+                    self.kernel.neighbours_in(
+                        isa,
+                        block,
+                        black,
+                        #[inline(always)]
+                        |j| {
+                            neighbours += 1;
                             codes.code(j) == here
-                        }
-                    },
-                );
+                        },
+                    )
+                };
                 if hit {
                     let unseen = codes.write(i, next);
                     debug_assert!(unseen, "only this pull writes a canonical position");
