@@ -33,7 +33,8 @@
 //! the payload is its table (2 bits per legal position, 32 to a
 //! word) and its summary (a byte per block, 8 to a word, the last word
 //! padded with zeros), as little-endian 64-bit words, and the header also
-//! carries the newest layer's hardest candidates ([`TwoBitHeader`]); a
+//! carries the newest layer's hardest candidates and the remoteness of the
+//! watched positions (the start's), once reached ([`TwoBitHeader`]); a
 //! resumed search measures its rates of work afresh. The checksum
 //! ([`word_checksum`]) covers the table, the summary and the hardest
 //! candidates. Besides the header, its length
@@ -326,13 +327,18 @@ pub struct TwoBitHeader {
     /// the images of up to [`HARDEST`] positions of the newest layer,
     /// lowest first.
     pub mirrored_hardest: Option<Vec<u64>>,
+    /// For each watched position (the start's in the class, say): its
+    /// remoteness where the saving worker owns it and has reached it.
+    #[serde(default)]
+    pub watched: Option<Vec<Option<u64>>>,
 }
 
 impl TwoBitHeader {
-    fn of(hardest: &LayerHardest) -> TwoBitHeader {
+    fn of(hardest: &LayerHardest, watched: &[Option<u64>]) -> TwoBitHeader {
         TwoBitHeader {
             hardest: hardest.own.clone(),
             mirrored_hardest: hardest.mirrored.clone(),
+            watched: Some(watched.to_vec()),
         }
     }
 }
@@ -602,14 +608,15 @@ fn code_counts(codes: &[u64]) -> [u64; 4] {
 /// bytes long against a table of `codes` words and a summary of `blocks`
 /// blocks, and against whether a class mirrors the searched one
 /// (`mirrored`): the hardest candidates it keeps, and the rest of what only
-/// a two-bit checkpoint's header has.
+/// a two-bit checkpoint's header has. Returns the hardest candidates and
+/// the watched positions' remoteness.
 fn two_bit_header(
     header: &Header,
     payload: u64,
     codes: u64,
     blocks: u64,
     mirrored: bool,
-) -> std::result::Result<LayerHardest, Refusal> {
+) -> std::result::Result<(LayerHardest, Vec<Option<u64>>), Refusal> {
     let words = codes + summary_words(blocks);
     if payload != 8 * words {
         return Err(Refusal::Length {
@@ -629,10 +636,16 @@ fn two_bit_header(
             if mirrored { "lacks" } else { "has" }
         )));
     }
-    Ok(LayerHardest {
+    let Some(watched) = extra.watched.clone() else {
+        return Err(Refusal::inconsistent(
+            "has no watched positions in its header, as two-bit checkpoints before this version had not",
+        ));
+    };
+    let hardest = LayerHardest {
         own: extra.hardest.clone(),
         mirrored: extra.mirrored_hardest.clone(),
-    })
+    };
+    Ok((hardest, watched))
 }
 
 /// Reads the payload of a two-bit checkpoint from `reader`: `codes` words

@@ -21,11 +21,6 @@ pub struct ShareHeader {
     pub first: u64,
     /// `found[d]`: the share's own positions at remoteness `d`.
     pub found: Vec<u64>,
-    /// For a share of the two-bit search: for each watched position (the
-    /// start's in the class, say), its remoteness where the worker owns it
-    /// and has reached it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watched: Option<Vec<Option<u64>>>,
 }
 
 /// The checkpoint of worker `rank`'s share of class `class` of `variant`,

@@ -13,9 +13,9 @@
 //!
 //! A worker of the two-bit search saves its share the same way, in a
 //! two-bit checkpoint of its own positions: its codes and the summary of
-//! its blocks, the lowest positions it wrote into the newest layer, and in
-//! the share's header its own count of each layer and the remoteness of
-//! the watched positions it owns (the start's). Read back, the codes must
+//! its blocks, the lowest positions it wrote into the newest layer and the
+//! remoteness of the watched positions it owns (the start's), and in the
+//! share's header its own count of each layer. Read back, the codes must
 //! hold the own counts residue by residue, the summary and the hardest
 //! candidates must fit the newest layer as in one process's checkpoint,
 //! and each watched position's remoteness its code
@@ -128,7 +128,6 @@ impl ShareCheckpoints for Checkpointer<'_> {
             ranks,
             first: boundary.range.start,
             found: layer_counts(boundary.cells, boundary.found.len()),
-            watched: None,
         });
         self.write_cells(boundary.class, boundary.cells, boundary.found, boundary.done, share)?;
         Ok(())
@@ -217,14 +216,12 @@ impl Checkpointer<'_> {
         let len = of.range.end - of.range.start;
         let (header, head, size, mut reader) = self.open(file, class, len, "two-bit")?;
         // A whole class's checkpoint (which `open` gives only a whole
-        // class's search) is the share of the one worker, which watches
-        // nothing.
+        // class's search) is the share of the one worker.
         let share = header.share.clone().unwrap_or_else(|| ShareHeader {
             rank: 0,
             ranks: 1,
             first: 0,
             found: header.found.clone(),
-            watched: of.watch.is_empty().then(Vec::new),
         });
         if share.first != of.range.start {
             return Err(Refusal::OtherRange {
@@ -233,10 +230,7 @@ impl Checkpointer<'_> {
             });
         }
         let (codes, blocks) = (code_words(len), of.blocks.end - of.blocks.start);
-        let hardest = two_bit_header(&header, size.saturating_sub(head), codes, blocks, of.mirrored)?;
-        let Some(watched) = share.watched else {
-            return Err(Refusal::inconsistent("has no watched positions in its header"));
-        };
+        let (hardest, watched) = two_bit_header(&header, size.saturating_sub(head), codes, blocks, of.mirrored)?;
         let (codes, summary) = read_two_bit_payload(&mut reader, codes, blocks, &hardest, &header.checksum)?;
         let state = TwoBitShareResume {
             found: header.found.clone(),
@@ -263,13 +257,12 @@ impl Checkpointer<'_> {
             boundary.done,
             0,
         );
-        header.two_bit = Some(TwoBitHeader::of(boundary.hardest));
+        header.two_bit = Some(TwoBitHeader::of(boundary.hardest, boundary.watched));
         header.share = self.share.map(|(rank, ranks)| ShareHeader {
             rank,
             ranks,
             first: range.start,
             found: boundary.own.to_vec(),
-            watched: Some(boundary.watched.to_vec()),
         });
         self.write_two_bit_words(
             boundary.class,

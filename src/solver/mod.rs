@@ -459,8 +459,9 @@ impl<'a> Plan<'a> {
     }
 
     /// As [`solve_two_bit`](Self::solve_two_bit), with the search of each
-    /// searched class resuming from and saving to `checkpoints`
-    /// ([`twobit::search_with`]).
+    /// searched class resuming from and saving to `checkpoints`: the
+    /// search of [`search_two_bit_shares`](Self::search_two_bit_shares) by
+    /// one worker, whose share is the whole class.
     ///
     /// # Errors
     ///
@@ -471,18 +472,11 @@ impl<'a> Plan<'a> {
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
     ) -> Result<twobit::TwoBitSolution> {
-        let classes = twobit::solve_classes(
-            self.variant.name(),
-            self.variant.classes(),
-            self.indices,
-            &self.mirrors,
-            checkpoints,
-            observe,
-        )?;
-        Ok(twobit::TwoBitSolution {
-            classes,
-            elapsed: self.started.elapsed(),
-        })
+        // A variant in one process is searched as by the one worker of a
+        // job whose exchanges do nothing, and says nothing of them.
+        let variant = self.variant;
+        let shares = self.two_bit_shares(&mut partition::ChannelTransport::solo(), checkpoints, false, observe)?;
+        Ok(shares.into_solution(variant))
     }
 
     /// Runs the solve, telling `observe` of each step.

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use super::layer::Event;
 use super::partition::two_bit::{self, Asked, TwoBitShare};
 use super::partition::{self, ClassSearch, Partition, Transport};
+use super::twobit::{Residues, TwoBitClass, TwoBitSolution};
 use super::{ClassStats, HARDEST, Plan, ShareCheckpoints};
 use crate::error::{Error, Result};
 use crate::remoteness::{Cell, Remoteness};
@@ -407,6 +408,19 @@ impl<'a> Plan<'a> {
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
     ) -> Result<TwoBitShares> {
+        self.two_bit_shares(transport, checkpoints, true, observe)
+    }
+
+    /// [`search_two_bit_shares`](Self::search_two_bit_shares), telling
+    /// `observe` of the bytes each layer exchanged when `exchanges` (a job
+    /// of ranks, not a whole variant in one process).
+    pub(super) fn two_bit_shares<T: Transport + ?Sized>(
+        self,
+        transport: &mut T,
+        checkpoints: &mut dyn ShareCheckpoints,
+        exchanges: bool,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<TwoBitShares> {
         let lead = transport.worker() == 0;
         let mut quiet = |_| {};
         let observe: &mut dyn FnMut(Event) = if lead { observe } else { &mut quiet };
@@ -457,7 +471,7 @@ impl<'a> Plan<'a> {
                 symmetries: &symmetries,
                 partition: &Partition::by_work(spec, index, transport.workers())?,
             };
-            let share = two_bit::search_on(&class, transport, asked, checkpoints, true, observe)?;
+            let share = two_bit::search_on(&class, transport, asked, checkpoints, exchanges, observe)?;
             let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));
             let reachable = share.layers.iter().sum();
             let of = |hardest: Vec<u64>, legal: u64| ClassStats {
@@ -544,6 +558,41 @@ impl TwoBitShares {
     /// The time the search took, building the indices included.
     pub fn elapsed(&self) -> Duration {
         self.elapsed
+    }
+
+    /// The solution of `variant`, whose every class this worker searched
+    /// alone: the share of each searched class is its whole table.
+    pub(super) fn into_solution(self, variant: &Variant) -> TwoBitSolution {
+        let mut shares = self.shares;
+        let classes = variant
+            .classes()
+            .iter()
+            .zip(self.indices)
+            .zip(self.mirrors)
+            .zip(self.summary.stats)
+            .enumerate()
+            .map(|(k, (((spec, index), mirror), stats))| {
+                let residues = match (mirror, shares[k].take()) {
+                    (Some((from, mirror)), _) => Residues::Mirrored { from, mirror },
+                    (None, Some(share)) => {
+                        assert_eq!(share.range, 0..index.len(), "a share of the whole class");
+                        Residues::Searched(share.table)
+                    }
+                    (None, None) => unreachable!("every class searched or mirrored"),
+                };
+                TwoBitClass {
+                    class: spec.class,
+                    dense: spec.index,
+                    index,
+                    residues,
+                    stats,
+                }
+            })
+            .collect();
+        TwoBitSolution {
+            classes,
+            elapsed: self.elapsed,
+        }
     }
 }
 

@@ -274,66 +274,6 @@ fn search_by(
     })
 }
 
-/// Solves every class of a planned variant by the two-bit search, resuming
-/// from and saving to `checkpoints`; see
-/// [`Plan::solve_two_bit_with`](super::Plan::solve_two_bit_with).
-pub(super) fn solve_classes(
-    name: &str,
-    specs: &[ClassSpec],
-    indices: Vec<TightIndex>,
-    mirrors: &[Option<(usize, Mirror)>],
-    checkpoints: &mut dyn ShareCheckpoints,
-    observe: &mut dyn FnMut(Event),
-) -> Result<Vec<TwoBitClass>> {
-    let mut stats: Vec<Option<ClassStats>> = vec![None; specs.len()];
-    let mut residues: Vec<Option<Residues>> = vec![None; specs.len()];
-    for (k, spec) in specs.iter().enumerate() {
-        observe(Event::Counted {
-            class: spec.class,
-            legal: indices[k].len(),
-        });
-        if let Some((j, mirror)) = &mirrors[k] {
-            observe(Event::Mirrored {
-                class: spec.class,
-                from: specs[*j].class,
-            });
-            residues[k] = Some(Residues::Mirrored {
-                from: *j,
-                mirror: mirror.clone(),
-            });
-            continue;
-        }
-        // A class mirroring this one takes its hardest positions from the
-        // images of this one's last layer, which the search keeps. A
-        // variant has two classes, so there is at most one.
-        let partner = mirrors
-            .iter()
-            .position(|later| matches!(later, Some((j, _)) if *j == k));
-        let back = partner.map(|m| {
-            Mirror::left_right(&spec.geometry, &specs[m].geometry).expect("the mirror of a mirror image is one")
-        });
-        let images = back.as_ref().zip(partner.map(|m| &specs[m].index));
-        let searched = search_with(name, spec, &indices[k], images, checkpoints, observe)?;
-        stats[k] = Some(searched.stats(&indices[k]));
-        if let Some(m) = partner {
-            stats[m] = searched.mirrored_stats(&indices[m]);
-        }
-        residues[k] = Some(Residues::Searched(searched.table));
-    }
-    Ok(specs
-        .iter()
-        .zip(indices)
-        .zip(stats.into_iter().zip(residues))
-        .map(|((spec, index), (stats, residues))| TwoBitClass {
-            class: spec.class,
-            dense: spec.index,
-            index,
-            residues: residues.expect("every class searched or mirrored"),
-            stats: stats.expect("every class has stats"),
-        })
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
