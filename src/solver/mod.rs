@@ -27,15 +27,16 @@
 //!
 //! The tight searches come as a table (a byte a position, or two bits) by a
 //! share (a whole class in one process, or one worker's range of blocks in
-//! [`partition`], the ranks of an MPI job). For each table there is one
-//! layer loop, that of a worker of [`partition`]: a whole class in one
-//! process is the share of one worker, whose exchanges are no-ops
-//! ([`parallel::search`], [`twobit::search`]). What the two tables share
-//! lives once:
+//! [`partition`], the ranks of an MPI job). There is one layer loop,
+//! `partition::layers`, run by a worker of [`partition`] for each table (a
+//! byte worker, a two-bit worker): a whole class in one process is the
+//! share of one worker, whose exchanges are no-ops ([`parallel::search`],
+//! [`twobit::search`]). What the two tables share lives once:
 //!
 //! | concept | where |
 //! |---|---|
 //! | a position's neighbours, block by block | `kernel` |
+//! | the layer loop: push or pull, report, too deep, save | `partition::layers` |
 //! | push or pull, by measured rates | `direction` ([`Rates`]) |
 //! | the images of found positions, in batches | `images` |
 //! | a layer's pass over the blocks, on every thread | `layer` (`each_block`) |
@@ -47,8 +48,9 @@
 //! | whether the workers resume, and the exchange between them | [`partition`] |
 //! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
 //!
-//! The byte worker and the two-bit worker are still two loops; making them
-//! one, generic over the table, is under way.
+//! What a worker does within a layer is still written once per table: the
+//! byte worker in `partition/mod.rs`, the two-bit worker in
+//! `partition/two_bit.rs`.
 
 mod boundary;
 mod bytes;

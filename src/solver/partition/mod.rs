@@ -9,7 +9,7 @@
 //! keeps the cells of its range only, in a `Vec<u8>` of its own. A layer
 //! runs on every worker in one of two directions, push or pull (as
 //! [`parallel`](super::parallel) describes them), chosen by the rates
-//! measured so far ([`Rates`]) from counts every worker knows:
+//! measured so far ([`Rates`](crate::solver::Rates)) from counts every worker knows:
 //!
 //! Both directions go through the worker's *halo*: the blocks in other
 //! workers' ranges that one white move leads to from its own (black moves
@@ -60,6 +60,7 @@
 //! runs, over any [`Transport`].
 
 mod halo;
+mod layers;
 mod recut;
 pub mod two_bit;
 
@@ -81,16 +82,17 @@ use crate::variant::ClassSpec;
 
 use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
 use super::bytes::{AT_DEPTH, HAS_UNSEEN, Summary, mark, scan_cells, settle, summarize_blocks};
-use super::direction::{Direction, Rates};
+use super::direction::Direction;
 use super::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
 use super::kernel::{Block, Kernel, Via};
 use super::layer::each_block;
-use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
+use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved};
 
 use self::halo::{Halo, RUN, Reach, Reached};
+use self::layers::{LayerWorker, run_layers};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
@@ -462,7 +464,7 @@ pub struct LayerStats {
     pub moved: u64,
     /// The positions a push of the [`two_bit`] search scanned: those coded
     /// with the layer's residue in the blocks it visited, the work its
-    /// rate is measured in ([`Rates`]).
+    /// rate is measured in ([`Rates`](crate::solver::Rates)).
     pub scanned: u64,
     /// The layer's wall time, as worker 0 saw it.
     pub elapsed: Duration,
@@ -1015,6 +1017,8 @@ fn run_share<T: Transport + ?Sized>(
         cells: start.cells.into_iter().map(AtomicU8::new).collect(),
         halo: None,
         summary: Summary::new(),
+        frontier: *start.found.last().expect("the goal's layer"),
+        class: spec.class,
     };
     if worker.cells.len() as u64 != worker.range.end - worker.range.start {
         return Err(Error::Exchange(format!(
@@ -1023,56 +1027,16 @@ fn run_share<T: Transport + ?Sized>(
             worker.range.end - worker.range.start
         )));
     }
-    let mut found = start.found;
-    let mut total: u64 = found.iter().sum();
-    let first = u8::try_from(found.len() - 1).map_err(|_| too_deep(name, BYTE_DEEPEST))?;
-    let mut rates = Rates::default();
-    for depth in first.. {
-        if start.done {
-            break;
-        }
-        let started = Instant::now();
-        let frontier = *found.last().expect("the goal's layer");
-        // By the rates measured so far, of
-        // the busiest worker: every worker knows the same.
-        let unseen = index.len() - total;
-        let pull = rates.pull(frontier, frontier, unseen, || frontier);
-        let (counts, outgoing, busy) = worker.layer(transport, depth, pull)?;
-        let push = (!pull).then(|| worker.halo.as_ref().expect("a halo from the first layer"));
-        let worked = Worked {
-            counts,
-            push,
-            images: outgoing.images,
-            busy,
-        };
-        let layer = end_layer(transport, index, partition, worked, |run, images| {
-            Ok(worker.receive(run, depth + 1, !pull, images))
-        })?;
-        if !pull {
-            let settled = settle(&mut worker.bits, &mut worker.cells, depth + 1);
-            debug_assert!(transport.workers() > 1 || settled == layer.found);
-        }
-        let next = layer.found;
-        rates.note(pull, layer.busiest, if pull { unseen } else { frontier });
-        report(&LayerStats {
-            depth: u16::from(depth) + 1,
-            pull,
-            elapsed: started.elapsed(),
-            ..layer
-        });
-        let done = next == 0;
-        if !done {
-            if depth + 1 > Cell::MAX_REMOTENESS {
-                return Err(too_deep(name, BYTE_DEEPEST));
-            }
-            found.push(next);
-            total += next;
-        }
-        worker.boundary(spec, transport, checkpoints, &found, done)?;
-        if done {
-            break;
-        }
-    }
+    let found = run_layers(
+        name,
+        &mut worker,
+        transport,
+        index.len(),
+        start.found,
+        start.done,
+        checkpoints,
+        report,
+    )?;
     let table = WorkerTable {
         worker: me,
         range: worker.range,
@@ -1452,6 +1416,10 @@ struct Worker<'a> {
     /// a position of the layer, and an unreached one (the one-process
     /// search's [`Summary`]).
     summary: Summary,
+    /// The positions of the newest layer, over every worker.
+    frontier: u64,
+    /// The class searched.
+    class: Class,
 }
 
 /// How a worker claims a position of its own for the next layer.
@@ -1535,12 +1503,78 @@ fn saved<T: Transport + ?Sized>(
     Ok(())
 }
 
+impl LayerWorker for Worker<'_> {
+    const DEEPEST: u16 = BYTE_DEEPEST;
+
+    /// A byte table tells the newest layer from every other, and a push
+    /// scans it alone.
+    fn scan_bound(found: &[u64]) -> u64 {
+        *found.last().expect("the goal's layer")
+    }
+
+    fn push_work<T: Transport + ?Sized>(&mut self, _: &mut T, _: u64) -> Result<u64> {
+        Ok(self.frontier)
+    }
+
+    fn layer<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u64, pull: bool) -> Result<LayerStats> {
+        let depth = u8::try_from(depth).expect("the loop stops at the deepest a cell holds");
+        let (counts, outgoing, busy) = self.pass(transport, depth, pull)?;
+        let push = (!pull).then(|| self.halo.as_ref().expect("a halo from the first layer"));
+        let worked = Worked {
+            counts,
+            push,
+            images: outgoing.images,
+            busy,
+        };
+        let layer = end_layer(transport, self.index, self.partition, worked, |run, images| {
+            Ok(self.receive(run, depth + 1, !pull, images))
+        })?;
+        if !pull {
+            let settled = settle(&mut self.bits, &mut self.cells, depth + 1);
+            debug_assert!(transport.workers() > 1 || settled == layer.found);
+        }
+        // A push's rate is per position of the layer it expanded.
+        Ok(LayerStats {
+            scanned: self.frontier,
+            ..layer
+        })
+    }
+
+    fn add_layer(&mut self, _: u64, found: u64) {
+        self.frontier = found;
+    }
+
+    /// Worker 0 asks `checkpoints` whether to save and tells the others,
+    /// and then every worker saves its share and waits for the others to
+    /// have saved theirs.
+    fn boundary<T: Transport + ?Sized>(
+        &mut self,
+        transport: &mut T,
+        checkpoints: &mut dyn ShareCheckpoints,
+        found: &[u64],
+        done: bool,
+    ) -> Result<()> {
+        let save = save_now(transport, checkpoints, self.class, found, done)?;
+        if save == Save::No {
+            return Ok(());
+        }
+        checkpoints.save_share(ShareBoundary {
+            class: self.class,
+            range: self.range.clone(),
+            found,
+            done,
+            cells: self.plain(),
+        })?;
+        saved(transport, checkpoints, save, self.class, found)
+    }
+}
+
 impl Worker<'_> {
     /// This worker's part of layer `depth + 1`, by a pull or a push: its
     /// counts ([`COUNTS`]), the messages for the others, and how long it
     /// worked (not counting the wait for the halo). The first layer makes
     /// the halo; a pull trades it first.
-    fn layer<T: Transport + ?Sized>(
+    fn pass<T: Transport + ?Sized>(
         &mut self,
         transport: &mut T,
         depth: u8,
@@ -1581,32 +1615,6 @@ impl Worker<'_> {
             self.expand(depth)
         };
         Ok((counts, outgoing, working.elapsed()))
-    }
-
-    /// At a layer boundary, where `found` counts the complete layers: worker
-    /// 0 asks `checkpoints` whether to save and tells the others (a
-    /// collective step), and then every worker saves its share and waits
-    /// for the others to have saved theirs.
-    fn boundary<T: Transport + ?Sized>(
-        &self,
-        spec: &ClassSpec,
-        transport: &mut T,
-        checkpoints: &mut dyn ShareCheckpoints,
-        found: &[u64],
-        done: bool,
-    ) -> Result<()> {
-        let save = save_now(transport, checkpoints, spec.class, found, done)?;
-        if save == Save::No {
-            return Ok(());
-        }
-        checkpoints.save_share(ShareBoundary {
-            class: spec.class,
-            range: self.range.clone(),
-            found,
-            done,
-            cells: self.plain(),
-        })?;
-        saved(transport, checkpoints, save, spec.class, found)
     }
 
     /// The worker's cells as plain bytes, between layers.
@@ -2204,6 +2212,8 @@ mod tests {
             bits_reached: false,
             halo: None,
             summary: Summary::new(),
+            frontier: 1,
+            class: spec.class,
         };
         let foreign = Message {
             index: partition.cells(1).start,

@@ -49,6 +49,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::layers::{LayerWorker, run_layers};
 use super::recut::{Pace, Units, Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::{
     COUNTS, ChannelTransport, ClassSearch, Halo, LayerStats, Message, Outgoing, Partition, Reach, Reached, ShareReport,
@@ -67,7 +68,6 @@ use crate::solver::HARDEST;
 use crate::solver::boundary::{
     LayerHardest, NoCheckpoints, Save, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume,
 };
-use crate::solver::direction::Rates;
 use crate::solver::hardest::{Lowest, MirrorHashes};
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
@@ -75,7 +75,7 @@ use crate::solver::isa::Bmi2;
 use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
-use crate::solver::layer::{Event, goal_index, report_saved, too_deep};
+use crate::solver::layer::{Event, goal_index, report_saved};
 use crate::solver::mod3::{
     CURRENT, Codes, Mod3Table, NEXT, UNSEEN, UNSEEN_LEFT, code_words, count_codes, next_layer, push_work,
 };
@@ -257,42 +257,74 @@ fn run<T: Transport + ?Sized>(
     // blocks it gains: the first guess at what a move costs.
     let setting_up = Instant::now();
     let mut share = Share::new(spec, index, partition, me, symmetries, asked, (codes, summary));
-    let (mut known, mut done) = Known::first(&mut share, spec, asked, resume);
-    let legal = index.len();
-    let mut total: u64 = known.layers.iter().sum();
-    let mut costs = Costs {
-        worth: Worth {
-            unit: None,
-            cost: setting_up.elapsed(),
+    let (known, done) = Known::first(&mut share, spec, asked, resume);
+    let found = known.layers.clone();
+    let mut worker = TwoBit {
+        share,
+        known,
+        costs: Costs {
+            worth: Worth {
+                unit: None,
+                cost: setting_up.elapsed(),
+            },
+            units: Units::default(),
+            pace: Pace::default(),
         },
-        units: Units::default(),
-        rates: Rates::default(),
-        pace: Pace::default(),
+        spec,
+        watch: asked.watch,
+        ended: (0, (Lowest::default(), Lowest::default())),
     };
-    for depth in known.layers.len() as u64 - 1.. {
-        if done {
-            break;
-        }
-        let started = Instant::now();
-        let here = (depth % 3) as u8;
-        let frontier = *known.layers.last().expect("the goal's layer");
-        let unseen = legal - total;
-        let residue: u64 = known.layers.iter().skip(usize::from(here)).step_by(3).sum();
-        // The direction that should cost less at the rates measured so
-        // far; every worker knows the same, so all count a push's work
-        // together (a collective step) or none does.
-        let mut counted = Ok(0);
-        let pull = costs.rates.pull(frontier, residue, unseen, || {
-            counted = sum_over_workers(transport, share.push_work(here));
-            *counted.as_ref().unwrap_or(&0)
-        });
-        counted?;
+    run_layers(
+        name,
+        &mut worker,
+        transport,
+        index.len(),
+        found,
+        done,
+        checkpoints,
+        report,
+    )?;
+    worker.share.finish(worker.known, transport)
+}
+
+/// A two-bit worker in the layer loop: its share, what its checkpoint
+/// holds besides the codes, and what a layer's end leaves to take in.
+struct TwoBit<'a> {
+    share: Share<'a>,
+    known: Known,
+    costs: Costs,
+    spec: &'a ClassSpec,
+    /// The positions whose remoteness every worker learns.
+    watch: &'a [u64],
+    /// From the end of a layer to [`add_layer`](LayerWorker::add_layer):
+    /// the positions every worker wrote into this one's home range, and
+    /// the lowest of them.
+    ended: (u64, (Lowest, Lowest)),
+}
+
+impl LayerWorker for TwoBit<'_> {
+    const DEEPEST: u16 = u16::MAX;
+
+    /// A code tells a layer only from those of other residues mod 3, and a
+    /// push scans every position of its residue in the blocks it visits.
+    fn scan_bound(found: &[u64]) -> u64 {
+        let here = (found.len() - 1) % 3;
+        found.iter().skip(here).step_by(3).sum()
+    }
+
+    fn push_work<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u64) -> Result<u64> {
+        sum_over_workers(transport, self.share.push_work((depth % 3) as u8))
+    }
+
+    fn layer<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u64, pull: bool) -> Result<LayerStats> {
+        let (share, costs) = (&mut self.share, &mut self.costs);
+        let frontier = *self.known.layers.last().expect("the goal's layer");
         let Balanced {
             work,
             moved,
             busiest,
             halo_bytes,
-        } = share.balance(transport, &mut known, &mut costs, depth, pull)?;
+        } = share.balance(transport, &mut self.known, costs, depth, pull)?;
         let rounds = share.rounds(transport, &work, frontier, depth, pull)?;
         let Ended {
             stats,
@@ -301,32 +333,29 @@ fn run<T: Transport + ?Sized>(
             busy,
         } = share.end(transport, rounds, halo_bytes, depth, pull)?;
         costs.pace.note(pull, work.iter().sum(), busy, stats.busiest);
-        let found = stats.found;
         costs.units.note(pull, busiest, stats.busiest);
-        costs
-            .rates
-            .note(pull, stats.busiest, if pull { unseen } else { stats.scanned });
-        report(&LayerStats {
-            depth: u16::try_from(depth + 1).unwrap_or(u16::MAX),
-            pull,
-            elapsed: started.elapsed(),
-            moved,
-            ..stats
-        });
-        if found == 0 {
-            done = true;
-            known.boundary(&mut share, spec, transport, checkpoints, asked.watch, done)?;
-            break;
-        }
-        if depth + 1 > u64::from(u16::MAX) {
-            return Err(too_deep(name, u16::MAX));
-        }
-        known.add_layer(&share, (found, mine, hardest), depth + 1, asked.watch);
-        total += found;
-        next_layer(&mut share.summary);
-        known.boundary(&mut share, spec, transport, checkpoints, asked.watch, done)?;
+        self.ended = (mine, hardest);
+        Ok(LayerStats { moved, ..stats })
     }
-    share.finish(known, transport)
+
+    fn add_layer(&mut self, depth: u64, found: u64) {
+        let (mine, hardest) = self.ended;
+        self.known
+            .add_layer(&self.share, (found, mine, hardest), depth, self.watch);
+        next_layer(&mut self.share.summary);
+    }
+
+    fn boundary<T: Transport + ?Sized>(
+        &mut self,
+        transport: &mut T,
+        checkpoints: &mut dyn ShareCheckpoints,
+        found: &[u64],
+        done: bool,
+    ) -> Result<()> {
+        debug_assert_eq!(found, self.known.layers);
+        self.known
+            .boundary(&mut self.share, self.spec, transport, checkpoints, self.watch, done)
+    }
 }
 
 /// A worker's codes and summary to start from: those of `resume`, taken
@@ -370,8 +399,6 @@ struct Costs {
     /// What a move costs, and the unit of work it is weighed in.
     worth: Worth,
     units: Units,
-    /// The seconds a position of a push and of a pull took.
-    rates: Rates,
     /// Each worker's pace, which weighs its estimated work.
     pace: Pace,
 }
