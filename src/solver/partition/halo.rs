@@ -9,8 +9,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Partition, Transport, words};
+use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
-use crate::solver::kernel::{Block, Kernel};
+use crate::solver::isa::Isa;
+use crate::solver::kernel::{Block, Kernel, Via};
 use crate::tight::TightIndex;
 
 /// A position another worker reached for this one: its tight index and its
@@ -271,6 +273,88 @@ impl Halo {
             block.routes.push(route);
         }
         crosses
+    }
+
+    /// Readies `block`, white set `r` of worker `me` of `partition`, for a
+    /// pull: its moves into the blocks that hold the frontier (`current`
+    /// says which of the worker's own do, the halo which of the others'),
+    /// and their routes. `None` when no move of the block reaches the
+    /// frontier; else whether a white move leads to another worker's
+    /// range, the only case where [`pull_hit`](Self::pull_hit) reads the
+    /// halo.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn pull_moves<I: Isa>(
+        &self,
+        kernel: &Kernel,
+        isa: I,
+        partition: &Partition,
+        me: usize,
+        r: u64,
+        block: &mut Block,
+        current: impl Fn(u64) -> bool,
+    ) -> Option<bool> {
+        let mine = partition.blocks(me);
+        kernel.block_in(isa, r, block, |t| {
+            if mine.contains(&t) {
+                current(t)
+            } else {
+                self.find(t).is_some_and(|k| self.any[k])
+            }
+        });
+        block.black_moves = current(r);
+        if !block.black_moves && block.white_moves() == 0 {
+            return None;
+        }
+        Some(self.route(partition, me, block))
+    }
+
+    /// Whether position `black` of `block`, readied by
+    /// [`pull_moves`](Self::pull_moves), has a neighbour in the frontier:
+    /// `current(j)` says so of a neighbour `j` in the worker's range, the
+    /// halo of one a routed white move reaches (only when `routed`).
+    /// Adds the neighbours looked at, and those in the halo, to `looked`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn pull_hit<I: Isa>(
+        &self,
+        kernel: &Kernel,
+        isa: I,
+        block: &Block,
+        black: Bitboard,
+        routed: bool,
+        looked: &mut (u64, u64),
+        current: impl Fn(u64) -> bool,
+    ) -> bool {
+        if !routed {
+            return kernel.neighbours_in(
+                isa,
+                block,
+                black,
+                #[inline(always)]
+                |j| {
+                    looked.0 += 1;
+                    current(j)
+                },
+            );
+        }
+        kernel.neighbours_via_in(
+            isa,
+            block,
+            black,
+            #[inline(always)]
+            |j, _, via| {
+                looked.0 += 1;
+                if let Via::White(k) = via
+                    && let Some(route) = block.routes[k]
+                {
+                    looked.1 += 1;
+                    self.at(route.wrapping_add(j))
+                } else {
+                    current(j)
+                }
+            },
+        )
     }
 
     /// Whether the halo position at bit `bit` is in the frontier.

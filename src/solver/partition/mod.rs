@@ -87,7 +87,7 @@ use super::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use super::isa::Bmi2;
 use super::isa::{Best, Isa, Tables};
-use super::kernel::{Block, Kernel, Via};
+use super::kernel::{Block, Kernel};
 use super::layer::each_block;
 use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved};
 
@@ -1885,25 +1885,14 @@ impl Worker<'_> {
         };
         let index = self.index;
         let halo = self.halo.as_ref().expect("a halo before a pull");
-        self.kernel.block_in(isa, r, block, |t| {
-            if mine.contains(&t) {
-                flags(t) & AT_DEPTH != 0
-            } else {
-                halo.find(t).is_some_and(|k| halo.any[k])
-            }
-        });
-        block.black_moves = flags(r) & AT_DEPTH != 0;
-        if !block.black_moves && block.white_moves() == 0 {
+        let current = |t: u64| flags(t) & AT_DEPTH != 0;
+        let Some(routed) = halo.pull_moves(&self.kernel, isa, self.partition, self.me, r, block, current) else {
             return;
-        }
-        halo.route(self.partition, self.me, block);
+        };
         let block = &*block;
         let mut batch = Batch::default();
         // Kept here, not in `counts`, so that they may live in registers.
-        let (mut found, mut expanded, mut neighbours, mut crossing) = (0, 0, 0, 0);
-        // Whether a white move of the block leads to another worker's
-        // range: only then is a neighbour looked for in the halo.
-        let routed = block.routes.iter().any(Option::is_some);
+        let (mut found, mut expanded, mut looked) = (0, 0, (0, 0));
         scan_cells(
             own,
             block.safe,
@@ -1916,25 +1905,9 @@ impl Worker<'_> {
                     return;
                 }
                 expanded += 1;
-                let hit = if routed {
-                    self.kernel.neighbours_via_in(isa, block, black, |i, _, via| {
-                        neighbours += 1;
-                        if let Via::White(k) = via
-                            && let Some(route) = block.routes[k]
-                        {
-                            crossing += 1;
-                            halo.at(route.wrapping_add(i))
-                        } else {
-                            self.at_depth(i)
-                        }
-                    })
-                } else {
-                    self.kernel.neighbours_in(isa, block, black, |i| {
-                        neighbours += 1;
-                        self.at_depth(i)
-                    })
-                };
-                if hit {
+                if halo.pull_hit(&self.kernel, isa, block, black, routed, &mut looked, |i| {
+                    self.at_depth(i)
+                }) {
                     // Only this pull writes a canonical cell.
                     cell.store(depth + 1, Ordering::Relaxed);
                     let part = Part {
@@ -1951,8 +1924,8 @@ impl Worker<'_> {
         found += self.set_images(&mut batch, depth + 1, Claim::Unseen, &mut outgoing.images);
         counts[0] += found;
         counts[1] += expanded;
-        counts[2] += neighbours;
-        counts[3] += crossing;
+        counts[2] += looked.0;
+        counts[3] += looked.1;
     }
 
     /// Claims for `next` the unreached positions of `reached`, which another

@@ -1436,26 +1436,17 @@ impl<'a> Share<'a> {
             return;
         };
         let halo = self.halo.as_ref().expect("a halo before a pull");
-        let current = |t: u64| {
-            if self.blocks.contains(&t) {
-                self.summary_of(t).load(Ordering::Relaxed) & CURRENT != 0
-            } else {
-                halo.find(t).is_some_and(|k| halo.any[k])
-            }
-        };
-        self.kernel.block_in(isa, r, block, current);
-        block.black_moves = current(r);
-        if !block.black_moves && block.white_moves() == 0 {
+        let current = |t: u64| self.summary_of(t).load(Ordering::Relaxed) & CURRENT != 0;
+        let Some(routed) = halo.pull_moves(&self.kernel, isa, &self.partition, self.me, r, block, current) else {
             return;
-        }
-        let crosses = halo.route(&self.partition, self.me, block);
+        };
         let block = &*block;
         let codes = self.codes();
         let Found { counts, own, outgoing } = found;
         let mut batch = Batch::default();
         let mut left = 0u64;
         // Kept here, not in `counts`, so that they may live in registers.
-        let (mut expanded, mut neighbours, mut crossing) = (0, 0, 0);
+        let (mut expanded, mut looked) = (0, (0, 0));
         codes.scan(
             self.index,
             r,
@@ -1468,38 +1459,16 @@ impl<'a> Share<'a> {
                     return;
                 }
                 expanded += 1;
-                // Which table a neighbour is read in is asked of each
-                // neighbour only when a move leaves this worker's blocks.
-                let hit = if crosses {
-                    self.kernel.neighbours_via_in(
-                        isa,
-                        block,
-                        black,
-                        #[inline(always)]
-                        |j, _, via| {
-                            neighbours += 1;
-                            if let Via::White(k) = via
-                                && let Some(route) = block.routes[k]
-                            {
-                                crossing += 1;
-                                halo.at(route.wrapping_add(j))
-                            } else {
-                                codes.code(j) == here
-                            }
-                        },
-                    )
-                } else {
-                    self.kernel.neighbours_in(
-                        isa,
-                        block,
-                        black,
-                        #[inline(always)]
-                        |j| {
-                            neighbours += 1;
-                            codes.code(j) == here
-                        },
-                    )
-                };
+                let hit = halo.pull_hit(
+                    &self.kernel,
+                    isa,
+                    block,
+                    black,
+                    routed,
+                    &mut looked,
+                    #[inline(always)]
+                    |j| codes.code(j) == here,
+                );
                 if hit {
                     let unseen = codes.write(i, next);
                     debug_assert!(unseen, "only this pull writes a canonical position");
@@ -1517,8 +1486,8 @@ impl<'a> Share<'a> {
         );
         self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
         counts[1] += expanded;
-        counts[2] += neighbours;
-        counts[3] += crossing;
+        counts[2] += looked.0;
+        counts[3] += looked.1;
         if left == 0 {
             self.summary_of(r).fetch_and(!UNSEEN_LEFT, Ordering::Relaxed);
         }
