@@ -1103,15 +1103,7 @@ mod tests {
         fn note(&mut self, _: &str) {}
 
         fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
-            self.0.push(TwoBitShareResume {
-                found: b.found.to_vec(),
-                own: b.own.to_vec(),
-                done: b.done,
-                codes: b.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
-                summary: b.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
-                hardest: b.hardest.clone(),
-                watched: b.watched.to_vec(),
-            });
+            self.0.push(b.to_resume());
             Ok(())
         }
     }

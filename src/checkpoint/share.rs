@@ -485,16 +485,7 @@ mod tests {
         }
 
         fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
-            use std::sync::atomic::Ordering;
-            let saved = TwoBitShareResume {
-                found: b.found.to_vec(),
-                own: b.own.to_vec(),
-                done: b.done,
-                codes: b.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
-                summary: b.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
-                hardest: b.hardest.clone(),
-                watched: b.watched.to_vec(),
-            };
+            let saved = b.to_resume();
             let class = b.class;
             self.inner.save_two_bit_share(b)?;
             let of = TwoBitShareOf {

@@ -222,3 +222,134 @@ pub struct TwoBitShareBoundary<'a> {
     /// and it has been reached.
     pub watched: &'a [Option<u64>],
 }
+
+#[cfg(test)]
+impl TwoBitShareBoundary<'_> {
+    /// What this boundary saves, as a resume takes it back.
+    pub(crate) fn to_resume(&self) -> TwoBitShareResume {
+        use std::sync::atomic::Ordering;
+        TwoBitShareResume {
+            found: self.found.to_vec(),
+            own: self.own.to_vec(),
+            done: self.done,
+            codes: self.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
+            summary: self.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
+            hardest: self.hardest.clone(),
+            watched: self.watched.to_vec(),
+        }
+    }
+}
+
+/// Checkpoints in memory for tests.
+#[cfg(test)]
+pub(crate) mod memory {
+    use std::ops::Range;
+    use std::sync::Mutex;
+
+    use super::{Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume};
+    use crate::board::Class;
+    use crate::error::Result;
+    use crate::tight::TightIndex;
+
+    /// Checkpoints in memory, shared by the workers of a test: each saves
+    /// its share into, and resumes it from, `shares[worker]`; worker 0
+    /// saves at every boundary and stops after layer `stop`, if given.
+    pub(crate) struct Memory<'a, S> {
+        pub(crate) worker: usize,
+        pub(crate) shares: &'a Mutex<Vec<Option<S>>>,
+        pub(crate) stop: Option<usize>,
+        pub(crate) notes: Vec<String>,
+    }
+
+    impl<'a, S> Memory<'a, S> {
+        /// Worker `worker`'s checkpoints in `shares`, stopping after layer `stop`.
+        pub(crate) fn new(worker: usize, shares: &'a Mutex<Vec<Option<S>>>, stop: Option<usize>) -> Self {
+            Memory {
+                worker,
+                shares,
+                stop,
+                notes: Vec::new(),
+            }
+        }
+
+        fn saved(&self) -> Option<S>
+        where
+            S: Clone,
+        {
+            self.shares.lock().unwrap()[self.worker].clone()
+        }
+
+        fn save(&self, share: S) {
+            self.shares.lock().unwrap()[self.worker] = Some(share);
+        }
+    }
+
+    impl ShareCheckpoints for Memory<'_, Resume> {
+        fn resume_share(&mut self, _: Class, range: Range<u64>) -> Option<Resume> {
+            let saved = self.saved()?;
+            assert_eq!(saved.cells.len() as u64, range.end - range.start);
+            Some(saved)
+        }
+
+        fn due(&mut self, _: Class, found: &[u64], done: bool) -> Save {
+            due(self.stop, found, done)
+        }
+
+        fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
+            self.save(Resume {
+                found: boundary.found.to_vec(),
+                done: boundary.done,
+                cells: boundary.cells.to_vec(),
+            });
+            Ok(())
+        }
+
+        fn note(&mut self, text: &str) {
+            self.notes.push(text.to_owned());
+        }
+    }
+
+    impl ShareCheckpoints for Memory<'_, TwoBitShareResume> {
+        fn resume_share(&mut self, _: Class, _: Range<u64>) -> Option<Resume> {
+            None
+        }
+
+        fn due(&mut self, _: Class, found: &[u64], done: bool) -> Save {
+            due(self.stop, found, done)
+        }
+
+        fn save_share(&mut self, _: ShareBoundary<'_>) -> Result<()> {
+            unreachable!("a two-bit worker saves two-bit shares")
+        }
+
+        fn note(&mut self, text: &str) {
+            self.notes.push(text.to_owned());
+        }
+
+        fn resume_two_bit_share(
+            &mut self,
+            _: Class,
+            _: &TightIndex,
+            _: Range<u64>,
+            _: Range<u64>,
+            _: bool,
+            _: &[u64],
+        ) -> Option<TwoBitShareResume> {
+            self.saved()
+        }
+
+        fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
+            self.save(b.to_resume());
+            Ok(())
+        }
+    }
+
+    /// Saves at every boundary, and stops after layer `stop`.
+    fn due(stop: Option<usize>, found: &[u64], done: bool) -> Save {
+        if !done && Some(found.len() - 1) == stop {
+            Save::AndStop
+        } else {
+            Save::Yes
+        }
+    }
+}

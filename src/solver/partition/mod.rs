@@ -1977,7 +1977,7 @@ mod tests {
         }
     }
 
-    use crate::board::Class;
+    use crate::solver::boundary::memory::Memory;
     use crate::solver::parallel;
     use crate::variant::Variant;
 
@@ -2207,45 +2207,6 @@ mod tests {
         assert_eq!(worker.receive(&reached, 1, false, None), 0);
     }
 
-    /// Checkpoints in memory, shared by the workers of a test: each saves
-    /// and resumes its own share; worker 0 saves at every boundary and
-    /// stops after layer `stop`, if given.
-    struct Memory<'a> {
-        worker: usize,
-        shares: &'a std::sync::Mutex<Vec<Option<Resume>>>,
-        stop: Option<usize>,
-        notes: Vec<String>,
-    }
-
-    impl ShareCheckpoints for Memory<'_> {
-        fn resume_share(&mut self, _: Class, range: Range<u64>) -> Option<Resume> {
-            let saved = self.shares.lock().unwrap()[self.worker].clone()?;
-            assert_eq!(saved.cells.len() as u64, range.end - range.start);
-            Some(saved)
-        }
-
-        fn due(&mut self, _: Class, found: &[u64], done: bool) -> Save {
-            if !done && Some(found.len() - 1) == self.stop {
-                Save::AndStop
-            } else {
-                Save::Yes
-            }
-        }
-
-        fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
-            self.shares.lock().unwrap()[self.worker] = Some(Resume {
-                found: boundary.found.to_vec(),
-                done: boundary.done,
-                cells: boundary.cells.to_vec(),
-            });
-            Ok(())
-        }
-
-        fn note(&mut self, text: &str) {
-            self.notes.push(text.to_owned());
-        }
-    }
-
     /// What one worker of [`search_saving`] ends with: its share or its
     /// error, its notes, and the layers it reported as saved ones.
     type WorkerRun = (Result<(Partition, Vec<u8>)>, Vec<String>, usize);
@@ -2267,12 +2228,7 @@ mod tests {
                 .map(|mut transport| {
                     let (spec, index) = (&spec, &index);
                     scope.spawn(move || {
-                        let mut memory = Memory {
-                            worker: transport.worker(),
-                            shares,
-                            stop,
-                            notes: Vec::new(),
-                        };
+                        let mut memory = Memory::new(transport.worker(), shares, stop);
                         let mut saved = 0;
                         let mut observe = |event| {
                             if let Event::Layer { direction: None, .. } = event {

@@ -1544,9 +1544,8 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::board::Class;
     use crate::remoteness::Cell;
-    use crate::solver::boundary::{Resume, ShareBoundary};
+    use crate::solver::boundary::memory::Memory;
     use crate::solver::parallel;
     use crate::variant::Variant;
 
@@ -1681,63 +1680,6 @@ mod tests {
         assert!(mirrors > 0, "no board with a mirrored class");
     }
 
-    /// Checkpoints in memory, shared by the workers of a test: each saves
-    /// and resumes its own two-bit share; worker 0 saves at every boundary
-    /// and stops after layer `stop`, if given.
-    struct Memory<'a> {
-        worker: usize,
-        shares: &'a Mutex<Vec<Option<TwoBitShareResume>>>,
-        stop: Option<usize>,
-        notes: Vec<String>,
-    }
-
-    impl ShareCheckpoints for Memory<'_> {
-        fn resume_share(&mut self, _: Class, _: Range<u64>) -> Option<Resume> {
-            None
-        }
-
-        fn due(&mut self, _: Class, found: &[u64], done: bool) -> Save {
-            if !done && Some(found.len() - 1) == self.stop {
-                Save::AndStop
-            } else {
-                Save::Yes
-            }
-        }
-
-        fn save_share(&mut self, _: ShareBoundary<'_>) -> Result<()> {
-            unreachable!("a two-bit worker saves two-bit shares")
-        }
-
-        fn note(&mut self, text: &str) {
-            self.notes.push(text.to_owned());
-        }
-
-        fn resume_two_bit_share(
-            &mut self,
-            _: Class,
-            _: &TightIndex,
-            _: Range<u64>,
-            _: Range<u64>,
-            _: bool,
-            _: &[u64],
-        ) -> Option<TwoBitShareResume> {
-            self.shares.lock().unwrap()[self.worker].clone()
-        }
-
-        fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
-            self.shares.lock().unwrap()[self.worker] = Some(TwoBitShareResume {
-                found: b.found.to_vec(),
-                own: b.own.to_vec(),
-                done: b.done,
-                codes: b.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
-                summary: b.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
-                hardest: b.hardest.clone(),
-                watched: b.watched.to_vec(),
-            });
-            Ok(())
-        }
-    }
-
     /// Class 0 of `name`, its tight index, the mirror back from the class
     /// that mirrors it (if one does), and the positions to watch: the
     /// start's and a few others.
@@ -1782,12 +1724,7 @@ mod tests {
                 .map(|mut transport| {
                     let (index, partition) = (&index, &partition);
                     scope.spawn(move || {
-                        let mut memory = Memory {
-                            worker: transport.worker(),
-                            shares,
-                            stop,
-                            notes: Vec::new(),
-                        };
+                        let mut memory = Memory::new(transport.worker(), shares, stop);
                         let mut from = 0;
                         let mut run = || {
                             let resume = agree_on_resume(spec, index, partition, &mut transport, &mut memory, asked)?;
