@@ -257,8 +257,7 @@ fn run<T: Transport + ?Sized>(
     // blocks it gains: the first guess at what a move costs.
     let setting_up = Instant::now();
     let mut share = Share::new(spec, index, partition, me, symmetries, asked, (codes, summary));
-    let (known, done) = Known::first(&mut share, spec, asked, resume);
-    let found = known.layers.clone();
+    let (known, found, done) = Known::first(&mut share, spec, asked, resume);
     let mut worker = TwoBit {
         share,
         known,
@@ -272,9 +271,10 @@ fn run<T: Transport + ?Sized>(
         },
         spec,
         watch: asked.watch,
+        frontier: *found.last().expect("the goal's layer"),
         ended: (0, (Lowest::default(), Lowest::default())),
     };
-    run_layers(
+    let found = run_layers(
         name,
         &mut worker,
         transport,
@@ -284,7 +284,7 @@ fn run<T: Transport + ?Sized>(
         checkpoints,
         report,
     )?;
-    worker.share.finish(worker.known, transport)
+    worker.share.finish(worker.known, found, transport)
 }
 
 /// A two-bit worker in the layer loop: its share, what its checkpoint
@@ -296,6 +296,8 @@ struct TwoBit<'a> {
     spec: &'a ClassSpec,
     /// The positions whose remoteness every worker learns.
     watch: &'a [u64],
+    /// The positions of the newest layer, over every worker.
+    frontier: u64,
     /// From the end of a layer to [`add_layer`](LayerWorker::add_layer):
     /// the positions every worker wrote into this one's home range, and
     /// the lowest of them.
@@ -318,7 +320,7 @@ impl LayerWorker for TwoBit<'_> {
 
     fn layer<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u64, pull: bool) -> Result<LayerStats> {
         let (share, costs) = (&mut self.share, &mut self.costs);
-        let frontier = *self.known.layers.last().expect("the goal's layer");
+        let frontier = self.frontier;
         let Balanced {
             work,
             moved,
@@ -339,9 +341,8 @@ impl LayerWorker for TwoBit<'_> {
     }
 
     fn add_layer(&mut self, depth: u64, found: u64) {
-        let (mine, hardest) = self.ended;
-        self.known
-            .add_layer(&self.share, (found, mine, hardest), depth, self.watch);
+        self.frontier = found;
+        self.known.add_layer(&self.share, self.ended, depth, self.watch);
         next_layer(&mut self.share.summary);
     }
 
@@ -352,9 +353,15 @@ impl LayerWorker for TwoBit<'_> {
         found: &[u64],
         done: bool,
     ) -> Result<()> {
-        debug_assert_eq!(found, self.known.layers);
-        self.known
-            .boundary(&mut self.share, self.spec, transport, checkpoints, self.watch, done)
+        self.known.boundary(
+            &mut self.share,
+            self.spec,
+            transport,
+            checkpoints,
+            self.watch,
+            found,
+            done,
+        )
     }
 }
 
@@ -442,8 +449,6 @@ struct Rounds {
 /// what its share's checkpoint holds with them. All of it is of its home
 /// range, the one it started with, wherever the ranges are now.
 struct Known {
-    /// `layers[d]`: positions at remoteness `d`, over every worker.
-    layers: Vec<u64>,
     /// `own[d]`: the positions of this worker's home range at remoteness
     /// `d`.
     own: Vec<u64>,
@@ -458,17 +463,17 @@ struct Known {
 impl Known {
     /// What the worker of `share` knows as its search of `spec` starts:
     /// what `resume` saved (whose codes [`first_codes`] took), or the goal
-    /// at layer 0, written in when it is the worker's; and whether the
-    /// search is over already.
+    /// at layer 0, written in when it is the worker's; the count of each
+    /// layer over every worker; and whether the search is over already.
     fn first(
         share: &mut Share<'_>,
         spec: &ClassSpec,
         asked: Asked<'_>,
         resume: Option<TwoBitShareResume>,
-    ) -> (Known, bool) {
+    ) -> (Known, Vec<u64>, bool) {
         let goal = goal_index(spec, share.index);
+        let mut found = vec![1u64];
         let mut known = Known {
-            layers: vec![1u64],
             own: vec![u64::from(share.range.contains(&goal))],
             hardest: (Lowest::default(), Lowest::default()),
             // The layer of each watched position this worker owns, once reached.
@@ -488,7 +493,7 @@ impl Known {
                     .iter()
                     .flatten()
                     .for_each(|&h| known.hardest.1.offer(h));
-                (known.layers, known.own, known.watched, done) = (saved.found, saved.own, saved.watched, saved.done);
+                (found, known.own, known.watched, done) = (saved.found, saved.own, saved.watched, saved.done);
             }
             None if share.range.contains(&goal) => {
                 share.codes().write(goal, 0);
@@ -502,21 +507,13 @@ impl Known {
             }
             None => {}
         }
-        (known, done)
+        (known, found, done)
     }
 
-    /// Adds layer `depth` of `share`: its positions over every worker,
-    /// those of this worker's home range and the lowest of them
-    /// (`found`, `mine`, `hardest`), and the watched positions (of
-    /// `watch`) it reached.
-    fn add_layer(
-        &mut self,
-        share: &Share<'_>,
-        (found, mine, hardest): (u64, u64, (Lowest, Lowest)),
-        depth: u64,
-        watch: &[u64],
-    ) {
-        self.layers.push(found);
+    /// Adds layer `depth` of `share`: the positions every worker wrote
+    /// into this worker's home range and the lowest of them (`mine`,
+    /// `hardest`), and the watched positions (of `watch`) it reached.
+    fn add_layer(&mut self, share: &Share<'_>, (mine, hardest): (u64, (Lowest, Lowest)), depth: u64, watch: &[u64]) {
         self.own.push(mine);
         self.hardest = hardest;
         let codes = share.codes();
@@ -530,8 +527,10 @@ impl Known {
     /// At a layer boundary of `share`: worker 0 asks `checkpoints` whether
     /// to save and tells the others (a collective step), and then every
     /// worker moves back to its home range if it left it, saves its share
-    /// and waits for the others to have saved theirs; `done` says whether
-    /// the search is over, and `watch` lists the watched positions.
+    /// and waits for the others to have saved theirs; `found` counts the
+    /// complete layers over every worker, `done` says whether the search
+    /// is over, and `watch` lists the watched positions.
+    #[allow(clippy::too_many_arguments)]
     fn boundary<T: Transport + ?Sized>(
         &self,
         share: &mut Share<'_>,
@@ -539,9 +538,10 @@ impl Known {
         transport: &mut T,
         checkpoints: &mut dyn ShareCheckpoints,
         watch: &[u64],
+        found: &[u64],
         done: bool,
     ) -> Result<()> {
-        let save = save_now(transport, checkpoints, spec.class, &self.layers, done)?;
+        let save = save_now(transport, checkpoints, spec.class, found, done)?;
         if save == Save::No {
             return Ok(());
         }
@@ -561,7 +561,7 @@ impl Known {
         checkpoints.save_two_bit_share(TwoBitShareBoundary {
             class: spec.class,
             range: share.range.clone(),
-            found: &self.layers,
+            found,
             own: &self.own,
             done,
             codes: &share.codes,
@@ -569,7 +569,7 @@ impl Known {
             hardest: &hardest,
             watched: &watched,
         })?;
-        saved(transport, checkpoints, save, spec.class, &self.layers)
+        saved(transport, checkpoints, save, spec.class, found)
     }
 }
 
@@ -1113,8 +1113,9 @@ impl<'a> Share<'a> {
 
     /// What the worker returns when the search is over: its table, in the
     /// range the last layer left it (the caller takes each worker's by the
-    /// partition the search ended with), and what the workers agree on.
-    fn finish<T: Transport + ?Sized>(self, known: Known, transport: &mut T) -> Result<TwoBitShare> {
+    /// partition the search ended with), the count of each layer `layers`,
+    /// and what the workers agree on.
+    fn finish<T: Transport + ?Sized>(self, known: Known, layers: Vec<u64>, transport: &mut T) -> Result<TwoBitShare> {
         let mirrored_hardest = match self.mirror {
             Some(_) => Some(agree_on_lowest(transport, &known.hardest.1)?),
             None => None,
@@ -1127,7 +1128,7 @@ impl<'a> Share<'a> {
             partition: self.partition,
             range: self.range,
             table: Mod3Table::from_words(self.codes.into_iter().map(AtomicU64::into_inner).collect(), len),
-            layers: known.layers,
+            layers,
             hardest,
             mirrored_hardest,
             watched,
