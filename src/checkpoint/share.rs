@@ -516,7 +516,7 @@ mod tests {
         workers: usize,
         options: CheckpointOptions,
     ) -> Vec<(Result<()>, Vec<String>, usize)> {
-        use crate::solver::partition::two_bit::{Asked, agree_on_resume, run_worker};
+        use crate::solver::partition::worker::{Asked, search_two_bit};
         use crate::solver::partition::{ChannelTransport, Partition, Transport};
         use crate::symmetry::Mirror;
         let variant = Variant::named(name).unwrap();
@@ -553,20 +553,7 @@ mod tests {
                             read: 0,
                         };
                         let mut run = || -> Result<()> {
-                            let resume =
-                                agree_on_resume(spec, index, partition, &mut transport, &mut checkpoints, asked)?;
-                            let r = &mut checkpoints;
-                            run_worker(
-                                name,
-                                spec,
-                                index,
-                                partition,
-                                &mut transport,
-                                asked,
-                                resume,
-                                r,
-                                &mut |_| {},
-                            )?;
+                            search_two_bit(name, spec, index, partition, &mut transport, asked, &mut checkpoints)?;
                             Ok(())
                         };
                         let result = run();

@@ -105,7 +105,7 @@ pub trait ShareCheckpoints {
     }
 
     /// This worker's saved share of the two-bit search
-    /// ([`partition::two_bit`](super::partition::two_bit)) of `class`,
+    /// ([`partition::worker`](super::partition::worker)) of `class`,
     /// whose tight index is `index`, if there is one that can be trusted on
     /// its own: the share of the blocks `blocks`, whose positions are
     /// `range`; `mirrored` says whether it must hold the hardest candidates
@@ -168,7 +168,7 @@ pub struct LayerHardest {
     pub mirrored: Option<Vec<u64>>,
 }
 /// One worker's share of a partitioned two-bit search
-/// ([`partition::two_bit`](super::partition::two_bit)) at a layer
+/// ([`partition::worker`](super::partition::worker)) at a layer
 /// boundary, from which it can go on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TwoBitShareResume {

@@ -27,33 +27,30 @@
 //!
 //! The tight searches come as a table (a byte a position, or two bits) by a
 //! share (a whole class in one process, or one worker's range of blocks in
-//! [`partition`], the ranks of an MPI job). There is one layer loop,
-//! `partition::layers`, run by a worker of [`partition`] for each table (a
-//! byte worker, a two-bit worker): a whole class in one process is the
-//! share of one worker, whose exchanges are no-ops ([`parallel::search`],
-//! [`twobit::search`]). What the two tables share lives once:
+//! [`partition`], the ranks of an MPI job). There is one worker,
+//! `partition::worker`, written once over the `table::Table` it fills, and
+//! one layer loop, `partition::layers`, that every worker runs: a whole
+//! class in one process is the share of one worker, whose exchanges are
+//! no-ops ([`parallel::search`], [`twobit::search`]).
 //!
 //! | concept | where |
 //! |---|---|
 //! | a position's neighbours, block by block | `kernel` |
 //! | the layer loop: push or pull, report, too deep, save | `partition::layers` |
 //! | push or pull, by measured rates | `direction` ([`Rates`]) |
+//! | a layer on one worker: blocks in rounds, claims, images, the block summary, moving the cuts | `partition::worker` |
 //! | the images of found positions, in batches | `images` |
 //! | a layer's pass over the blocks, on every thread | `layer` (`each_block`) |
-//! | the byte table: a block's scan, the frontier summary, the bitmaps between layers | `bytes` |
-//! | the two-bit table: its codes, the block summary, a push's work | [`mod3`] |
+//! | what a table is to the worker: scan, claim, save, resume | `table` (`Table`) |
+//! | the byte table, its bitmaps between layers | `table::bytes` |
+//! | the two-bit table | `table::codes`, over [`mod3`] |
 //! | where a search starts, what it reports, the too-deep error | `layer` |
-//! | the hardest positions kept during a search (two bits) | `hardest` |
+//! | the hardest positions kept during a search | `hardest` |
 //! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]) |
 //! | whether the workers resume, and the exchange between them | [`partition`] |
 //! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
-//!
-//! What a worker does within a layer is still written once per table: the
-//! byte worker in `partition/mod.rs`, the two-bit worker in
-//! `partition/two_bit.rs`.
 
 mod boundary;
-mod bytes;
 pub mod dense;
 mod direction;
 pub mod estimate;
@@ -70,6 +67,7 @@ pub mod parallel;
 pub mod partition;
 pub mod shares;
 mod stats;
+mod table;
 pub mod twobit;
 
 pub use boundary::{

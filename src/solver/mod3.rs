@@ -340,36 +340,6 @@ pub fn code_words(legal: u64) -> u64 {
     legal.div_ceil(PER_WORD)
 }
 
-/// How many positions a push of the layer coded `here` scans in the blocks
-/// `blocks` of `index`: those coded `here` in the blocks flagged
-/// [`CURRENT`] that may hold a canonical position. `summary` and
-/// `canonical` hold the blocks from the first of `blocks`, `codes` the
-/// positions from `base`.
-pub(crate) fn push_work(
-    index: &TightIndex,
-    blocks: std::ops::Range<u64>,
-    codes: &[AtomicU64],
-    base: u64,
-    summary: &[AtomicU8],
-    canonical: &[bool],
-    here: u8,
-) -> u64 {
-    (0..(blocks.end - blocks.start) as usize)
-        .into_par_iter()
-        .with_min_len(1 << 10)
-        .filter(|&k| summary[k].load(Ordering::Relaxed) & CURRENT != 0 && canonical[k])
-        .map(|k| {
-            let block = index.block(blocks.start + k as u64);
-            count_codes(
-                codes,
-                |w| w.load(Ordering::Relaxed),
-                block.start - base..block.end - base,
-                here,
-            )
-        })
-        .sum()
-}
-
 /// Between layers: every block that a position of the new layer was
 /// written into holds the current layer now, and no other.
 pub(crate) fn next_layer(summary: &mut [AtomicU8]) {

@@ -24,8 +24,7 @@
 //! [`partition`](super::partition), and a whole class in one process is
 //! its share of one worker, whose exchanges are no-ops ([`search_with`]).
 //! What it reads and writes the table with (the scan of a block's cells,
-//! the per-block summary a layer skips blocks by, the passes between
-//! layers) is in `bytes`.
+//! the bitmaps between layers) is in `table::bytes`.
 //!
 //! A position and its images under the class's [`Symmetries`] (found from
 //! the rules: the top-bottom mirror with the colours exchanged on an odd

@@ -18,8 +18,9 @@ use std::time::Duration;
 use rayon::prelude::*;
 
 use super::layer::Event;
-use super::partition::two_bit::{self, Asked, TwoBitShare};
+use super::partition::worker::{self, Asked, TwoBitShare};
 use super::partition::{self, ClassSearch, Partition, Transport};
+use super::table::codes::CodeTable;
 use super::twobit::{Residues, TwoBitClass, TwoBitSolution};
 use super::{ClassStats, HARDEST, Plan, ShareCheckpoints};
 use crate::error::{Error, Result};
@@ -376,7 +377,7 @@ fn packed_len(cells: Range<u64>) -> u64 {
 }
 
 /// A variant searched by the two-bit search split between workers
-/// ([`partition::two_bit`]): each worker keeps its share of every searched
+/// ([`partition::worker`] over two bits): each worker keeps its share of every searched
 /// class's codes, and every worker knows every class's statistics and the
 /// start's remoteness, agreed at the end of each search.
 pub struct TwoBitShares {
@@ -394,14 +395,14 @@ impl<'a> Plan<'a> {
     /// Searches every class not the mirror image of another by two bits a
     /// position, split between the workers `transport` reaches, every one
     /// of which runs this with the same plan
-    /// ([`partition::two_bit::run_worker`]), saving and resuming its share
-    /// through `checkpoints` ([`two_bit::agree_on_resume`]): worker 0 tells
+    /// ([`partition::worker`]), saving and resuming its share through
+    /// `checkpoints` when every worker can: worker 0 tells
     /// `observe` of the search (a resumed search's saved layers first).
     /// Each worker keeps its share.
     ///
     /// # Errors
     ///
-    /// As [`partition::two_bit::run_worker`].
+    /// As [`partition::search_on`].
     pub fn search_two_bit_shares<T: Transport + ?Sized>(
         self,
         transport: &mut T,
@@ -471,7 +472,7 @@ impl<'a> Plan<'a> {
                 symmetries: &symmetries,
                 partition: &Partition::by_work(spec, index, transport.workers())?,
             };
-            let share = two_bit::search_on(&class, transport, asked, checkpoints, exchanges, observe)?;
+            let share = worker::search_on::<CodeTable, _>(&class, transport, asked, checkpoints, exchanges, observe)?;
             let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));
             let reachable = share.layers.iter().sum();
             let of = |hardest: Vec<u64>, legal: u64| ClassStats {

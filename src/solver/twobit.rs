@@ -66,7 +66,7 @@
 //! # One search, whole or shared
 //!
 //! The layer loop is that of a worker of the partitioned two-bit search
-//! ([`partition::two_bit`](super::partition::two_bit)): a whole class in
+//! ([`partition::worker`](super::partition::worker)): a whole class in
 //! one process is the share of one worker, whose exchanges do nothing
 //! ([`search_with`]). At a layer boundary the search's whole state is the
 //! table, the summary, the count of each layer and the newest layer's
@@ -95,9 +95,10 @@ use super::boundary::{NoCheckpoints, ShareCheckpoints};
 use super::exact::{Descent, DescentError};
 use super::layer::Event;
 use super::mod3::Mod3Table;
-use super::partition::two_bit::{self, Asked};
+use super::partition::worker::{self, Asked};
 use super::partition::{ChannelTransport, ClassSearch, Partition};
 use super::stats::ClassStats;
+use super::table::codes::CodeTable;
 
 /// Where the residues of one class come from.
 #[derive(Clone, Debug)]
@@ -265,7 +266,7 @@ fn search_by(
     };
     let asked = Asked { mirrored, watch: &[] };
     // One process exchanges nothing, and says nothing of it.
-    let share = two_bit::search_on(&class, &mut solo, asked, checkpoints, false, observe)?;
+    let share = worker::search_on::<CodeTable, _>(&class, &mut solo, asked, checkpoints, false, observe)?;
     Ok(Searched {
         table: share.table,
         layers: share.layers,

@@ -1,21 +1,24 @@
-//! The byte search, split between workers that share nothing but messages:
-//! the ranks of an MPI job, threads of one process in tests, or one worker
-//! alone, a whole class in one process ([`parallel::search`](super::parallel::search)),
-//! whose exchanges are no-ops ([`ChannelTransport::solo`]).
+//! The tight search, split between workers that share nothing but
+//! messages: the ranks of an MPI job, threads of one process in tests, or
+//! one worker alone, a whole class in one process
+//! ([`parallel::search`](super::parallel::search),
+//! [`twobit::search`](super::twobit::search)), whose exchanges are no-ops
+//! ([`ChannelTransport::solo`]).
 //!
 //! The [`TightIndex`] already cuts a class into blocks, one per white set,
 //! each a contiguous range of cells. A [`Partition`] gives each worker a
-//! contiguous range of white-set ranks, balanced by positions, and the worker
-//! keeps the cells of its range only, in a `Vec<u8>` of its own. A layer
-//! runs on every worker in one of two directions, push or pull (as
-//! [`parallel`](super::parallel) describes them), chosen by the rates
-//! measured so far ([`Rates`](crate::solver::Rates)) from counts every worker knows:
+//! contiguous range of white-set ranks, balanced by their work, and the
+//! worker keeps its share of the table only: a byte or two bits a position
+//! of its range. A layer runs on every worker in one of two directions,
+//! push or pull, chosen by the rates measured so far
+//! ([`Rates`](crate::solver::Rates)) from counts every worker knows
+//! (`layers`); what one worker does in a layer is [`worker`].
 //!
 //! Both directions go through the worker's *halo*: the blocks in other
 //! workers' ranges that one white move leads to from its own (black moves
 //! stay in a block), one bit per position. Which blocks those are is
-//! settled when the search starts (and again whenever the [`two_bit`]
-//! search moves its ranges).
+//! settled when the search starts, and again whenever the workers move
+//! their ranges.
 //!
 //! - *push*, while the frontier is small: the worker expands each of its
 //!   positions at depth `d` (through the shared move generator, `kernel`).
@@ -30,42 +33,35 @@
 //! - *pull*, once the frontier is large: each unreached position looks for a
 //!   neighbour at `d`. A neighbour may be another worker's, so the layer
 //!   starts with a halo exchange the other way: every worker sends each
-//!   other worker the frontier bits (is this cell at `d`?) of its blocks
-//!   in the other's halo.
+//!   other worker the frontier bits (is this position at `d`?) of its
+//!   blocks in the other's halo.
 //!
 //! A position found has its images under the class's symmetries set with
 //! it; an image in another worker's range goes there as a [`Message`] (a
 //! symmetry may exchange the colours, so an image's block does not follow
-//! from the block it came from), in a second round.
+//! from the block it came from).
 //!
-//! A second, small all-to-all sums the layer's counts, so every worker knows
-//! whether the search goes on and which way the next layer runs; a third,
+//! A small all-to-all sums the layer's counts, so every worker knows
+//! whether the search goes on and which way the next layer runs; another,
 //! from worker 0, says whether every worker saves its share now
 //! ([`ShareCheckpoints`]). A search resumes only when every worker has a
 //! share saved at the same layer and the shares' counts add up to the
 //! class's; otherwise every worker starts over.
 //!
-//! A layer reads only cells at `d` and writes only unreached cells, so which
-//! worker claims a position first does not matter: the table is the
+//! A layer reads only positions at `d` and writes only unreached ones, so
+//! which worker claims a position first does not matter: the table is the
 //! breadth-first distance from the goal, whatever the number of workers.
 //!
-//! Inside a worker, a layer's blocks are shared by the threads of the rayon
-//! pool: a push claims its own positions in a bitmap of those reached, so
-//! each is counted once, and writes their cells after the layer; a pull
-//! reads the frontier from a bitmap of the positions at `d` and writes
-//! only the block it pulls into and the images of what it finds.
-//!
-//! [`search`] runs the workers as threads of this process with a
-//! [`ChannelTransport`]; [`run_worker`] is what one worker (one MPI rank)
-//! runs, over any [`Transport`].
+//! [`search`] runs the byte search's workers as threads of this process
+//! with a [`ChannelTransport`]; [`search_on`] is what one worker (one MPI
+//! rank) runs, over any [`Transport`].
 
 mod halo;
 mod layers;
 mod recut;
-pub mod two_bit;
+pub mod worker;
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
@@ -73,29 +69,18 @@ use rayon::prelude::*;
 
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::index::colex_unrank;
-use crate::remoteness::Cell;
-use crate::rules::Part;
 use crate::symmetry::Symmetries;
-use crate::tight::{TightIndex, prefetch};
+use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
-use super::boundary::{NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, layer_counts};
-use super::bytes::{AT_DEPTH, HAS_UNSEEN, Summary, mark, scan_cells, settle, summarize_blocks};
+use super::boundary::{Save, ShareCheckpoints};
 use super::direction::Direction;
-use super::images::{Batch, canonical_blocks_in, set_images};
-#[cfg(target_arch = "x86_64")]
-use super::isa::Bmi2;
-use super::isa::{Best, Isa, Tables};
-use super::kernel::{Block, Kernel};
-use super::layer::each_block;
-use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved};
+use super::images::canonical_blocks_in;
+use super::layer::Event;
+use super::table::bytes::ByteTable;
 
 use self::halo::{Halo, RUN, Reach, Reached};
-use self::layers::{LayerWorker, run_layers};
-
-/// A cell no search layer has reached yet; left so, it is unreachable.
-const UNSEEN: u8 = Cell::UNREACHABLE.0;
+use self::worker::{Asked, Share};
 
 /// What a position of a block that may hold canonical positions weighs in
 /// [`Partition::by_work`], against 1 for one of a block that holds none.
@@ -458,38 +443,27 @@ pub struct LayerStats {
     /// And how long the workers worked, on average: where it falls short
     /// of `busiest`, the workers had unequal shares of the layer.
     pub mean_busy: Duration,
-    /// Positions whose codes changed owner before the layer: the
-    /// [`two_bit`] search re-cuts its workers' ranges when their shares of
-    /// a layer's work would be unequal.
+    /// Positions whose codes changed owner before the layer: the workers
+    /// re-cut their ranges when their shares of a layer's work would be
+    /// unequal ([`worker`]).
     pub moved: u64,
-    /// The positions a push of the [`two_bit`] search scanned: those coded
-    /// with the layer's residue in the blocks it visited, the work its
-    /// rate is measured in ([`Rates`](crate::solver::Rates)).
+    /// The positions a push scanned: those coded as the layer in the
+    /// blocks it visited (for two bits, older layers of its residue too),
+    /// the work its rate is measured in ([`Rates`](crate::solver::Rates)).
     pub scanned: u64,
     /// The layer's wall time, as worker 0 saw it.
     pub elapsed: Duration,
 }
 
-/// The cells one worker owns after a search.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WorkerTable {
-    /// The worker.
-    pub worker: usize,
-    /// The tight indices of its cells.
-    pub range: Range<u64>,
-    /// Its cells in tight-index order: remoteness, or
-    /// [`Cell::UNREACHABLE`].
-    pub cells: Vec<u8>,
-}
-
-/// A partitioned search's result: every worker's table and every layer's
-/// counts.
+/// A partitioned byte search's result: every worker's share and every
+/// layer's counts.
 #[derive(Clone, Debug)]
 pub struct Partitioned {
-    /// How the class was cut.
+    /// How the class was cut when the search ended.
     pub partition: Partition,
-    /// One per worker, in worker order.
-    pub tables: Vec<WorkerTable>,
+    /// One per worker, in worker order: its cells in tight-index order,
+    /// remoteness or [`Cell::UNREACHABLE`](crate::remoteness::Cell::UNREACHABLE).
+    pub tables: Vec<Share<Vec<u8>>>,
     /// `found[d]`: positions at remoteness `d` (as in a checkpoint).
     pub found: Vec<u64>,
     /// One per layer, the last one finding nothing.
@@ -500,9 +474,9 @@ impl Partitioned {
     /// The whole table in tight-index order, the workers' tables end to end:
     /// what [`parallel::search`](super::parallel::search) returns.
     pub fn assemble(&self) -> Vec<u8> {
-        let mut cells = Vec::with_capacity(self.tables.iter().map(|t| t.cells.len()).sum());
-        for table in &self.tables {
-            cells.extend_from_slice(&table.cells);
+        let mut cells = Vec::with_capacity(self.tables.iter().map(|t| t.table.len()).sum());
+        for share in &self.tables {
+            cells.extend_from_slice(&share.table);
         }
         cells
     }
@@ -516,7 +490,7 @@ impl Partitioned {
 /// # Errors
 ///
 /// [`Error::Usage`] when `workers` is 0, [`Error::TooLarge`] when a
-/// remoteness would not fit a [`Cell`], [`Error::Exchange`] when a worker
+/// remoteness would not fit a [`Cell`](crate::remoteness::Cell), [`Error::Exchange`] when a worker
 /// fails.
 pub fn search(
     name: &str,
@@ -525,30 +499,11 @@ pub fn search(
     workers: usize,
     observe: &mut dyn FnMut(&LayerStats),
 ) -> Result<Partitioned> {
-    let partition = Partition::by_work(spec, index, workers)?;
-    let (results, layers) = on_threads(workers, observe, |transport, report| {
-        let start = Start::fresh(spec, index, &partition, transport.worker());
-        run_worker(
-            name,
-            spec,
-            index,
-            &partition,
-            transport,
-            start,
-            &mut NoCheckpoints,
-            report,
-        )
-    })?;
-    let mut tables = Vec::with_capacity(workers);
-    let mut found = Vec::new();
-    for (table, f) in results {
-        found = f;
-        tables.push(table);
-    }
+    let (tables, layers) = worker::search::<ByteTable>(name, spec, index, workers, Asked::default(), observe)?;
     Ok(Partitioned {
-        partition,
+        partition: tables[0].partition.clone(),
+        found: tables[0].layers.clone(),
         tables,
-        found,
         layers,
     })
 }
@@ -618,17 +573,21 @@ fn on_threads<R: Send>(
 }
 
 /// Searches one class of variant `name` as one worker of a partitioned
-/// search whose workers are reached through `transport` (the ranks of an
-/// MPI job, say): every worker runs this with the same class, each owning
-/// its share of [`Partition::by_work`], and resumes from `checkpoints`
-/// when every worker can ([`agree_on_resume`]). Worker 0 tells `observe`
-/// of each layer (summed over the workers; a resumed search's saved
-/// layers first). Returns the partition and this worker's cells, in
-/// tight-index order from the first of its range.
+/// byte search whose workers are reached through `transport` (the ranks of
+/// an MPI job, say): every worker runs this with the same class, each
+/// starting from its share of [`Partition::by_work`], and resumes from
+/// `checkpoints` when every worker can. Worker 0 tells `observe` of each
+/// layer (summed over the workers; a resumed search's saved layers first).
+/// Returns the partition the search ended with and this worker's cells,
+/// in tight-index order from the first of its range there.
 ///
 /// # Errors
 ///
-/// As [`run_worker`].
+/// [`Error::TooLarge`] when a remoteness would not fit a [`Cell`](crate::remoteness::Cell) (on every
+/// worker at once), [`Error::Exchange`] when the transport fails or a
+/// stream names a position outside this worker's range, what a save ran
+/// into, and [`Error::Stopped`] (on every worker) when the test hook of
+/// the checkpoints asks to stop.
 pub fn search_on<T: Transport + ?Sized>(
     name: &str,
     spec: &ClassSpec,
@@ -657,27 +616,16 @@ pub(super) fn search_on_by<T: Transport + ?Sized>(
     observe: &mut dyn FnMut(Event),
 ) -> Result<(Partition, Vec<u8>)> {
     let partition = Partition::by_work(spec, index, transport.workers())?;
-    let me = transport.worker();
-    let legal = index.len();
-    let start = agree_on_resume(spec, index, &partition, transport, checkpoints)?;
-    let mut total = if me == 0 {
-        report_saved(spec.class, &start.found, legal, observe)
-    } else {
-        1
-    };
-    let share = ClassSearch {
+    let class = ClassSearch {
         name,
         spec,
         index,
         symmetries,
         partition: &partition,
     };
-    let (table, _) = run_share(&share, transport, start, checkpoints, &mut |layer| {
-        if me == 0 {
-            tell(observe, spec.class, legal, &mut total, layer, exchanges);
-        }
-    })?;
-    Ok((partition, table.cells))
+    let share =
+        worker::search_on::<ByteTable, T>(&class, transport, Asked::default(), checkpoints, exchanges, observe)?;
+    Ok((share.partition, share.table))
 }
 
 /// What every worker of a search of one class knows alike: the class, its
@@ -740,40 +688,10 @@ pub(super) fn tell(
 /// and the positions a two-bit push scanned.
 const COUNTS: usize = 9;
 
-/// Where one worker's search of a class starts: from the goal, or from a
-/// saved share that every worker agreed to resume.
-#[derive(Debug)]
-pub struct Start {
-    /// `found[d]`: positions of the whole class at remoteness `d`, for
-    /// every complete layer.
-    pub found: Vec<u64>,
-    /// Whether the search is over.
-    pub done: bool,
-    /// The worker's cells.
-    pub cells: Vec<u8>,
-}
-
-impl Start {
-    /// The start of a fresh search for worker `me`: every cell unreached
-    /// but the goal's, if it is this worker's.
-    pub fn fresh(spec: &ClassSpec, index: &TightIndex, partition: &Partition, me: usize) -> Start {
-        let range = partition.cells(me);
-        let mut cells = vec![UNSEEN; (range.end - range.start) as usize];
-        let goal = goal_index(spec, index);
-        if range.contains(&goal) {
-            cells[(goal - range.start) as usize] = 0;
-        }
-        Start {
-            found: vec![1],
-            done: false,
-            cells,
-        }
-    }
-}
-
 /// What a worker's saved share says of itself: whether its search was
 /// over, the class's layer counts, and the share's own counts of them.
-pub(super) struct ShareReport {
+#[derive(Clone, Debug)]
+pub(in crate::solver) struct ShareReport {
     pub done: bool,
     pub found: Vec<u64>,
     pub own: Vec<u64>,
@@ -909,140 +827,6 @@ pub(super) fn agree<T: Transport + ?Sized, S>(
             Ok(None)
         }
     }
-}
-
-/// Reads this worker's saved share of the class from `checkpoints` and
-/// agrees with every other worker whether all of them resume (a
-/// collective step): only when every worker has a share saved at the same
-/// layers and the shares' counts add up to the whole class's. Otherwise
-/// every worker starts from the goal, and worker 0 says why.
-///
-/// # Errors
-///
-/// [`Error::Exchange`] when the transport fails or a report does not decode.
-pub fn agree_on_resume<T: Transport + ?Sized>(
-    spec: &ClassSpec,
-    index: &TightIndex,
-    partition: &Partition,
-    transport: &mut T,
-    checkpoints: &mut dyn ShareCheckpoints,
-) -> Result<Start> {
-    let me = transport.worker();
-    let saved = checkpoints.resume_share(spec.class, partition.cells(me));
-    let report = |saved: &Resume| ShareReport {
-        done: saved.done,
-        found: saved.found.clone(),
-        own: layer_counts(&saved.cells, saved.found.len()),
-    };
-    Ok(match agree(transport, spec.class, saved, report, checkpoints)? {
-        Some(saved) => Start {
-            found: saved.found,
-            done: saved.done,
-            cells: saved.cells,
-        },
-        None => Start::fresh(spec, index, partition, me),
-    })
-}
-
-/// Runs worker `transport.worker()` of a partitioned search of one class
-/// from `start`: owns the cells of its range of `partition`, expands its
-/// positions layer by layer, and exchanges the positions it reaches in
-/// other ranges through `transport`. `report` sees every new layer's
-/// counts, summed over the workers (the same on every worker). At every
-/// layer boundary worker 0 asks `checkpoints` whether to save, and then
-/// every worker saves its share there. Returns the worker's cells and the
-/// positions found at each remoteness.
-///
-/// Every worker of the search must run this with the same `spec`, `index`
-/// and `partition`, and starts that agree ([`agree_on_resume`]).
-///
-/// # Errors
-///
-/// [`Error::TooLarge`] when a remoteness would not fit a [`Cell`] (on every
-/// worker at once), [`Error::Exchange`] when the transport fails or a
-/// stream names a position outside this worker's range, what a save ran
-/// into, and [`Error::Stopped`] (on every worker) when the test hook of
-/// the checkpoints asks to stop.
-#[allow(clippy::too_many_arguments)]
-pub fn run_worker<T: Transport + ?Sized>(
-    name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    partition: &Partition,
-    transport: &mut T,
-    start: Start,
-    checkpoints: &mut dyn ShareCheckpoints,
-    report: &mut dyn FnMut(&LayerStats),
-) -> Result<(WorkerTable, Vec<u64>)> {
-    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let share = ClassSearch {
-        name,
-        spec,
-        index,
-        symmetries: &symmetries,
-        partition,
-    };
-    run_share(&share, transport, start, checkpoints, report)
-}
-
-/// [`run_worker`] of `share`.
-fn run_share<T: Transport + ?Sized>(
-    share: &ClassSearch<'_>,
-    transport: &mut T,
-    start: Start,
-    checkpoints: &mut dyn ShareCheckpoints,
-    report: &mut dyn FnMut(&LayerStats),
-) -> Result<(WorkerTable, Vec<u64>)> {
-    let ClassSearch {
-        name,
-        spec,
-        index,
-        symmetries,
-        partition,
-    } = *share;
-    let me = check_workers(transport, partition)?;
-    let canonical = canonical_blocks_in(symmetries, index, partition.blocks(me));
-    let mut worker = Worker {
-        kernel: Kernel::new(&spec.geometry, index),
-        index,
-        partition,
-        me,
-        symmetries,
-        canonical,
-        isa: Best::detect(),
-        range: partition.cells(me),
-        bits: (0..start.cells.len().div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
-        bits_reached: false,
-        // In place: AtomicU8 and u8 have one layout.
-        cells: start.cells.into_iter().map(AtomicU8::new).collect(),
-        halo: None,
-        summary: Summary::new(),
-        frontier: *start.found.last().expect("the goal's layer"),
-        class: spec.class,
-    };
-    if worker.cells.len() as u64 != worker.range.end - worker.range.start {
-        return Err(Error::Exchange(format!(
-            "worker {me} started with {} cells for a share of {}",
-            worker.cells.len(),
-            worker.range.end - worker.range.start
-        )));
-    }
-    let found = run_layers(
-        name,
-        &mut worker,
-        transport,
-        index.len(),
-        start.found,
-        start.done,
-        checkpoints,
-        report,
-    )?;
-    let table = WorkerTable {
-        worker: me,
-        range: worker.range,
-        cells: worker.cells.into_iter().map(AtomicU8::into_inner).collect(),
-    };
-    Ok((table, found))
 }
 
 /// What a worker's own part of a layer left for [`end_layer`].
@@ -1382,64 +1166,6 @@ fn message_at(partition: &Partition, i: u64, r: u64) -> (usize, Message) {
     (partition.owner(r), Message { index: i })
 }
 
-/// One worker's state: its cells, and what it buffers for the others.
-///
-/// Like the single-process searches, a worker expands only the canonical
-/// position of each orbit of the class's symmetries and sets the images of
-/// every position it finds: its own at once, the others' by message.
-struct Worker<'a> {
-    kernel: Kernel<'a>,
-    index: &'a TightIndex,
-    partition: &'a Partition,
-    me: usize,
-    symmetries: &'a Symmetries,
-    /// For each of its blocks: whether it may hold a canonical position.
-    canonical: Vec<bool>,
-    /// The instruction sets the kernel may use here.
-    isa: Best,
-    /// The tight indices of its cells.
-    range: Range<u64>,
-    /// Its cells, which the threads of a pull fill at once, and a push
-    /// through `bits` after the layer ([`settle`]).
-    cells: Vec<AtomicU8>,
-    /// One bit per cell: in a push, whether
-    /// the position has been reached (and claimed as this layer reaches
-    /// it); in a pull, whether it is at the layer's depth. The random
-    /// reads of a layer go here, an eighth of the cells, which a cache
-    /// holds where it does not hold the cells.
-    bits: Vec<AtomicU64>,
-    /// Whether `bits` marks every reached position (a push keeps it so).
-    bits_reached: bool,
-    /// What a pull layer sees of other workers' cells, once one has run.
-    halo: Option<Halo>,
-    /// For each of its blocks, at the start of the layer: whether it holds
-    /// a position of the layer, and an unreached one (the one-process
-    /// search's [`Summary`]).
-    summary: Summary,
-    /// The positions of the newest layer, over every worker.
-    frontier: u64,
-    /// The class searched.
-    class: Class,
-}
-
-/// How a worker claims a position of its own for the next layer.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Claim {
-    /// In a push: it sets the position's bit in the bitmap of reached
-    /// positions, if no one has, so that two threads reaching one position
-    /// count it once; [`settle`] writes the cells after the layer, in one
-    /// pass over them instead of a cache miss a position.
-    Reached,
-    /// In a pull, an image of a position the pull found: unreached, as
-    /// that position was, and written by this call only (only the pull of
-    /// an orbit's canonical position writes its images), so it is stored
-    /// without being read.
-    Unseen,
-    /// In a pull, a position another worker sent: written if no layer has
-    /// reached it. Only its sender names it, once.
-    Sent,
-}
-
 /// The little-endian `u64` words of `stream`.
 fn words(stream: &[u8]) -> Result<Vec<u64>> {
     if !stream.len().is_multiple_of(8) {
@@ -1503,458 +1229,14 @@ fn saved<T: Transport + ?Sized>(
     Ok(())
 }
 
-impl LayerWorker for Worker<'_> {
-    const DEEPEST: u16 = BYTE_DEEPEST;
-
-    /// A byte table tells the newest layer from every other, and a push
-    /// scans it alone.
-    fn scan_bound(found: &[u64]) -> u64 {
-        *found.last().expect("the goal's layer")
-    }
-
-    fn push_work<T: Transport + ?Sized>(&mut self, _: &mut T, _: u64) -> Result<u64> {
-        Ok(self.frontier)
-    }
-
-    fn layer<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u64, pull: bool) -> Result<LayerStats> {
-        let depth = u8::try_from(depth).expect("the loop stops at the deepest a cell holds");
-        let (counts, outgoing, busy) = self.pass(transport, depth, pull)?;
-        let push = (!pull).then(|| self.halo.as_ref().expect("a halo from the first layer"));
-        let worked = Worked {
-            counts,
-            push,
-            images: outgoing.images,
-            busy,
-        };
-        let layer = end_layer(transport, self.index, self.partition, worked, |run, images| {
-            Ok(self.receive(run, depth + 1, !pull, images))
-        })?;
-        if !pull {
-            let settled = settle(&mut self.bits, &mut self.cells, depth + 1);
-            debug_assert!(transport.workers() > 1 || settled == layer.found);
-        }
-        // A push's rate is per position of the layer it expanded.
-        Ok(LayerStats {
-            scanned: self.frontier,
-            ..layer
-        })
-    }
-
-    fn add_layer(&mut self, _: u64, found: u64) {
-        self.frontier = found;
-    }
-
-    /// Worker 0 asks `checkpoints` whether to save and tells the others,
-    /// and then every worker saves its share and waits for the others to
-    /// have saved theirs.
-    fn boundary<T: Transport + ?Sized>(
-        &mut self,
-        transport: &mut T,
-        checkpoints: &mut dyn ShareCheckpoints,
-        found: &[u64],
-        done: bool,
-    ) -> Result<()> {
-        let save = save_now(transport, checkpoints, self.class, found, done)?;
-        if save == Save::No {
-            return Ok(());
-        }
-        checkpoints.save_share(ShareBoundary {
-            class: self.class,
-            range: self.range.clone(),
-            found,
-            done,
-            cells: self.plain(),
-        })?;
-        saved(transport, checkpoints, save, self.class, found)
-    }
-}
-
-impl Worker<'_> {
-    /// This worker's part of layer `depth + 1`, by a pull or a push: its
-    /// counts ([`COUNTS`]), the messages for the others, and how long it
-    /// worked (not counting the wait for the halo). The first layer makes
-    /// the halo; a pull trades it first.
-    fn pass<T: Transport + ?Sized>(
-        &mut self,
-        transport: &mut T,
-        depth: u8,
-        pull: bool,
-    ) -> Result<([u64; COUNTS], Outgoing, Duration)> {
-        let (index, partition, me) = (self.index, self.partition, self.me);
-        if self.halo.is_none() {
-            self.halo = Some(if partition.workers() == 1 {
-                Halo::alone()
-            } else {
-                let reach = Reach::new(&self.kernel, index, partition.blocks(me));
-                Halo::new(&reach, index, partition, me, transport)?
-            });
-        }
-        self.summary = summarize_blocks(index, partition.blocks(me), &mut self.cells, depth);
-        if pull {
-            mark(&mut self.bits, &mut self.cells, depth, true);
-        } else if !self.bits_reached {
-            mark(&mut self.bits, &mut self.cells, UNSEEN, false);
-        }
-        self.bits_reached = !pull;
-        let mut working = Instant::now();
-        let (counts, outgoing) = if pull {
-            let (cells, base) = (&self.cells, self.range.start);
-            let halo = self.halo.as_mut().expect("a halo was just made");
-            let halo_bytes = halo.exchange(index, me, transport, |i, n| {
-                let first = (i - base) as usize;
-                cells[first..first + n].iter().enumerate().fold(0, |mask, (k, c)| {
-                    mask | u64::from(c.load(Ordering::Relaxed) == depth) << k
-                })
-            })?;
-            // The halo's exchange waits for the others: not work.
-            working = Instant::now();
-            let (mut counts, outgoing) = self.pull(depth);
-            counts[6] = halo_bytes;
-            (counts, outgoing)
-        } else {
-            self.expand(depth)
-        };
-        Ok((counts, outgoing, working.elapsed()))
-    }
-
-    /// The worker's cells as plain bytes, between layers.
-    fn plain(&self) -> &[u8] {
-        // SAFETY: AtomicU8 has the size, alignment and bit validity of u8,
-        // and between layers, where this is called, no thread writes the
-        // cells, so reading them as plain bytes while this borrow lives is
-        // sound.
-        unsafe { std::slice::from_raw_parts(self.cells.as_ptr().cast::<u8>(), self.cells.len()) }
-    }
-
-    /// The worker's cells of block `r`.
-    fn cells_of(&self, r: u64) -> &[AtomicU8] {
-        let b = self.index.block(r);
-        &self.cells[(b.start - self.range.start) as usize..(b.end - self.range.start) as usize]
-    }
-
-    /// Pushes from every position of this worker at `depth`, its blocks
-    /// shared by the threads of the rayon pool: claims its own unreached
-    /// neighbours for `depth + 1` and gathers the others' for them. Returns
-    /// the layer's counts so far (found, expanded, neighbours, crossing)
-    /// and, for each worker, the positions found in its range.
-    fn expand(&self, depth: u8) -> ([u64; COUNTS], Outgoing) {
-        self.each_block(AT_DEPTH, |r, block, counts, outgoing| {
-            self.expand_block(r, depth, block, counts, outgoing);
-        })
-    }
-
-    /// Calls `work` with every block of this worker that may hold a
-    /// canonical position and whose summary has a bit of `wanted`
-    /// ([`each_block`]), with its own counts and messages; returns those,
-    /// added up.
-    fn each_block(
-        &self,
-        wanted: u8,
-        work: impl Fn(u64, &mut Block, &mut [u64; COUNTS], &mut Outgoing) + Sync,
-    ) -> ([u64; COUNTS], Outgoing) {
-        let mine = self.partition.blocks(self.me);
-        let workers = self.partition.workers();
-        let at = |r: u64| (r - mine.start) as usize;
-        each_block(
-            mine.clone(),
-            |r| self.canonical[at(r)] && self.summary[at(r)] & wanted != 0,
-            || ([0u64; COUNTS], Outgoing::new(workers)),
-            |r, block, (counts, outgoing)| work(r, block, counts, outgoing),
-            |(mut counts, outgoing), (more, theirs)| {
-                counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
-                (counts, outgoing.join(theirs))
-            },
-        )
-    }
-
-    /// Claims position `i` of this worker for `next` as `claim` says;
-    /// whether this call did.
-    #[inline(always)]
-    fn claim(&self, i: u64, next: u8, claim: Claim) -> bool {
-        let k = i - self.range.start;
-        let cell = &self.cells[k as usize];
-        match claim {
-            Claim::Reached => {
-                let word = &self.bits[(k / 64) as usize];
-                let bit = 1 << (k % 64);
-                word.load(Ordering::Relaxed) & bit == 0 && word.fetch_or(bit, Ordering::Relaxed) & bit == 0
-            }
-            Claim::Unseen => {
-                cell.store(next, Ordering::Relaxed);
-                true
-            }
-            Claim::Sent => {
-                let unseen = cell.load(Ordering::Relaxed) == UNSEEN;
-                if unseen {
-                    cell.store(next, Ordering::Relaxed);
-                }
-                unseen
-            }
-        }
-    }
-
-    /// Whether position `i` of this worker is at the depth of the pull
-    /// under way.
-    #[inline]
-    fn at_depth(&self, i: u64) -> bool {
-        let k = i - self.range.start;
-        self.bits[(k / 64) as usize].load(Ordering::Relaxed) >> (k % 64) & 1 != 0
-    }
-
-    /// Sets the images in `batch`, found for `next` ([`set_images`]) by a
-    /// push or not: claims this worker's and adds the others' to `images`.
-    /// Returns how many it claimed.
-    #[inline(always)]
-    fn set_images(&self, batch: &mut Batch, next: u8, claim: Claim, images: &mut [Vec<Message>]) -> u64 {
-        let range = &self.range;
-        set_images(
-            self.index,
-            batch,
-            #[inline(always)]
-            |i| {
-                if range.contains(&i) {
-                    let k = i - range.start;
-                    if claim == Claim::Reached {
-                        prefetch(&self.bits[(k / 64) as usize]);
-                    } else {
-                        prefetch(&self.cells[k as usize]);
-                    }
-                }
-            },
-            #[inline(always)]
-            |i, r, _| {
-                if range.contains(&i) {
-                    u64::from(self.claim(i, next, claim))
-                } else {
-                    let (owner, message) = message_at(self.partition, i, r);
-                    images[owner].push(message);
-                    0
-                }
-            },
-        )
-    }
-
-    /// [`expand`](Self::expand) of block `r`, adding to `counts` and
-    /// `outgoing`.
-    fn expand_block(&self, r: u64, depth: u8, block: &mut Block, counts: &mut [u64; COUNTS], outgoing: &mut Outgoing) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = self.isa.bmi2 {
-            // SAFETY: a `Bmi2` exists only where the processor has it.
-            return unsafe { self.expand_block_bmi2(isa, r, depth, block, counts, outgoing) };
-        }
-        self.expand_block_in(Tables, r, depth, block, counts, outgoing);
-    }
-
-    /// [`expand_block`](Self::expand_block) compiled for BMI2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
-    fn expand_block_bmi2(
-        &self,
-        isa: Bmi2,
-        r: u64,
-        depth: u8,
-        block: &mut Block,
-        counts: &mut [u64; COUNTS],
-        outgoing: &mut Outgoing,
-    ) {
-        self.expand_block_in(isa, r, depth, block, counts, outgoing);
-    }
-
-    /// [`expand_block`](Self::expand_block) for `isa`.
-    #[inline(always)]
-    fn expand_block_in<I: Isa>(
-        &self,
-        isa: I,
-        r: u64,
-        depth: u8,
-        block: &mut Block,
-        counts: &mut [u64; COUNTS],
-        outgoing: &mut Outgoing,
-    ) {
-        let own = self.cells_of(r);
-        let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
-            return;
-        };
-        self.kernel.block_in(isa, r, block, |_| true);
-        // The canonical positions at `depth`, then their neighbours move by
-        // move ([`Kernel::each_neighbour_routed_in`]).
-        let mut blacks = std::mem::take(&mut block.blacks);
-        blacks.clear();
-        scan_cells(
-            own,
-            block.safe,
-            self.index.black(),
-            #[inline(always)]
-            |c| c == depth,
-            #[inline(always)]
-            |_, black| {
-                if test.is_canonical(black) {
-                    blacks.push(black);
-                }
-            },
-        );
-        counts[1] += blacks.len() as u64;
-        let halo = self.halo.as_ref().expect("a halo from the first layer");
-        halo.route(self.partition, self.me, block);
-        let mut batch = Batch::default();
-        // Kept here, not in `counts`, so that they may live in registers.
-        let (mut found, mut crossing) = (0, 0);
-        let neighbours = self.kernel.each_neighbour_routed_in(
-            isa,
-            block,
-            &blacks,
-            #[inline(always)]
-            |bit| {
-                crossing += 1;
-                halo.reach(bit);
-            },
-            #[inline(always)]
-            |i, after, _| {
-                if self.claim(i, depth + 1, Claim::Reached) {
-                    found += 1;
-                    if batch.push(self.symmetries, after) {
-                        found += self.set_images(&mut batch, depth + 1, Claim::Reached, &mut outgoing.images);
-                    }
-                }
-            },
-        );
-        found += self.set_images(&mut batch, depth + 1, Claim::Reached, &mut outgoing.images);
-        counts[0] += found;
-        counts[2] += neighbours;
-        counts[3] += crossing;
-        block.blacks = blacks;
-    }
-
-    /// Pulls into every unreached position of this worker, its blocks
-    /// shared by the threads of the rayon pool: it joins layer `depth + 1`
-    /// when a neighbour, here or in the halo, is at `depth`. Only moves
-    /// into blocks with a position at `depth` are tried. A block's pull
-    /// writes only its own cells, and reads only cells at `depth`, which no
-    /// pull writes. Returns the layer's counts so far: found, expanded,
-    /// neighbours, crossing.
-    fn pull(&self, depth: u8) -> ([u64; COUNTS], Outgoing) {
-        self.each_block(HAS_UNSEEN, |r, block, counts, outgoing| {
-            self.pull_block(r, depth, block, counts, outgoing);
-        })
-    }
-
-    /// [`pull`](Self::pull) into block `r`, adding to `counts`; `own_any`
-    /// says which of this worker's blocks hold a position at `depth`.
-    fn pull_block(&self, r: u64, depth: u8, block: &mut Block, counts: &mut [u64; COUNTS], outgoing: &mut Outgoing) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = self.isa.bmi2 {
-            // SAFETY: a `Bmi2` exists only where the processor has it.
-            return unsafe { self.pull_block_bmi2(isa, r, depth, block, counts, outgoing) };
-        }
-        self.pull_block_in(Tables, r, depth, block, counts, outgoing);
-    }
-
-    /// [`pull_block`](Self::pull_block) compiled for BMI2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
-    #[allow(clippy::too_many_arguments)]
-    fn pull_block_bmi2(
-        &self,
-        isa: Bmi2,
-        r: u64,
-        depth: u8,
-        block: &mut Block,
-        counts: &mut [u64; COUNTS],
-        outgoing: &mut Outgoing,
-    ) {
-        self.pull_block_in(isa, r, depth, block, counts, outgoing);
-    }
-
-    /// [`pull_block`](Self::pull_block) for `isa`.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn pull_block_in<I: Isa>(
-        &self,
-        isa: I,
-        r: u64,
-        depth: u8,
-        block: &mut Block,
-        counts: &mut [u64; COUNTS],
-        outgoing: &mut Outgoing,
-    ) {
-        let own = self.cells_of(r);
-        let mine = self.partition.blocks(self.me);
-        let flags = |t: u64| self.summary[(t - mine.start) as usize];
-        let Some(test) = self.symmetries.block_test(colex_unrank(r, self.index.white())) else {
-            return;
-        };
-        let index = self.index;
-        let halo = self.halo.as_ref().expect("a halo before a pull");
-        let current = |t: u64| flags(t) & AT_DEPTH != 0;
-        let Some(routed) = halo.pull_moves(&self.kernel, isa, self.partition, self.me, r, block, current) else {
-            return;
-        };
-        let block = &*block;
-        let mut batch = Batch::default();
-        // Kept here, not in `counts`, so that they may live in registers.
-        let (mut found, mut expanded, mut looked) = (0, 0, (0, 0));
-        scan_cells(
-            own,
-            block.safe,
-            index.black(),
-            #[inline(always)]
-            |c| c == UNSEEN,
-            #[inline(always)]
-            |cell, black| {
-                if !test.is_canonical(black) {
-                    return;
-                }
-                expanded += 1;
-                if halo.pull_hit(&self.kernel, isa, block, black, routed, &mut looked, |i| {
-                    self.at_depth(i)
-                }) {
-                    // Only this pull writes a canonical cell.
-                    cell.store(depth + 1, Ordering::Relaxed);
-                    let part = Part {
-                        white: block.white,
-                        black,
-                    };
-                    found += 1;
-                    if batch.push(self.symmetries, part) {
-                        found += self.set_images(&mut batch, depth + 1, Claim::Unseen, &mut outgoing.images);
-                    }
-                }
-            },
-        );
-        found += self.set_images(&mut batch, depth + 1, Claim::Unseen, &mut outgoing.images);
-        counts[0] += found;
-        counts[1] += expanded;
-        counts[2] += looked.0;
-        counts[3] += looked.1;
-    }
-
-    /// Claims for `next` the unreached positions of `reached`, which another
-    /// worker sent, and, given `images`, sets the images of each it claims
-    /// (adding the others' to `images`). Returns how many it claimed.
-    fn receive(&self, reached: &[Reached], next: u8, push: bool, mut images: Option<&mut Vec<Vec<Message>>>) -> u64 {
-        let claim = if push { Claim::Reached } else { Claim::Sent };
-        let mut found = 0;
-        let mut batch = Batch::default();
-        for &Reached { index: i, block: r } in reached {
-            if self.claim(i, next, claim) {
-                found += 1;
-                if let Some(images) = images.as_deref_mut()
-                    && batch.push(self.symmetries, self.index.unrank_in_block(r, i))
-                {
-                    found += self.set_images(&mut batch, next, claim, images);
-                }
-            }
-        }
-        if let Some(images) = images {
-            found += self.set_images(&mut batch, next, claim, images);
-        }
-        found
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::colex_unrank;
+    use crate::remoteness::Cell;
+    use crate::solver::boundary::memory::Memory;
+    use crate::solver::boundary::{NoCheckpoints, Resume};
+    use crate::solver::parallel;
 
     /// A posted exchange comes back as the all-to-all does, and a worker
     /// posts once before it takes and takes only what it posted.
@@ -1977,8 +1259,6 @@ mod tests {
         }
     }
 
-    use crate::solver::boundary::memory::Memory;
-    use crate::solver::parallel;
     use crate::variant::Variant;
 
     /// The first class of variant `name` and its tight index.
@@ -2149,14 +1429,19 @@ mod tests {
         let (spec, index) = class("5x4");
         let partition = Partition::balanced(&index, 3).unwrap();
         let mut transport = ChannelTransport::connected(2).swap_remove(0);
-        let start = Start::fresh(&spec, &index, &partition, 0);
-        let e = run_worker(
-            "5x4",
-            &spec,
-            &index,
-            &partition,
+        let symmetries = Symmetries::trivial(&spec.geometry);
+        let class = ClassSearch {
+            name: "5x4",
+            spec: &spec,
+            index: &index,
+            symmetries: &symmetries,
+            partition: &partition,
+        };
+        let e = worker::run::<ByteTable, _>(
+            &class,
             &mut transport,
-            start,
+            Asked::default(),
+            None,
             &mut NoCheckpoints,
             &mut |_| {},
         )
@@ -2166,28 +1451,8 @@ mod tests {
 
     #[test]
     fn a_position_outside_the_range_is_refused() {
-        let (spec, index) = class("5x4");
+        let (_, index) = class("5x4");
         let partition = Partition::balanced(&index, 2).unwrap();
-        let symmetries = Symmetries::trivial(&spec.geometry);
-        let worker = Worker {
-            kernel: Kernel::new(&spec.geometry, &index),
-            index: &index,
-            partition: &partition,
-            me: 0,
-            symmetries: &symmetries,
-            canonical: vec![true; partition.blocks(0).end as usize],
-            isa: Best::detect(),
-            range: partition.cells(0),
-            cells: (partition.cells(0).start..partition.cells(0).end)
-                .map(|_| AtomicU8::new(UNSEEN))
-                .collect(),
-            bits: Vec::new(),
-            bits_reached: false,
-            halo: None,
-            summary: Summary::new(),
-            frontier: 1,
-            class: spec.class,
-        };
         let foreign = Message {
             index: partition.cells(1).start,
         };
@@ -2202,9 +1467,6 @@ mod tests {
         let last = partition.cells(0).end - 1;
         let fine = own_index(&index, &partition, 0, Message { index: last }, first).unwrap();
         assert_eq!(fine.block, index.block_of(last));
-        let reached = [fine];
-        assert_eq!(worker.receive(&reached, 1, false, None), 1);
-        assert_eq!(worker.receive(&reached, 1, false, None), 0);
     }
 
     /// What one worker of [`search_saving`] ends with: its share or its
@@ -2295,7 +1557,7 @@ mod tests {
             .cells
             .iter_mut()
             .find(|c| **c == 6)
-            .map(|c| *c = UNSEEN);
+            .map(|c| *c = Cell::UNREACHABLE.0);
         assert!(cell.is_some());
         let (again, notes, saved_layers) = search_saving("7x6", 3, &shares, None);
         assert!(again.unwrap() == expected);

@@ -11,7 +11,7 @@
 //! in the last layer of the kind, [`Units`]) is more than a move costs,
 //! the workers agree on new contiguous ranges of equal work
 //! ([`balanced_cut`]) and hand each other the codes and summary bytes of
-//! the blocks that change hands ([`move_share`]): two bits a position,
+//! the blocks that change hands ([`move_share`]): the table's bits a position,
 //! once. Each then recounts the white moves of the blocks it gained and
 //! lost and works out its halo from the counts.
 //!
@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use super::{Partition, Transport, words};
 use crate::error::{Error, Result};
-use crate::solver::mod3::code_words;
 use crate::tight::TightIndex;
 
 /// How far above the mean a worker's estimated work may be before the
@@ -278,11 +277,12 @@ pub(super) fn overlap(a: &Range<u64>, b: &Range<u64>) -> Range<u64> {
 }
 
 /// Hands the blocks that change owner from `from` to `to` to their new
-/// owners, a collective step: this worker's `codes` (two bits a position
-/// of `from.cells(me)`, as [`Mod3Table`](crate::solver::mod3::Mod3Table)
-/// packs them) and `summary` (a byte a block of `from.blocks(me)`) go
-/// where `to` puts them, and it returns its codes and summary bytes under
-/// `to`. Unused codes past the last position are unseen (all ones).
+/// owners, a collective step: this worker's `codes` (`bits` a position
+/// of `from.cells(me)`, from the low bits of the first word, as
+/// [`Table::into_words`](crate::solver::table::Table::into_words) gives
+/// them) and `summary` (a byte a block of `from.blocks(me)`) go where `to`
+/// puts them, and it returns its codes and summary bytes under `to`.
+/// Unused codes past the last position are unseen (all ones).
 ///
 /// # Errors
 ///
@@ -292,9 +292,11 @@ pub(super) fn move_share<T: Transport + ?Sized>(
     transport: &mut T,
     from: &Partition,
     to: &Partition,
+    bits: u64,
     codes: Vec<u64>,
     summary: Vec<u8>,
 ) -> Result<(Vec<u64>, Vec<u8>)> {
+    let code_words = |positions: u64| (positions * bits).div_ceil(64);
     let (me, workers) = (transport.worker(), transport.workers());
     let (old_blocks, old_cells) = (from.blocks(me), from.cells(me));
     let outgoing = (0..workers)
@@ -309,10 +311,10 @@ pub(super) fn move_share<T: Transport + ?Sized>(
             let mut words = vec![u64::MAX; code_words(cells.end - cells.start) as usize];
             copy_bits(
                 &codes,
-                2 * (cells.start - old_cells.start),
+                bits * (cells.start - old_cells.start),
                 &mut words,
                 0,
-                2 * (cells.end - cells.start),
+                bits * (cells.end - cells.start),
             );
             stream.extend(words.iter().flat_map(|w| w.to_le_bytes()));
             stream
@@ -332,13 +334,13 @@ pub(super) fn move_share<T: Transport + ?Sized>(
             continue;
         }
         let at = (blocks.start - new_blocks.start) as usize..(blocks.end - new_blocks.start) as usize;
-        let (dst_bit, len) = (2 * (cells.start - new_cells.start), 2 * (cells.end - cells.start));
+        let (dst_bit, len) = (bits * (cells.start - new_cells.start), bits * (cells.end - cells.start));
         if s == me {
             let start = (blocks.start - old_blocks.start) as usize;
             new_summary[at].copy_from_slice(&summary[start..start + (blocks.end - blocks.start) as usize]);
             copy_bits(
                 &codes,
-                2 * (cells.start - old_cells.start),
+                bits * (cells.start - old_cells.start),
                 &mut new_codes,
                 dst_bit,
                 len,
@@ -400,6 +402,7 @@ fn mask(n: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solver::mod3::code_words;
     use crate::solver::partition::{ChannelTransport, on_threads};
     use crate::variant::Variant;
 
@@ -487,9 +490,9 @@ mod tests {
             let moved = on_workers(workers, |transport| {
                 let me = transport.worker();
                 let (codes, summary) = share_of(&from, me);
-                let there = move_share(transport, &from, &to, codes, summary).unwrap();
+                let there = move_share(transport, &from, &to, 2, codes, summary).unwrap();
                 assert_eq!(there, share_of(&to, me), "worker {me} of {workers}");
-                move_share(transport, &to, &from, there.0, there.1).unwrap()
+                move_share(transport, &to, &from, 2, there.0, there.1).unwrap()
             });
             for (w, back) in moved.into_iter().enumerate() {
                 assert_eq!(back, share_of(&from, w));

@@ -1,32 +1,34 @@
-//! The two-bit search ([`twobit`](crate::solver::twobit)) split between
-//! workers as the byte search is ([`partition`](super)): each worker keeps
-//! two bits for each position of its range of blocks, a summary byte per
-//! block of it, and nothing per position of anyone else's.
+//! The worker of a tight search, written once over its `Table`: a byte
+//! a position or two bits. A whole class in one process is searched by
+//! one worker whose exchanges do nothing; the ranks of a job each run one
+//! with their own share ([`partition`](super)): the positions of a range
+//! of blocks, a summary byte per block of it, and nothing per position of
+//! anyone else's.
 //!
-//! A layer `d` runs on every worker in the direction the byte search would
-//! take from the same counts (which every worker knows):
+//! A layer `d` runs on every worker in the direction the layer loop
+//! chooses (`layers::run_layers`):
 //!
-//! - *push*: the worker expands its canonical positions coded `d mod 3` in
-//!   the blocks that hold a position of layer `d` (older layers with that
-//!   residue too, as in the one-process search). An unseen neighbour in its
-//!   own range is written at once; one in another's range sets its bit in
-//!   the halo's outbox, and its owner writes it if it is unseen there.
+//! - *push*: the worker expands its canonical positions coded as layer `d`
+//!   in the blocks that hold a position of it (older layers with that code
+//!   too, for two bits). An unseen neighbour in its own range is claimed at
+//!   once; one in another's range sets its bit in the halo's outbox, and
+//!   its owner claims it if it is unseen there.
 //! - *pull*: every unseen canonical position of the worker with a
-//!   neighbour coded `d mod 3` joins layer `d + 1`. A neighbour in another
-//!   worker's range is read from the halo: before the layer, every
-//!   worker sends the others one bit per position of its blocks their white
-//!   moves reach, set where the code is `d mod 3`.
+//!   neighbour in layer `d` joins layer `d + 1`. A neighbour in another
+//!   worker's range is read from the halo: before the layer, every worker
+//!   sends the others one bit per position of its blocks their white moves
+//!   reach, set where the position is in layer `d`.
 //!
 //! Every position found has its images under the class's symmetries
-//! written with it, here or by [`Message`]. Unlike the byte search, which
-//! sends a layer's images at its end, a worker works its blocks in rounds
-//! (about 8 MiB of images each, every worker running as many)
-//! and trades each round's images before the next, so it never holds a
-//! whole layer's. A worker alone (one rank, or one thread) sets every
-//! image at once, so it runs a layer in one round, and has no halo to
-//! work out and no cut to balance. A position is written by its owner only, so each worker knows
-//! the lowest tight indices of the last layer in its range; the lowest of
-//! them all are the class's hardest positions, agreed at the end.
+//! claimed with it, here or by [`Message`]. A worker works its blocks in
+//! rounds (about 8 MiB of images each, every worker running as many) and
+//! trades each round's images before the next, so it never holds a whole
+//! layer's. A worker alone (one rank, or one thread) sets every image at
+//! once, so it runs a layer in one round, and has no halo to work out and
+//! no cut to balance. A position is written by its owner only, so each
+//! worker knows the lowest tight indices of the last layer in its range;
+//! the lowest of them all are the class's hardest positions, agreed at the
+//! end.
 //!
 //! The ranges move. Before a layer every worker estimates each of its
 //! blocks' work, and when the shares would be unequal by more than a move
@@ -36,15 +38,11 @@
 //! unseen positions left, and no single cut suits both. What a checkpoint
 //! holds stays with each worker's *home*, the range it started with: the
 //! layers' counts and hardest positions are kept by home whoever writes
-//! them, and the workers go home before they save and at the end, so a
-//! share's file and the table the caller assembles are as if the ranges
-//! had never moved.
-//!
-//! The codes a worker ends with are, position for position, the codes of
-//! [`twobit::search`](crate::solver::twobit::search).
+//! them, and the workers go home before they save, so a share's file is as
+//! if the ranges had never moved.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -52,22 +50,19 @@ use rayon::prelude::*;
 use super::layers::{LayerWorker, run_layers};
 use super::recut::{Pace, Units, Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::{
-    COUNTS, ChannelTransport, ClassSearch, Halo, LayerStats, Message, Outgoing, Partition, Reach, Reached, ShareReport,
-    Transport, Worked, agree, end_layer, message_at, on_threads, post_images, save_now, saved, take_images, tell,
-    words,
+    COUNTS, ChannelTransport, ClassSearch, Halo, LayerStats, Message, Outgoing, Partition, Reach, Reached, Transport,
+    Worked, agree, end_layer, message_at, on_threads, post_images, save_now, saved, take_images, tell, words,
 };
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
 use crate::index::{DenseIndex, colex_rank, colex_unrank};
 use crate::rules::Part;
 use crate::symmetry::{BlockTest, Mirror, Symmetries};
-use crate::tight::{TightIndex, prefetch};
+use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
 use crate::solver::HARDEST;
-use crate::solver::boundary::{
-    LayerHardest, NoCheckpoints, Save, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume,
-};
+use crate::solver::boundary::{LayerHardest, NoCheckpoints, Save, ShareCheckpoints};
 use crate::solver::hardest::{Lowest, MirrorHashes};
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
@@ -76,13 +71,12 @@ use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
 use crate::solver::layer::{Event, goal_index, report_saved};
-use crate::solver::mod3::{
-    CURRENT, Codes, Mod3Table, NEXT, UNSEEN, UNSEEN_LEFT, code_words, count_codes, next_layer, push_work,
-};
+use crate::solver::mod3::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
+use crate::solver::table::{Boundary, Claim, Resumed, Shape, Table};
 
-/// What one worker of a two-bit partitioned search ends with.
+/// What one worker of a search ends with.
 #[derive(Clone, Debug)]
-pub struct TwoBitShare {
+pub struct Share<D> {
     /// The worker.
     pub worker: usize,
     /// How the class was cut when the search ended, the same for every
@@ -91,7 +85,7 @@ pub struct TwoBitShare {
     /// The tight indices of its positions: its cells of `partition`.
     pub range: Range<u64>,
     /// Their codes: position `range.start + k` is entry `k`.
-    pub table: Mod3Table,
+    pub table: D,
     /// `layers[d]`: positions at remoteness `d`, over every worker.
     pub layers: Vec<u64>,
     /// The tight indices of up to [`HARDEST`]
@@ -106,7 +100,14 @@ pub struct TwoBitShare {
     pub watched: Vec<Option<u64>>,
 }
 
-/// What a worker of [`run_worker`] is asked besides the codes.
+/// What the workers of a search in one process end with: each one's
+/// share, in worker order, and the layers they reported.
+pub(in crate::solver) type Searched<D> = (Vec<Share<D>>, Vec<LayerStats>);
+
+/// What one worker of a two-bit search ends with.
+pub type TwoBitShare = Share<crate::solver::mod3::Mod3Table>;
+
+/// What a worker is asked besides the codes.
 #[derive(Clone, Copy, Default)]
 pub struct Asked<'a> {
     /// When a class is the mirror image of this one: the map from this
@@ -118,7 +119,7 @@ pub struct Asked<'a> {
     pub watch: &'a [u64],
 }
 
-/// Searches one class of variant `name` by two bits per position with
+/// Searches one class of variant `name` into a table of kind `T` with
 /// `workers` workers, each a thread of this process with its own share,
 /// exchanging positions only through a [`ChannelTransport`]. `observe`
 /// sees each layer's counts as it ends, on the calling thread. Returns
@@ -129,73 +130,31 @@ pub struct Asked<'a> {
 ///
 /// [`Error::Usage`] when `workers` is 0, [`Error::TooLarge`] when a
 /// remoteness would not fit, [`Error::Exchange`] when a worker fails.
-pub fn search(
+pub(in crate::solver) fn search<T: Table>(
     name: &str,
     spec: &ClassSpec,
     index: &TightIndex,
     workers: usize,
     asked: Asked<'_>,
     observe: &mut dyn FnMut(&LayerStats),
-) -> Result<Vec<TwoBitShare>> {
+) -> Result<Searched<T::Done>> {
     let partition = Partition::by_work(spec, index, workers)?;
-    let (shares, _) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
-        run_worker(
-            name,
-            spec,
-            index,
-            &partition,
-            transport,
-            asked,
-            None,
-            &mut NoCheckpoints,
-            report,
-        )
-    })?;
-    Ok(shares)
-}
-
-/// Searches one class of variant `name` by two bits per position as one
-/// worker of a search whose workers are reached through `transport`, each
-/// owning its share of `partition`, and finds what `asked` asks; every
-/// worker runs this with the same arguments. It starts from `resume`, the
-/// share every worker agreed to resume ([`agree_on_resume`]), or from the
-/// goal. `report` sees every layer's counts, summed over the workers. At
-/// every layer boundary worker 0 asks `checkpoints` whether to save, and
-/// then every worker saves its share there.
-///
-/// # Errors
-///
-/// [`Error::TooLarge`] when a remoteness would not fit (on every worker at
-/// once), [`Error::Exchange`] when the transport fails, a stream names a
-/// position outside this worker's range or `resume` is not a share of
-/// this worker's range, what a save ran into, and [`Error::Stopped`] (on
-/// every worker) when the test hook of the checkpoints asks to stop.
-#[allow(clippy::too_many_arguments)]
-pub fn run_worker<T: Transport + ?Sized>(
-    name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    partition: &Partition,
-    transport: &mut T,
-    asked: Asked<'_>,
-    resume: Option<TwoBitShareResume>,
-    checkpoints: &mut dyn ShareCheckpoints,
-    report: &mut dyn FnMut(&LayerStats),
-) -> Result<TwoBitShare> {
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
     let class = ClassSearch {
         name,
         spec,
         index,
         symmetries: &symmetries,
-        partition,
+        partition: &partition,
     };
-    run(&class, transport, asked, resume, checkpoints, report)
+    on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
+        run::<T, _>(&class, transport, asked, None, &mut NoCheckpoints, report)
+    })
 }
 
-/// Searches the class of `class` by two bits a position as one worker of
-/// the search `transport` reaches, finding what `asked` asks: every worker
-/// runs this with the same arguments, each owning its share of the
+/// Searches the class of `class` into a table of kind `T` as one worker
+/// of the search `transport` reaches, finding what `asked` asks: every
+/// worker runs this with the same arguments, each owning its share of the
 /// partition, and resumes from `checkpoints` when every worker can
 /// ([`agree_on_resume`]). Worker 0 tells `observe` of each layer (a
 /// resumed search's saved layers first), and of the bytes it exchanged
@@ -204,41 +163,57 @@ pub fn run_worker<T: Transport + ?Sized>(
 ///
 /// # Errors
 ///
-/// As [`run_worker`].
-pub(in crate::solver) fn search_on<T: Transport + ?Sized>(
+/// As [`run`].
+pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized>(
     class: &ClassSearch<'_>,
-    transport: &mut T,
+    transport: &mut X,
     asked: Asked<'_>,
     checkpoints: &mut dyn ShareCheckpoints,
     exchanges: bool,
     observe: &mut dyn FnMut(Event),
-) -> Result<TwoBitShare> {
+) -> Result<Share<T::Done>> {
     let ClassSearch {
         spec, index, partition, ..
     } = *class;
-    let resume = agree_on_resume(spec, index, partition, transport, checkpoints, asked)?;
+    let resume = agree_on_resume::<T, X>(spec, index, partition, transport, checkpoints, asked)?;
     let lead = transport.worker() == 0;
-    let saved = resume.as_ref().map_or(&[1][..], |r| &r.found[..]);
     let (legal, mut total) = (index.len(), 1);
     if lead {
+        let saved = resume.as_ref().map_or(&[1][..], |(_, found)| &found[..]);
         total = report_saved(spec.class, saved, legal, observe);
     }
-    run(class, transport, asked, resume, checkpoints, &mut |layer| {
+    let resume = resume.map(|(saved, _)| saved);
+    run::<T, X>(class, transport, asked, resume, checkpoints, &mut |layer| {
         if lead {
             tell(observe, spec.class, legal, &mut total, layer, exchanges);
         }
     })
 }
 
-/// [`run_worker`] of `class`.
-fn run<T: Transport + ?Sized>(
+/// Searches the class of `class` into a table of kind `T` as one worker
+/// of a search whose workers are reached through `transport`, each owning
+/// its share of the partition, and finds what `asked` asks; every worker
+/// runs this with the same arguments. It starts from `resume`, the share
+/// every worker agreed to resume ([`agree_on_resume`]), or from the goal.
+/// `report` sees every layer's counts, summed over the workers. At every
+/// layer boundary worker 0 asks `checkpoints` whether to save, and then
+/// every worker saves its share there.
+///
+/// # Errors
+///
+/// [`Error::TooLarge`] when a remoteness would not fit (on every worker at
+/// once), [`Error::Exchange`] when the transport fails, a stream names a
+/// position outside this worker's range or `resume` is not a share of
+/// this worker's range, what a save ran into, and [`Error::Stopped`] (on
+/// every worker) when the test hook of the checkpoints asks to stop.
+pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
     class: &ClassSearch<'_>,
-    transport: &mut T,
+    transport: &mut X,
     asked: Asked<'_>,
-    mut resume: Option<TwoBitShareResume>,
+    resume: Option<T::Saved>,
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
-) -> Result<TwoBitShare> {
+) -> Result<Share<T::Done>> {
     let ClassSearch {
         name,
         spec,
@@ -247,18 +222,19 @@ fn run<T: Transport + ?Sized>(
         partition,
     } = *class;
     let me = super::check_workers(transport, partition)?;
-    if resume.as_ref().is_some_and(|saved| !fits(saved, partition, me, asked)) {
-        return Err(Error::Exchange(format!(
-            "worker {me} was given a share to resume that is not of its range"
-        )));
-    }
-    let (codes, summary) = first_codes(index, partition, me, resume.as_mut());
+    let mirror = asked
+        .mirrored
+        .map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec));
+    let hash = mirror.as_ref().map(|m| move |part| m.hash(part));
+    let resumed = resume.map(|saved| {
+        let of = hash.as_ref().map(|h| h as &dyn Fn(Part) -> u64);
+        T::resumed(saved, index, shape(partition, me, asked), of)
+    });
     // What setting up a range's blocks takes, which a move does for the
     // blocks it gains: the first guess at what a move costs.
     let setting_up = Instant::now();
-    let mut share = Share::new(spec, index, partition, me, symmetries, asked, (codes, summary));
-    let (known, found, done) = Known::first(&mut share, spec, asked, resume);
-    let mut worker = TwoBit {
+    let (share, known, found, done) = Holding::start(spec, index, partition, me, symmetries, asked, mirror, resumed);
+    let mut worker = Searcher {
         share,
         known,
         costs: Costs {
@@ -287,10 +263,44 @@ fn run<T: Transport + ?Sized>(
     worker.share.finish(worker.known, found, transport)
 }
 
-/// A two-bit worker in the layer loop: its share, what its checkpoint
-/// holds besides the codes, and what a layer's end leaves to take in.
-struct TwoBit<'a> {
-    share: Share<'a>,
+/// The two-bit search of class `spec` of variant `name` by the worker
+/// `transport` reaches, resuming from `checkpoints` when every worker can:
+/// [`search_on`] for the tests of other modules.
+#[cfg(test)]
+pub(crate) fn search_two_bit<X: Transport + ?Sized>(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    partition: &Partition,
+    transport: &mut X,
+    asked: Asked<'_>,
+    checkpoints: &mut dyn ShareCheckpoints,
+) -> Result<TwoBitShare> {
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    let class = ClassSearch {
+        name,
+        spec,
+        index,
+        symmetries: &symmetries,
+        partition,
+    };
+    search_on::<crate::solver::table::codes::CodeTable, X>(&class, transport, asked, checkpoints, false, &mut |_| {})
+}
+
+/// The share worker `me` of `partition` resumes, asked `asked`.
+fn shape<'a>(partition: &Partition, me: usize, asked: Asked<'a>) -> Shape<'a> {
+    Shape {
+        blocks: partition.blocks(me),
+        range: partition.cells(me),
+        mirrored: asked.mirrored.is_some(),
+        watch: asked.watch,
+    }
+}
+
+/// A worker in the layer loop: its share, what its checkpoint holds
+/// besides the codes, and what a layer's end leaves to take in.
+struct Searcher<'a, T> {
+    share: Holding<'a, T>,
     known: Known,
     costs: Costs,
     spec: &'a ClassSpec,
@@ -304,21 +314,18 @@ struct TwoBit<'a> {
     ended: (u64, (Lowest, Lowest)),
 }
 
-impl LayerWorker for TwoBit<'_> {
-    const DEEPEST: u16 = u16::MAX;
+impl<T: Table> LayerWorker for Searcher<'_, T> {
+    const DEEPEST: u16 = T::DEEPEST;
 
-    /// A code tells a layer only from those of other residues mod 3, and a
-    /// push scans every position of its residue in the blocks it visits.
     fn scan_bound(found: &[u64]) -> u64 {
-        let here = (found.len() - 1) % 3;
-        found.iter().skip(here).step_by(3).sum()
+        T::scan_bound(found)
     }
 
-    fn push_work<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u64) -> Result<u64> {
-        sum_over_workers(transport, self.share.push_work((depth % 3) as u8))
+    fn push_work<X: Transport + ?Sized>(&mut self, transport: &mut X, depth: u64) -> Result<u64> {
+        sum_over_workers(transport, self.share.push_work(T::code(depth)))
     }
 
-    fn layer<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u64, pull: bool) -> Result<LayerStats> {
+    fn layer<X: Transport + ?Sized>(&mut self, transport: &mut X, depth: u64, pull: bool) -> Result<LayerStats> {
         let (share, costs) = (&mut self.share, &mut self.costs);
         let frontier = self.frontier;
         let Balanced {
@@ -327,6 +334,7 @@ impl LayerWorker for TwoBit<'_> {
             busiest,
             halo_bytes,
         } = share.balance(transport, &mut self.known, costs, depth, pull)?;
+        share.table.begin_layer(T::code(depth), pull);
         let rounds = share.rounds(transport, &work, frontier, depth, pull)?;
         let Ended {
             stats,
@@ -334,6 +342,7 @@ impl LayerWorker for TwoBit<'_> {
             hardest,
             busy,
         } = share.end(transport, rounds, halo_bytes, depth, pull)?;
+        share.table.end_layer(T::code(depth + 1), pull);
         costs.pace.note(pull, work.iter().sum(), busy, stats.busiest);
         costs.units.note(pull, busiest, stats.busiest);
         self.ended = (mine, hardest);
@@ -346,9 +355,9 @@ impl LayerWorker for TwoBit<'_> {
         next_layer(&mut self.share.summary);
     }
 
-    fn boundary<T: Transport + ?Sized>(
+    fn boundary<X: Transport + ?Sized>(
         &mut self,
-        transport: &mut T,
+        transport: &mut X,
         checkpoints: &mut dyn ShareCheckpoints,
         found: &[u64],
         done: bool,
@@ -362,41 +371,6 @@ impl LayerWorker for TwoBit<'_> {
             found,
             done,
         )
-    }
-}
-
-/// A worker's codes and summary to start from: those of `resume`, taken
-/// from it, or a share of worker `me` of `partition` where nothing is
-/// reached yet.
-fn first_codes(
-    index: &TightIndex,
-    partition: &Partition,
-    me: usize,
-    resume: Option<&mut TwoBitShareResume>,
-) -> (Vec<AtomicU64>, Vec<AtomicU8>) {
-    let (blocks, range) = (partition.blocks(me), partition.cells(me));
-    match resume {
-        // In place: the atomics have the layout of the plain integers.
-        Some(saved) => (
-            std::mem::take(&mut saved.codes)
-                .into_iter()
-                .map(AtomicU64::new)
-                .collect(),
-            std::mem::take(&mut saved.summary)
-                .into_iter()
-                .map(AtomicU8::new)
-                .collect(),
-        ),
-        None => (
-            (0..code_words(range.end - range.start))
-                .into_par_iter()
-                .map(|_| AtomicU64::new(u64::MAX))
-                .collect(),
-            blocks
-                .into_par_iter()
-                .map(|r| AtomicU8::new(if index.block(r).is_empty() { 0 } else { UNSEEN_LEFT }))
-                .collect(),
-        ),
     }
 }
 
@@ -461,64 +435,20 @@ struct Known {
 }
 
 impl Known {
-    /// What the worker of `share` knows as its search of `spec` starts:
-    /// what `resume` saved (whose codes [`first_codes`] took), or the goal
-    /// at layer 0, written in when it is the worker's; the count of each
-    /// layer over every worker; and whether the search is over already.
-    fn first(
-        share: &mut Share<'_>,
-        spec: &ClassSpec,
-        asked: Asked<'_>,
-        resume: Option<TwoBitShareResume>,
-    ) -> (Known, Vec<u64>, bool) {
-        let goal = goal_index(spec, share.index);
-        let mut found = vec![1u64];
-        let mut known = Known {
-            own: vec![u64::from(share.range.contains(&goal))],
-            hardest: (Lowest::default(), Lowest::default()),
-            // The layer of each watched position this worker owns, once reached.
-            watched: asked
-                .watch
-                .iter()
-                .map(|&i| (i == goal && share.range.contains(&i)).then_some(0))
-                .collect(),
-        };
-        let mut done = false;
-        match resume {
-            Some(saved) => {
-                saved.hardest.own.iter().for_each(|&i| known.hardest.0.offer(i));
-                saved
-                    .hardest
-                    .mirrored
-                    .iter()
-                    .flatten()
-                    .for_each(|&h| known.hardest.1.offer(h));
-                (found, known.own, known.watched, done) = (saved.found, saved.own, saved.watched, saved.done);
-            }
-            None if share.range.contains(&goal) => {
-                share.codes().write(goal, 0);
-                share
-                    .summary_of(colex_rank(spec.goal.white))
-                    .fetch_or(CURRENT, Ordering::Relaxed);
-                known.hardest.0.offer(goal);
-                if let Some(mirror) = &share.mirror {
-                    known.hardest.1.offer(mirror.hash(spec.goal));
-                }
-            }
-            None => {}
-        }
-        (known, found, done)
-    }
-
     /// Adds layer `depth` of `share`: the positions every worker wrote
     /// into this worker's home range and the lowest of them (`mine`,
     /// `hardest`), and the watched positions (of `watch`) it reached.
-    fn add_layer(&mut self, share: &Share<'_>, (mine, hardest): (u64, (Lowest, Lowest)), depth: u64, watch: &[u64]) {
+    fn add_layer<T: Table>(
+        &mut self,
+        share: &Holding<'_, T>,
+        (mine, hardest): (u64, (Lowest, Lowest)),
+        depth: u64,
+        watch: &[u64],
+    ) {
         self.own.push(mine);
         self.hardest = hardest;
-        let codes = share.codes();
         for (w, &i) in self.watched.iter_mut().zip(watch) {
-            if w.is_none() && share.range.contains(&i) && codes.code(i) != UNSEEN {
+            if w.is_none() && share.range.contains(&i) && share.table.reached(i) {
                 *w = Some(depth);
             }
         }
@@ -531,11 +461,11 @@ impl Known {
     /// complete layers over every worker, `done` says whether the search
     /// is over, and `watch` lists the watched positions.
     #[allow(clippy::too_many_arguments)]
-    fn boundary<T: Transport + ?Sized>(
+    fn boundary<T: Table, X: Transport + ?Sized>(
         &self,
-        share: &mut Share<'_>,
+        share: &mut Holding<'_, T>,
         spec: &ClassSpec,
-        transport: &mut T,
+        transport: &mut X,
         checkpoints: &mut dyn ShareCheckpoints,
         watch: &[u64],
         found: &[u64],
@@ -558,72 +488,50 @@ impl Known {
             .zip(watch)
             .map(|(&w, i)| w.filter(|_| share.range.contains(i)))
             .collect();
-        checkpoints.save_two_bit_share(TwoBitShareBoundary {
-            class: spec.class,
-            range: share.range.clone(),
-            found,
-            own: &self.own,
-            done,
-            codes: &share.codes,
-            summary: &share.summary,
-            hardest: &hardest,
-            watched: &watched,
-        })?;
+        share.table.save(
+            checkpoints,
+            Boundary {
+                class: spec.class,
+                range: share.range.clone(),
+                found,
+                own: &self.own,
+                done,
+                summary: &share.summary,
+                hardest: &hardest,
+                watched: &watched,
+            },
+        )?;
         saved(transport, checkpoints, save, spec.class, found)
     }
 }
 
-/// Whether `saved` can be worker `me`'s start in a search of `partition`
-/// that asks `asked`: the codes and summary of its range, a count of its
-/// own for every layer, the mirrored class's hardest candidates when asked
-/// and a remoteness slot for every watched position.
-fn fits(saved: &TwoBitShareResume, partition: &Partition, me: usize, asked: Asked<'_>) -> bool {
-    let (range, blocks) = (partition.cells(me), partition.blocks(me));
-    saved.codes.len() as u64 == code_words(range.end - range.start)
-        && saved.summary.len() as u64 == blocks.end - blocks.start
-        && !saved.found.is_empty()
-        && saved.own.len() == saved.found.len()
-        && saved.hardest.mirrored.is_some() == asked.mirrored.is_some()
-        && saved.watched.len() == asked.watch.len()
-}
-
-/// Reads this worker's saved share of the two-bit search of the class from
-/// `checkpoints` and agrees with every other worker whether all of them
-/// resume (a collective step): only when every worker has a share that
-/// fits its range and what `asked` asks, saved at the same layers, and
-/// the shares' own counts of each layer add up to the whole class's (each
-/// share's codes hold its own counts, residue by residue, which
-/// `checkpoints` checks as it reads it). Otherwise every worker starts
-/// from the goal (`None`), and worker 0 says why.
+/// Reads this worker's saved share of the class from `checkpoints` and
+/// agrees with every other worker whether all of them resume (a
+/// collective step): only when every worker has a share that fits its
+/// range and what `asked` asks, saved at the same layers, and the shares'
+/// own counts of each layer add up to the whole class's (each share's
+/// table holds its own counts, which `checkpoints` checks as it reads it).
+/// Otherwise every worker starts from the goal (`None`), and worker 0 says
+/// why. Returns the share with the class's layer counts it was saved at.
 ///
 /// # Errors
 ///
 /// [`Error::Exchange`] when the transport fails or a report does not decode.
-pub fn agree_on_resume<T: Transport + ?Sized>(
+pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized>(
     spec: &ClassSpec,
     index: &TightIndex,
     partition: &Partition,
-    transport: &mut T,
+    transport: &mut X,
     checkpoints: &mut dyn ShareCheckpoints,
     asked: Asked<'_>,
-) -> Result<Option<TwoBitShareResume>> {
+) -> Result<Option<(T::Saved, Vec<u64>)>> {
     let me = transport.worker();
-    let saved = checkpoints
-        .resume_two_bit_share(
-            spec.class,
-            index,
-            partition.blocks(me),
-            partition.cells(me),
-            asked.mirrored.is_some(),
-            asked.watch,
-        )
-        .filter(|saved| fits(saved, partition, me, asked));
-    let report = |saved: &TwoBitShareResume| ShareReport {
-        done: saved.done,
-        found: saved.found.clone(),
-        own: saved.own.clone(),
-    };
-    agree(transport, spec.class, saved, report, checkpoints)
+    let saved = T::resume(checkpoints, spec.class, index, shape(partition, me, asked)).map(|saved| {
+        let report = T::report(&saved);
+        (saved, report)
+    });
+    let agreed = agree(transport, spec.class, saved, |(_, report)| report.clone(), checkpoints)?;
+    Ok(agreed.map(|(saved, report)| (saved, report.found)))
 }
 
 /// The unit of a worker's estimate of a layer's work ([`Share::work`]):
@@ -703,7 +611,7 @@ fn canonical_shares(symmetries: &Symmetries, index: &TightIndex, blocks: Range<u
 }
 
 /// The sum of every worker's `mine`, on every worker: a collective step.
-fn sum_over_workers<T: Transport + ?Sized>(transport: &mut T, mine: u64) -> Result<u64> {
+fn sum_over_workers<X: Transport + ?Sized>(transport: &mut X, mine: u64) -> Result<u64> {
     let mut sum = 0u64;
     for stream in transport.all_to_all(vec![mine.to_le_bytes().to_vec(); transport.workers()])? {
         match *words(&stream)? {
@@ -716,7 +624,7 @@ fn sum_over_workers<T: Transport + ?Sized>(transport: &mut T, mine: u64) -> Resu
 
 /// What every worker knows of the watched positions, on every worker: the
 /// owner of each has its remoteness. A collective step.
-fn agree_on_watched<T: Transport + ?Sized>(transport: &mut T, watched: &[Option<u64>]) -> Result<Vec<Option<u64>>> {
+fn agree_on_watched<X: Transport + ?Sized>(transport: &mut X, watched: &[Option<u64>]) -> Result<Vec<Option<u64>>> {
     let mine: Vec<u8> = watched
         .iter()
         .flat_map(|w| w.map_or(u64::MAX, |d| d).to_le_bytes())
@@ -742,7 +650,7 @@ fn agree_on_watched<T: Transport + ?Sized>(transport: &mut T, watched: &[Option<
 
 /// The lowest of every worker's `lowest`, on every worker: a collective
 /// step.
-fn agree_on_lowest<T: Transport + ?Sized>(transport: &mut T, lowest: &Lowest) -> Result<Vec<u64>> {
+fn agree_on_lowest<X: Transport + ?Sized>(transport: &mut X, lowest: &Lowest) -> Result<Vec<u64>> {
     let mut mine = Vec::with_capacity(lowest.as_slice().len() * 8);
     for i in lowest.as_slice() {
         mine.extend_from_slice(&i.to_le_bytes());
@@ -819,7 +727,7 @@ impl Homes {
     /// worker wrote into worker `me`'s home range, a collective step: how
     /// many positions, their lowest tight indices and the lowest hashes of
     /// their mirror images.
-    fn settle<T: Transport + ?Sized>(self, transport: &mut T, me: usize) -> Result<(u64, (Lowest, Lowest))> {
+    fn settle<X: Transport + ?Sized>(self, transport: &mut X, me: usize) -> Result<(u64, (Lowest, Lowest))> {
         let outgoing = self
             .0
             .iter()
@@ -864,9 +772,9 @@ fn counted(words: &[u64]) -> Option<(&[u64], &[u64])> {
     Some(rest.split_at(n))
 }
 
-/// One worker's state: its codes and summary, and what it knows of the
-/// others' frontiers.
-struct Share<'a> {
+/// One worker's state: its share of the table and the summary of its
+/// blocks, and what it knows of the others' frontiers.
+struct Holding<'a, T> {
     kernel: Kernel<'a>,
     /// The instruction sets the kernel may use here.
     isa: Best,
@@ -885,8 +793,8 @@ struct Share<'a> {
     /// For each of its blocks: about what share of its positions are
     /// canonical ([`BlockTest::canonical_share`]).
     shares: Vec<f32>,
-    /// Its codes, 2 bits a position from the first of `range`.
-    codes: Vec<AtomicU64>,
+    /// Its share of the table: the positions of `range`.
+    table: T,
     /// The summary byte of each of its blocks ([`CURRENT`], [`NEXT`],
     /// [`UNSEEN_LEFT`]).
     summary: Vec<AtomicU8>,
@@ -903,22 +811,55 @@ struct Share<'a> {
     mirror: Option<MirrorHashes<'a>>,
 }
 
-impl<'a> Share<'a> {
-    /// The share of worker `me` of `partition` in the search of `spec`,
-    /// with `codes` and its summary ([`first_codes`]).
-    fn new(
+impl<'a, T: Table> Holding<'a, T> {
+    /// The share of worker `me` of `partition` in the search of `spec` as
+    /// it starts: `resumed`, or the goal at layer 0, written in when it is
+    /// the worker's. Returns it, what it knows, the count of each layer
+    /// over every worker, and whether the search is over already.
+    #[allow(clippy::too_many_arguments)]
+    fn start(
         spec: &'a ClassSpec,
         index: &'a TightIndex,
         partition: &'a Partition,
         me: usize,
         symmetries: &'a Symmetries,
         asked: Asked<'a>,
-        (codes, summary): (Vec<AtomicU64>, Vec<AtomicU8>),
-    ) -> Share<'a> {
+        mirror: Option<MirrorHashes<'a>>,
+        resumed: Option<Resumed<T>>,
+    ) -> (Holding<'a, T>, Known, Vec<u64>, bool) {
         let (blocks, range) = (partition.blocks(me), partition.cells(me));
+        let goal = goal_index(spec, index);
+        let fresh = resumed.is_none();
+        let resumed = resumed.unwrap_or_else(|| Resumed {
+            table: T::unseen(range.start, range.end - range.start),
+            summary: blocks
+                .clone()
+                .into_par_iter()
+                .map(|r| if index.block(r).is_empty() { 0 } else { UNSEEN_LEFT })
+                .collect(),
+            found: vec![1],
+            own: vec![u64::from(range.contains(&goal))],
+            done: false,
+            hardest: LayerHardest::default(),
+            // The layer of each watched position this worker owns, once reached.
+            watched: asked
+                .watch
+                .iter()
+                .map(|&i| (i == goal && range.contains(&i)).then_some(0))
+                .collect(),
+        });
+        let Resumed {
+            table,
+            summary,
+            found,
+            own,
+            done,
+            hardest,
+            watched,
+        } = resumed;
         let kernel = Kernel::new(&spec.geometry, index);
         let alone = partition.workers() == 1;
-        Share {
+        let holding = Holding {
             reach: if alone {
                 Reach::none(index)
             } else {
@@ -934,30 +875,51 @@ impl<'a> Share<'a> {
             symmetries,
             canonical: canonical_blocks_in(symmetries, index, blocks.clone()),
             shares: canonical_shares(symmetries, index, blocks.clone()),
-            codes,
-            summary,
+            table,
+            // In place: the atomics have the layout of the plain integers.
+            summary: summary.into_iter().map(AtomicU8::new).collect(),
             blocks,
             range,
             halo: None,
-            mirror: asked
-                .mirrored
-                .map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec)),
+            mirror,
+        };
+        let mut known = Known {
+            own,
+            hardest: (Lowest::default(), Lowest::default()),
+            watched,
+        };
+        hardest.own.iter().for_each(|&i| known.hardest.0.offer(i));
+        hardest
+            .mirrored
+            .iter()
+            .flatten()
+            .for_each(|&h| known.hardest.1.offer(h));
+        if fresh && holding.range.contains(&goal) {
+            holding.table.claim(goal, T::code(0), Claim::Unseen);
+            holding
+                .summary_of(colex_rank(spec.goal.white))
+                .fetch_or(CURRENT, Ordering::Relaxed);
+            known.hardest.0.offer(goal);
+            if let Some(mirror) = &holding.mirror {
+                known.hardest.1.offer(mirror.hash(spec.goal));
+            }
         }
+        (holding, known, found, done)
     }
 
     /// Readies the share for layer `depth + 1` (a pull or a push): moves
     /// the cuts when a balanced cut is worth what `costs` says a move costs
     /// (agreeing on the watched positions of `known` then), makes its halo
     /// when it has none, and for a pull trades the halo's codes.
-    fn balance<T: Transport + ?Sized>(
+    fn balance<X: Transport + ?Sized>(
         &mut self,
-        transport: &mut T,
+        transport: &mut X,
         known: &mut Known,
         costs: &mut Costs,
         depth: u64,
         pull: bool,
     ) -> Result<Balanced> {
-        let (index, me, here) = (self.index, self.me, (depth % 3) as u8);
+        let (index, me, here) = (self.index, self.me, T::code(depth));
         if self.partition.workers() == 1 {
             // Nothing to balance, and no halo: every block is its own.
             self.halo.get_or_insert_with(Halo::alone);
@@ -993,9 +955,8 @@ impl<'a> Share<'a> {
             costs.worth.cost = if first { costs.worth.cost } else { Duration::ZERO } + moving.elapsed();
         }
         if pull {
-            let codes = Codes::new(&self.codes, self.range.start);
-            let halo = self.halo.as_mut().expect("a halo was just made");
-            halo_bytes = halo.exchange(index, me, transport, |i, n| codes.matching(i, n, here))?;
+            let (table, halo) = (&self.table, self.halo.as_mut().expect("a halo was just made"));
+            halo_bytes = halo.exchange(index, me, transport, |i, n| table.matching(i, n, here))?;
         }
         Ok(Balanced {
             work,
@@ -1013,15 +974,15 @@ impl<'a> Share<'a> {
     /// does: a rank done with a round sooner than the others works on
     /// rather than waits, and waits for another only when a whole round
     /// ahead of it.
-    fn rounds<T: Transport + ?Sized>(
+    fn rounds<X: Transport + ?Sized>(
         &mut self,
-        transport: &mut T,
+        transport: &mut X,
         work: &[u64],
         frontier: u64,
         depth: u64,
         pull: bool,
     ) -> Result<Rounds> {
-        let next = ((depth + 1) % 3) as u8;
+        let next = T::code(depth + 1);
         // One worker sets every image at once, holding none: one round.
         let rounds = if self.partition.workers() == 1 {
             1
@@ -1050,7 +1011,7 @@ impl<'a> Share<'a> {
                 let (own, busy) = (&mut found.own, &mut found.busy);
                 found.counts[0] += take_images(transport, self.index, &self.partition, |run| {
                     let working = Instant::now();
-                    let taken = self.receive(run, next, None, own);
+                    let taken = self.receive(run, next, pull, None, own);
                     *busy += working.elapsed();
                     Ok(taken)
                 })?;
@@ -1072,15 +1033,15 @@ impl<'a> Share<'a> {
     /// images and the push's halo (or counts the pull's `halo_bytes`),
     /// takes what the others send, and settles what every worker wrote
     /// into each home range.
-    fn end<T: Transport + ?Sized>(
+    fn end<X: Transport + ?Sized>(
         &mut self,
-        transport: &mut T,
+        transport: &mut X,
         rounds: Rounds,
         halo_bytes: u64,
         depth: u64,
         pull: bool,
     ) -> Result<Ended> {
-        let next = ((depth + 1) % 3) as u8;
+        let next = T::code(depth + 1);
         let Rounds {
             mut counts,
             mut own,
@@ -1098,7 +1059,7 @@ impl<'a> Share<'a> {
         let mut taking = Duration::ZERO;
         let stats = end_layer(transport, self.index, &self.partition, worked, |run, images| {
             let started = Instant::now();
-            let taken = self.receive(run, next, images, &mut own);
+            let taken = self.receive(run, next, pull, images, &mut own);
             taking += started.elapsed();
             Ok(taken)
         })?;
@@ -1115,30 +1076,28 @@ impl<'a> Share<'a> {
     /// range the last layer left it (the caller takes each worker's by the
     /// partition the search ended with), the count of each layer `layers`,
     /// and what the workers agree on.
-    fn finish<T: Transport + ?Sized>(self, known: Known, layers: Vec<u64>, transport: &mut T) -> Result<TwoBitShare> {
+    fn finish<X: Transport + ?Sized>(
+        self,
+        known: Known,
+        layers: Vec<u64>,
+        transport: &mut X,
+    ) -> Result<Share<T::Done>> {
         let mirrored_hardest = match self.mirror {
             Some(_) => Some(agree_on_lowest(transport, &known.hardest.1)?),
             None => None,
         };
         let hardest = agree_on_lowest(transport, &known.hardest.0)?;
         let watched = agree_on_watched(transport, &known.watched)?;
-        let len = self.range.end - self.range.start;
-        Ok(TwoBitShare {
+        Ok(Share {
             worker: self.me,
             partition: self.partition,
             range: self.range,
-            table: Mod3Table::from_words(self.codes.into_iter().map(AtomicU64::into_inner).collect(), len),
+            table: self.table.finish(),
             layers,
             hardest,
             mirrored_hardest,
             watched,
         })
-    }
-
-    /// Its codes.
-    #[inline]
-    fn codes(&self) -> Codes<'_> {
-        Codes::new(&self.codes, self.range.start)
     }
 
     /// The summary byte of its block `r`.
@@ -1160,11 +1119,10 @@ impl<'a> Share<'a> {
     /// [`work`](Self::work) for its blocks `blocks` only.
     fn work_in(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Vec<u64> {
         let (flag, want, weight) = if pull {
-            (UNSEEN_LEFT, UNSEEN, PULLED_WORK)
+            (UNSEEN_LEFT, T::UNSEEN, PULLED_WORK)
         } else {
-            (CURRENT, (depth % 3) as u8, PUSHED_WORK)
+            (CURRENT, T::code(depth), PUSHED_WORK)
         };
-        let load = |w: &AtomicU64| w.load(Ordering::Relaxed);
         (blocks.start as usize..blocks.end as usize)
             .into_par_iter()
             .with_min_len(1 << 10)
@@ -1173,47 +1131,41 @@ impl<'a> Share<'a> {
                 if !self.canonical(r) || self.summary_of(r).load(Ordering::Relaxed) & flag == 0 {
                     return BLOCK_WORK;
                 }
-                let block = self.index.block(r);
-                let cells = block.start - self.range.start..block.end - self.range.start;
                 let share = f64::from(self.shares[(r - self.blocks.start) as usize]);
-                BLOCK_WORK + (count_codes(&self.codes, load, cells, want) as f64 * share * weight) as u64
+                BLOCK_WORK + (self.table.count(self.index.block(r), want) as f64 * share * weight) as u64
             })
             .collect()
     }
 
     /// How many positions a push of the layer coded `here` scans in its
-    /// blocks ([`push_work`]).
+    /// blocks: those coded `here` in the blocks flagged [`CURRENT`] that
+    /// may hold a canonical position.
     fn push_work(&self, here: u8) -> u64 {
-        push_work(
-            self.index,
-            self.blocks.clone(),
-            &self.codes,
-            self.range.start,
-            &self.summary,
-            &self.canonical,
-            here,
-        )
+        (self.blocks.start as usize..self.blocks.end as usize)
+            .into_par_iter()
+            .with_min_len(1 << 10)
+            .map(|r| r as u64)
+            .filter(|&r| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & CURRENT != 0)
+            .map(|r| self.table.count(self.index.block(r), here))
+            .sum()
     }
 
     /// Moves this worker to its range of `to`, a collective step every
     /// worker takes with the same `to`: hands the others the codes and
     /// summary bytes of the blocks it gives up, takes those of the blocks
     /// it gains, and forgets its halo, which the next layer works out anew.
-    fn move_to<T: Transport + ?Sized>(&mut self, to: Partition, transport: &mut T) -> Result<()> {
+    fn move_to<X: Transport + ?Sized>(&mut self, to: Partition, transport: &mut X) -> Result<()> {
         if to == self.partition {
             return Ok(());
         }
-        // In place: the atomics have the layout of the plain integers.
-        let codes = std::mem::take(&mut self.codes)
-            .into_iter()
-            .map(AtomicU64::into_inner)
-            .collect();
+        let table = std::mem::replace(&mut self.table, T::unseen(0, 0));
         let summary = std::mem::take(&mut self.summary)
             .into_iter()
             .map(AtomicU8::into_inner)
             .collect();
-        let (codes, summary) = move_share(transport, &self.partition, &to, codes, summary)?;
-        self.codes = codes.into_iter().map(AtomicU64::new).collect();
+        let (words, summary) = move_share(transport, &self.partition, &to, T::BITS, table.into_words(), summary)?;
+        let range = to.cells(self.me);
+        self.table = T::from_words(range.start, range.end - range.start, words);
         self.summary = summary.into_iter().map(AtomicU8::new).collect();
         let blocks = to.blocks(self.me);
         self.canonical = carried(&self.canonical, &self.blocks, &blocks, |gained| {
@@ -1300,25 +1252,28 @@ impl<'a> Share<'a> {
         }
     }
 
-    /// Writes the images in `batch` into layer `next` (residue): its own
-    /// when unseen, the others' by message; empties the batch.
+    /// Claims the images in `batch` for the layer coded `next` as `claim`
+    /// says: its own when unseen, the others' by message; empties the
+    /// batch.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn write_images(
         &self,
         batch: &mut Batch,
         next: u8,
+        claim: Claim,
         counts: &mut [u64; COUNTS],
         own: &mut Homes,
         images: &mut [Vec<Message>],
     ) {
-        let codes = self.codes();
+        let table = &self.table;
         set_images(
             self.index,
             batch,
             #[inline(always)]
             |i| {
                 if self.range.contains(&i) {
-                    prefetch(codes.word(i));
+                    table.prefetch(i, claim);
                 }
             },
             #[inline(always)]
@@ -1326,7 +1281,7 @@ impl<'a> Share<'a> {
                 if !self.range.contains(&i) {
                     let (owner, message) = message_at(&self.partition, i, r);
                     images[owner].push(message);
-                } else if codes.write(i, next) {
+                } else if table.claim(i, next, claim) {
                     self.wrote(counts, own, i, r, image);
                 }
                 0
@@ -1356,16 +1311,16 @@ impl<'a> Share<'a> {
     /// here and sends the others to their owners, with their images.
     #[inline(always)]
     fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
-        let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
+        let (here, next) = (T::code(depth), T::code(depth + 1));
         let Some(test) = self.block_test(r) else {
             return;
         };
         self.kernel.block_in(isa, r, block, |_| true);
-        let codes = self.codes();
+        let table = &self.table;
         let mut blacks = std::mem::take(&mut block.blacks);
         blacks.clear();
         let mut scanned = 0;
-        codes.scan(self.index, r, block.safe, here, |_, black| {
+        table.scan(self.index, r, block.safe, here, |_, black| {
             scanned += 1;
             if test.is_canonical(black) {
                 blacks.push(black);
@@ -1390,19 +1345,19 @@ impl<'a> Share<'a> {
             },
             #[inline(always)]
             |j, after, via| {
-                if codes.code(j) == UNSEEN && codes.write(j, next) {
+                if table.claim(j, next, Claim::Reached) {
                     let t = match via {
                         Via::Black => r,
                         Via::White(k) => block.white_target(k).0,
                     };
                     self.wrote(counts, own, j, t, after);
                     if batch.push(self.symmetries, after) {
-                        self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+                        self.write_images(&mut batch, next, Claim::Reached, counts, own, &mut outgoing.images);
                     }
                 }
             },
         );
-        self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+        self.write_images(&mut batch, next, Claim::Reached, counts, own, &mut outgoing.images);
         counts[2] += neighbours;
         counts[3] += crossing;
         block.blacks = blacks;
@@ -1432,7 +1387,7 @@ impl<'a> Share<'a> {
     /// layer `depth` are not tried.
     #[inline(always)]
     fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
-        let (here, next) = ((depth % 3) as u8, ((depth + 1) % 3) as u8);
+        let (here, next) = (T::code(depth), T::code(depth + 1));
         let Some(test) = self.block_test(r) else {
             return;
         };
@@ -1442,17 +1397,17 @@ impl<'a> Share<'a> {
             return;
         };
         let block = &*block;
-        let codes = self.codes();
+        let table = &self.table;
         let Found { counts, own, outgoing } = found;
         let mut batch = Batch::default();
         let mut left = 0u64;
         // Kept here, not in `counts`, so that they may live in registers.
         let (mut expanded, mut looked) = (0, (0, 0));
-        codes.scan(
+        table.scan(
             self.index,
             r,
             block.safe,
-            UNSEEN,
+            T::UNSEEN,
             #[inline(always)]
             |i, black| {
                 left += 1;
@@ -1468,10 +1423,10 @@ impl<'a> Share<'a> {
                     routed,
                     &mut looked,
                     #[inline(always)]
-                    |j| codes.code(j) == here,
+                    |j| table.at(j, here),
                 );
                 if hit {
-                    let unseen = codes.write(i, next);
+                    let unseen = table.claim(i, next, Claim::Unseen);
                     debug_assert!(unseen, "only this pull writes a canonical position");
                     left -= 1;
                     let part = Part {
@@ -1480,12 +1435,12 @@ impl<'a> Share<'a> {
                     };
                     self.wrote(counts, own, i, r, part);
                     if batch.push(self.symmetries, part) {
-                        self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+                        self.write_images(&mut batch, next, Claim::Unseen, counts, own, &mut outgoing.images);
                     }
                 }
             },
         );
-        self.write_images(&mut batch, next, counts, own, &mut outgoing.images);
+        self.write_images(&mut batch, next, Claim::Unseen, counts, own, &mut outgoing.images);
         counts[1] += expanded;
         counts[2] += looked.0;
         counts[3] += looked.1;
@@ -1494,26 +1449,28 @@ impl<'a> Share<'a> {
         }
     }
 
-    /// Writes residue `next` into the unseen positions of `reached`, which
-    /// another worker sent, and, given `images`, the images of each it
-    /// writes (adding the others' to `images`); returns how many it wrote.
+    /// Claims for the layer coded `next`, found by a pull or a push, the
+    /// unseen positions of `reached`, which another worker sent, and, given
+    /// `images`, the images of each it claims (adding the others' to
+    /// `images`); returns how many it claimed.
     fn receive(
         &self,
         reached: &[Reached],
         next: u8,
+        pull: bool,
         mut images: Option<&mut Vec<Vec<Message>>>,
         own: &mut Homes,
     ) -> u64 {
         let mut counts = [0; COUNTS];
         let counts = &mut counts;
-        let codes = self.codes();
+        let claim = if pull { Claim::Sent } else { Claim::Reached };
         let mut batch = Batch::default();
         // The runs come in order, so mostly a block at a time.
         let mut white = (u64::MAX, Bitboard::EMPTY);
         for &Reached { index: i, block: r } in reached {
             // A neighbour may have been reached by an older layer: only an
             // unseen position is written.
-            if codes.code(i) != UNSEEN || !codes.write(i, next) {
+            if !self.table.claim(i, next, claim) {
                 continue;
             }
             let Some(images) = images.as_deref_mut() else {
@@ -1530,11 +1487,11 @@ impl<'a> Share<'a> {
             let part = self.index.unrank_in_block(r, i);
             self.wrote(counts, own, i, r, part);
             if batch.push(self.symmetries, part) {
-                self.write_images(&mut batch, next, counts, own, images);
+                self.write_images(&mut batch, next, claim, counts, own, images);
             }
         }
         if let Some(images) = images {
-            self.write_images(&mut batch, next, counts, own, images);
+            self.write_images(&mut batch, next, claim, counts, own, images);
         }
         counts[0]
     }
@@ -1546,8 +1503,10 @@ mod tests {
 
     use super::*;
     use crate::remoteness::Cell;
+    use crate::solver::boundary::TwoBitShareResume;
     use crate::solver::boundary::memory::Memory;
     use crate::solver::parallel;
+    use crate::solver::table::codes::CodeTable;
     use crate::variant::Variant;
 
     /// The rounds of a layer cover a worker's blocks once, in order, even
@@ -1650,7 +1609,7 @@ mod tests {
                     mirrored,
                     watch: &watch,
                 };
-                let shares = search(name, spec, &index, workers, asked, &mut |layer| {
+                let (shares, _) = search::<CodeTable>(name, spec, &index, workers, asked, &mut |layer| {
                     pulled |= layer.pull;
                     moved += layer.moved;
                 })
@@ -1727,20 +1686,26 @@ mod tests {
                     scope.spawn(move || {
                         let mut memory = Memory::new(transport.worker(), shares, stop);
                         let mut from = 0;
+                        let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+                        let class = ClassSearch {
+                            name,
+                            spec,
+                            index,
+                            symmetries: &symmetries,
+                            partition,
+                        };
                         let mut run = || {
-                            let resume = agree_on_resume(spec, index, partition, &mut transport, &mut memory, asked)?;
-                            from = resume.as_ref().map_or(1, |r| r.found.len());
-                            run_worker(
-                                name,
+                            let resume = agree_on_resume::<CodeTable, _>(
                                 spec,
                                 index,
                                 partition,
                                 &mut transport,
-                                asked,
-                                resume,
                                 &mut memory,
-                                &mut |_| {},
-                            )
+                                asked,
+                            )?;
+                            from = resume.as_ref().map_or(1, |(_, found)| found.len());
+                            let resume = resume.map(|(saved, _)| saved);
+                            run::<CodeTable, _>(&class, &mut transport, asked, resume, &mut memory, &mut |_| {})
                         };
                         let result = run();
                         (result, memory.notes, from)
@@ -1793,7 +1758,8 @@ mod tests {
             assert_eq!(back.is_some(), name == "9x6", "{name}: a mirrored class");
             let workers = 3;
             let mut pulls = Vec::new();
-            let want = search(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull)).unwrap();
+            let (want, _) =
+                search::<CodeTable>(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull)).unwrap();
             let layers = want[0].layers.len();
             // A stop before the first pull, just before the first pull and
             // after it, and before the last layer.

@@ -1,0 +1,193 @@
+//! The two-bit table of the tight search: the remoteness mod 3 of each
+//! position in 2 bits ([`CodeTable`], a share of a
+//! [`Mod3Table`](crate::solver::mod3::Mod3Table) in atomic words). A code
+//! tells a layer only from the layers of other residues, so a push scans
+//! every position of its residue in the blocks holding the layer, and a
+//! claim writes the code at once.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use super::{Boundary, Claim, MirrorOf, Resumed, Shape, Table};
+use crate::bitboard::Bitboard;
+use crate::board::Class;
+use crate::error::Result;
+use crate::solver::boundary::{ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume};
+use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
+use crate::solver::partition::ShareReport;
+use crate::tight::{TightIndex, prefetch};
+
+/// One worker's share of a two-bit table.
+pub(in crate::solver) struct CodeTable {
+    /// The tight index of the first position.
+    base: u64,
+    /// Positions in the share.
+    len: u64,
+    /// Their codes, 32 a word from the first.
+    words: Vec<AtomicU64>,
+}
+
+impl CodeTable {
+    #[inline(always)]
+    fn codes(&self) -> Codes<'_> {
+        Codes::new(&self.words, self.base)
+    }
+}
+
+impl Table for CodeTable {
+    type Done = Mod3Table;
+    type Saved = TwoBitShareResume;
+
+    const DEEPEST: u16 = u16::MAX;
+    const UNSEEN: u8 = UNSEEN;
+    const BITS: u64 = 2;
+
+    #[inline(always)]
+    fn code(depth: u64) -> u8 {
+        (depth % 3) as u8
+    }
+
+    /// A push scans every position of its residue in the blocks it visits.
+    fn scan_bound(found: &[u64]) -> u64 {
+        let here = (found.len() - 1) % 3;
+        found.iter().skip(here).step_by(3).sum()
+    }
+
+    fn unseen(base: u64, len: u64) -> CodeTable {
+        let words = (0..code_words(len))
+            .into_par_iter()
+            .map(|_| AtomicU64::new(u64::MAX))
+            .collect();
+        CodeTable { base, len, words }
+    }
+
+    fn from_words(base: u64, len: u64, words: Vec<u64>) -> CodeTable {
+        debug_assert_eq!(words.len() as u64, code_words(len));
+        // In place: AtomicU64 and u64 have one layout.
+        let words = words.into_iter().map(AtomicU64::new).collect();
+        CodeTable { base, len, words }
+    }
+
+    fn into_words(self) -> Vec<u64> {
+        self.words.into_iter().map(AtomicU64::into_inner).collect()
+    }
+
+    fn finish(self) -> Mod3Table {
+        let len = self.len;
+        Mod3Table::from_words(self.into_words(), len)
+    }
+
+    #[inline(always)]
+    fn scan(&self, index: &TightIndex, r: u64, safe: Bitboard, want: u8, f: impl FnMut(u64, Bitboard)) {
+        self.codes().scan(index, r, safe, want, f);
+    }
+
+    fn count(&self, cells: Range<u64>, want: u8) -> u64 {
+        let load = |w: &AtomicU64| w.load(Ordering::Relaxed);
+        count_codes(&self.words, load, cells.start - self.base..cells.end - self.base, want)
+    }
+
+    #[inline(always)]
+    fn matching(&self, start: u64, len: usize, want: u8) -> u64 {
+        self.codes().matching(start, len, want)
+    }
+
+    #[inline(always)]
+    fn at(&self, i: u64, here: u8) -> bool {
+        self.codes().code(i) == here
+    }
+
+    fn reached(&self, i: u64) -> bool {
+        self.codes().code(i) != UNSEEN
+    }
+
+    #[inline(always)]
+    fn claim(&self, i: u64, next: u8, claim: Claim) -> bool {
+        let codes = self.codes();
+        match claim {
+            // A neighbour may have been reached by an older layer: only an
+            // unseen position is written.
+            Claim::Reached | Claim::Sent => codes.code(i) == UNSEEN && codes.write(i, next),
+            Claim::Unseen => codes.write(i, next),
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: u64, _: Claim) {
+        prefetch(self.codes().word(i));
+    }
+
+    fn begin_layer(&mut self, _: u8, _: bool) {}
+
+    fn end_layer(&mut self, _: u8, _: bool) -> u64 {
+        0
+    }
+
+    fn resume(
+        checkpoints: &mut dyn ShareCheckpoints,
+        class: Class,
+        index: &TightIndex,
+        shape: Shape<'_>,
+    ) -> Option<TwoBitShareResume> {
+        let Shape {
+            blocks,
+            range,
+            mirrored,
+            watch,
+        } = shape;
+        let saved = checkpoints.resume_two_bit_share(class, index, blocks.clone(), range.clone(), mirrored, watch)?;
+        let fits = saved.codes.len() as u64 == code_words(range.end - range.start)
+            && saved.summary.len() as u64 == blocks.end - blocks.start
+            && !saved.found.is_empty()
+            && saved.own.len() == saved.found.len()
+            && saved.hardest.mirrored.is_some() == mirrored
+            && saved.watched.len() == watch.len();
+        fits.then_some(saved)
+    }
+
+    fn report(saved: &TwoBitShareResume) -> ShareReport {
+        ShareReport {
+            done: saved.done,
+            found: saved.found.clone(),
+            own: saved.own.clone(),
+        }
+    }
+
+    fn resumed(saved: TwoBitShareResume, _: &TightIndex, shape: Shape<'_>, _: MirrorOf<'_>) -> Resumed<CodeTable> {
+        let TwoBitShareResume {
+            found,
+            own,
+            done,
+            codes,
+            summary,
+            hardest,
+            watched,
+        } = saved;
+        let len = shape.range.end - shape.range.start;
+        Resumed {
+            table: CodeTable::from_words(shape.range.start, len, codes),
+            summary,
+            found,
+            own,
+            done,
+            hardest,
+            watched,
+        }
+    }
+
+    fn save(&self, checkpoints: &mut dyn ShareCheckpoints, boundary: Boundary<'_>) -> Result<()> {
+        checkpoints.save_two_bit_share(TwoBitShareBoundary {
+            class: boundary.class,
+            range: boundary.range,
+            found: boundary.found,
+            own: boundary.own,
+            done: boundary.done,
+            codes: &self.words,
+            summary: boundary.summary,
+            hardest: boundary.hardest,
+            watched: boundary.watched,
+        })
+    }
+}
