@@ -31,8 +31,8 @@ use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::remoteness::Remoteness;
 use crate::solver::partition::Transport;
-use crate::solver::shares::{Sink, Summary};
-use crate::solver::{ClassStats, Event, Method, Plan, Streamed, Tables};
+use crate::solver::shares::{Cells, Shares, Sink, Summary};
+use crate::solver::{ClassStats, Event, Method, Plan, ShareCheckpoints, Streamed, Tables};
 use crate::storage::{self, Layout};
 use crate::system::{available_memory, free_disk, human_bytes};
 use crate::variant::Variant;
@@ -469,7 +469,7 @@ impl<'a> SolvePlan<'a> {
     ) -> Result<Option<Solved>> {
         match self.plan.method() {
             Method::Tight => {}
-            Method::TwoBit => return self.run_two_bit_on(dir, transport, observe, note),
+            Method::TwoBit => return self.shares_on(dir, transport, observe, note, Plan::search_two_bit_shares),
             other => {
                 return Err(Error::Usage(format!(
                     "the {} search does not run across MPI ranks: use --method tight or two-bit",
@@ -477,79 +477,37 @@ impl<'a> SolvePlan<'a> {
                 )));
             }
         }
-        let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
-        let mut checkpointer = rank_checkpointer(variant, self.options.checkpoints, dir, transport, note)?;
-        let mut no_checkpoints = crate::solver::NoCheckpoints;
-        let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
-            Some(c) => c,
-            None => &mut no_checkpoints,
-        };
-        let mut layers = Vec::new();
-        let shares = self
-            .plan
-            .search_shares(transport, checkpoints, &mut recording(&mut layers, observe))?;
-        let asked = self.options.checkpoints.is_some();
-        let summary = shares.summary(transport)?;
-        let searched: Vec<usize> = shares.searched().collect();
-        let sent = Sent {
-            mirrored: shares.mirrored(),
-            elapsed: shares.elapsed(),
-            residues: false,
-        };
-        let written = write_shares(
-            variant,
-            layout,
-            dir,
-            transport,
-            summary,
-            &searched,
-            sent,
-            &|transport, k, sink| shares.send(transport, k, sink),
-        );
-        let Some(written) = settle(transport, dir, variant, asked, written)? else {
-            return Ok(None);
-        };
-        Ok(Some(Solved {
-            checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
-            path: written.path,
-            solve_seconds: shares.elapsed().as_secs_f64(),
-            write_seconds: written.seconds,
-            audited: written.audited,
-            legal,
-            layers,
-        }))
+        self.shares_on(dir, transport, observe, note, Plan::search_shares)
     }
-}
 
-impl SolvePlan<'_> {
-    /// [`run_on`](Self::run_on) for the two-bit search
-    /// ([`Plan::search_two_bit_shares`]): each worker keeps two bits for
-    /// each position of its share, and worker 0 writes the residues
-    /// layout as the codes come. Checkpoints as for the byte search: every
-    /// worker saves its share and removes it once the database is written.
-    fn run_two_bit_on<T: Transport + ?Sized>(
+    /// [`run_on`](Self::run_on) by the search `search` runs (the byte or
+    /// the two-bit one, [`Plan::search_two_bit_shares`]): each worker keeps
+    /// only its share, and worker 0 writes the database (the residues
+    /// layout for two bits) as the cells come. Checkpoints as for the byte
+    /// search: every worker saves its share and removes it once the
+    /// database is written.
+    fn shares_on<T: Transport + ?Sized, D: Cells>(
         self,
         dir: &Path,
         transport: &mut T,
         observe: &mut dyn FnMut(Event),
         note: &mut dyn FnMut(&str),
+        search: impl FnOnce(Plan<'a>, &mut T, &mut dyn ShareCheckpoints, &mut dyn FnMut(Event)) -> Result<Shares<D>>,
     ) -> Result<Option<Solved>> {
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
         let mut checkpointer = rank_checkpointer(variant, self.options.checkpoints, dir, transport, note)?;
         let mut no_checkpoints = crate::solver::NoCheckpoints;
-        let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
+        let checkpoints: &mut dyn ShareCheckpoints = match checkpointer.as_mut() {
             Some(c) => c,
             None => &mut no_checkpoints,
         };
         let mut layers = Vec::new();
-        let shares = self
-            .plan
-            .search_two_bit_shares(transport, checkpoints, &mut recording(&mut layers, observe))?;
+        let shares = search(self.plan, transport, checkpoints, &mut recording(&mut layers, observe))?;
         let asked = self.options.checkpoints.is_some();
         let sent = Sent {
             mirrored: shares.mirrored(),
             elapsed: shares.elapsed(),
-            residues: true,
+            residues: D::RESIDUES,
         };
         let summary = shares.summary(&*transport);
         let written = write_shares(

@@ -90,6 +90,7 @@ use crate::remoteness::{Cell, Remoteness};
 use crate::symmetry::Mirror;
 use crate::tight::TightIndex;
 use crate::variant::{ClassSpec, Variant};
+use partition::ChannelTransport;
 
 /// Which search fills the tables.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -475,7 +476,8 @@ impl<'a> Plan<'a> {
         // A variant in one process is searched as by the one worker of a
         // job whose exchanges do nothing, and says nothing of them.
         let variant = self.variant;
-        let shares = self.two_bit_shares(&mut partition::ChannelTransport::solo(), checkpoints, false, observe)?;
+        let shares =
+            self.shares::<table::codes::CodeTable, _>(&mut ChannelTransport::solo(), checkpoints, false, observe)?;
         Ok(shares.into_solution(variant))
     }
 
@@ -490,9 +492,9 @@ impl<'a> Plan<'a> {
     }
 
     /// As [`solve`](Self::solve), with the tight search of each searched
-    /// class resuming from and saving to `checkpoints`
-    /// ([`parallel::search_with`], one worker's share: the whole class);
-    /// the dense search ignores them.
+    /// class resuming from and saving to `checkpoints` (the search of
+    /// [`search_shares`](Self::search_shares) by one worker, whose share is
+    /// the whole class); the dense search ignores them.
     ///
     /// # Errors
     ///
@@ -502,59 +504,40 @@ impl<'a> Plan<'a> {
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
     ) -> Result<Solution> {
-        let (name, method) = (self.variant.name(), self.method);
-        let solution = self.solve_classes(observe, |spec, index, observe| {
-            Ok(Some(match method {
-                Method::Tight | Method::TwoBit => parallel::search_with(name, spec, index, checkpoints, observe)?,
-                Method::Dense => dense::search(name, spec, index, observe)?,
-            }))
-        })?;
-        Ok(solution.expect("every class searched here"))
+        if self.method == Method::Dense {
+            return self.solve_dense(observe);
+        }
+        let variant = self.variant;
+        let shares =
+            self.shares::<table::bytes::ByteTable, _>(&mut ChannelTransport::solo(), checkpoints, false, observe)?;
+        Ok(shares.into_solution(variant))
     }
 
-    /// Solves every class, searching each that is not the mirror image of
-    /// another with `search`, which returns its cells in tight-index order,
-    /// or `None` when this process does not hold the table (a worker of a
-    /// partitioned search other than the first): then the result is `None`.
-    fn solve_classes(
-        self,
-        observe: &mut dyn FnMut(Event),
-        mut search: impl FnMut(&ClassSpec, &TightIndex, &mut dyn FnMut(Event)) -> Result<Option<Vec<u8>>>,
-    ) -> Result<Option<Solution>> {
-        let specs = self.variant.classes();
+    /// Solves every class by the dense search, the simple one, a class
+    /// that mirrors another through it.
+    fn solve_dense(self, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
+        let (specs, name) = (self.variant.classes(), self.variant.name());
         let mut classes: Vec<ClassSolution> = Vec::with_capacity(specs.len());
-        let mut held = true;
         for (k, (spec, index)) in specs.iter().zip(self.indices).enumerate() {
             observe(Event::Counted {
                 class: spec.class,
                 legal: index.len(),
             });
             let (table, stats) = match &self.mirrors[k] {
-                Some(_) if !held => continue,
                 Some((j, mirror)) => {
                     observe(Event::Mirrored {
                         class: spec.class,
                         from: classes[*j].class,
                     });
                     let stats = mirrored_stats(&classes[*j], mirror, &spec.index);
-                    (
-                        ClassTable::Mirrored {
-                            from: *j,
-                            mirror: mirror.clone(),
-                        },
-                        stats,
-                    )
+                    let (from, mirror) = (*j, mirror.clone());
+                    (ClassTable::Mirrored { from, mirror }, stats)
                 }
-                None => match search(spec, &index, observe)? {
-                    Some(cells) => {
-                        let stats = ClassStats::of(&cells, &index);
-                        (ClassTable::Own(cells), stats)
-                    }
-                    None => {
-                        held = false;
-                        continue;
-                    }
-                },
+                None => {
+                    let cells = dense::search(name, spec, &index, observe)?;
+                    let stats = ClassStats::of(&cells, &index);
+                    (ClassTable::Own(cells), stats)
+                }
             };
             classes.push(ClassSolution {
                 class: spec.class,
@@ -564,10 +547,10 @@ impl<'a> Plan<'a> {
                 stats,
             });
         }
-        Ok(held.then(|| Solution {
+        Ok(Solution {
             classes,
             elapsed: self.started.elapsed(),
-        }))
+        })
     }
 }
 

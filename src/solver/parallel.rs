@@ -22,7 +22,7 @@
 //! on different workers, exchanging only the frontier cells of the ranges
 //! their white moves reach. So there is one byte search, that of
 //! [`partition`](super::partition), and a whole class in one process is
-//! its share of one worker, whose exchanges are no-ops ([`search_with`]).
+//! its share of one worker, whose exchanges are no-ops ([`search`]).
 //! What it reads and writes the table with (the scan of a block's cells,
 //! the bitmaps between layers) is in `table::bytes`.
 //!
@@ -39,9 +39,9 @@
 //! memory is fetched in stages before they are set.
 //!
 //! The table is also the search's whole state at a layer boundary, with the
-//! depth and the count of each layer: [`search_with`] hands that state to
-//! its [`ShareCheckpoints`] after every layer, and can start from a saved
-//! one.
+//! depth and the count of each layer: a solve hands that state to its
+//! [`ShareCheckpoints`] after every layer, and can start from a saved one
+//! ([`Plan::solve_with`](super::Plan::solve_with)).
 
 use crate::error::Result;
 use crate::symmetry::Symmetries;
@@ -59,30 +59,13 @@ use super::partition::{ChannelTransport, search_on_by};
 ///
 /// When a remoteness would not fit a [`Cell`](crate::Cell).
 pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
-    search_with(name, spec, index, &mut NoCheckpoints, observe)
-}
-
-/// As [`search`], resuming from `checkpoints` when it has a saved state for
-/// the class and telling it of every layer boundary. A resumed search
-/// reports its saved layers again, in order, before the new ones.
-///
-/// # Errors
-///
-/// When a remoteness would not fit a [`Cell`](crate::Cell), or `checkpoints` fails.
-pub fn search_with(
-    name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    checkpoints: &mut dyn ShareCheckpoints,
-    observe: &mut dyn FnMut(Event),
-) -> Result<Vec<u8>> {
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    search_by(name, spec, index, &symmetries, checkpoints, observe)
+    search_by(name, spec, index, &symmetries, &mut NoCheckpoints, observe)
 }
 
-/// As [`search_with`], expanding one position of each orbit of
-/// `symmetries`, which must be symmetries of the class: the partitioned
-/// search by one worker.
+/// As [`search`], expanding one position of each orbit of `symmetries`,
+/// which must be symmetries of the class, and resuming from and saving to
+/// `checkpoints`: the partitioned search by one worker.
 fn search_by(
     name: &str,
     spec: &ClassSpec,

@@ -697,7 +697,13 @@ impl Found {
 /// range, so the counts and hardest positions of a layer are kept by home
 /// and handed to it at the layer's end ([`settle`](Self::settle)).
 #[derive(Clone, Debug)]
-struct Homes(Vec<Wrote>);
+struct Homes {
+    homes: Vec<Wrote>,
+    /// The block last written into, and the lower bound of its positions'
+    /// mirror images' hashes ([`MirrorHashes::lower_bound`]): a thread
+    /// mostly writes into one block after another.
+    bound: (u64, u64),
+}
 
 /// What a worker wrote into one home's range in a layer.
 #[derive(Clone, Copy, Debug, Default)]
@@ -711,11 +717,14 @@ struct Wrote {
 
 impl Homes {
     fn new(workers: usize) -> Homes {
-        Homes(vec![Wrote::default(); workers])
+        Homes {
+            homes: vec![Wrote::default(); workers],
+            bound: (u64::MAX, 0),
+        }
     }
 
     fn merge(mut self, other: &Homes) -> Homes {
-        for (a, b) in self.0.iter_mut().zip(&other.0) {
+        for (a, b) in self.homes.iter_mut().zip(&other.homes) {
             a.count += b.count;
             a.lowest = a.lowest.merge(&b.lowest);
             a.mirrored = a.mirrored.merge(&b.mirrored);
@@ -729,7 +738,7 @@ impl Homes {
     /// their mirror images.
     fn settle<X: Transport + ?Sized>(self, transport: &mut X, me: usize) -> Result<(u64, (Lowest, Lowest))> {
         let outgoing = self
-            .0
+            .homes
             .iter()
             .map(|wrote| {
                 let (lowest, mirrored) = (wrote.lowest.as_slice(), wrote.mirrored.as_slice());
@@ -791,7 +800,7 @@ struct Holding<'a, T> {
     /// For each of its blocks: whether it may hold a canonical position.
     canonical: Vec<bool>,
     /// For each of its blocks: about what share of its positions are
-    /// canonical ([`BlockTest::canonical_share`]).
+    /// canonical ([`BlockTest::canonical_share`]); none when it works alone.
     shares: Vec<f32>,
     /// Its share of the table: the positions of `range`.
     table: T,
@@ -874,7 +883,12 @@ impl<'a, T: Table> Holding<'a, T> {
             me,
             symmetries,
             canonical: canonical_blocks_in(symmetries, index, blocks.clone()),
-            shares: canonical_shares(symmetries, index, blocks.clone()),
+            // Only a worker among others estimates its blocks' work.
+            shares: if alone {
+                Vec::new()
+            } else {
+                canonical_shares(symmetries, index, blocks.clone())
+            },
             table,
             // In place: the atomics have the layout of the plain integers.
             summary: summary.into_iter().map(AtomicU8::new).collect(),
@@ -1242,13 +1256,16 @@ impl<'a, T: Table> Holding<'a, T> {
         if summary.load(Ordering::Relaxed) & NEXT == 0 {
             summary.fetch_or(NEXT, Ordering::Relaxed);
         }
-        let home = &mut own.0[if self.moved { self.home.owner(r) } else { self.me }];
+        let home = &mut own.homes[if self.moved { self.home.owner(r) } else { self.me }];
         home.count += 1;
         home.lowest.offer(i);
-        if let Some(mirror) = &self.mirror
-            && home.mirrored.admits(mirror.lower_bound(white()))
-        {
-            home.mirrored.offer(mirror.hash(part()));
+        if let Some(mirror) = &self.mirror {
+            if own.bound.0 != r {
+                own.bound = (r, mirror.lower_bound(white()));
+            }
+            if home.mirrored.admits(own.bound.1) {
+                home.mirrored.offer(mirror.hash(part()));
+            }
         }
     }
 
