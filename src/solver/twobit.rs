@@ -95,7 +95,7 @@ use super::boundary::{NoCheckpoints, ShareCheckpoints};
 use super::exact::{Descent, DescentError};
 use super::layer::Event;
 use super::mod3::Mod3Table;
-use super::partition::worker::{self, Asked};
+use super::partition::worker::{self, Asked, TwoBitShare};
 use super::partition::{ChannelTransport, ClassSearch, Partition};
 use super::stats::ClassStats;
 use super::table::codes::CodeTable;
@@ -159,54 +159,6 @@ impl TwoBitSolution {
     }
 }
 
-/// What [`search`] finds: the table, each layer's size and the hardest
-/// positions.
-#[derive(Debug)]
-pub struct Searched {
-    /// The residues, in `index` order.
-    pub table: Mod3Table,
-    /// `layers[d]`: positions at remoteness `d`.
-    pub layers: Vec<u64>,
-    /// The tight indices of up to [`HARDEST`](super::HARDEST) positions of the last layer,
-    /// lowest first.
-    pub hardest: Vec<u64>,
-    /// When the search was asked for them: the public hashes of the mirror
-    /// images of up to [`HARDEST`](super::HARDEST) positions of the last layer, in the
-    /// mirroring class, lowest first.
-    pub mirrored_hardest: Option<Vec<u64>>,
-}
-
-impl Searched {
-    /// Exact statistics of the searched class, whose tight index is
-    /// `index`: the histogram from the layer sizes, the hardest positions
-    /// from the last layer.
-    pub fn stats(&self, index: &TightIndex) -> ClassStats {
-        let hardest = self.hardest.iter().map(|&i| index.to_hash(i)).collect();
-        self.stats_with(index, hardest)
-    }
-
-    /// Exact statistics of the class that mirrors the searched one, whose
-    /// tight index is `index`, when the search kept its hardest positions.
-    pub fn mirrored_stats(&self, index: &TightIndex) -> Option<ClassStats> {
-        let hardest = self.mirrored_hardest.clone()?;
-        Some(self.stats_with(index, hardest))
-    }
-
-    fn stats_with(&self, index: &TightIndex, hardest: Vec<u64>) -> ClassStats {
-        let reachable = self.layers.iter().sum();
-        ClassStats {
-            legal: index.len(),
-            reachable,
-            histogram: if reachable == 0 {
-                Vec::new()
-            } else {
-                self.layers.clone()
-            },
-            hardest,
-        }
-    }
-}
-
 /// Searches one class by two bits per position on the current rayon pool,
 /// telling `observe` of each layer.
 ///
@@ -214,7 +166,7 @@ impl Searched {
 ///
 /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not fit
 /// a [`Remoteness`](crate::Remoteness).
-pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Searched> {
+pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<TwoBitShare> {
     search_with(name, spec, index, None, &mut NoCheckpoints, observe)
 }
 
@@ -227,7 +179,7 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
 /// `mirrored`, when a class is the mirror image of this one: the map from
 /// this class's cells to that class's and that class's public hash; the
 /// search then keeps that class's hardest positions as well
-/// ([`Searched::mirrored_hardest`]).
+/// ([`TwoBitShare::mirrored_hardest`](super::partition::worker::Share::mirrored_hardest)).
 ///
 /// # Errors
 ///
@@ -239,7 +191,7 @@ pub fn search_with(
     mirrored: Option<(&Mirror, &DenseIndex)>,
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
-) -> Result<Searched> {
+) -> Result<TwoBitShare> {
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
     search_by(name, spec, index, &symmetries, mirrored, checkpoints, observe)
 }
@@ -255,7 +207,7 @@ fn search_by(
     mirrored: Option<(&Mirror, &DenseIndex)>,
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
-) -> Result<Searched> {
+) -> Result<TwoBitShare> {
     let mut solo = ChannelTransport::solo();
     let class = ClassSearch {
         name,
@@ -266,13 +218,7 @@ fn search_by(
     };
     let asked = Asked { mirrored, watch: &[] };
     // One process exchanges nothing, and says nothing of it.
-    let share = worker::search_on::<CodeTable, _>(&class, &mut solo, asked, checkpoints, false, observe)?;
-    Ok(Searched {
-        table: share.table,
-        layers: share.layers,
-        hardest: share.hardest,
-        mirrored_hardest: share.mirrored_hardest,
-    })
+    worker::search_on::<CodeTable, _>(&class, &mut solo, asked, checkpoints, false, observe)
 }
 
 #[cfg(test)]

@@ -1122,7 +1122,7 @@ impl<'a, T: Table> Holding<'a, T> {
 
     /// The estimated work of layer `depth` (a pull or a push) on each of
     /// its blocks, in [`BLOCK_WORK`]s: the canonical positions it expands
-    /// (coded `depth mod 3` in a block holding the frontier) or searches
+    /// (coded as layer `depth` in a block holding the frontier) or searches
     /// (unseen in a block with some left), as the block's canonical share
     /// of those codes, weighed by [`PUSHED_WORK`] or [`PULLED_WORK`], plus
     /// one for the block.
@@ -1220,13 +1220,7 @@ impl<'a, T: Table> Holding<'a, T> {
             blocks,
             |r| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & flag != 0,
             || Found::new(workers),
-            |r, block, found| {
-                if pull {
-                    self.pull_block(r, depth, block, found);
-                } else {
-                    self.push_block(r, depth, block, found);
-                }
-            },
+            |r, block, found| self.block_layer(r, depth, pull, block, found),
             Found::merge,
         )
     }
@@ -1306,26 +1300,36 @@ impl<'a, T: Table> Holding<'a, T> {
         );
     }
 
-    /// Pushes layer `depth` out of block `r`.
-    fn push_block(&self, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+    /// Layer `depth + 1` in block `r`, by a pull or a push.
+    fn block_layer(&self, r: u64, depth: u64, pull: bool, block: &mut Block, found: &mut Found) {
         #[cfg(target_arch = "x86_64")]
         if let Some(isa) = self.isa.bmi2 {
             // SAFETY: a `Bmi2` exists only where the processor has it.
-            return unsafe { self.push_block_bmi2(isa, r, depth, block, found) };
+            return unsafe { self.block_layer_bmi2(isa, r, depth, pull, block, found) };
         }
-        self.push_block_in(Tables, r, depth, block, found);
+        self.block_layer_in(Tables, r, depth, pull, block, found);
     }
 
-    /// [`push_block`](Self::push_block) compiled for BMI2.
+    /// [`block_layer`](Self::block_layer) compiled for BMI2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
-    fn push_block_bmi2(&self, isa: Bmi2, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
-        self.push_block_in(isa, r, depth, block, found);
+    fn block_layer_bmi2(&self, isa: Bmi2, r: u64, depth: u64, pull: bool, block: &mut Block, found: &mut Found) {
+        self.block_layer_in(isa, r, depth, pull, block, found);
     }
 
-    /// [`push_block`](Self::push_block) for `isa`: every canonical position
-    /// coded `depth mod 3` writes `depth + 1` into its unseen neighbours
-    /// here and sends the others to their owners, with their images.
+    /// [`block_layer`](Self::block_layer) for `isa`.
+    #[inline(always)]
+    fn block_layer_in<I: Isa>(&self, isa: I, r: u64, depth: u64, pull: bool, block: &mut Block, found: &mut Found) {
+        if pull {
+            self.pull_block_in(isa, r, depth, block, found);
+        } else {
+            self.push_block_in(isa, r, depth, block, found);
+        }
+    }
+
+    /// A push out of block `r` for `isa`: every canonical position coded
+    /// as layer `depth` claims its unseen neighbours here for `depth + 1`
+    /// and sends the others to their owners, with their images.
     #[inline(always)]
     fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
         let (here, next) = (T::code(depth), T::code(depth + 1));
@@ -1380,25 +1384,8 @@ impl<'a, T: Table> Holding<'a, T> {
         block.blacks = blacks;
     }
 
-    /// Pulls layer `depth + 1` into block `r`.
-    fn pull_block(&self, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = self.isa.bmi2 {
-            // SAFETY: a `Bmi2` exists only where the processor has it.
-            return unsafe { self.pull_block_bmi2(isa, r, depth, block, found) };
-        }
-        self.pull_block_in(Tables, r, depth, block, found);
-    }
-
-    /// [`pull_block`](Self::pull_block) compiled for BMI2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
-    fn pull_block_bmi2(&self, isa: Bmi2, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
-        self.pull_block_in(isa, r, depth, block, found);
-    }
-
-    /// [`pull_block`](Self::pull_block) for `isa`: every unseen canonical
-    /// position with a neighbour coded `depth mod 3`, here or in the halo,
+    /// A pull into block `r` for `isa`: every unseen canonical
+    /// position with a neighbour in layer `depth`, here or in the halo,
     /// joins the layer with its images. Only this call writes the block's
     /// canonical positions; moves into blocks that hold no position of
     /// layer `depth` are not tried.
