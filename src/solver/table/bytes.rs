@@ -207,11 +207,11 @@ impl Table for ByteTable {
         self.bits_reached = !pull;
     }
 
-    fn end_layer(&mut self, next: u8, pull: bool) -> u64 {
-        if pull {
-            return 0;
+    /// A push's claims, in the bitmap, go into the cells.
+    fn end_layer(&mut self, next: u8, pull: bool) {
+        if !pull {
+            settle(&mut self.bits, &mut self.cells, next);
         }
-        settle(&mut self.bits, &mut self.cells, next)
     }
 
     fn resume(
@@ -401,27 +401,24 @@ fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], value: u8, equal: bool) 
 }
 
 /// Ends a push layer: sets every cell that the bitmap marks reached and the
-/// table does not yet hold to `next`; returns how many it set. Like
+/// table does not yet hold to `next`. Like
 /// [`mark`], it reads and writes the table as plain bytes.
-fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) -> u64 {
+fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) {
     let bytes = plain_mut(cells);
     bits.par_iter_mut()
         .zip(bytes.par_chunks_mut(64))
         .with_min_len(1024)
-        .map(|(word, chunk)| {
+        .for_each(|(word, chunk)| {
             let reached = *word.get_mut();
             if reached == 0 {
-                return 0;
+                return;
             }
             let mut new = reached & byte_mask(chunk, UNSEEN);
-            let count = u64::from(new.count_ones());
             while new != 0 {
                 chunk[new.trailing_zeros() as usize] = next;
                 new &= new - 1;
             }
-            count
-        })
-        .sum()
+        });
 }
 
 #[cfg(test)]

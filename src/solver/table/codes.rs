@@ -121,9 +121,7 @@ impl Table for CodeTable {
 
     fn begin_layer(&mut self, _: u8, _: bool) {}
 
-    fn end_layer(&mut self, _: u8, _: bool) -> u64 {
-        0
-    }
+    fn end_layer(&mut self, _: u8, _: bool) {}
 
     fn resume(
         checkpoints: &mut dyn ShareCheckpoints,

@@ -1,7 +1,7 @@
 //! The tables a tight search fills, as one worker holds its share of one:
 //! a byte a position ([`bytes`], its remoteness) or two bits
 //! ([`codes`], its remoteness mod 3). The search
-//! ([`partition::worker`](super::partition)) is written once over
+//! ([`partition::worker`](super::partition::worker)) is written once over
 //! [`Table`]; a table says how a position is read, claimed for a new layer
 //! and scanned, and how its share is saved and resumed. A third kind of
 //! table is one more implementation of it.
@@ -108,14 +108,14 @@ pub(super) trait Table: Sized + Sync {
     fn begin_layer(&mut self, here: u8, pull: bool);
 
     /// After a layer coded `next`, found by a pull or a push, every
-    /// position taken in; how many positions it wrote only now.
-    fn end_layer(&mut self, next: u8, pull: bool) -> u64;
+    /// position taken in, with no thread at work.
+    fn end_layer(&mut self, next: u8, pull: bool);
 
-    /// This worker's saved share of `class`, its blocks `blocks` and
-    /// positions `range`, from `checkpoints`, if one can be trusted on its
-    /// own; `mirrored` says whether it must hold the hardest candidates of
-    /// a mirroring class, and `watch` the positions whose remoteness it
-    /// must know where it owns them.
+    /// This worker's saved share of `class`, of the blocks and positions
+    /// `shape` gives, from `checkpoints`, if one can be trusted on its own
+    /// and fits the share: with the hardest candidates of a mirroring class
+    /// when `shape` asks for them, and a remoteness slot for each watched
+    /// position.
     fn resume(
         checkpoints: &mut dyn ShareCheckpoints,
         class: Class,
