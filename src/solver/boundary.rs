@@ -42,6 +42,16 @@ pub fn layer_counts(cells: &[u8], layers: usize) -> Vec<u64> {
     counts
 }
 
+/// What a worker's saved share says of itself, for the workers to agree
+/// on a resume: whether its search was over, the class's layer counts, and
+/// the share's own counts of them.
+#[derive(Clone, Debug)]
+pub(super) struct ShareReport {
+    pub done: bool,
+    pub found: Vec<u64>,
+    pub own: Vec<u64>,
+}
+
 /// Whether a search saves its state at a layer boundary.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Save {

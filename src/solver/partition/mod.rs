@@ -73,7 +73,7 @@ use crate::symmetry::Symmetries;
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
-use super::boundary::{Save, ShareCheckpoints};
+use super::boundary::{Save, ShareCheckpoints, ShareReport};
 use super::direction::Direction;
 use super::images::canonical_blocks_in;
 use super::layer::Event;
@@ -687,15 +687,6 @@ pub(super) fn tell(
 /// nanoseconds it worked (the layer's time less its waits for the others),
 /// and the positions a two-bit push scanned.
 const COUNTS: usize = 9;
-
-/// What a worker's saved share says of itself: whether its search was
-/// over, the class's layer counts, and the share's own counts of them.
-#[derive(Clone, Debug)]
-pub(in crate::solver) struct ShareReport {
-    pub done: bool,
-    pub found: Vec<u64>,
-    pub own: Vec<u64>,
-}
 
 /// This worker's number, when `transport` has as many workers as
 /// `partition` has shares.

@@ -15,11 +15,10 @@ use crate::bitboard::Bitboard;
 use crate::board::Class;
 use crate::error::Result;
 use crate::remoteness::Cell;
-use crate::solver::boundary::{LayerHardest, Resume, ShareBoundary, ShareCheckpoints, layer_counts};
+use crate::solver::boundary::{LayerHardest, Resume, ShareBoundary, ShareCheckpoints, ShareReport, layer_counts};
 use crate::solver::hardest::Lowest;
 use crate::solver::layer::BYTE_DEEPEST;
 use crate::solver::mod3::{CURRENT, UNSEEN_LEFT};
-use crate::solver::partition::ShareReport;
 use crate::tight::{TightIndex, for_each_run, prefetch};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.

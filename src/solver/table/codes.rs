@@ -14,9 +14,8 @@ use super::{Boundary, Claim, MirrorOf, Resumed, Shape, Table};
 use crate::bitboard::Bitboard;
 use crate::board::Class;
 use crate::error::Result;
-use crate::solver::boundary::{ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume};
+use crate::solver::boundary::{ShareCheckpoints, ShareReport, TwoBitShareBoundary, TwoBitShareResume};
 use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
-use crate::solver::partition::ShareReport;
 use crate::tight::{TightIndex, prefetch};
 
 /// One worker's share of a two-bit table.

@@ -21,8 +21,7 @@ use crate::board::Class;
 use crate::error::Result;
 use crate::tight::TightIndex;
 
-use super::boundary::{LayerHardest, ShareCheckpoints};
-use super::partition::ShareReport;
+use super::boundary::{LayerHardest, ShareCheckpoints, ShareReport};
 
 /// How a search claims a position of its own share for the next layer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
