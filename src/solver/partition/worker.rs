@@ -1663,17 +1663,25 @@ mod tests {
     /// What the workers of [`search_saving`] end with: each worker's share,
     /// or the first error; worker 0's notes; and the layers the workers
     /// started from (1: the goal's).
-    type Saving = (Result<Vec<TwoBitShare>>, Vec<String>, usize);
+    type Saving<D> = (Result<Vec<Share<D>>>, Vec<String>, usize);
+
+    /// What one worker of [`search_saving`] ends with: its share or its
+    /// error, its notes, and the layers it started from.
+    type WorkerSaving<D> = (Result<Share<D>>, Vec<String>, usize);
 
     /// Searches class 0 of `name` by `workers` threads that agree on a
     /// resume from `shares` and save into them, stopping after layer
     /// `stop` if given.
-    fn search_saving(
+    fn search_saving<T: Table>(
         name: &str,
         workers: usize,
-        shares: &Mutex<Vec<Option<TwoBitShareResume>>>,
+        shares: &Mutex<Vec<Option<T::Saved>>>,
         stop: Option<usize>,
-    ) -> Saving {
+    ) -> Saving<T::Done>
+    where
+        T::Saved: Send,
+        for<'m> Memory<'m, T::Saved>: ShareCheckpoints,
+    {
         let (variant, index, back, watch) = board(name);
         let specs = variant.classes();
         let spec = &specs[0];
@@ -1682,7 +1690,7 @@ mod tests {
             watch: &watch,
         };
         let partition = Partition::by_work(spec, &index, workers).unwrap();
-        let results: Vec<(Result<TwoBitShare>, Vec<String>, usize)> = std::thread::scope(|scope| {
+        let results: Vec<WorkerSaving<T::Done>> = std::thread::scope(|scope| {
             let handles: Vec<_> = ChannelTransport::connected(workers)
                 .into_iter()
                 .map(|mut transport| {
@@ -1699,17 +1707,11 @@ mod tests {
                             partition,
                         };
                         let mut run = || {
-                            let resume = agree_on_resume::<CodeTable, _>(
-                                spec,
-                                index,
-                                partition,
-                                &mut transport,
-                                &mut memory,
-                                asked,
-                            )?;
+                            let resume =
+                                agree_on_resume::<T, _>(spec, index, partition, &mut transport, &mut memory, asked)?;
                             from = resume.as_ref().map_or(1, |(_, found)| found.len());
                             let resume = resume.map(|(saved, _)| saved);
-                            run::<CodeTable, _>(&class, &mut transport, asked, resume, &mut memory, &mut |_| {})
+                            run::<T, _>(&class, &mut transport, asked, resume, &mut memory, &mut |_| {})
                         };
                         let result = run();
                         (result, memory.notes, from)
@@ -1773,7 +1775,7 @@ mod tests {
             for stop in stops {
                 let what = format!("{name} stopped after layer {stop}");
                 let shares = Mutex::new(vec![None; workers]);
-                let (stopped, _, _) = search_saving(name, workers, &shares, Some(stop));
+                let (stopped, _, _) = search_saving::<CodeTable>(name, workers, &shares, Some(stop));
                 assert!(
                     stopped.as_ref().err().is_some_and(|e| matches!(e, Error::Stopped(_))),
                     "{what}: {:?}",
@@ -1786,14 +1788,14 @@ mod tests {
                         .all(|s| s.as_ref().is_some_and(|s| s.found.len() == stop + 1))
                 );
 
-                let (resumed, notes, from) = search_saving(name, workers, &shares, None);
+                let (resumed, notes, from) = search_saving::<CodeTable>(name, workers, &shares, None);
                 same(&resumed.unwrap(), &want, &what);
                 assert!(notes.is_empty(), "{what}: {notes:?}");
                 assert_eq!(from, stop + 1, "{what}: layers 0 to {stop} came from the shares");
                 assert!(shares.lock().unwrap().iter().all(|s| s.as_ref().unwrap().done));
 
                 // Resumed once over, the search only agrees on the ends.
-                let (again, notes, from) = search_saving(name, workers, &shares, None);
+                let (again, notes, from) = search_saving::<CodeTable>(name, workers, &shares, None);
                 same(&again.unwrap(), &want, &what);
                 assert!(notes.is_empty(), "{what}: {notes:?}");
                 assert_eq!(from, layers, "{what}: every layer came from the shares");
@@ -1824,11 +1826,52 @@ mod tests {
                     let mut spoiled = saved.clone();
                     spoil(&mut spoiled);
                     *shares.lock().unwrap() = spoiled;
-                    let (again, notes, from) = search_saving(name, workers, &shares, None);
+                    let (again, notes, from) = search_saving::<CodeTable>(name, workers, &shares, None);
                     same(&again.unwrap(), &want, &what);
                     assert!(notes.len() == 1 && notes[0].contains(why), "{what}: {notes:?}");
                     assert_eq!(from, 1, "{what}: only the goal's layer");
                 }
+            }
+        }
+    }
+
+    /// Byte workers stopped after a layer resume from their shares, whose
+    /// cells alone give back what the search keeps besides them (own
+    /// counts, block summary, hardest positions of the newest layer and
+    /// of the mirroring class, watched positions), to what a search that
+    /// did not stop ends with.
+    #[test]
+    fn stopped_byte_workers_resume_to_the_same_shares() {
+        use crate::solver::boundary::Resume;
+        use crate::solver::table::bytes::ByteTable;
+        let name = "9x6";
+        let (variant, index, back, watch) = board(name);
+        let spec = &variant.classes()[0];
+        let asked = Asked {
+            mirrored: back.as_ref().map(|m| (m, &variant.classes()[1].index)),
+            watch: &watch,
+        };
+        let workers = 3;
+        let (want, _) = search::<ByteTable>(name, spec, &index, workers, asked, &mut |_| {}).unwrap();
+        let cells = |shares: &[Share<Vec<u8>>]| shares.iter().flat_map(|s| s.table.clone()).collect::<Vec<u8>>();
+        let layers = want[0].layers.len();
+        // Stopped after the last layer, the resumed search finds nothing
+        // more: its hardest positions are those its cells gave back.
+        for stop in [1, layers / 2, layers - 1] {
+            let shares: Mutex<Vec<Option<Resume>>> = Mutex::new(vec![None; workers]);
+            let (stopped, _, _) = search_saving::<ByteTable>(name, workers, &shares, Some(stop));
+            assert!(matches!(stopped, Err(Error::Stopped(_))), "stop {stop}");
+            let (resumed, notes, from) = search_saving::<ByteTable>(name, workers, &shares, None);
+            let resumed = resumed.unwrap();
+            assert!(notes.is_empty(), "{notes:?}");
+            assert_eq!(from, stop + 1, "stop {stop}");
+            assert!(cells(&resumed) == cells(&want), "stop {stop}: the cells");
+            for (g, w) in resumed.iter().zip(&want) {
+                assert_eq!(g.layers, w.layers, "stop {stop}");
+                assert_eq!(g.hardest, w.hardest, "stop {stop}");
+                assert_eq!(g.mirrored_hardest, w.mirrored_hardest, "stop {stop}");
+                assert!(g.mirrored_hardest.is_some());
+                assert_eq!(g.watched, w.watched, "stop {stop}");
             }
         }
     }
