@@ -70,7 +70,7 @@ fn main() {
         let peak = run.layers.iter().map(|l| l.bytes).max().unwrap_or(0);
         println!(
             "class {k}: {} layers, {seconds:.2} s; neighbours {}, crossing {} ({:.2}%), messages {}, bytes {} total, {} in the largest layer",
-            run.found.len(),
+            run.found().len(),
             sum(|l| l.neighbours),
             sum(|l| l.crossing),
             100.0 * sum(|l| l.crossing) as f64 / sum(|l| l.neighbours).max(1) as f64,
@@ -81,7 +81,7 @@ fn main() {
         let cells = run.assemble();
         let at = |part| Cell(cells[index.rank(part).expect("a legal start") as usize]);
         starts[k] = at(spec.start).remoteness().map_or(u16::MAX, |r| r.0);
-        largest[k] = run.found.len() as u16 - 1;
+        largest[k] = run.found().len() as u16 - 1;
         legal[k] = index.len();
         if compare {
             let started = Instant::now();

@@ -62,7 +62,7 @@ fn a_wrong_value_is_named_at_its_position() {
     let (variant, solution) = solved("7x6");
     let class = &solution.classes[0];
     // A position of remoteness 5 raised to 7: its best neighbour has 4.
-    let i = class.own_cells().unwrap().iter().position(|&c| c == 5).unwrap();
+    let i = class.own().unwrap().iter().position(|&c| c == 5).unwrap();
     let position = variant.position(&[class.index.unrank(i as u64)]).to_string();
     let msg = tampered("raised", i, 7);
     assert!(msg.contains(&position), "{msg}");
@@ -76,7 +76,7 @@ fn a_wrong_value_is_named_at_its_position() {
 fn a_wrong_goal_or_unreachable_mark_is_found() {
     let (_, solution) = solved("7x6");
     let class = &solution.classes[0];
-    let goal = class.own_cells().unwrap().iter().position(|&c| c == 0).unwrap();
+    let goal = class.own().unwrap().iter().position(|&c| c == 0).unwrap();
     let msg = tampered("goal", goal, 1);
     assert!(msg.contains("goal"), "{msg}");
     let msg = tampered("unreachable", goal + 1, Cell::UNREACHABLE.0);

@@ -7,8 +7,7 @@ use std::time::Instant;
 use bishops::check;
 use bishops::solver::exact::{self, DescentError};
 use bishops::solver::mod3::Mod3Table;
-use bishops::solver::twobit::{Residues, TwoBitSolution};
-use bishops::solver::{ClassStats, Method, Plan, Solution};
+use bishops::solver::{ClassStats, ClassTable, Method, Plan, Solution, TwoBitSolution};
 use bishops::{Cell, ClassSpec, Part, Position, TightIndex, Variant};
 
 /// The variant solved both ways.
@@ -30,9 +29,9 @@ fn searched<'a>(
         .iter()
         .zip(&two.classes)
         .enumerate()
-        .filter_map(|(k, (spec, t))| match &t.residues {
-            Residues::Searched(table) => Some((k, spec, &t.index, table, &t.stats)),
-            Residues::Mirrored { .. } => None,
+        .filter_map(|(k, (spec, t))| match &t.table {
+            ClassTable::Own(table) => Some((k, spec, &t.index, table, &t.stats)),
+            ClassTable::Mirrored { .. } => None,
         })
 }
 
@@ -122,12 +121,12 @@ fn a_mirrored_class_is_sampled_through_its_source() {
             .classes
             .iter()
             .enumerate()
-            .find_map(|(k, c)| match &c.residues {
-                Residues::Mirrored { from, mirror } => Some((k, *from, mirror.clone())),
-                Residues::Searched(_) => None,
+            .find_map(|(k, c)| match &c.table {
+                ClassTable::Mirrored { from, mirror } => Some((k, *from, mirror.clone())),
+                ClassTable::Own(_) => None,
             })
             .unwrap_or_else(|| panic!("{name}: no mirrored class"));
-        let Residues::Searched(table) = &two.classes[from].residues else {
+        let ClassTable::Own(table) = &two.classes[from].table else {
             panic!("{name}: the source is searched");
         };
         let (index, source_index) = (&two.classes[k].index, &two.classes[from].index);

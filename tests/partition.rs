@@ -31,14 +31,14 @@ fn agree(name: &str, workers: &[usize]) {
         for &n in workers {
             let what = format!("{name} class {k} by {n} workers");
             let run = partition::search(name, spec, &index, n, &mut |_| {}).unwrap();
-            assert_eq!(run.tables.len(), n, "{what}");
+            assert_eq!(run.shares.len(), n, "{what}");
             let cells = run.assemble();
             assert_eq!(cells.len(), expected.len(), "{what}");
             if let Some(i) = cells.iter().zip(&expected).position(|(a, b)| a != b) {
                 panic!("{what}: cell {i} is {}, not {}", cells[i], expected[i]);
             }
             // One count per layer the parallel search reports, the goal's too.
-            assert_eq!(run.found.len(), parallel_layers, "{what}: layers");
+            assert_eq!(run.found().len(), parallel_layers, "{what}: layers");
             let crossing: u64 = run.layers.iter().map(|l| l.crossing).sum();
             let messages: u64 = run.layers.iter().map(|l| l.messages).sum();
             let bytes: u64 = run.layers.iter().map(|l| l.bytes).sum();

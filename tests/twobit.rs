@@ -6,8 +6,7 @@
 //! turn, among them).
 
 use bishops::solver::mod3::Mod3Table;
-use bishops::solver::twobit::{Residues, TwoBitSolution};
-use bishops::solver::{Method, Plan, Solution};
+use bishops::solver::{ClassTable, Method, Plan, Solution, TwoBitSolution};
 use bishops::{Cell, Remoteness, Variant};
 
 /// The variant solved both ways.
@@ -45,13 +44,13 @@ fn check(name: &str, sample: Option<usize>) {
         let cells = bytes.class_cells(k);
         assert_eq!(
             b.is_mirrored(),
-            matches!(t.residues, Residues::Mirrored { .. }),
+            matches!(t.table, ClassTable::Mirrored { .. }),
             "{what}"
         );
-        match &t.residues {
+        match &t.table {
             // A searched table is the byte table mod 3, bit for bit.
-            Residues::Searched(table) => assert!(*table == Mod3Table::from_cells(&cells), "{what}: table"),
-            Residues::Mirrored { .. } => {
+            ClassTable::Own(table) => assert!(*table == Mod3Table::from_cells(&cells), "{what}: table"),
+            ClassTable::Mirrored { .. } => {
                 for i in 0..b.index.len() {
                     let expected = Cell(cells[i as usize]).remoteness().map(|r| (r.0 % 3) as u8);
                     assert_eq!(two.residue(k, b.index.unrank(i)), expected, "{what}: index {i}");

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bishops::checkpoint::{self, CheckpointOptions, Checkpointer};
-use bishops::solver::twobit::TwoBitSolution;
+use bishops::solver::TwoBitSolution;
 use bishops::solver::{Event, Method, Plan, Solution};
 use bishops::{Class, Error, Variant};
 

@@ -120,13 +120,13 @@ impl Method {
 
 /// The tables one search filled, as a writer or a reader of its answers
 /// takes them: a byte per position ([`Solution`]) or two bits
-/// ([`TwoBitSolution`](twobit::TwoBitSolution)).
+/// ([`TwoBitSolution`]).
 #[derive(Clone, Copy, Debug)]
 pub enum Tables<'a> {
     /// From the byte searches.
     Bytes(&'a Solution),
     /// From the two-bit search.
-    TwoBit(&'a twobit::TwoBitSolution),
+    TwoBit(&'a TwoBitSolution),
     /// Not held in this process: handed over as they come.
     Streamed(&'a Streamed<'a>),
 }
@@ -183,7 +183,7 @@ impl<'a> Tables<'a> {
     pub fn is_mirrored(&self, k: usize) -> bool {
         match *self {
             Tables::Bytes(s) => s.classes[k].is_mirrored(),
-            Tables::TwoBit(s) => matches!(s.classes[k].residues, twobit::Residues::Mirrored { .. }),
+            Tables::TwoBit(s) => s.classes[k].is_mirrored(),
             Tables::Streamed(s) => s.mirrored[k].is_some(),
         }
     }
@@ -221,14 +221,16 @@ impl<'a> Tables<'a> {
     }
 }
 
-/// Where the cells of one solved class come from.
+/// Where the cells of one solved class come from: its own table `D` (bytes
+/// of remoteness, or a [`Mod3Table`](mod3::Mod3Table) of two-bit codes),
+/// or another class's through a mirror.
 #[derive(Clone, Debug)]
-pub enum ClassTable {
-    /// The class was searched: one cell per legal position, in tight-index
-    /// order (which is also public-hash order).
-    Own(Vec<u8>),
+pub enum ClassTable<D = Vec<u8>> {
+    /// The class was searched: its table, in tight-index order (which is
+    /// also public-hash order).
+    Own(D),
     /// The class is the mirror image of class `from` (its place in
-    /// [`Solution::classes`]) and has no cells of its own: the cell of a
+    /// [`Solution::classes`]) and has no table of its own: the cell of a
     /// position is that of its image under `mirror` there.
     Mirrored {
         /// The class whose table answers for this one.
@@ -240,42 +242,49 @@ pub enum ClassTable {
 
 /// The solved table of one colour class.
 #[derive(Clone, Debug)]
-pub struct ClassSolution {
+pub struct ClassSolution<D = Vec<u8>> {
     /// The class.
     pub class: Class,
     /// The public hash of the class.
     pub dense: DenseIndex,
-    /// The tight index of the class; its own cells follow its order.
+    /// The tight index of the class; its own table follows its order.
     pub index: TightIndex,
-    /// Its cells, or the class whose cells answer for it.
-    pub table: ClassTable,
-    /// What the table holds.
+    /// Its table, or the class whose table answers for it.
+    pub table: ClassTable<D>,
+    /// What the table holds: exact counts and hardest positions, whichever
+    /// table the search kept.
     pub stats: ClassStats,
 }
 
-impl ClassSolution {
+impl<D> ClassSolution<D> {
     /// Whether the class is answered through the other class's mirror image.
     pub fn is_mirrored(&self) -> bool {
         matches!(self.table, ClassTable::Mirrored { .. })
     }
 
-    /// The class's own cells, in tight-index order; `None` when mirrored.
-    pub fn own_cells(&self) -> Option<&[u8]> {
+    /// The class's own table; `None` when mirrored.
+    pub fn own(&self) -> Option<&D> {
         match &self.table {
-            ClassTable::Own(cells) => Some(cells),
+            ClassTable::Own(table) => Some(table),
             ClassTable::Mirrored { .. } => None,
         }
     }
 }
 
-/// A solved variant: a table per class, and how long solving took.
+/// A solved variant: a table per class, and how long solving took. Every
+/// search gives one: a byte a position (`Solution`, the default), or the
+/// two-bit codes ([`TwoBitSolution`]).
 #[derive(Clone, Debug)]
-pub struct Solution {
+pub struct Solution<D = Vec<u8>> {
     /// One per class of the variant, in class order.
-    pub classes: Vec<ClassSolution>,
+    pub classes: Vec<ClassSolution<D>>,
     /// Time spent solving, building the indices included.
     pub elapsed: Duration,
 }
+
+/// A variant solved by the two-bit search: each searched class's
+/// remoteness mod 3.
+pub type TwoBitSolution = Solution<mod3::Mod3Table>;
 
 impl Solution {
     /// The cell of public hash `hash` in class `k`: [`Cell::ILLEGAL`] when
@@ -313,6 +322,35 @@ impl Solution {
                 Cow::Owned(derive_by_mirror(&self.classes[*from], mirror, &class.index))
             }
         }
+    }
+}
+
+impl TwoBitSolution {
+    /// The remoteness mod 3 of `part` in class `k`, `None` when it is
+    /// unreachable or illegal.
+    pub fn residue(&self, k: usize, part: crate::rules::Part) -> Option<u8> {
+        let class = &self.classes[k];
+        match &class.table {
+            ClassTable::Own(table) => table.get(class.index.rank(part)?),
+            ClassTable::Mirrored { from, mirror } => self.residue(*from, mirror.part(part)),
+        }
+    }
+
+    /// The exact remoteness and a best move of `part`, a legal position of
+    /// class `k`, whose spec is `spec`: see [`exact::descend`]. `None` when
+    /// it is unreachable.
+    ///
+    /// # Errors
+    ///
+    /// What the descent ran into: no search leaves such a table.
+    pub fn descend(
+        &self,
+        k: usize,
+        spec: &ClassSpec,
+        part: crate::rules::Part,
+    ) -> std::result::Result<Option<exact::Descent>, exact::DescentError> {
+        let max = self.classes[k].stats.max_remoteness().map_or(0, |r| r.0);
+        exact::descend(&spec.geometry, spec.goal, part, max, |p| self.residue(k, p))
     }
 }
 
@@ -455,7 +493,7 @@ impl<'a> Plan<'a> {
     /// # Errors
     ///
     /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness does not fit a [`Remoteness`].
-    pub fn solve_two_bit(self, observe: &mut dyn FnMut(Event)) -> Result<twobit::TwoBitSolution> {
+    pub fn solve_two_bit(self, observe: &mut dyn FnMut(Event)) -> Result<TwoBitSolution> {
         self.solve_two_bit_with(&mut NoCheckpoints, observe)
     }
 
@@ -472,7 +510,7 @@ impl<'a> Plan<'a> {
         self,
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
-    ) -> Result<twobit::TwoBitSolution> {
+    ) -> Result<TwoBitSolution> {
         // A variant in one process is searched as by the one worker of a
         // job whose exchanges do nothing, and says nothing of them.
         let variant = self.variant;
@@ -691,7 +729,7 @@ mod tests {
         // 5x4-full derives its a2 class; 5x4-a2 searches it.
         let (_, full) = solved("5x4-full", Method::Tight);
         assert!(full.classes[1].is_mirrored());
-        assert!(full.classes[1].own_cells().is_none(), "a mirrored class keeps no cells");
+        assert!(full.classes[1].own().is_none(), "a mirrored class keeps no cells");
         let (_, odd) = solved("5x4-a2", Method::Tight);
         assert!(!odd.classes[0].is_mirrored());
         assert_eq!(full.class_cells(1), odd.class_cells(0));

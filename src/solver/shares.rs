@@ -25,13 +25,12 @@ use super::partition::{ClassSearch, Partition, Transport};
 use super::table::Table;
 use super::table::bytes::ByteTable;
 use super::table::codes::CodeTable;
-use super::twobit::{Residues, TwoBitClass, TwoBitSolution};
 use super::{ClassSolution, ClassStats, ClassTable, Plan, ShareCheckpoints, Solution};
 use crate::error::{Error, Result};
 use crate::remoteness::Remoteness;
 use crate::symmetry::{Mirror, Symmetries};
 use crate::tight::TightIndex;
-use crate::variant::{ClassSpec, Variant};
+use crate::variant::Variant;
 
 /// The most bytes of its share a worker sends worker 0 in one exchange:
 /// well under MPI's 2^31 elements a message.
@@ -218,17 +217,11 @@ impl<D> Shares<D> {
             .ok_or_else(|| Error::Exchange(format!("class {k} is not searched here")))
     }
 
-    /// Each class of `variant`, whose every class this worker searched
-    /// alone, made by `made` from the class, its tight index, its table
-    /// (the share of a searched class; the source and mirror of one that
-    /// mirrors another) and its statistics.
-    fn into_classes<C>(
-        self,
-        variant: &Variant,
-        mut made: impl FnMut(&ClassSpec, TightIndex, std::result::Result<D, (usize, Mirror)>, ClassStats) -> C,
-    ) -> Vec<C> {
+    /// The solution of `variant`, whose every class this worker searched
+    /// alone: the share of each searched class is its whole table.
+    pub(super) fn into_solution(self, variant: &Variant) -> Solution<D> {
         let mut shares = self.shares;
-        variant
+        let classes = variant
             .classes()
             .iter()
             .zip(self.indices)
@@ -237,16 +230,26 @@ impl<D> Shares<D> {
             .enumerate()
             .map(|(k, (((spec, index), mirror), stats))| {
                 let table = match (mirror, shares[k].take()) {
-                    (Some(mirror), _) => Err(mirror),
+                    (Some((from, mirror)), _) => ClassTable::Mirrored { from, mirror },
                     (None, Some(share)) => {
                         assert_eq!(share.range, 0..index.len(), "a share of the whole class");
-                        Ok(share.table)
+                        ClassTable::Own(share.table)
                     }
                     (None, None) => unreachable!("every class searched or mirrored"),
                 };
-                made(spec, index, table, stats)
+                ClassSolution {
+                    class: spec.class,
+                    dense: spec.index,
+                    index,
+                    table,
+                    stats,
+                }
             })
-            .collect()
+            .collect();
+        Solution {
+            classes,
+            elapsed: self.elapsed,
+        }
     }
 }
 
@@ -337,44 +340,6 @@ impl Cells for Mod3Table {
                     .collect()
             },
         )
-    }
-}
-
-impl ByteShares {
-    /// The solution of `variant`, whose every class this worker searched
-    /// alone: the share of each searched class is its whole table.
-    pub(super) fn into_solution(self, variant: &Variant) -> Solution {
-        let elapsed = self.elapsed;
-        let classes = self.into_classes(variant, |spec, index, table, stats| ClassSolution {
-            class: spec.class,
-            dense: spec.index,
-            index,
-            table: match table {
-                Ok(cells) => ClassTable::Own(cells),
-                Err((from, mirror)) => ClassTable::Mirrored { from, mirror },
-            },
-            stats,
-        });
-        Solution { classes, elapsed }
-    }
-}
-
-impl TwoBitShares {
-    /// The solution of `variant`, whose every class this worker searched
-    /// alone: the share of each searched class is its whole table.
-    pub(super) fn into_solution(self, variant: &Variant) -> TwoBitSolution {
-        let elapsed = self.elapsed;
-        let classes = self.into_classes(variant, |spec, index, table, stats| TwoBitClass {
-            class: spec.class,
-            dense: spec.index,
-            index,
-            residues: match table {
-                Ok(table) => Residues::Searched(table),
-                Err((from, mirror)) => Residues::Mirrored { from, mirror },
-            },
-            stats,
-        });
-        TwoBitSolution { classes, elapsed }
     }
 }
 
@@ -554,7 +519,11 @@ mod tests {
                     assert_eq!(summary.stats[k], class.stats, "{name} on {workers}: class {k}");
                     assert_eq!(summary.starts[k], whole.cell(k, starts[k]).remoteness(), "{name}");
                 }
-                let own: Vec<&[u8]> = whole.classes.iter().filter_map(|c| c.own_cells()).collect();
+                let own: Vec<&[u8]> = whole
+                    .classes
+                    .iter()
+                    .filter_map(|c| c.own().map(Vec::as_slice))
+                    .collect();
                 assert_eq!(tables.len(), own.len());
                 for (sent, cells) in tables.iter().zip(own) {
                     assert!(sent == cells, "{name} on {workers}: the cells sent");

@@ -79,85 +79,19 @@
 //! canonical-block flag per white set, and the tight index tables: 14.95 GiB
 //! of table for a class of 12x10. When the two classes are mirror images
 //! only one is searched and the other is answered through the mirror
-//! ([`Residues::Mirrored`]), so no second table is ever built.
+//! ([`ClassTable::Mirrored`](super::ClassTable::Mirrored)), so no second table is ever built.
 
-use std::time::Duration;
-
-use crate::board::Class;
 use crate::error::Result;
 use crate::index::DenseIndex;
-use crate::rules::Part;
 use crate::symmetry::{Mirror, Symmetries};
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
 use super::boundary::{NoCheckpoints, ShareCheckpoints};
-use super::exact::{Descent, DescentError};
 use super::layer::Event;
-use super::mod3::Mod3Table;
 use super::partition::worker::{self, Asked, TwoBitShare};
 use super::partition::{ChannelTransport, ClassSearch, Partition};
-use super::stats::ClassStats;
 use super::table::codes::CodeTable;
-
-/// Where the residues of one class come from.
-#[derive(Clone, Debug)]
-pub enum Residues {
-    /// The class was searched: its own table, in tight-index order.
-    Searched(Mod3Table),
-    /// The class mirrors class `from`: the residue of a position is that of
-    /// its image under `mirror` there.
-    Mirrored {
-        /// The class (its place in [`TwoBitSolution::classes`]) searched instead.
-        from: usize,
-        /// Carries this class's cells onto those of `from`.
-        mirror: Mirror,
-    },
-}
-
-/// One class solved by the two-bit search.
-#[derive(Clone, Debug)]
-pub struct TwoBitClass {
-    /// The class.
-    pub class: Class,
-    /// The public hash of the class.
-    pub dense: DenseIndex,
-    /// The tight index of the class; a searched table follows its order.
-    pub index: TightIndex,
-    /// The residues.
-    pub residues: Residues,
-    /// Exact counts and hardest positions, as the byte search gives them.
-    pub stats: ClassStats,
-}
-
-/// A variant solved by the two-bit search.
-#[derive(Clone, Debug)]
-pub struct TwoBitSolution {
-    /// One per class of the variant, in class order.
-    pub classes: Vec<TwoBitClass>,
-    /// Time spent solving, building the indices included.
-    pub elapsed: Duration,
-}
-
-impl TwoBitSolution {
-    /// The remoteness mod 3 of `part` in class `k`, `None` when it is
-    /// unreachable or illegal.
-    pub fn residue(&self, k: usize, part: Part) -> Option<u8> {
-        let class = &self.classes[k];
-        match &class.residues {
-            Residues::Searched(table) => table.get(class.index.rank(part)?),
-            Residues::Mirrored { from, mirror } => self.residue(*from, mirror.part(part)),
-        }
-    }
-
-    /// The exact remoteness and a best move of `part`, a legal position of
-    /// class `k`, whose spec is `spec`: see [`exact::descend`](super::exact::descend). `None` when it is
-    /// unreachable.
-    pub fn descend(&self, k: usize, spec: &ClassSpec, part: Part) -> Result<Option<Descent>, DescentError> {
-        let max = self.classes[k].stats.max_remoteness().map_or(0, |r| r.0);
-        super::exact::descend(&spec.geometry, spec.goal, part, max, |p| self.residue(k, p))
-    }
-}
 
 /// Searches one class by two bits per position on the current rayon pool,
 /// telling `observe` of each layer.
@@ -234,8 +168,8 @@ mod tests {
         let spec = &variant.classes()[0];
         let solved = Plan::new(&variant, Method::Tight).solve(&mut |_| {}).unwrap();
         let class = &solved.classes[0];
-        let cells = class.own_cells().unwrap();
-        let exact = |p: Part| cells[class.index.rank(p).unwrap() as usize];
+        let cells = class.own().unwrap();
+        let exact = |p: crate::Part| cells[class.index.rank(p).unwrap() as usize];
         for i in 0..class.index.len() {
             let part = class.index.unrank(i);
             let descent = super::super::exact::descend(&spec.geometry, spec.goal, part, 253, |p| Some(exact(p) % 3))

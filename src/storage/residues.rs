@@ -12,7 +12,7 @@ use super::block::BlockAt;
 use super::blocks;
 use super::checksum::{Checksum, RunningChecksum, block_checksum};
 use super::fault::{Checked, Fault};
-use crate::solver::twobit::{Residues, TwoBitSolution};
+use crate::solver::{ClassTable, TwoBitSolution};
 
 /// Block checksums of the two-bit tables are computed this many white sets
 /// at a time, in parallel, and then written in order.
@@ -110,7 +110,7 @@ pub(super) fn write_class(tx: &Connection, solution: &TwoBitSolution, k: usize) 
 /// the searched class `k`, with its checksum; empty blocks are left out.
 fn residue_blocks(solution: &TwoBitSolution, k: usize, range: Range<u64>) -> Vec<(u64, Vec<u8>, Checksum)> {
     let class = &solution.classes[k];
-    let Residues::Searched(table) = &class.residues else {
+    let ClassTable::Own(table) = &class.table else {
         unreachable!("only a searched class has blocks of its own")
     };
     range

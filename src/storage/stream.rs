@@ -168,7 +168,7 @@ mod tests {
     use super::*;
     use crate::solver::ClassStats;
     use crate::solver::mod3::Mod3Table;
-    use crate::solver::twobit::{Residues, TwoBitClass, TwoBitSolution};
+    use crate::solver::{ClassSolution, ClassTable, TwoBitSolution};
     use crate::storage::schema::SCHEMA;
     use crate::variant::Variant;
 
@@ -221,11 +221,11 @@ mod tests {
             table.set(i as u64, (c < 3).then_some(c));
         }
         let solution = TwoBitSolution {
-            classes: vec![TwoBitClass {
+            classes: vec![ClassSolution {
                 class: spec.class,
                 dense: spec.index,
                 index: index.clone(),
-                residues: Residues::Searched(table),
+                table: ClassTable::Own(table),
                 stats: ClassStats::default(),
             }],
             elapsed: std::time::Duration::ZERO,
@@ -233,7 +233,7 @@ mod tests {
         let whole = Connection::open_in_memory().unwrap();
         whole.execute_batch(SCHEMA).unwrap();
         let expected = residues::write_class(&whole, &solution, 0).unwrap();
-        let Residues::Searched(table) = &solution.classes[0].residues else {
+        let ClassTable::Own(table) = &solution.classes[0].table else {
             unreachable!()
         };
         let packed: Vec<u8> = (0..index.white_sets())

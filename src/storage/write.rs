@@ -20,8 +20,7 @@ use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::Remoteness;
-use crate::solver::twobit::{Residues, TwoBitSolution};
-use crate::solver::{ClassTable, Solution, Streamed, Tables};
+use crate::solver::{ClassTable, Solution, Streamed, Tables, TwoBitSolution};
 use crate::variant::{ClassSpec, Variant};
 
 /// Writes the database of `variant` into `dir`, atomically, and returns its
@@ -236,9 +235,9 @@ fn write_table(
 ) -> Result<Checksum> {
     let sql = |e| Error::Sqlite("the database being written".into(), e);
     match solved {
-        Tables::TwoBit(solution) => match &solution.classes[k].residues {
-            Residues::Mirrored { from, .. } => Ok(sources[*from]),
-            Residues::Searched(_) => residues::write_class(tx, solution, k).map_err(sql),
+        Tables::TwoBit(solution) => match &solution.classes[k].table {
+            ClassTable::Mirrored { from, .. } => Ok(sources[*from]),
+            ClassTable::Own(_) => residues::write_class(tx, solution, k).map_err(sql),
         },
         Tables::Streamed(streamed) => match streamed.mirrored[k] {
             Some(from) => Ok(sources[from]),

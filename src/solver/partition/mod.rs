@@ -455,30 +455,34 @@ pub struct LayerStats {
     pub elapsed: Duration,
 }
 
-/// A partitioned byte search's result: every worker's share and every
-/// layer's counts.
+/// What the workers of a search in one process end with: each one's
+/// [`Share`] of the class, in worker order, each of the partition the
+/// search ended with, and every layer's counts.
 #[derive(Clone, Debug)]
-pub struct Partitioned {
-    /// How the class was cut when the search ended.
-    pub partition: Partition,
-    /// One per worker, in worker order: its cells in tight-index order,
-    /// remoteness or [`Cell::UNREACHABLE`](crate::remoteness::Cell::UNREACHABLE).
-    pub tables: Vec<Share<Vec<u8>>>,
-    /// `found[d]`: positions at remoteness `d` (as in a checkpoint).
-    pub found: Vec<u64>,
+pub struct Partitioned<D = Vec<u8>> {
+    /// One per worker, in worker order.
+    pub shares: Vec<Share<D>>,
     /// One per layer, the last one finding nothing.
     pub layers: Vec<LayerStats>,
 }
 
+impl<D> Partitioned<D> {
+    /// How the class was cut when the search ended.
+    pub fn partition(&self) -> &Partition {
+        &self.shares[0].partition
+    }
+
+    /// `found[d]`: positions at remoteness `d` (as in a checkpoint).
+    pub fn found(&self) -> &[u64] {
+        &self.shares[0].layers
+    }
+}
+
 impl Partitioned {
-    /// The whole table in tight-index order, the workers' tables end to end:
-    /// what [`parallel::search`](super::parallel::search) returns.
+    /// The whole table in tight-index order, the workers' cells end to
+    /// end: what [`parallel::search`](super::parallel::search) returns.
     pub fn assemble(&self) -> Vec<u8> {
-        let mut cells = Vec::with_capacity(self.tables.iter().map(|t| t.table.len()).sum());
-        for share in &self.tables {
-            cells.extend_from_slice(&share.table);
-        }
-        cells
+        self.shares.iter().flat_map(|s| s.table.iter().copied()).collect()
     }
 }
 
@@ -499,13 +503,7 @@ pub fn search(
     workers: usize,
     observe: &mut dyn FnMut(&LayerStats),
 ) -> Result<Partitioned> {
-    let (tables, layers) = worker::search::<ByteTable>(name, spec, index, workers, Asked::default(), observe)?;
-    Ok(Partitioned {
-        partition: tables[0].partition.clone(),
-        found: tables[0].layers.clone(),
-        tables,
-        layers,
-    })
+    worker::search::<ByteTable>(name, spec, index, workers, Asked::default(), observe)
 }
 
 /// Runs `work` on `workers` threads of this process, each with its own
@@ -1566,9 +1564,9 @@ mod tests {
                 let run = search(name, &spec, &index, workers, &mut |l| seen.push(*l)).unwrap();
                 assert!(run.assemble() == expected, "{name} by {workers}");
                 assert_eq!(run.layers, seen);
-                assert_eq!(run.layers.len(), run.found.len());
+                assert_eq!(run.layers.len(), run.found().len());
                 assert_eq!(run.layers.last().unwrap().found, 0);
-                for (layer, &f) in run.layers.iter().zip(&run.found[1..]) {
+                for (layer, &f) in run.layers.iter().zip(&run.found()[1..]) {
                     assert_eq!(layer.found, f);
                 }
                 let messages: u64 = run.layers.iter().map(|l| l.messages).sum();

@@ -50,8 +50,9 @@ use rayon::prelude::*;
 use super::layers::{LayerWorker, run_layers};
 use super::recut::{Pace, Units, Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::{
-    COUNTS, ChannelTransport, ClassSearch, Halo, LayerStats, Message, Outgoing, Partition, Reach, Reached, Transport,
-    Worked, agree, end_layer, message_at, on_threads, post_images, save_now, saved, take_images, tell, words,
+    COUNTS, ChannelTransport, ClassSearch, Halo, LayerStats, Message, Outgoing, Partition, Partitioned, Reach, Reached,
+    Transport, Worked, agree, end_layer, message_at, on_threads, post_images, save_now, saved, take_images, tell,
+    words,
 };
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
@@ -100,10 +101,6 @@ pub struct Share<D> {
     pub watched: Vec<Option<u64>>,
 }
 
-/// What the workers of a search in one process end with: each one's
-/// share, in worker order, and the layers they reported.
-pub(in crate::solver) type Searched<D> = (Vec<Share<D>>, Vec<LayerStats>);
-
 /// What one worker of a two-bit search ends with.
 pub type TwoBitShare = Share<crate::solver::mod3::Mod3Table>;
 
@@ -137,7 +134,7 @@ pub(in crate::solver) fn search<T: Table>(
     workers: usize,
     asked: Asked<'_>,
     observe: &mut dyn FnMut(&LayerStats),
-) -> Result<Searched<T::Done>> {
+) -> Result<Partitioned<T::Done>> {
     let partition = Partition::by_work(spec, index, workers)?;
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
     let class = ClassSearch {
@@ -147,9 +144,10 @@ pub(in crate::solver) fn search<T: Table>(
         symmetries: &symmetries,
         partition: &partition,
     };
-    on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
+    let (shares, layers) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
         run::<T, _>(&class, transport, asked, None, &mut NoCheckpoints, report)
-    })
+    })?;
+    Ok(Partitioned { shares, layers })
 }
 
 /// Searches the class of `class` into a table of kind `T` as one worker
@@ -1613,11 +1611,12 @@ mod tests {
                     mirrored,
                     watch: &watch,
                 };
-                let (shares, _) = search::<CodeTable>(name, spec, &index, workers, asked, &mut |layer| {
+                let shares = search::<CodeTable>(name, spec, &index, workers, asked, &mut |layer| {
                     pulled |= layer.pull;
                     moved += layer.moved;
                 })
-                .unwrap();
+                .unwrap()
+                .shares;
                 assert!(pulled || name == "5x4", "{name}: no layer pulled");
                 // The ranges moved on the way, and the shares are of where
                 // they ended.
@@ -1764,8 +1763,9 @@ mod tests {
             assert_eq!(back.is_some(), name == "9x6", "{name}: a mirrored class");
             let workers = 3;
             let mut pulls = Vec::new();
-            let (want, _) =
-                search::<CodeTable>(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull)).unwrap();
+            let want = search::<CodeTable>(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull))
+                .unwrap()
+                .shares;
             let layers = want[0].layers.len();
             // A stop before the first pull, just before the first pull and
             // after it, and before the last layer.
@@ -1852,7 +1852,9 @@ mod tests {
             watch: &watch,
         };
         let workers = 3;
-        let (want, _) = search::<ByteTable>(name, spec, &index, workers, asked, &mut |_| {}).unwrap();
+        let want = search::<ByteTable>(name, spec, &index, workers, asked, &mut |_| {})
+            .unwrap()
+            .shares;
         let cells = |shares: &[Share<Vec<u8>>]| shares.iter().flat_map(|s| s.table.clone()).collect::<Vec<u8>>();
         let layers = want[0].layers.len();
         // Stopped after the last layer, the resumed search finds nothing
