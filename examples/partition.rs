@@ -11,13 +11,13 @@
 //! ```
 //!
 //! `--compare` also runs the search of the whole class by one worker
-//! ([`bishops::solver::parallel::search`], what a one-process solve runs)
+//! ([`bishops::solver::search::bytes`], what a one-process solve runs)
 //! and checks the two tables agree byte for byte, with both times. Only classes that are not mirror images
 //! of another are searched (a mirrored class has the same answers).
 
 use std::time::Instant;
 
-use bishops::solver::{mirrors, parallel, partition};
+use bishops::solver::{mirrors, search};
 use bishops::{Cell, Variant};
 
 fn main() {
@@ -51,7 +51,7 @@ fn main() {
             "depth", "found", "expanded", "cross %", "messages", "bytes", "max worker B", "ms"
         );
         let started = Instant::now();
-        let run = partition::search(name, spec, &index, workers, &mut |l| {
+        let run = search::threads(name, spec, &index, workers, &mut |l| {
             println!(
                 "{:>5} {:>12} {:>12} {:>8.2} {:>12} {:>14} {:>14} {:>9.1}",
                 l.depth,
@@ -66,7 +66,7 @@ fn main() {
         })
         .unwrap_or_else(|e| fail(&e.to_string()));
         let seconds = started.elapsed().as_secs_f64();
-        let sum = |f: fn(&partition::LayerStats) -> u64| run.layers.iter().map(f).sum::<u64>();
+        let sum = |f: fn(&search::LayerStats) -> u64| run.layers.iter().map(f).sum::<u64>();
         let peak = run.layers.iter().map(|l| l.bytes).max().unwrap_or(0);
         println!(
             "class {k}: {} layers, {seconds:.2} s; neighbours {}, crossing {} ({:.2}%), messages {}, bytes {} total, {} in the largest layer",
@@ -85,15 +85,15 @@ fn main() {
         legal[k] = index.len();
         if compare {
             let started = Instant::now();
-            let expected = parallel::search(name, spec, &index, &mut |_| {}).unwrap_or_else(|e| fail(&e.to_string()));
+            let expected = search::bytes(name, spec, &index, &mut |_| {}).unwrap_or_else(|e| fail(&e.to_string()));
             let parallel_seconds = started.elapsed().as_secs_f64();
             if cells != expected {
                 fail(&format!(
-                    "class {k}: the partitioned table differs from parallel::search's"
+                    "class {k}: the partitioned table differs from search::bytes's"
                 ));
             }
             println!(
-                "class {k}: parallel::search {parallel_seconds:.2} s, same table byte for byte ({} cells)",
+                "class {k}: search::bytes {parallel_seconds:.2} s, same table byte for byte ({} cells)",
                 cells.len()
             );
         }

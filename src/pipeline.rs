@@ -30,8 +30,8 @@ use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::remoteness::Remoteness;
-use crate::solver::partition::Transport;
-use crate::solver::shares::{Cells, Shares, Sink, Summary};
+use crate::solver::classes::{Cells, Shares, Sink, Summary};
+use crate::solver::search::Transport;
 use crate::solver::{ClassStats, Event, Method, Plan, ShareCheckpoints, Streamed, Tables};
 use crate::storage::{self, Layout};
 use crate::system::{available_memory, free_disk, human_bytes};
@@ -444,7 +444,7 @@ impl<'a> SolvePlan<'a> {
     /// before the search; after it, every worker's statistics come to
     /// worker 0, which checks the answer against the known values and
     /// writes the database as the cells come from each worker in turn
-    /// ([`Shares::send`](crate::solver::shares::Shares::send)), and returns
+    /// ([`Shares::send`](crate::solver::classes::Shares::send)), and returns
     /// what it did; the others return `None`. The tight byte search and the
     /// two-bit search run so.
     ///
@@ -594,7 +594,7 @@ struct Sent {
 }
 
 /// Sends one searched class's cells from every worker to worker 0, which
-/// passes its sink ([`Shares::send`](crate::solver::shares::Shares::send)).
+/// passes its sink ([`Shares::send`](crate::solver::classes::Shares::send)).
 type SendClass<'s, T> = dyn Fn(&mut T, usize, Option<Sink<'_>>) -> Result<()> + 's;
 
 /// What every rank does before its search: rank 0 checks that the

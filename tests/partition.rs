@@ -9,12 +9,12 @@ use std::path::Path;
 
 use bishops::Variant;
 use bishops::pipeline::{SolveOptions, SolvePlan};
-use bishops::solver::partition::{self, ChannelTransport, Message, Partition};
-use bishops::solver::{Method, dense, parallel};
+use bishops::solver::search::{self, ChannelTransport, Message, Partition};
+use bishops::solver::{Method, dense};
 use proptest::prelude::*;
 use rusqlite::Connection;
 
-/// Searches every class of `name` by the dense search, by `parallel::search`
+/// Searches every class of `name` by the dense search, by `search::bytes`
 /// (one worker) and by the partitioned search with each of `workers`, and
 /// checks that they agree.
 fn agree(name: &str, workers: &[usize]) {
@@ -23,14 +23,14 @@ fn agree(name: &str, workers: &[usize]) {
         let index = spec.tight_index();
         let mut parallel_layers = 0;
         let expected = dense::search(name, spec, &index, &mut |_| {}).unwrap();
-        let one = parallel::search(name, spec, &index, &mut |_| parallel_layers += 1).unwrap();
+        let one = search::bytes(name, spec, &index, &mut |_| parallel_layers += 1).unwrap();
         assert!(
             one == expected,
             "{name} class {k}: the search by one worker differs from the dense search"
         );
         for &n in workers {
             let what = format!("{name} class {k} by {n} workers");
-            let run = partition::search(name, spec, &index, n, &mut |_| {}).unwrap();
+            let run = search::threads(name, spec, &index, n, &mut |_| {}).unwrap();
             assert_eq!(run.shares.len(), n, "{what}");
             let cells = run.assemble();
             assert_eq!(cells.len(), expected.len(), "{what}");
@@ -98,7 +98,7 @@ fn no_workers_is_refused() {
     let variant = Variant::named("5x4").unwrap();
     let spec = &variant.classes()[0];
     let index = spec.tight_index();
-    let e = partition::search("5x4", spec, &index, 0, &mut |_| {}).unwrap_err();
+    let e = search::threads("5x4", spec, &index, 0, &mut |_| {}).unwrap_err();
     assert_eq!(e.exit_code(), 2, "{e}");
     assert!(Partition::balanced(&index, 0).is_err());
 }

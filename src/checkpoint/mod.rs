@@ -1,7 +1,7 @@
 //! Checkpoints of a long search, so that a killed `solve` resumes instead of
 //! starting over.
 //!
-//! The tight search ([`parallel`](crate::solver::parallel)) keeps its whole
+//! The tight search ([`search::bytes`](crate::solver::search::bytes)) keeps its whole
 //! state in its table: at a layer boundary, the table, the depth and the
 //! count of each layer are enough to go on. [`Checkpointer`] saves them at a
 //! layer boundary once [`CheckpointOptions::interval`] has passed since the
@@ -28,7 +28,7 @@
 //! before anything is written ([`Database::audit`](crate::storage::Database::audit)), is what stands
 //! between it and a database.
 //!
-//! The two-bit search ([`twobit`](crate::solver::twobit)) checkpoints the
+//! The two-bit search ([`search::two_bit`](crate::solver::search::two_bit)) checkpoints the
 //! same way into the same file name, with the header's method `two-bit`:
 //! the payload is its table (2 bits per legal position, 32 to a
 //! word) and its summary (a byte per block, 8 to a word, the last word
@@ -1080,7 +1080,7 @@ impl<'a> Checkpointer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::{ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, twobit};
+    use crate::solver::{ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, search};
     use crate::tight::TightIndex;
 
     /// Keeps a copy of the state at every two-bit boundary.
@@ -1115,7 +1115,7 @@ mod tests {
         let spec = &variant.classes()[0];
         let index = spec.tight_index();
         let mut recorder = Recorder::default();
-        twobit::search_with(name, spec, &index, None, &mut recorder, &mut |_| {}).unwrap();
+        search::two_bit_with(name, spec, &index, None, &mut recorder, &mut |_| {}).unwrap();
         (recorder.0, index)
     }
 

@@ -516,8 +516,7 @@ mod tests {
         workers: usize,
         options: CheckpointOptions,
     ) -> Vec<(Result<()>, Vec<String>, usize)> {
-        use crate::solver::partition::worker::{Asked, search_two_bit};
-        use crate::solver::partition::{ChannelTransport, Partition, Transport};
+        use crate::solver::search::{Asked, ChannelTransport, Partition, Transport, search_two_bit};
         use crate::symmetry::Mirror;
         let variant = Variant::named(name).unwrap();
         let specs = variant.classes();

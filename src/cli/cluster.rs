@@ -26,7 +26,7 @@ use super::solve::{LOG_LAYERS_FROM, SolveReport, chosen, lock, observer, options
 use crate::error::{Error, Result};
 use crate::pipeline::SolvePlan;
 use crate::solver::mpi::{MpiTransport, abort_on_panic};
-use crate::solver::partition::Transport;
+use crate::solver::search::Transport;
 use crate::storage::Database;
 
 /// Whether this process was started by an MPI launcher (`mpirun`,

@@ -80,7 +80,7 @@ pub struct ShareBoundary<'a> {
 }
 
 /// Where each worker of a partitioned search
-/// ([`partition`](super::partition)) saves its share at layer boundaries
+/// ([`search`](super::search)) saves its share at layer boundaries
 /// and finds a saved one. Worker 0 decides when all of them save
 /// ([`due`](Self::due)); the workers then agree on a resume together.
 pub trait ShareCheckpoints {
@@ -115,7 +115,7 @@ pub trait ShareCheckpoints {
     }
 
     /// This worker's saved share of the two-bit search
-    /// ([`partition::worker`](super::partition::worker)) of `class`,
+    /// ([`search`](super::search)) of `class`,
     /// whose tight index is `index`, if there is one that can be trusted on
     /// its own: the share of the blocks `blocks`, whose positions are
     /// `range`; `mirrored` says whether it must hold the hardest candidates
@@ -178,7 +178,7 @@ pub struct LayerHardest {
     pub mirrored: Option<Vec<u64>>,
 }
 /// One worker's share of a partitioned two-bit search
-/// ([`partition::worker`](super::partition::worker)) at a layer
+/// ([`search`](super::search)) at a layer
 /// boundary, from which it can go on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TwoBitShareResume {

@@ -2,7 +2,7 @@
 //!
 //! Every hash of R(n, w, b) gets a byte, marked illegal or not yet reached;
 //! the search keeps its frontier as a list of hashes. It needs far more
-//! memory than [`parallel`](super::parallel) on large boards but is easy to
+//! memory than [`search`](super::search) on large boards but is easy to
 //! check, and the tests hold the two to the same answers.
 
 use crate::error::{Error, Result};

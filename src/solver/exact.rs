@@ -557,7 +557,7 @@ impl Memo {
 /// let variant = Variant::named("5x4").unwrap();
 /// let spec = &variant.classes()[0];
 /// let index = spec.tight_index();
-/// let cells = solver::parallel::search("5x4", spec, &index, &mut |_| {}).unwrap();
+/// let cells = solver::search::bytes("5x4", spec, &index, &mut |_| {}).unwrap();
 /// let residues = Mod3Table::from_cells(&cells);
 /// let resolver = Resolver::new(spec, &index, &residues, None, 1 << 12).unwrap();
 /// let start = index.rank(spec.start).unwrap();
@@ -632,7 +632,7 @@ mod tests {
             let variant = Variant::named(name).unwrap();
             for spec in variant.classes() {
                 let index = spec.tight_index();
-                let cells = crate::solver::parallel::search(name, spec, &index, &mut |_| {}).unwrap();
+                let cells = crate::solver::search::bytes(name, spec, &index, &mut |_| {}).unwrap();
                 let residues = Mod3Table::from_cells(&cells);
                 let whole = resolve(spec, &index, &residues, None).unwrap();
                 assert_eq!(whole, cells, "{name}");
@@ -654,7 +654,7 @@ mod tests {
         let variant = Variant::named("7x6").unwrap();
         let spec = &variant.classes()[0];
         let index = spec.tight_index();
-        let cells = crate::solver::parallel::search("7x6", spec, &index, &mut |_| {}).unwrap();
+        let cells = crate::solver::search::bytes("7x6", spec, &index, &mut |_| {}).unwrap();
         let mut residues = Mod3Table::from_cells(&cells);
         let goal = index.rank(spec.goal).unwrap();
         residues.set(goal, Some(1));
@@ -708,5 +708,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn descent_gives_the_exact_remoteness_and_a_best_move() {
+        let variant = Variant::named("7x4").unwrap();
+        let spec = &variant.classes()[0];
+        let solved = crate::solver::Plan::new(&variant, crate::solver::Method::Tight)
+            .solve(&mut |_| {})
+            .unwrap();
+        let class = &solved.classes[0];
+        let cells = class.own().unwrap();
+        let exact = |p: crate::Part| cells[class.index.rank(p).unwrap() as usize];
+        for i in 0..class.index.len() {
+            let part = class.index.unrank(i);
+            let descent = descend(&spec.geometry, spec.goal, part, 253, |p| Some(exact(p) % 3))
+                .unwrap()
+                .unwrap();
+            assert_eq!(descent.remoteness, crate::Remoteness(u16::from(cells[i as usize])));
+            match descent.best {
+                None => assert_eq!(part, spec.goal),
+                Some(best) => assert_eq!(exact(best) + 1, exact(part)),
+            }
+        }
+        assert_eq!(
+            descend(&spec.geometry, spec.goal, spec.start, 253, |_| None).unwrap(),
+            None
+        );
     }
 }

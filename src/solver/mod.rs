@@ -2,55 +2,53 @@
 //!
 //! Every move can be undone, so the state graph is undirected and the
 //! remoteness of a position is its breadth-first distance from the goal. The
-//! search starts at the goal and fills one [`Cell`] byte per position, layer
-//! by layer. A variant with two colour classes is solved as two independent
-//! class puzzles: a whole-board remoteness is the sum of the two class values.
+//! search starts at the goal and fills a table, layer by layer. A variant
+//! with two colour classes is solved as two independent class puzzles: a
+//! whole-board remoteness is the sum of the two class values.
 //!
-//! Two searches fill the same kind of table:
+//! There is one search engine, [`search`], over the [`TightIndex`] (one
+//! entry per *legal* position), on every core, by one worker or the ranks
+//! of an MPI job. It fills a table of either kind:
 //!
-//! - [`Method::Tight`] ([`parallel`]) runs over the [`TightIndex`], one byte
-//!   per *legal* position, on every core; it is the default.
-//! - [`Method::Dense`] ([`dense`]) runs over the public hash R(n, w, b), one
-//!   byte per hash, on one core; it is simple and serves as a cross-check.
+//! - a byte a position, its remoteness ([`Method::Tight`], the default);
+//! - two bits a position, its remoteness mod 3 ([`Method::TwoBit`]), for
+//!   boards whose byte table does not fit in memory; exact values come back
+//!   by [`exact::descend`].
 //!
-//! For boards whose byte table does not fit in memory, [`twobit`] keeps the
-//! remoteness mod 3 in 2 bits per legal position and nothing else per
-//! position ([`Plan::solve_two_bit`]); exact values come back by
-//! [`exact::descend`].
+//! [`Method::Dense`] ([`dense`]) runs over the public hash R(n, w, b), one
+//! byte per hash, on one core: deliberately simple, a cross-check.
 //!
-//! Both tight searches expand one position of each orbit of the class's
-//! [`Symmetries`](crate::Symmetries) (found from the rules) and set the rest
-//! of the orbit with it.
-//!
-//! When the two classes are mirror images (an even number of columns, see
-//! [`Mirror`]), only one is searched and the other is derived from it.
-//!
-//! The tight searches come as a table (a byte a position, or two bits) by a
-//! share (a whole class in one process, or one worker's range of blocks in
-//! [`partition`], the ranks of an MPI job). There is one worker,
-//! `partition::worker`, written once over the `table::Table` it fills, and
-//! one layer loop, `partition::layers`, that every worker runs: a whole
-//! class in one process is the share of one worker, whose exchanges are
-//! no-ops ([`parallel::search`], [`twobit::search`]).
+//! The engine expands one position of each orbit of the class's
+//! [`Symmetries`](crate::Symmetries) (found from the rules) and sets the
+//! rest of the orbit with it. When the two classes are mirror images (an
+//! even number of columns, see [`Mirror`]), only one is searched and the
+//! other is answered through it ([`classes`]).
 //!
 //! | concept | where |
 //! |---|---|
-//! | a position's neighbours, block by block | `kernel` |
-//! | the layer loop: push or pull, report, too deep, save | `partition::layers` |
-//! | push or pull, by measured rates | `direction` ([`Rates`]) |
-//! | a layer on one worker: blocks in rounds, claims, images, the block summary, moving the cuts | `partition::worker` |
-//! | the images of found positions, in batches | `images` |
-//! | a layer's pass over the blocks, on every thread | `layer` (`each_block`) |
+//! | solving a variant: the plan, the result ([`Solution`]) | this module |
+//! | the class loop: every class searched or mirrored, its statistics and start | [`classes`] |
+//! | the engine's entry points, and how the parts below fit | [`search`] |
+//! | the layer loop: push or pull, report, too deep, save | `search::layers` |
+//! | a layer on one worker: blocks in rounds, claims, images, the block summary, moving the cuts | `search::worker` |
+//! | how a class is cut, the transport, whether the workers resume and save | `search::share` |
+//! | what workers exchange at a layer's end: halo bits, images, counts | `search::exchange` |
+//! | the halo of other workers' blocks; moving the cuts | `search::halo`, `search::recut` |
 //! | what a table is to the worker: scan, claim, save, resume | `table` (`Table`) |
 //! | the byte table, its bitmaps between layers | `table::bytes` |
 //! | the two-bit table | `table::codes`, over [`mod3`] |
+//! | a position's neighbours, block by block | `kernel` |
+//! | push or pull, by measured rates | `direction` ([`Rates`]) |
+//! | the images of found positions, in batches | `images` |
+//! | a layer's pass over the blocks, on every thread | `layer` (`each_block`) |
 //! | where a search starts, what it reports, the too-deep error | `layer` |
 //! | the hardest positions kept during a search | `hardest` |
 //! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]) |
-//! | whether the workers resume, and the exchange between them | [`partition`] |
 //! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
+//! | exact values from two-bit codes | [`exact`] |
 
 mod boundary;
+pub mod classes;
 pub mod dense;
 mod direction;
 pub mod estimate;
@@ -63,12 +61,9 @@ mod layer;
 pub mod mod3;
 #[cfg(feature = "mpi")]
 pub mod mpi;
-pub mod parallel;
-pub mod partition;
-pub mod shares;
+pub mod search;
 mod stats;
 mod table;
-pub mod twobit;
 
 pub use boundary::{
     LayerHardest, NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume,
@@ -90,7 +85,7 @@ use crate::remoteness::{Cell, Remoteness};
 use crate::symmetry::Mirror;
 use crate::tight::TightIndex;
 use crate::variant::{ClassSpec, Variant};
-use partition::ChannelTransport;
+use search::ChannelTransport;
 
 /// Which search fills the tables.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -101,7 +96,7 @@ pub enum Method {
     /// One-core search over the dense public hash.
     Dense,
     /// Parallel search over the tight index keeping two bits per position,
-    /// the remoteness mod 3 ([`twobit`]), for boards too large for a byte
+    /// the remoteness mod 3 ([`search::two_bit`]), for boards too large for a byte
     /// per position. Run by [`Plan::solve_two_bit`]; [`Plan::solve`] gives
     /// byte tables and runs the tight search for it.
     TwoBit,
@@ -487,7 +482,7 @@ impl<'a> Plan<'a> {
         tables + summaries + index
     }
 
-    /// Runs the solve by the two-bit search ([`twobit`]), whatever the
+    /// Runs the solve by the two-bit search ([`search`]), whatever the
     /// planned method, telling `observe` of each step.
     ///
     /// # Errors

@@ -25,7 +25,7 @@ use mpi::request::{Request, StaticScope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::partition::Transport;
+use super::search::Transport;
 use crate::error::{Error, Result};
 
 /// The most bytes all of one rank's messages of one round add up to, and

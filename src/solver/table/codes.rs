@@ -1,9 +1,46 @@
-//! The two-bit table of the tight search: the remoteness mod 3 of each
-//! position in 2 bits ([`CodeTable`], a share of a
-//! [`Mod3Table`](crate::solver::mod3::Mod3Table) in atomic words). A code
-//! tells a layer only from the layers of other residues, so a push scans
-//! every position of its residue in the blocks holding the layer, and a
-//! claim writes the code at once.
+//! The two-bit table of the tight search ([`CodeTable`], a share of a
+//! [`Mod3Table`](crate::solver::mod3::Mod3Table) in atomic words): the
+//! remoteness mod 3 in 2 bits per legal position and nothing else per
+//! position, for boards whose byte table does not fit
+//! in memory (after Korf's two-bit breadth-first search: R. E. Korf,
+//! "Minimizing Disk I/O in Two-Bit Breadth-First Search", AAAI 2008).
+//!
+//! The table holds, per position, a [code](crate::solver::mod3::Mod3Table::get): unseen, or the
+//! remoteness mod 3. That is enough to run the search and to answer exact
+//! queries afterwards, because the state graph is undirected: the
+//! neighbours of a position at remoteness `k` are at `k − 1`, `k` or
+//! `k + 1`, which differ mod 3, so a neighbour whose residue is one less
+//! mod 3 is exactly one move closer ([`exact::descend`](crate::solver::exact::descend)).
+//!
+//! # A layer
+//!
+//! Layer `d` finds layer `d + 1` in one of two directions:
+//!
+//! - *pull*: every unseen position with a neighbour coded `d mod 3` is at
+//!   `d + 1`. An unseen position lies deeper than `d`, so each of its
+//!   neighbours lies at `d` or deeper, and one coded `d mod 3` is at `d`
+//!   exactly.
+//! - *push*: every position coded `d mod 3` is expanded and its unseen
+//!   neighbours are at `d + 1`. The code also marks layers `d − 3`,
+//!   `d − 6`, …; their neighbours were all reached long ago, so expanding
+//!   them again costs time and changes nothing. Only the blocks that hold a
+//!   position of layer `d` are visited, so while the layers grow little is
+//!   expanded twice.
+//!
+//! # The hardest positions
+//!
+//! A code no longer tells the last layer from older ones of its residue,
+//! so the hardest positions are those the search kept as it wrote the
+//! newest layer (`hardest`), saved with the table at every boundary.
+//!
+//! # Memory
+//!
+//! 2 bits per legal position of the class, a summary byte and a
+//! canonical-block flag per white set, and the tight index tables: 14.95 GiB
+//! of table for a class of 12x10. When the two classes are mirror images
+//! only one is searched and the other is answered through the mirror
+//! ([`ClassTable::Mirrored`](crate::solver::ClassTable::Mirrored)), so no
+//! second table is ever built.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};

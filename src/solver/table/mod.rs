@@ -1,7 +1,7 @@
 //! The tables a tight search fills, as one worker holds its share of one:
 //! a byte a position ([`bytes`], its remoteness) or two bits
 //! ([`codes`], its remoteness mod 3). The search
-//! ([`partition::worker`](super::partition::worker)) is written once over
+//! ([`search`](super::search)) is written once over
 //! [`Table`]; a table says how a position is read, claimed for a new layer
 //! and scanned, and how its share is saved and resumed. A third kind of
 //! table is one more implementation of it.

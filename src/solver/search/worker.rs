@@ -47,12 +47,12 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::exchange::{COUNTS, Outgoing, Worked, end_layer, message_at, post_images, take_images};
+use super::halo::{Halo, Reach, Reached};
 use super::layers::{LayerWorker, run_layers};
 use super::recut::{Pace, Units, Worth, balanced_cut, changing_owner, move_share, overlap};
-use super::{
-    COUNTS, ChannelTransport, ClassSearch, Halo, LayerStats, Message, Outgoing, Partition, Partitioned, Reach, Reached,
-    Transport, Worked, agree, end_layer, message_at, on_threads, post_images, save_now, saved, take_images, tell,
-    words,
+use super::share::{
+    ClassSearch, LayerStats, Message, Partition, Transport, agree, check_workers, save_now, saved, tell, words,
 };
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
@@ -63,7 +63,7 @@ use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
 use crate::solver::HARDEST;
-use crate::solver::boundary::{LayerHardest, NoCheckpoints, Save, ShareCheckpoints};
+use crate::solver::boundary::{LayerHardest, Save, ShareCheckpoints};
 use crate::solver::hardest::{Lowest, MirrorHashes};
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
@@ -114,40 +114,6 @@ pub struct Asked<'a> {
     /// Tight indices whose remoteness every worker learns (the start's
     /// place in this class, say).
     pub watch: &'a [u64],
-}
-
-/// Searches one class of variant `name` into a table of kind `T` with
-/// `workers` workers, each a thread of this process with its own share,
-/// exchanging positions only through a [`ChannelTransport`]. `observe`
-/// sees each layer's counts as it ends, on the calling thread. Returns
-/// every worker's share, in worker order, each of the partition the search
-/// ended with.
-///
-/// # Errors
-///
-/// [`Error::Usage`] when `workers` is 0, [`Error::TooLarge`] when a
-/// remoteness would not fit, [`Error::Exchange`] when a worker fails.
-pub(in crate::solver) fn search<T: Table>(
-    name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    workers: usize,
-    asked: Asked<'_>,
-    observe: &mut dyn FnMut(&LayerStats),
-) -> Result<Partitioned<T::Done>> {
-    let partition = Partition::by_work(spec, index, workers)?;
-    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let class = ClassSearch {
-        name,
-        spec,
-        index,
-        symmetries: &symmetries,
-        partition: &partition,
-    };
-    let (shares, layers) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
-        run::<T, _>(&class, transport, asked, None, &mut NoCheckpoints, report)
-    })?;
-    Ok(Partitioned { shares, layers })
 }
 
 /// Searches the class of `class` into a table of kind `T` as one worker
@@ -219,7 +185,7 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
         symmetries,
         partition,
     } = *class;
-    let me = super::check_workers(transport, partition)?;
+    let me = check_workers(transport, partition)?;
     let mirror = asked
         .mirrored
         .map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec));
@@ -259,30 +225,6 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
         report,
     )?;
     worker.share.finish(worker.known, found, transport)
-}
-
-/// The two-bit search of class `spec` of variant `name` by the worker
-/// `transport` reaches, resuming from `checkpoints` when every worker can:
-/// [`search_on`] for the tests of other modules.
-#[cfg(test)]
-pub(crate) fn search_two_bit<X: Transport + ?Sized>(
-    name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    partition: &Partition,
-    transport: &mut X,
-    asked: Asked<'_>,
-    checkpoints: &mut dyn ShareCheckpoints,
-) -> Result<TwoBitShare> {
-    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let class = ClassSearch {
-        name,
-        spec,
-        index,
-        symmetries: &symmetries,
-        partition,
-    };
-    search_on::<crate::solver::table::codes::CodeTable, X>(&class, transport, asked, checkpoints, false, &mut |_| {})
 }
 
 /// The share worker `me` of `partition` resumes, asked `asked`.
@@ -1507,7 +1449,7 @@ mod tests {
     use crate::remoteness::Cell;
     use crate::solver::boundary::TwoBitShareResume;
     use crate::solver::boundary::memory::Memory;
-    use crate::solver::parallel;
+    use crate::solver::search::{ChannelTransport, bytes, threads_of};
     use crate::solver::table::codes::CodeTable;
     use crate::variant::Variant;
 
@@ -1585,7 +1527,7 @@ mod tests {
             mirrors += usize::from(mirrored.is_some());
             // The byte search, a loop of its own, gives what every share
             // must agree with.
-            let cells = parallel::search(name, spec, &index, &mut |_| {}).unwrap();
+            let cells = bytes(name, spec, &index, &mut |_| {}).unwrap();
             let layers = crate::solver::layer_counts(
                 &cells,
                 usize::from(*cells.iter().filter(|&&c| c != 255).max().unwrap()) + 1,
@@ -1611,7 +1553,7 @@ mod tests {
                     mirrored,
                     watch: &watch,
                 };
-                let shares = search::<CodeTable>(name, spec, &index, workers, asked, &mut |layer| {
+                let shares = threads_of::<CodeTable>(name, spec, &index, workers, asked, &mut |layer| {
                     pulled |= layer.pull;
                     moved += layer.moved;
                 })
@@ -1763,7 +1705,7 @@ mod tests {
             assert_eq!(back.is_some(), name == "9x6", "{name}: a mirrored class");
             let workers = 3;
             let mut pulls = Vec::new();
-            let want = search::<CodeTable>(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull))
+            let want = threads_of::<CodeTable>(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull))
                 .unwrap()
                 .shares;
             let layers = want[0].layers.len();
@@ -1852,7 +1794,7 @@ mod tests {
             watch: &watch,
         };
         let workers = 3;
-        let want = search::<ByteTable>(name, spec, &index, workers, asked, &mut |_| {})
+        let want = threads_of::<ByteTable>(name, spec, &index, workers, asked, &mut |_| {})
             .unwrap()
             .shares;
         let cells = |shares: &[Share<Vec<u8>>]| shares.iter().flat_map(|s| s.table.clone()).collect::<Vec<u8>>();

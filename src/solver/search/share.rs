@@ -1,20 +1,15 @@
-//! The tight search, split between workers that share nothing but
-//! messages: the ranks of an MPI job, threads of one process in tests, or
-//! one worker alone, a whole class in one process
-//! ([`parallel::search`](super::parallel::search),
-//! [`twobit::search`](super::twobit::search)), whose exchanges are no-ops
+//! How a class is cut between the workers of a search and what they
+//! exchange: the ranks of an MPI job, threads of one process in tests, or
+//! one worker alone, whose exchanges are no-ops
 //! ([`ChannelTransport::solo`]).
 //!
 //! The [`TightIndex`] already cuts a class into blocks, one per white set,
 //! each a contiguous range of cells. A [`Partition`] gives each worker a
 //! contiguous range of white-set ranks, balanced by their work, and the
-//! worker keeps its share of the table only: a byte or two bits a position
-//! of its range. A layer runs on every worker in one of two directions,
-//! push or pull, chosen by the rates measured so far
-//! ([`Rates`](crate::solver::Rates)) from counts every worker knows
-//! (`layers`); what one worker does in a layer is [`worker`].
+//! worker keeps its share of the table only.
 //!
-//! Both directions go through the worker's *halo*: the blocks in other
+//! A layer runs on every worker in one of two directions, push or pull,
+//! and both go through the worker's *halo*: the blocks in other
 //! workers' ranges that one white move leads to from its own (black moves
 //! stay in a block), one bit per position. Which blocks those are is
 //! settled when the search starts, and again whenever the workers move
@@ -51,21 +46,10 @@
 //! A layer reads only positions at `d` and writes only unreached ones, so
 //! which worker claims a position first does not matter: the table is the
 //! breadth-first distance from the goal, whatever the number of workers.
-//!
-//! [`search`] runs the byte search's workers as threads of this process
-//! with a [`ChannelTransport`]; [`search_on`] is what one worker (one MPI
-//! rank) runs, over any [`Transport`].
-
-mod halo;
-mod layers;
-mod recut;
-pub mod worker;
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::time::{Duration, Instant};
-
-use rayon::prelude::*;
+use std::time::Duration;
 
 use crate::board::Class;
 use crate::error::{Error, Result};
@@ -73,14 +57,10 @@ use crate::symmetry::Symmetries;
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
-use super::boundary::{Save, ShareCheckpoints, ShareReport};
-use super::direction::Direction;
-use super::images::canonical_blocks_in;
-use super::layer::Event;
-use super::table::bytes::ByteTable;
-
-use self::halo::{Halo, RUN, Reach, Reached};
-use self::worker::{Asked, Share};
+use crate::solver::boundary::{Save, ShareCheckpoints, ShareReport};
+use crate::solver::direction::Direction;
+use crate::solver::images::canonical_blocks_in;
+use crate::solver::layer::Event;
 
 /// What a position of a block that may hold canonical positions weighs in
 /// [`Partition::by_work`], against 1 for one of a block that holds none.
@@ -171,7 +151,7 @@ impl Partition {
 
     /// The partition of `index` whose workers own the white-set ranks
     /// between consecutive `bounds`.
-    fn of_bounds(index: &TightIndex, bounds: Vec<u64>) -> Partition {
+    pub(super) fn of_bounds(index: &TightIndex, bounds: Vec<u64>) -> Partition {
         let (blocks, len) = (index.white_sets(), index.len());
         let starts = bounds
             .iter()
@@ -445,7 +425,7 @@ pub struct LayerStats {
     pub mean_busy: Duration,
     /// Positions whose codes changed owner before the layer: the workers
     /// re-cut their ranges when their shares of a layer's work would be
-    /// unequal ([`worker`]).
+    /// unequal (`worker`).
     pub moved: u64,
     /// The positions a push scanned: those coded as the layer in the
     /// blocks it visited (for two bits, older layers of its residue too),
@@ -453,57 +433,6 @@ pub struct LayerStats {
     pub scanned: u64,
     /// The layer's wall time, as worker 0 saw it.
     pub elapsed: Duration,
-}
-
-/// What the workers of a search in one process end with: each one's
-/// [`Share`] of the class, in worker order, each of the partition the
-/// search ended with, and every layer's counts.
-#[derive(Clone, Debug)]
-pub struct Partitioned<D = Vec<u8>> {
-    /// One per worker, in worker order.
-    pub shares: Vec<Share<D>>,
-    /// One per layer, the last one finding nothing.
-    pub layers: Vec<LayerStats>,
-}
-
-impl<D> Partitioned<D> {
-    /// How the class was cut when the search ended.
-    pub fn partition(&self) -> &Partition {
-        &self.shares[0].partition
-    }
-
-    /// `found[d]`: positions at remoteness `d` (as in a checkpoint).
-    pub fn found(&self) -> &[u64] {
-        &self.shares[0].layers
-    }
-}
-
-impl Partitioned {
-    /// The whole table in tight-index order, the workers' cells end to
-    /// end: what [`parallel::search`](super::parallel::search) returns.
-    pub fn assemble(&self) -> Vec<u8> {
-        self.shares.iter().flat_map(|s| s.table.iter().copied()).collect()
-    }
-}
-
-/// Searches one class of variant `name` by `workers` workers, each a thread
-/// of this process with its own cells, exchanging positions only as message
-/// streams through a [`ChannelTransport`]. `observe` sees each layer's
-/// counts as the layer ends, on the calling thread.
-///
-/// # Errors
-///
-/// [`Error::Usage`] when `workers` is 0, [`Error::TooLarge`] when a
-/// remoteness would not fit a [`Cell`](crate::remoteness::Cell), [`Error::Exchange`] when a worker
-/// fails.
-pub fn search(
-    name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    workers: usize,
-    observe: &mut dyn FnMut(&LayerStats),
-) -> Result<Partitioned> {
-    worker::search::<ByteTable>(name, spec, index, workers, Asked::default(), observe)
 }
 
 /// Runs `work` on `workers` threads of this process, each with its own
@@ -517,7 +446,7 @@ pub fn search(
 /// The first worker's error, preferring one that is not
 /// [`Error::Exchange`]: a failing worker makes the others fail to
 /// exchange, and its own error says why.
-fn on_threads<R: Send>(
+pub(super) fn on_threads<R: Send>(
     workers: usize,
     observe: &mut dyn FnMut(&LayerStats),
     work: impl Fn(&mut ChannelTransport, &mut dyn FnMut(&LayerStats)) -> Result<R> + Sync,
@@ -568,62 +497,6 @@ fn on_threads<R: Send>(
         Some(e) => Err(e),
         None => Ok((done, layers)),
     }
-}
-
-/// Searches one class of variant `name` as one worker of a partitioned
-/// byte search whose workers are reached through `transport` (the ranks of
-/// an MPI job, say): every worker runs this with the same class, each
-/// starting from its share of [`Partition::by_work`], and resumes from
-/// `checkpoints` when every worker can. Worker 0 tells `observe` of each
-/// layer (summed over the workers; a resumed search's saved layers first).
-/// Returns the partition the search ended with and this worker's cells,
-/// in tight-index order from the first of its range there.
-///
-/// # Errors
-///
-/// [`Error::TooLarge`] when a remoteness would not fit a [`Cell`](crate::remoteness::Cell) (on every
-/// worker at once), [`Error::Exchange`] when the transport fails or a
-/// stream names a position outside this worker's range, what a save ran
-/// into, and [`Error::Stopped`] (on every worker) when the test hook of
-/// the checkpoints asks to stop.
-pub fn search_on<T: Transport + ?Sized>(
-    name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    transport: &mut T,
-    checkpoints: &mut dyn ShareCheckpoints,
-    observe: &mut dyn FnMut(Event),
-) -> Result<(Partition, Vec<u8>)> {
-    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    search_on_by(name, spec, index, &symmetries, true, transport, checkpoints, observe)
-}
-
-/// As [`search_on`], expanding one position of each orbit of
-/// `symmetries`, which must be symmetries of the class, and telling
-/// `observe` of the bytes each layer exchanged when `exchanges` (a job of
-/// ranks, even of one; not a whole class in one process).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn search_on_by<T: Transport + ?Sized>(
-    name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    symmetries: &Symmetries,
-    exchanges: bool,
-    transport: &mut T,
-    checkpoints: &mut dyn ShareCheckpoints,
-    observe: &mut dyn FnMut(Event),
-) -> Result<(Partition, Vec<u8>)> {
-    let partition = Partition::by_work(spec, index, transport.workers())?;
-    let class = ClassSearch {
-        name,
-        spec,
-        index,
-        symmetries,
-        partition: &partition,
-    };
-    let share =
-        worker::search_on::<ByteTable, T>(&class, transport, Asked::default(), checkpoints, exchanges, observe)?;
-    Ok((share.partition, share.table))
 }
 
 /// What every worker of a search of one class knows alike: the class, its
@@ -680,19 +553,13 @@ pub(super) fn tell(
     });
 }
 
-/// Counts one worker keeps over a layer and sums with the others': found,
-/// expanded, neighbours, crossing, messages, bytes, halo bytes, the
-/// nanoseconds it worked (the layer's time less its waits for the others),
-/// and the positions a two-bit push scanned.
-const COUNTS: usize = 9;
-
 /// This worker's number, when `transport` has as many workers as
 /// `partition` has shares.
 ///
 /// # Errors
 ///
 /// [`Error::Exchange`] when it has not.
-fn check_workers<T: Transport + ?Sized>(transport: &T, partition: &Partition) -> Result<usize> {
+pub(super) fn check_workers<T: Transport + ?Sized>(transport: &T, partition: &Partition) -> Result<usize> {
     let (me, workers) = (transport.worker(), transport.workers());
     if workers != partition.workers() || me >= workers {
         return Err(Error::Exchange(format!(
@@ -818,345 +685,8 @@ pub(super) fn agree<T: Transport + ?Sized, S>(
     }
 }
 
-/// What a worker's own part of a layer left for [`end_layer`].
-struct Worked<'a> {
-    /// Its counts ([`COUNTS`]), those of images it already traded in
-    /// rounds of the layer included.
-    counts: [u64; COUNTS],
-    /// On a push layer, the halo whose outbox holds the positions it
-    /// reached in other workers' ranges.
-    push: Option<&'a Halo>,
-    /// The images it found in other workers' ranges, by owner.
-    images: Vec<Vec<Message>>,
-    /// How long it worked.
-    busy: Duration,
-}
-
-/// Ends a layer on this worker, a collective step: on a push layer sends
-/// each other worker the bits of its positions this worker reached
-/// (`worked.push`'s outbox, emptied), then, in a second round, the images
-/// of those their owners took and of those found here; takes what
-/// the others send with `receive`, a run of positions at a time (given
-/// where to put images in the first round; it returns how many positions
-/// it took), and sums the layer's counts over the workers, with the time
-/// each worked: `worked.busy` before this call, and in `receive`. The depth,
-/// direction and time are left for the caller to fill in.
-fn end_layer<T: Transport + ?Sized>(
-    transport: &mut T,
-    index: &TightIndex,
-    partition: &Partition,
-    worked: Worked<'_>,
-    mut receive: impl FnMut(&[Reached], Option<&mut Vec<Vec<Message>>>) -> Result<u64>,
-) -> Result<LayerStats> {
-    let Worked {
-        mut counts,
-        push,
-        mut images,
-        mut busy,
-    } = worked;
-    let me = transport.worker();
-    let mut receive = |run: &[Reached], images: Option<&mut Vec<Vec<Message>>>| {
-        let started = Instant::now();
-        let taken = receive(run, images);
-        busy += started.elapsed();
-        taken
-    };
-    if let Some(halo) = push {
-        let (incoming, sent) = halo.send_outbox(me, transport)?;
-        counts[6] += sent;
-        for (from, stream) in incoming.iter().enumerate() {
-            if from != me {
-                counts[0] += halo.reached(index, from, stream, |run| receive(run, Some(&mut images)))?;
-            }
-        }
-    }
-    let (taken, sent) = trade_images(transport, index, partition, images, |run| receive(run, None))?;
-    counts[0] += taken;
-    counts[3] += sent.0;
-    counts[4] += sent.1;
-    counts[5] += sent.2;
-    counts[7] = u64::try_from(busy.as_nanos()).unwrap_or(u64::MAX);
-    let (sums, max_worker_bytes, busiest) = sum_counts(transport, counts)?;
-    let [
-        found,
-        expanded,
-        neighbours,
-        crossing,
-        messages,
-        message_bytes,
-        halo_bytes,
-        worked,
-        scanned,
-    ] = sums;
-    Ok(LayerStats {
-        found,
-        expanded,
-        scanned,
-        neighbours,
-        crossing,
-        messages,
-        halo_bytes,
-        bytes: message_bytes + halo_bytes,
-        max_worker_bytes,
-        busiest: Duration::from_nanos(busiest),
-        mean_busy: Duration::from_nanos(worked / transport.workers() as u64),
-        ..LayerStats::default()
-    })
-}
-
-/// Sends each worker the images this one found in its range (`images`, by
-/// owner) and takes what the others sent with `receive`, a run at a time:
-/// a collective step. Returns how many positions `receive` took, and how
-/// many images this worker had and sent (repeats dropped) and in how many
-/// bytes.
-///
-/// # Errors
-///
-/// [`Error::Exchange`] when the transport fails or a stream names a
-/// position outside this worker's range, and what `receive` returns.
-fn trade_images<T: Transport + ?Sized>(
-    transport: &mut T,
-    index: &TightIndex,
-    partition: &Partition,
-    images: Vec<Vec<Message>>,
-    receive: impl FnMut(&[Reached]) -> Result<u64>,
-) -> Result<(u64, (u64, u64, u64))> {
-    let sent = post_images(transport, partition, images)?;
-    Ok((take_images(transport, index, partition, receive)?, sent))
-}
-
-/// The first half of [`trade_images`]: posts each worker the images this
-/// one found in its range (`images`, by owner), and returns how many it
-/// had and sent (repeats dropped) and in how many bytes.
-///
-/// # Errors
-///
-/// [`Error::Exchange`] when the transport fails.
-fn post_images<T: Transport + ?Sized>(
-    transport: &mut T,
-    partition: &Partition,
-    images: Vec<Vec<Message>>,
-) -> Result<(u64, u64, u64)> {
-    let had = images.iter().map(|list| list.len() as u64).sum::<u64>();
-    let mut streams = Vec::with_capacity(images.len());
-    let (mut sent, mut bytes) = (0u64, 0u64);
-    for (w, out) in images.into_iter().enumerate() {
-        let (stream, count) = encode_images(out, partition.cells(w));
-        sent += count;
-        bytes += stream.len() as u64;
-        streams.push(stream);
-    }
-    transport.post(streams)?;
-    Ok((had, sent, bytes))
-}
-
-/// The second half of [`trade_images`]: takes the images the others posted
-/// this worker with `receive`, a run at a time, and returns how many
-/// positions `receive` took.
-///
-/// # Errors
-///
-/// [`Error::Exchange`] when the transport fails or a stream names a
-/// position outside this worker's range, and what `receive` returns.
-fn take_images<T: Transport + ?Sized>(
-    transport: &mut T,
-    index: &TightIndex,
-    partition: &Partition,
-    mut receive: impl FnMut(&[Reached]) -> Result<u64>,
-) -> Result<u64> {
-    let me = transport.worker();
-    let incoming = transport.take()?;
-    let mut taken = 0;
-    let mut run = Vec::with_capacity(RUN);
-    for (from, stream) in incoming.iter().enumerate() {
-        if from == me {
-            continue;
-        }
-        let mut near = partition.blocks(me).start;
-        each_image(stream, partition.cells(me), |i| {
-            let reached = own_index(index, partition, me, Message { index: i }, near)?;
-            near = reached.block;
-            run.push(reached);
-            if run.len() == RUN {
-                taken += receive(&run)?;
-                run.clear();
-            }
-            Ok(())
-        })
-        .map_err(|e| match e {
-            Error::Exchange(why) => Error::Exchange(format!("worker {from} sent images that {why}")),
-            other => other,
-        })?;
-        taken += receive(&run)?;
-        run.clear();
-    }
-    Ok(taken)
-}
-
-/// A layer's counts of every worker, summed, the most bytes one worker
-/// sent (message and halo bytes, `counts[5] + counts[6]`) and the longest
-/// one worked (`counts[7]`): the same on every worker, a collective step.
-fn sum_counts<T: Transport + ?Sized>(transport: &mut T, counts: [u64; COUNTS]) -> Result<([u64; COUNTS], u64, u64)> {
-    let mut mine = Vec::with_capacity(COUNTS * 8);
-    for c in counts {
-        mine.extend_from_slice(&c.to_le_bytes());
-    }
-    let all = transport.all_to_all(vec![mine; transport.workers()])?;
-    let mut sums = [0u64; COUNTS];
-    let (mut max_worker_bytes, mut busiest) = (0, 0);
-    for stream in &all {
-        if stream.len() != COUNTS * 8 {
-            return Err(Error::Exchange(format!(
-                "a worker's layer counts came as {} bytes, not {}",
-                stream.len(),
-                COUNTS * 8
-            )));
-        }
-        let theirs = words(stream)?;
-        for (s, t) in sums.iter_mut().zip(&theirs) {
-            *s += t;
-        }
-        max_worker_bytes = max_worker_bytes.max(theirs[5] + theirs[6]);
-        busiest = busiest.max(theirs[7]);
-    }
-    Ok((sums, max_worker_bytes, busiest))
-}
-
-/// The first byte of a stream of images: their messages follow, in order.
-const IMAGE_LIST: u8 = 0;
-
-/// The first byte of a stream of images: a bitmap of the receiver's cells
-/// follows, as [`halo::pack_words`] sends bit words.
-const IMAGE_BITS: u8 = 1;
-
-/// The wire form of `images`, all positions of `cells` (the receiver's),
-/// and how many distinct ones it holds: nothing for none. When they are
-/// many for those positions (one for each 64 or more), a bitmap of them,
-/// which is then no larger than their messages and needs no sort: on 2
-/// ranks, 9x8 took 0.988 of the time when the bitmap only sorted, then
-/// 0.984 of that when it was sent too, and its ranks sent 28 MB where
-/// they sent 54 MB. Otherwise, or when an image is not of `cells`, their
-/// messages, sorted and without repeats, so the receiver's writes stay
-/// near each other.
-fn encode_images(mut images: Vec<Message>, cells: Range<u64>) -> (Vec<u8>, u64) {
-    if images.is_empty() {
-        return (Vec::new(), 0);
-    }
-    let len = cells.end - cells.start;
-    if images.len() as u64 >= len / 64 {
-        let mut bits = vec![0u64; len.div_ceil(64) as usize];
-        let mut inside = true;
-        for m in &images {
-            let k = m.index.wrapping_sub(cells.start);
-            inside &= k < len;
-            if let Some(word) = bits.get_mut((k / 64) as usize) {
-                *word |= 1 << (k % 64);
-            }
-        }
-        if inside {
-            let count = bits.iter().map(|w| u64::from(w.count_ones())).sum();
-            let mut stream = vec![IMAGE_BITS];
-            stream.extend_from_slice(&halo::pack_words(&bits));
-            return (stream, count);
-        }
-    }
-    sort_messages(&mut images);
-    images.dedup();
-    let mut stream = Vec::with_capacity(1 + images.len() * Message::BYTES);
-    stream.push(IMAGE_LIST);
-    Message::encode_all(&images, &mut stream);
-    (stream, images.len() as u64)
-}
-
-/// Calls `f` with each image of a stream [`encode_images`] made for the
-/// positions `cells`, in the stream's order.
-///
-/// # Errors
-///
-/// [`Error::Exchange`] when the stream does not decode or names a bit past
-/// `cells`; what `f` returns.
-fn each_image(stream: &[u8], cells: Range<u64>, mut f: impl FnMut(u64) -> Result<()>) -> Result<()> {
-    let Some((&form, rest)) = stream.split_first() else {
-        return Ok(());
-    };
-    match form {
-        IMAGE_LIST => Message::decode_each(rest)?.try_for_each(|m| f(m.index)),
-        IMAGE_BITS => {
-            let bits = halo::unpack_bits(rest, cells.end - cells.start)
-                .map_err(|why| Error::Exchange(format!("as bits {why}")))?;
-            halo::each_bit(&bits, |k| f(cells.start + k))
-        }
-        other => Err(Error::Exchange(format!("start with the unknown form {other}"))),
-    }
-}
-
-/// Sorts `messages` by index, in parallel when the rank has more than one
-/// thread: rayon's parallel sort in a one-thread pool took 1.6 times as
-/// long as the standard library's on a layer's 14 M images.
-fn sort_messages(messages: &mut [Message]) {
-    if rayon::current_num_threads() > 1 {
-        messages.par_sort_unstable();
-    } else {
-        messages.sort_unstable();
-    }
-}
-
-/// The images a layer of one worker found in other workers' ranges, by
-/// owner. (The neighbours it reached there go by the halo's outbox.)
-struct Outgoing {
-    images: Vec<Vec<Message>>,
-}
-
-impl Outgoing {
-    fn new(workers: usize) -> Outgoing {
-        Outgoing {
-            images: vec![Vec::new(); workers],
-        }
-    }
-
-    /// The lists of `other` added to these.
-    fn join(mut self, other: Outgoing) -> Outgoing {
-        for (out, mut more) in self.images.iter_mut().zip(other.images) {
-            if out.len() < more.len() {
-                std::mem::swap(out, &mut more);
-            }
-            out.append(&mut more);
-        }
-        self
-    }
-}
-
-/// The position `m` names, which worker `me` of `partition` was sent, with
-/// its block: `near` when that block holds it (messages come in order, so
-/// mostly a block at a time), else found.
-///
-/// # Errors
-///
-/// [`Error::Exchange`] when `m` names a position outside the worker's range.
-fn own_index(index: &TightIndex, partition: &Partition, me: usize, m: Message, near: u64) -> Result<Reached> {
-    if !partition.cells(me).contains(&m.index) {
-        return Err(Error::Exchange(format!(
-            "worker {me} was sent position {}, which it does not own",
-            m.index
-        )));
-    }
-    let block = if index.block(near).contains(&m.index) {
-        near
-    } else {
-        index.block_of(m.index)
-    };
-    Ok(Reached { index: m.index, block })
-}
-
-/// The message for tight index `i` of `index`, in block `r`, and the
-/// worker it goes to.
-#[inline]
-fn message_at(partition: &Partition, i: u64, r: u64) -> (usize, Message) {
-    (partition.owner(r), Message { index: i })
-}
-
 /// The little-endian `u64` words of `stream`.
-fn words(stream: &[u8]) -> Result<Vec<u64>> {
+pub(super) fn words(stream: &[u8]) -> Result<Vec<u64>> {
     if !stream.len().is_multiple_of(8) {
         return Err(Error::Exchange(format!(
             "a stream of {} bytes is not a whole number of words",
@@ -1172,7 +702,7 @@ fn words(stream: &[u8]) -> Result<Vec<u64>> {
 /// Whether every worker saves its share at a layer boundary of `class`,
 /// where `found` counts the complete layers: worker 0 asks `checkpoints`
 /// and tells the others, a collective step.
-fn save_now<T: Transport + ?Sized>(
+pub(super) fn save_now<T: Transport + ?Sized>(
     transport: &mut T,
     checkpoints: &mut dyn ShareCheckpoints,
     class: Class,
@@ -1202,7 +732,7 @@ fn save_now<T: Transport + ?Sized>(
 ///
 /// [`Error::Exchange`] when the transport fails, [`Error::Stopped`] for
 /// [`Save::AndStop`].
-fn saved<T: Transport + ?Sized>(
+pub(super) fn saved<T: Transport + ?Sized>(
     transport: &mut T,
     checkpoints: &mut dyn ShareCheckpoints,
     save: Save,
@@ -1222,10 +752,6 @@ fn saved<T: Transport + ?Sized>(
 mod tests {
     use super::*;
     use crate::index::colex_unrank;
-    use crate::remoteness::Cell;
-    use crate::solver::boundary::memory::Memory;
-    use crate::solver::boundary::{NoCheckpoints, Resume};
-    use crate::solver::parallel;
 
     /// A posted exchange comes back as the all-to-all does, and a worker
     /// posts once before it takes and takes only what it posted.
@@ -1324,49 +850,6 @@ mod tests {
         assert!(matches!(Partition::by_work(&spec, &index, 0), Err(Error::Usage(_))));
     }
 
-    /// Images come back sorted and distinct whether sent as a bitmap
-    /// (many for their cells) or as messages (few, or one outside the
-    /// cells); a bitmap with a bit past the cells, or an unknown form, is
-    /// refused.
-    #[test]
-    fn images_round_trip_sorted_and_distinct_either_way() {
-        let cells = 1_000..1_630u64;
-        let of = |list: &[u64]| list.iter().map(|&index| Message { index }).collect::<Vec<_>>();
-        let many: Vec<u64> = (0..40)
-            .map(|k| 1_000 + (k * 37) % 630)
-            .chain([1_629, 1_000, 1_629])
-            .collect();
-        let few = [1_500, 1_200, 1_500];
-        let stray: Vec<u64> = many.iter().copied().chain([7]).collect();
-        for (list, form) in [
-            (&many[..], Some(IMAGE_BITS)),
-            (&few[..], Some(IMAGE_LIST)),
-            (&stray[..], Some(IMAGE_LIST)),
-            (&[], None),
-        ] {
-            let (stream, count) = encode_images(of(list), cells.clone());
-            assert_eq!(stream.first().copied(), form, "{list:?}");
-            let mut want = list.to_vec();
-            want.sort_unstable();
-            want.dedup();
-            assert_eq!(count, want.len() as u64);
-            let mut got = Vec::new();
-            each_image(&stream, cells.clone(), |i| {
-                got.push(i);
-                Ok(())
-            })
-            .unwrap();
-            assert_eq!(got, want, "{list:?}");
-        }
-        let (mut past, _) = encode_images(of(&many), cells.clone());
-        let last = past.len() - 1;
-        past[last] |= 0x80;
-        let refused = |stream: &[u8]| matches!(each_image(stream, cells.clone(), |_| Ok(())), Err(Error::Exchange(_)));
-        assert!(refused(&past));
-        assert!(refused(&[9, 0, 0]));
-        assert!(refused(&[IMAGE_LIST, 1, 2, 3]));
-    }
-
     #[test]
     fn messages_round_trip_little_endian() {
         let m = Message {
@@ -1415,163 +898,10 @@ mod tests {
 
     #[test]
     fn a_transport_for_other_workers_is_refused() {
-        let (spec, index) = class("5x4");
-        let partition = Partition::balanced(&index, 3).unwrap();
-        let mut transport = ChannelTransport::connected(2).swap_remove(0);
-        let symmetries = Symmetries::trivial(&spec.geometry);
-        let class = ClassSearch {
-            name: "5x4",
-            spec: &spec,
-            index: &index,
-            symmetries: &symmetries,
-            partition: &partition,
-        };
-        let e = worker::run::<ByteTable, _>(
-            &class,
-            &mut transport,
-            Asked::default(),
-            None,
-            &mut NoCheckpoints,
-            &mut |_| {},
-        )
-        .unwrap_err();
-        assert!(matches!(e, Error::Exchange(_)), "{e}");
-    }
-
-    #[test]
-    fn a_position_outside_the_range_is_refused() {
         let (_, index) = class("5x4");
-        let partition = Partition::balanced(&index, 2).unwrap();
-        let foreign = Message {
-            index: partition.cells(1).start,
-        };
-        let past_end = Message {
-            index: partition.cells(0).end,
-        };
-        let first = partition.blocks(0).start;
-        for bad in [foreign, past_end] {
-            let e = own_index(&index, &partition, 0, bad, first).unwrap_err();
-            assert!(matches!(e, Error::Exchange(_)), "{e}");
-        }
-        let last = partition.cells(0).end - 1;
-        let fine = own_index(&index, &partition, 0, Message { index: last }, first).unwrap();
-        assert_eq!(fine.block, index.block_of(last));
-    }
-
-    /// What one worker of [`search_saving`] ends with: its share or its
-    /// error, its notes, and the layers it reported as saved ones.
-    type WorkerRun = (Result<(Partition, Vec<u8>)>, Vec<String>, usize);
-
-    /// Searches class 0 of `name` by `workers` threads through
-    /// [`search_on`] with `shares` as their checkpoints: the assembled
-    /// table, or the first error, and worker 0's notes and how many layers
-    /// it reported as saved ones (those of a resume, or the goal's).
-    fn search_saving(
-        name: &str,
-        workers: usize,
-        shares: &std::sync::Mutex<Vec<Option<Resume>>>,
-        stop: Option<usize>,
-    ) -> (Result<Vec<u8>>, Vec<String>, usize) {
-        let (spec, index) = class(name);
-        let results: Vec<WorkerRun> = std::thread::scope(|scope| {
-            let handles: Vec<_> = ChannelTransport::connected(workers)
-                .into_iter()
-                .map(|mut transport| {
-                    let (spec, index) = (&spec, &index);
-                    scope.spawn(move || {
-                        let mut memory = Memory::new(transport.worker(), shares, stop);
-                        let mut saved = 0;
-                        let mut observe = |event| {
-                            if let Event::Layer { direction: None, .. } = event {
-                                saved += 1;
-                            }
-                        };
-                        let result = search_on(name, spec, index, &mut transport, &mut memory, &mut observe);
-                        (result, memory.notes, saved)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        let (notes, saved) = (results[0].1.clone(), results[0].2);
-        let mut cells = Vec::new();
-        for (result, _, _) in results {
-            match result {
-                Ok((_, share)) => cells.extend(share),
-                Err(e) => return (Err(e), notes, saved),
-            }
-        }
-        (Ok(cells), notes, saved)
-    }
-
-    #[test]
-    fn stopped_workers_resume_together_to_the_same_table() {
-        let (spec, index) = class("7x6");
-        let expected = parallel::search("7x6", &spec, &index, &mut |_| {}).unwrap();
-        let shares = std::sync::Mutex::new(vec![None; 3]);
-        let (stopped, _, _) = search_saving("7x6", 3, &shares, Some(6));
-        assert!(matches!(stopped, Err(Error::Stopped(_))), "{stopped:?}");
-        let saved = shares.lock().unwrap().clone();
-        assert!(saved.iter().all(|s| s.as_ref().is_some_and(|s| s.found.len() == 7)));
-
-        // All three resume at layer 6 and finish the same table.
-        let (resumed, notes, saved_layers) = search_saving("7x6", 3, &shares, None);
-        assert!(resumed.unwrap() == expected);
-        assert!(notes.is_empty(), "{notes:?}");
-        assert_eq!(saved_layers, 7, "layers 0 to 6 came from the shares");
-        assert!(shares.lock().unwrap().iter().all(|s| s.as_ref().unwrap().done));
-
-        // One share missing, or one saved at another layer: every worker
-        // starts over, and worker 0 says why.
-        for (spoil, why) in [(0, "rank 1 has no share"), (1, "different layers")] {
-            *shares.lock().unwrap() = saved.clone();
-            let mut all = shares.lock().unwrap();
-            if spoil == 0 {
-                all[1] = None;
-            } else {
-                all[2].as_mut().unwrap().found.pop();
-            }
-            drop(all);
-            let (again, notes, saved_layers) = search_saving("7x6", 3, &shares, None);
-            assert!(again.unwrap() == expected);
-            assert!(notes.len() == 1 && notes[0].contains(why), "{notes:?}");
-            assert_eq!(saved_layers, 1, "only the goal's layer");
-        }
-
-        // Shares whose counts do not add up to the class's are not resumed.
-        *shares.lock().unwrap() = saved.clone();
-        let cell = shares.lock().unwrap()[0]
-            .as_mut()
-            .unwrap()
-            .cells
-            .iter_mut()
-            .find(|c| **c == 6)
-            .map(|c| *c = Cell::UNREACHABLE.0);
-        assert!(cell.is_some());
-        let (again, notes, saved_layers) = search_saving("7x6", 3, &shares, None);
-        assert!(again.unwrap() == expected);
-        assert!(notes.len() == 1 && notes[0].contains("not "), "{notes:?}");
-        assert_eq!(saved_layers, 1);
-    }
-
-    #[test]
-    fn partitioned_tables_equal_the_parallel_search() {
-        for name in ["5x4", "7x6", "7x5-a1", "9x7-a2"] {
-            let (spec, index) = class(name);
-            let expected = parallel::search(name, &spec, &index, &mut |_| {}).unwrap();
-            for workers in [1, 2, 3, 5] {
-                let mut seen = Vec::new();
-                let run = search(name, &spec, &index, workers, &mut |l| seen.push(*l)).unwrap();
-                assert!(run.assemble() == expected, "{name} by {workers}");
-                assert_eq!(run.layers, seen);
-                assert_eq!(run.layers.len(), run.found().len());
-                assert_eq!(run.layers.last().unwrap().found, 0);
-                for (layer, &f) in run.layers.iter().zip(&run.found()[1..]) {
-                    assert_eq!(layer.found, f);
-                }
-                let messages: u64 = run.layers.iter().map(|l| l.messages).sum();
-                assert_eq!(messages == 0, workers == 1, "{name} by {workers}");
-            }
-        }
+        let partition = Partition::balanced(&index, 3).unwrap();
+        let transport = ChannelTransport::connected(2).swap_remove(0);
+        let e = check_workers(&transport, &partition).unwrap_err();
+        assert!(matches!(e, Error::Exchange(_)), "{e}");
     }
 }

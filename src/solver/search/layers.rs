@@ -13,7 +13,7 @@ use crate::solver::boundary::ShareCheckpoints;
 use crate::solver::direction::Rates;
 use crate::solver::layer::too_deep;
 
-use super::{LayerStats, Transport};
+use super::share::{LayerStats, Transport};
 
 /// One worker's table in a layer-by-layer search: what [`run_layers`]
 /// asks of it. Every call but [`scan_bound`](Self::scan_bound) is a

@@ -23,7 +23,7 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use super::{Partition, Transport, words};
+use super::share::{Partition, Transport, words};
 use crate::error::{Error, Result};
 use crate::tight::TightIndex;
 
@@ -403,7 +403,7 @@ fn mask(n: u32) -> u64 {
 mod tests {
     use super::*;
     use crate::solver::mod3::code_words;
-    use crate::solver::partition::{ChannelTransport, on_threads};
+    use crate::solver::search::{ChannelTransport, on_threads};
     use crate::variant::Variant;
 
     /// Bit `k` of `words`, the slow way.

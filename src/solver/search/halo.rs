@@ -8,7 +8,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Partition, Transport, words};
+use super::share::{Partition, Transport, words};
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
 use crate::solver::isa::Isa;

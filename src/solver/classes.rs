@@ -20,8 +20,7 @@ use rayon::prelude::*;
 
 use super::layer::Event;
 use super::mod3::Mod3Table;
-use super::partition::worker::{self, Asked, Share};
-use super::partition::{ClassSearch, Partition, Transport};
+use super::search::{Asked, ClassSearch, Partition, Share, Transport, search_on};
 use super::table::Table;
 use super::table::bytes::ByteTable;
 use super::table::codes::CodeTable;
@@ -69,7 +68,7 @@ impl<'a> Plan<'a> {
     ///
     /// # Errors
     ///
-    /// As [`partition::search_on`](super::partition::search_on).
+    /// As `search::search_on`.
     pub fn search_shares<X: Transport + ?Sized>(
         self,
         transport: &mut X,
@@ -156,7 +155,7 @@ impl<'a> Plan<'a> {
                 symmetries: &symmetries,
                 partition: &Partition::by_work(spec, index, transport.workers())?,
             };
-            let share = worker::search_on::<T, X>(&class, transport, asked, checkpoints, exchanges, observe)?;
+            let share = search_on::<T, X>(&class, transport, asked, checkpoints, exchanges, observe)?;
             let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));
             let reachable = share.layers.iter().sum();
             let of = |hardest: Vec<u64>, legal: u64| ClassStats {
@@ -433,7 +432,7 @@ fn packed_len(cells: Range<u64>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::partition::ChannelTransport;
+    use crate::solver::search::ChannelTransport;
     use crate::solver::{Method, NoCheckpoints, Solution};
 
     /// Packed pieces follow one another over the blocks asked, each at

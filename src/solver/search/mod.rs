@@ -1,0 +1,412 @@
+//! The one search engine: a class's retrograde breadth-first search, layer
+//! by layer from the goal, into a table of any kind
+//! (`table::Table`: a byte a position or two bits), by one
+//! worker or many.
+//!
+//! A class is cut between workers that share nothing but messages
+//! (`share`: the ranks of an MPI job, threads of one process in tests, or
+//! one worker alone, a whole class in one process, whose exchanges are
+//! no-ops). Every worker runs the same layer loop (`layers`: push or pull
+//! by measured rates, the report, the too-deep error, the saves), and what
+//! one worker does inside a layer is written once (`worker`: its blocks in
+//! rounds, claims, images, the block summary, the hardest positions, moving
+//! the cuts). At a layer's end the workers exchange what they found in
+//! each other's ranges (`exchange`); the halo (`halo`) carries a push's
+//! neighbours and a pull's frontier between workers; `recut` moves the cuts when the work is
+//! uneven.
+//!
+//! # A layer
+//!
+//! Layer `d` finds layer `d + 1` in one of two directions:
+//!
+//! - *push*, while the frontier is small: the positions of layer `d` are
+//!   expanded and their unreached neighbours claimed for `d + 1`;
+//! - *pull*, once the frontier is large next to what is left: each
+//!   unreached position looks for a neighbour at `d` and stops at the
+//!   first.
+//!
+//! Each layer takes the direction that should cost less, from the time per
+//! position of the latest layer of each kind ([`Rates`](super::Rates)): a
+//! pull costs its rate times the unreached positions, a push its rate times
+//! the positions it would scan (for two-bit codes, every position of the
+//! layer's residue in the blocks that hold the layer).
+//!
+//! Besides the table each worker keeps a *summary* byte per block (white
+//! set): [`CURRENT`](super::mod3::CURRENT), the block holds a position of
+//! layer `d`; [`NEXT`](super::mod3::NEXT), a position of layer `d + 1` has
+//! been written into it; [`UNSEEN_LEFT`](super::mod3::UNSEEN_LEFT), it may
+//! hold an unreached position. A push visits the `CURRENT` blocks; a pull
+//! visits the `UNSEEN_LEFT` blocks and tries only moves into `CURRENT`
+//! blocks.
+//!
+//! A position and its images under the class's
+//! [`Symmetries`] are equally far from the goal, so
+//! every layer is a union of orbits: a layer expands (push) or tests (pull)
+//! only the canonical position of each orbit, and every position it claims
+//! has its images claimed with it, gathered in batches whose memory is
+//! fetched before they are set (`images`).
+//!
+//! The hardest positions (the lowest public hashes of the last layer) are
+//! kept as the layer is written: each thread keeps the lowest tight indices
+//! it claimed, and, when a class is the mirror image of the searched one,
+//! the lowest public hashes of their images there (`hardest`). At a layer
+//! boundary a worker's whole state is its table, its summary, the count of
+//! each layer, those hardest candidates and the watched positions'
+//! remoteness; it hands them to its
+//! [`ShareCheckpoints`] and can start from a
+//! saved one.
+//!
+//! The entry points:
+//!
+//! - [`bytes`] and [`two_bit`]: a whole class in one process;
+//! - [`threads`]: a class by several workers, each a thread of this
+//!   process, exchanging only message streams (to test the exchanges);
+//! - the class loop ([`Plan::search_shares`](super::Plan::search_shares))
+//!   runs every class of a variant by one worker of a job over any
+//!   [`Transport`], MPI ranks included.
+//!
+//! A layer reads only positions at `d` and writes only unreached ones, so
+//! which worker claims a position first does not matter: the table is the
+//! breadth-first distance from the goal, whatever the number of workers.
+
+mod exchange;
+mod halo;
+mod layers;
+mod recut;
+mod share;
+mod worker;
+
+pub(super) use share::ClassSearch;
+use share::on_threads;
+pub use share::{ChannelTransport, EXPANDED_WEIGHT, LayerStats, Message, Partition, Transport};
+pub(super) use worker::search_on;
+pub use worker::{Asked, Share, TwoBitShare};
+
+use crate::error::Result;
+use crate::index::DenseIndex;
+use crate::symmetry::{Mirror, Symmetries};
+use crate::tight::TightIndex;
+use crate::variant::ClassSpec;
+
+use super::boundary::{NoCheckpoints, ShareCheckpoints};
+use super::layer::Event;
+use super::table::Table;
+use super::table::bytes::ByteTable;
+use super::table::codes::CodeTable;
+
+/// What the workers of a search in one process end with: each one's
+/// [`Share`] of the class, in worker order, each of the partition the
+/// search ended with, and every layer's counts.
+#[derive(Clone, Debug)]
+pub struct Partitioned<D = Vec<u8>> {
+    /// One per worker, in worker order.
+    pub shares: Vec<Share<D>>,
+    /// One per layer, the last one finding nothing.
+    pub layers: Vec<LayerStats>,
+}
+
+impl<D> Partitioned<D> {
+    /// How the class was cut when the search ended.
+    pub fn partition(&self) -> &Partition {
+        &self.shares[0].partition
+    }
+
+    /// `found[d]`: positions at remoteness `d` (as in a checkpoint).
+    pub fn found(&self) -> &[u64] {
+        &self.shares[0].layers
+    }
+}
+
+impl Partitioned {
+    /// The whole table in tight-index order, the workers' cells end to
+    /// end: what [`bytes`] returns.
+    pub fn assemble(&self) -> Vec<u8> {
+        self.shares.iter().flat_map(|s| s.table.iter().copied()).collect()
+    }
+}
+
+/// Searches one class of variant `name` a byte a position, on the current
+/// rayon pool, and returns its cells in `index` order: each its remoteness
+/// or [`Cell::UNREACHABLE`](crate::Cell::UNREACHABLE).
+///
+/// # Errors
+///
+/// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not
+/// fit a [`Cell`](crate::Cell).
+pub fn bytes(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    let share = whole::<ByteTable>(
+        name,
+        spec,
+        index,
+        &symmetries,
+        Asked::default(),
+        &mut NoCheckpoints,
+        observe,
+    )?;
+    Ok(share.table)
+}
+
+/// Searches one class by two bits a position (the remoteness mod 3), on
+/// the current rayon pool, telling `observe` of each layer.
+///
+/// # Errors
+///
+/// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not
+/// fit a [`Remoteness`](crate::Remoteness).
+pub fn two_bit(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    observe: &mut dyn FnMut(Event),
+) -> Result<TwoBitShare> {
+    two_bit_with(name, spec, index, None, &mut NoCheckpoints, observe)
+}
+
+/// As [`two_bit`], resuming from `checkpoints` when it has a saved state
+/// for the class and handing it the state at layer boundaries. A resumed
+/// search reports its saved layers again, in order, before the new ones.
+///
+/// `mirrored`, when a class is the mirror image of this one: the map from
+/// this class's cells to that class's and that class's public hash; the
+/// search then keeps that class's hardest positions as well
+/// ([`Share::mirrored_hardest`]).
+///
+/// # Errors
+///
+/// As [`two_bit`], and whatever `checkpoints` fails with.
+pub fn two_bit_with(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    mirrored: Option<(&Mirror, &DenseIndex)>,
+    checkpoints: &mut dyn ShareCheckpoints,
+    observe: &mut dyn FnMut(Event),
+) -> Result<TwoBitShare> {
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    let asked = Asked { mirrored, watch: &[] };
+    whole::<CodeTable>(name, spec, index, &symmetries, asked, checkpoints, observe)
+}
+
+/// Searches one class of variant `name` a byte a position by `workers`
+/// workers, each a thread of this process with its own share, exchanging
+/// positions only as message streams through a [`ChannelTransport`].
+/// `observe` sees each layer's counts as the layer ends, on the calling
+/// thread.
+///
+/// # Errors
+///
+/// [`Error::Usage`](crate::Error::Usage) when `workers` is 0,
+/// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not
+/// fit a [`Cell`](crate::Cell), [`Error::Exchange`](crate::Error::Exchange)
+/// when a worker fails.
+pub fn threads(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    workers: usize,
+    observe: &mut dyn FnMut(&LayerStats),
+) -> Result<Partitioned> {
+    threads_of::<ByteTable>(name, spec, index, workers, Asked::default(), observe)
+}
+
+/// A whole class in one process, expanding one position of each orbit of
+/// `symmetries` (which must be symmetries of the class): the search by one
+/// worker, whose exchanges do nothing and are not told of.
+fn whole<T: Table>(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    symmetries: &Symmetries,
+    asked: Asked<'_>,
+    checkpoints: &mut dyn ShareCheckpoints,
+    observe: &mut dyn FnMut(Event),
+) -> Result<Share<T::Done>> {
+    let class = ClassSearch {
+        name,
+        spec,
+        index,
+        symmetries,
+        partition: &Partition::by_work(spec, index, 1)?,
+    };
+    search_on::<T, _>(
+        &class,
+        &mut ChannelTransport::solo(),
+        asked,
+        checkpoints,
+        false,
+        observe,
+    )
+}
+
+/// [`threads`] into a table of kind `T`, finding what `asked` asks.
+fn threads_of<T: Table>(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    workers: usize,
+    asked: Asked<'_>,
+    observe: &mut dyn FnMut(&LayerStats),
+) -> Result<Partitioned<T::Done>> {
+    let partition = Partition::by_work(spec, index, workers)?;
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    let class = ClassSearch {
+        name,
+        spec,
+        index,
+        symmetries: &symmetries,
+        partition: &partition,
+    };
+    let (shares, layers) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
+        worker::run::<T, _>(&class, transport, asked, None, &mut NoCheckpoints, report)
+    })?;
+    Ok(Partitioned { shares, layers })
+}
+
+/// The two-bit search of class `spec` of variant `name` by the worker
+/// `transport` reaches, resuming from `checkpoints` when every worker can:
+/// [`search_on`] for the tests of other modules.
+#[cfg(test)]
+pub(crate) fn search_two_bit<X: Transport + ?Sized>(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    partition: &Partition,
+    transport: &mut X,
+    asked: Asked<'_>,
+    checkpoints: &mut dyn ShareCheckpoints,
+) -> Result<TwoBitShare> {
+    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
+    let class = ClassSearch {
+        name,
+        spec,
+        index,
+        symmetries: &symmetries,
+        partition,
+    };
+    search_on::<CodeTable, X>(&class, transport, asked, checkpoints, false, &mut |_| {})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remoteness::Cell;
+    use crate::solver::{Method, Plan};
+    use crate::variant::Variant;
+
+    /// Every named board has a symmetry to use, and the searches with and
+    /// without it give one table, on boards with each kind of group.
+    #[test]
+    fn the_group_changes_nothing_but_the_work() {
+        for (name, order) in [
+            ("5x4", 2),
+            ("7x6", 2),
+            ("5x4-full", 2),
+            ("9x6", 2),
+            ("6x4-full", 2),
+            ("8x4-full", 2),
+            ("5x3-full", 4),
+            ("7x5-full", 4),
+            ("8x6-a2", 2),
+        ] {
+            let variant = Variant::named(name).unwrap();
+            for spec in variant.classes() {
+                let index = spec.tight_index();
+                let group = Symmetries::of(&spec.geometry, spec.goal);
+                assert_eq!(group.order(), order, "{name}");
+                let plain = Symmetries::trivial(&spec.geometry);
+                let run = |group: &Symmetries| {
+                    whole::<ByteTable>(
+                        name,
+                        spec,
+                        &index,
+                        group,
+                        Asked::default(),
+                        &mut NoCheckpoints,
+                        &mut |_| {},
+                    )
+                    .unwrap()
+                    .table
+                };
+                assert!(run(&group) == run(&plain), "{name} {:?}", spec.class);
+            }
+        }
+        for name in ["9x8", "11x8", "11x10", "7x4"] {
+            for spec in Variant::named(name).unwrap().classes() {
+                assert!(!Symmetries::of(&spec.geometry, spec.goal).is_trivial(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn two_bit_search_matches_the_byte_search() {
+        for name in ["5x4", "7x4", "5x4-full", "7x5-full", "5x3-full", "6x4-full", "8x4-full"] {
+            let variant = Variant::named(name).unwrap();
+            let bytes = Plan::new(&variant, Method::Tight).solve(&mut |_| {}).unwrap();
+            let two = Plan::new(&variant, Method::Tight).solve_two_bit(&mut |_| {}).unwrap();
+            for (k, (b, t)) in bytes.classes.iter().zip(&two.classes).enumerate() {
+                assert_eq!(b.stats, t.stats, "{name} class {k}");
+                let cells = bytes.class_cells(k);
+                for i in 0..b.index.len() {
+                    let expected = Cell(cells[i as usize]).remoteness().map(|r| (r.0 % 3) as u8);
+                    assert_eq!(
+                        two.residue(k, b.index.unrank(i)),
+                        expected,
+                        "{name} class {k} index {i}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The search with the class's symmetries and without gives one table
+    /// and one set of statistics, the mirrored class's hardest included.
+    #[test]
+    fn the_group_changes_no_two_bit_table() {
+        for name in ["7x6", "5x4-full", "5x3-full", "7x5-full", "6x4-full"] {
+            let variant = Variant::named(name).unwrap();
+            let specs = variant.classes();
+            let spec = &specs[0];
+            let index = spec.tight_index();
+            let partner = specs.get(1).and_then(|other| {
+                let mirror = Mirror::left_right(&spec.geometry, &other.geometry)?;
+                (mirror.part(spec.start) == other.start).then_some((mirror, other.index))
+            });
+            let mirrored = partner.as_ref().map(|(m, d)| (m, d));
+            let asked = Asked { mirrored, watch: &[] };
+            let run = |symmetries: &Symmetries| {
+                whole::<CodeTable>(name, spec, &index, symmetries, asked, &mut NoCheckpoints, &mut |_| {}).unwrap()
+            };
+            let with = run(&Symmetries::of(&spec.geometry, spec.goal));
+            let without = run(&Symmetries::trivial(&spec.geometry));
+            assert!(with.table == without.table, "{name}");
+            assert_eq!(with.layers, without.layers, "{name}");
+            assert_eq!(with.hardest, without.hardest, "{name}");
+            assert_eq!(with.mirrored_hardest, without.mirrored_hardest, "{name}");
+            assert_eq!(with.mirrored_hardest.is_some(), partner.is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn threads_give_the_table_of_one_worker() {
+        for name in ["5x4", "7x6", "7x5-a1", "9x7-a2"] {
+            let variant = Variant::named(name).unwrap();
+            let spec = &variant.classes()[0];
+            let index = spec.tight_index();
+            let expected = bytes(name, spec, &index, &mut |_| {}).unwrap();
+            for workers in [1, 2, 3, 5] {
+                let mut seen = Vec::new();
+                let run = threads(name, spec, &index, workers, &mut |l| seen.push(*l)).unwrap();
+                assert!(run.assemble() == expected, "{name} by {workers}");
+                assert_eq!(run.layers, seen);
+                assert_eq!(run.layers.len(), run.found().len());
+                assert_eq!(run.layers.last().unwrap().found, 0);
+                for (layer, &f) in run.layers.iter().zip(&run.found()[1..]) {
+                    assert_eq!(layer.found, f);
+                }
+                let messages: u64 = run.layers.iter().map(|l| l.messages).sum();
+                assert_eq!(messages == 0, workers == 1, "{name} by {workers}");
+            }
+        }
+    }
+}
