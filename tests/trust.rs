@@ -121,12 +121,12 @@ fn a_checkpoint_that_says_done_too_early_never_becomes_a_database() {
 fn a_checkpoint_of_an_older_format_starts_the_search_over() {
     let dir = fresh("old-format");
     let file = stopped(&dir, "7x6", "tight", "6");
-    let old = edit_header(&file, "\"format\":4", "\"format\":1");
+    let old = edit_header(&file, "\"format\":5", "\"format\":1");
     fs::write(&file, old).unwrap();
     let output = run(&dir, &[], &["solve", "7x6"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("is of format 1, not 4: an older bishops wrote it"),
+        stderr(&output).contains("is of format 1, not 5: an older bishops wrote it"),
         "{}",
         stderr(&output)
     );
@@ -134,12 +134,12 @@ fn a_checkpoint_of_an_older_format_starts_the_search_over() {
     // One from a newer bishops says so.
     fs::remove_dir_all(&dir).unwrap();
     let file = stopped(&dir, "7x6", "tight", "6");
-    let newer = edit_header(&file, "\"format\":4", "\"format\":5");
+    let newer = edit_header(&file, "\"format\":5", "\"format\":6");
     fs::write(&file, newer).unwrap();
     let output = run(&dir, &[], &["solve", "7x6"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("is of format 5, not 4: a newer bishops wrote it"),
+        stderr(&output).contains("is of format 6, not 5: a newer bishops wrote it"),
         "{}",
         stderr(&output)
     );

@@ -256,9 +256,9 @@ fn a_damaged_two_bit_checkpoint_is_reported_and_ignored() {
             edit_header(b, "\"hardest\":[", "\"hardest\":[1,");
             bishops::checkpoint::reseal(b);
         }),
-        // An older format (3: FNV-1a checksums).
-        ("is of format 3, not 4", |b| {
-            edit_header(b, "\"format\":4", "\"format\":3")
+        // An older format (4: a byte table kept its cells alone).
+        ("is of format 4, not 5", |b| {
+            edit_header(b, "\"format\":5", "\"format\":4")
         }),
     ];
     for (said, damage) in damages {

@@ -1,50 +1,47 @@
 //! Checkpoints of a long search, so that a killed `solve` resumes instead of
 //! starting over.
 //!
-//! The tight search ([`search::bytes`](crate::solver::search::bytes)) keeps its whole
-//! state in its table: at a layer boundary, the table, the depth and the
-//! count of each layer are enough to go on. [`Checkpointer`] saves them at a
-//! layer boundary once [`CheckpointOptions::interval`] has passed since the
-//! last save (or the search began), into `.VARIANT.CLASS.checkpoint` in the
-//! database directory, one file per searched class: a class derived by
-//! mirror symmetry is never saved, and a finished class is saved (marked
-//! done) when the interval has passed, so that a resume after it does not
-//! search it again. A checkpoint is written whole into
-//! `.VARIANT.CLASS.checkpoint.tmp-PID`, synced and renamed over the last
-//! one, so a write that is killed leaves the previous checkpoint usable.
+//! A search's whole state at a layer boundary is a [`Snapshot`] of each
+//! worker's share: its table (a byte a position, or two bits), the summary
+//! byte of each of its blocks, the count of each layer, the newest layer's
+//! hardest candidates and the watched positions' remoteness (the start's);
+//! a resumed search measures its rates of work afresh. [`Checkpointer`]
+//! saves it at a layer boundary once [`CheckpointOptions::interval`] has
+//! passed since the last save (or the search began), into
+//! `.VARIANT.CLASS.checkpoint` in the database directory, one file per
+//! searched class: a class derived by mirror symmetry is never saved, and a
+//! finished class is saved (marked done) when the interval has passed, so
+//! that a resume after it does not search it again. A checkpoint is written
+//! whole into `.VARIANT.CLASS.checkpoint.tmp-PID`, synced and renamed over
+//! the last one, so a write that is killed leaves the previous checkpoint
+//! usable.
 //!
-//! The file: the line `bishops checkpoint`, one line of JSON ([`Header`]:
-//! format, variant, start, class, method, table length, the count of each
-//! layer, whether the search is over, a checksum of the table and when it
-//! was written), the line `xxh3 ` and the [`seal`] of the header line (its
-//! XXH3-64), then the table, one byte per legal position in tight-index
-//! order. A checkpoint is trusted only when its format is this program's,
-//! the header's seal holds, every header field matches the solve, the file
-//! has the right length, the table's checksum holds and the table holds
-//! exactly the layer counts the header gives; otherwise it is reported and
-//! ignored, and the search starts over. The seal and the checksum find
-//! damage, not forgery: a checkpoint edited with its checksums recomputed
-//! passes them, and then the solve's own check of its table, by the rules,
-//! before anything is written ([`Database::audit`](crate::storage::Database::audit)), is what stands
+//! The file, the same for both tables: the line `bishops checkpoint`, one
+//! line of JSON ([`Header`]: format, variant, start, class, method (which
+//! says the table's coding), the share's length, the count of each layer,
+//! whether the search is over, the payload's checksum, when it was
+//! written, the hardest candidates and the watched positions), the line
+//! `xxh3 ` and the [`seal`] of the header line (its XXH3-64), then the
+//! payload: the table (a byte a position; or 2 bits a position, 32 to a
+//! little-endian word) and the summary (a byte a block, 8 to a word, the
+//! last word padded with zeros). The checksum ([`payload_checksum`])
+//! covers the table, the summary and the hardest candidates.
+//!
+//! A checkpoint is trusted only when its format is this program's, the
+//! header's seal holds, every header field matches the solve, the payload
+//! has the right length and its checksum holds, and what it holds is a
+//! state a search can be in ([`check`]): the table holds exactly the
+//! counted layers, the summary flags every block holding an unseen position
+//! and blocks holding at least the newest layer, the hardest candidates
+//! are as many as the newest layer allows, in order, of it, and the
+//! watched positions' remoteness is their code's. Otherwise it is reported
+//! and ignored, and the search starts over. The method field keeps either
+//! search from taking the other's checkpoint. The seal and the checksum
+//! find damage, not forgery: a checkpoint edited with its checksums
+//! recomputed passes them, and then the solve's own check of its table, by
+//! the rules, before anything is written
+//! ([`Database::audit`](crate::storage::Database::audit)), is what stands
 //! between it and a database.
-//!
-//! The two-bit search ([`search::two_bit`](crate::solver::search::two_bit)) checkpoints the
-//! same way into the same file name, with the header's method `two-bit`:
-//! the payload is its table (2 bits per legal position, 32 to a
-//! word) and its summary (a byte per block, 8 to a word, the last word
-//! padded with zeros), as little-endian 64-bit words, and the header also
-//! carries the newest layer's hardest candidates and the remoteness of the
-//! watched positions (the start's), once reached ([`TwoBitHeader`]); a
-//! resumed search measures its rates of work afresh. The checksum
-//! ([`word_checksum`]) covers the table, the summary and the hardest
-//! candidates. Besides the header, its length
-//! and the checksum, a resume checks that the table holds exactly the
-//! counted layers (per residue mod 3, padding unseen), that the summary
-//! flags every block holding an unseen position and blocks holding at least
-//! the newest layer's count with its residue, and that the hardest
-//! candidates are as many as the newest layer allows, in order, with its
-//! residue, in flagged blocks ([`check_two_bit`]). The method field keeps
-//! either search from taking the other's checkpoint.
 //!
 //! The workers of a partitioned search (the ranks of an MPI job) each save
 //! their own share of a class, in files of their own
@@ -57,13 +54,13 @@ mod refusal;
 mod share;
 
 pub use rank_files::{ShareHeader, rank_path};
-pub use refusal::{Payload, Refusal};
+pub use refusal::Refusal;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
@@ -74,24 +71,25 @@ use crate::board::Class;
 use crate::cleanup::{Pending, is_abandoned};
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
-use crate::remoteness::Cell;
-use crate::solver::mod3::{CURRENT, NEXT, UNSEEN_LEFT, code_words, count_codes};
-use crate::solver::{HARDEST, LayerHardest, Resume, Save};
-use crate::tight::TightIndex;
+use crate::solver::mod3::{CURRENT, UNSEEN_LEFT, code_words, count_codes};
+use crate::solver::{Coding, HARDEST, LayerHardest, Save, Snapshot, Stored, StoredRef, Wanted};
 use crate::variant::Variant;
 
 /// The first line of a checkpoint file.
 const MAGIC: &[u8] = b"bishops checkpoint\n";
 
-/// The version of the file format of both searches' checkpoints: 4 since
-/// the payload's checksum is XXH3-64 ([`checksum`], [`word_checksum`]), as
-/// the database's is, where format 3 used a hand-written FNV-1a 64; 3
-/// since the header line is sealed by a checksum of its own ([`seal`]).
+/// The version of the file format of both searches' checkpoints: 5 since
+/// both tables keep one snapshot (the table, the block summary, the
+/// hardest candidates and the watched positions), where format 4 kept a
+/// byte table's cells alone; 4 since the payload's checksum is XXH3-64
+/// ([`payload_checksum`]), as the database's is, where format 3 used a
+/// hand-written FNV-1a 64; 3 since the header line is sealed by a
+/// checksum of its own ([`seal`]).
 /// Before, the tight search wrote format 1 and the two-bit search format 2
 /// (format 1 of the two-bit search kept a bit per position besides the
 /// table). A checkpoint of another format is refused, and the search
 /// starts over.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 
 /// The start of the line after the header: the header's seal.
 const SEAL: &str = "xxh3 ";
@@ -101,7 +99,7 @@ const SEAL: &str = "xxh3 ";
 /// header whose seal holds and a payload whose checksum holds put every
 /// byte a resume uses under a checksum. A checksum finds damage, not
 /// forgery: what a resume takes is checked against the rules besides
-/// ([`check_two_bit`], and the solve's check of its table before it is
+/// ([`check`], and the solve's check of its table before it is
 /// written).
 #[doc(hidden)]
 pub fn seal(header: &[u8]) -> String {
@@ -284,7 +282,7 @@ fn remove_temporary(dir: &Path, variant: &Variant) {
 /// The JSON line of a checkpoint file.
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
 pub struct Header {
-    /// The file format: 3, the same for both methods.
+    /// The file format, the same for both tables.
     pub format: u32,
     /// The variant's name.
     pub variant: String,
@@ -292,34 +290,21 @@ pub struct Header {
     pub start: String,
     /// The class number.
     pub class: usize,
-    /// The search that wrote it: `tight` or `two-bit`.
+    /// The search that wrote it, which says how its table keeps a
+    /// position ([`Coding::method`]): `tight` or `two-bit`.
     pub method: String,
-    /// The class's legal positions: cells in a `tight` table, positions in
-    /// a `two-bit` one.
+    /// The positions of its share (the class's legal positions, for a
+    /// whole class).
     pub length: u64,
-    /// `found[d]`: positions at remoteness `d`, for every complete layer.
+    /// `found[d]`: positions of the whole class at remoteness `d`, for
+    /// every complete layer.
     pub found: Vec<u64>,
     /// Whether the class's search is over.
     pub done: bool,
-    /// [`checksum`] of the table (`tight`) or [`word_checksum`] of the
-    /// payload (`two-bit`), 16 hex digits.
+    /// The payload's checksum ([`payload_checksum`]), 16 hex digits.
     pub checksum: String,
     /// When it was written, in seconds since 1970.
     pub written: u64,
-    /// What else a two-bit search needs to go on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub two_bit: Option<TwoBitHeader>,
-    /// For one worker's share of a partitioned search: which share, and its
-    /// own count of each layer. `length` then counts the share's cells and
-    /// `found` the whole class's layers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub share: Option<ShareHeader>,
-}
-
-/// The part of a two-bit checkpoint's header that only the two-bit search
-/// has.
-#[derive(Serialize, Deserialize, Debug, PartialEq, Clone, Default)]
-pub struct TwoBitHeader {
     /// The tight indices of up to [`HARDEST`] positions of the newest
     /// layer, lowest first.
     pub hardest: Vec<u64>,
@@ -329,18 +314,18 @@ pub struct TwoBitHeader {
     pub mirrored_hardest: Option<Vec<u64>>,
     /// For each watched position (the start's in the class, say): its
     /// remoteness where the saving worker owns it and has reached it.
-    #[serde(default)]
-    pub watched: Option<Vec<Option<u64>>>,
+    pub watched: Vec<Option<u64>>,
+    /// For one worker's share of a partitioned search: which share, and its
+    /// own count of each layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<ShareHeader>,
 }
 
-impl TwoBitHeader {
-    fn of(hardest: &LayerHardest, watched: &[Option<u64>]) -> TwoBitHeader {
-        TwoBitHeader {
-            hardest: hardest.own.clone(),
-            mirrored_hardest: hardest.mirrored.clone(),
-            watched: Some(watched.to_vec()),
-        }
-    }
+/// The one field read before the rest: a header of another format may
+/// have other fields.
+#[derive(Deserialize)]
+struct FormatOnly {
+    format: u32,
 }
 
 /// Bytes a checksum hashes in one piece, on one core.
@@ -348,14 +333,6 @@ const PIECE: usize = 1 << 20;
 
 /// Words in a [`PIECE`].
 const PIECE_WORDS: usize = PIECE / 8;
-
-/// A checksum of a table that runs on every core: XXH3-64 (the
-/// database's hash) of each MiB, then XXH3-64 of those sums and the
-/// length, as little-endian words.
-pub fn checksum(cells: &[u8]) -> u64 {
-    let sums: Vec<u64> = cells.par_chunks(PIECE).map(xxh3_64).collect();
-    combine(sums.into_iter().chain([cells.len() as u64]))
-}
 
 /// XXH3-64 of `words` as little-endian bytes: how the sums of the pieces
 /// become one checksum.
@@ -368,7 +345,7 @@ fn combine(words: impl Iterator<Item = u64>) -> u64 {
 }
 
 /// XXH3-64 of each MiB of `words` (read by `load`) as little-endian
-/// bytes: the sums [`word_checksum`] combines.
+/// bytes, on every core.
 fn word_sums<T: Sync>(words: &[T], load: impl Fn(&T) -> u64 + Sync) -> Vec<u64> {
     words
         .par_chunks(PIECE_WORDS)
@@ -379,19 +356,44 @@ fn word_sums<T: Sync>(words: &[T], load: impl Fn(&T) -> u64 + Sync) -> Vec<u64> 
         .collect()
 }
 
-/// A checksum of the payload of a two-bit checkpoint, the words of each
-/// part in turn, that runs on every core: XXH3-64 of each MiB of each
-/// part, then XXH3-64 of those sums and the length of each part in words.
-pub fn word_checksum(parts: &[&[u64]]) -> u64 {
-    let mut sums = Vec::new();
-    for part in parts {
-        sums.extend(word_sums(part, |&w| w));
-    }
-    combine(sums.into_iter().chain(parts.iter().map(|p| p.len() as u64)))
+/// XXH3-64 of each MiB of `bytes`, on every core: the same sums as
+/// [`word_sums`] of the words those bytes are.
+fn byte_sums(bytes: &[u8]) -> Vec<u64> {
+    bytes.par_chunks(PIECE).map(xxh3_64).collect()
 }
 
-/// The code of a position no layer has reached.
-const UNSEEN_CODE: u8 = 3;
+/// A table's piece sums and its length in bytes, as the payload holds it.
+fn table_sums(table: StoredRef<'_>) -> (Vec<u64>, u64) {
+    match table {
+        StoredRef::Bytes(cells) => (byte_sums(cells), cells.len() as u64),
+        StoredRef::TwoBit(words) => (word_sums(words, |w| w.load(Ordering::Relaxed)), 8 * words.len() as u64),
+    }
+}
+
+/// The checksum of a checkpoint's payload, which runs on every core:
+/// XXH3-64 of the XXH3-64 of each MiB of each part (the table, from its
+/// sums `table`; the summary words; the hardest candidates, the mirrored
+/// ones and whether there are any), then of each part's length.
+///
+/// ```
+/// use bishops::checkpoint::payload_checksum;
+/// use bishops::solver::LayerHardest;
+/// let hardest = LayerHardest { own: vec![3, 9], mirrored: None };
+/// let sum = payload_checksum((vec![1, 2], 16), &[5], &hardest);
+/// assert_ne!(sum, payload_checksum((vec![1, 2], 16), &[4], &hardest));
+/// assert_ne!(sum, payload_checksum((vec![2, 1], 16), &[5], &hardest));
+/// ```
+pub fn payload_checksum(table: (Vec<u64>, u64), summary: &[u64], hardest: &LayerHardest) -> u64 {
+    let mirrored = hardest.mirrored.as_deref().unwrap_or(&[]);
+    let flag = [u64::from(hardest.mirrored.is_some())];
+    let rest: [&[u64]; 4] = [summary, &hardest.own, mirrored, &flag];
+    let (mut sums, table_bytes) = table;
+    for part in rest {
+        sums.extend(word_sums(part, |&w| w));
+    }
+    let lengths = [table_bytes].into_iter().chain(rest.iter().map(|p| p.len() as u64));
+    combine(sums.into_iter().chain(lengths))
+}
 
 /// Words of the summary of `blocks` blocks, 8 bytes to a word.
 pub fn summary_words(blocks: u64) -> u64 {
@@ -408,122 +410,107 @@ fn pack_summary(summary: impl Iterator<Item = u8>, blocks: u64) -> Vec<u64> {
     words
 }
 
-/// The checksum of a two-bit checkpoint: [`word_checksum`] of the table,
-/// the summary words and the hardest candidates (the mirrored ones, and
-/// whether there are any), from the table's sums (`code_sums`, as
-/// [`word_sums`] gives them, over `code_words` words).
-fn two_bit_checksum(code_sums: Vec<u64>, code_words: usize, summary: &[u64], hardest: &LayerHardest) -> u64 {
-    let mirrored = hardest.mirrored.as_deref().unwrap_or(&[]);
-    let flag = [u64::from(hardest.mirrored.is_some())];
-    let rest: [&[u64]; 4] = [summary, &hardest.own, mirrored, &flag];
-    let mut sums = code_sums;
-    for part in rest {
-        sums.extend(word_sums(part, |&w| w));
+/// Bytes of a table of `coding` for `len` positions, as the payload holds
+/// it.
+fn table_bytes(coding: Coding, len: u64) -> u64 {
+    match coding {
+        Coding::Bytes => len,
+        Coding::TwoBit => 8 * code_words(len),
     }
-    let lengths = [code_words as u64]
-        .into_iter()
-        .chain(rest.iter().map(|p| p.len() as u64));
-    combine(sums.into_iter().chain(lengths))
 }
 
-/// Checks that the state of a two-bit search of the class of `index` at a
-/// layer boundary (`found`, `done`, `codes`, `summary`, `hardest`, as in
-/// [`TwoBitShareResume`](crate::solver::TwoBitShareResume) of the one
-/// worker) is consistent: the right number of words and summary
-/// bytes; the padding codes beyond the legal positions unseen; per residue
-/// mod 3, as many positions as the layers of that residue count; summary
-/// bytes with only the [`CURRENT`] and [`UNSEEN_LEFT`] bits, the latter on
-/// every block that holds an unseen position, the former on blocks that
-/// hold at least the newest layer's count of its residue; and the hardest
-/// candidates, as many as the newest layer allows ([`HARDEST`] at most),
-/// strictly increasing, the own ones legal indices with the newest residue
-/// in [`CURRENT`] blocks. `done` says whether the search is over; it
-/// changes nothing checked here, as the newest layer is then the last.
+/// Checks that `state`, a worker's share at a layer boundary as a
+/// checkpoint holds it, is consistent on its own as the share `wanted`
+/// asks, whatever its table's coding: a table of its coding and length and
+/// a summary byte for each block; at least the goal's layer and at most
+/// as many layers as the coding counts, none empty; a count of its own for
+/// each of the class's layers, none above the class's; per code, as many
+/// positions as its own layers of that code count, padding unseen; summary
+/// bytes with only the [`CURRENT`] and [`UNSEEN_LEFT`] bits, the latter
+/// on every block that holds an unseen position, the former on blocks
+/// that hold at least its own count of the newest layer with the newest
+/// code; the hardest candidates (and the mirrored ones, when asked for) as
+/// many as that count allows ([`HARDEST`] at most), strictly increasing,
+/// its own ones in its range with the newest code in [`CURRENT`] blocks;
+/// and for each watched position it owns, a remoteness of its code within
+/// the layers, none when unseen (and none for another's). That the shares'
+/// counts add up to the class's is for the workers to check together.
 ///
 /// # Errors
 ///
 /// What is wrong, to follow the name of the file.
-pub fn check_two_bit(
-    found: &[u64],
-    done: bool,
-    index: &TightIndex,
-    codes: &[u64],
-    summary: &[u8],
-    hardest: &LayerHardest,
-) -> std::result::Result<(), Refusal> {
-    let _ = done;
-    let legal = index.len();
-    if codes.len() as u64 != code_words(legal) || summary.len() as u64 != index.white_sets() {
+pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
+    let Snapshot {
+        found,
+        own,
+        table,
+        summary,
+        hardest,
+        watched,
+        ..
+    } = state;
+    let (index, range, coding) = (wanted.index, &wanted.range, table.coding());
+    let len = range.end - range.start;
+    let blocks = wanted.blocks.end - wanted.blocks.start;
+    let stored = match table {
+        Stored::Bytes(cells) => cells.len() as u64,
+        Stored::TwoBit(words) => 8 * words.len() as u64,
+    };
+    if coding != wanted.coding || stored != table_bytes(coding, len) || summary.len() as u64 != blocks {
         return Err(Refusal::Inconsistent(format!(
-            "has {} code words and {} summary bytes, not {} and {}",
-            codes.len(),
+            "has a {} table of {stored} bytes and {} summary bytes, not {} and {blocks}",
+            coding.method(),
             summary.len(),
-            code_words(legal),
-            index.white_sets()
+            table_bytes(wanted.coding, len),
         )));
     }
-    if found.first() != Some(&1) || found.contains(&0) {
-        return Err(Refusal::inconsistent("counts an empty layer or more than one goal"));
+    if found.first() != Some(&1) || found.contains(&0) || found.len() > coding.most_layers() {
+        return Err(Refusal::inconsistent(
+            "counts an empty layer, more than one goal or more layers than its table holds",
+        ));
     }
-    check_codes(index, 0..index.white_sets(), 0..legal, codes, summary, found, hardest)
-}
-
-/// The checks a two-bit search's state at a layer boundary shares, whole
-/// ([`check_two_bit`]) or a worker's share of it: `codes` holds two bits a
-/// position of `range`, the positions of the blocks `blocks` of `index`,
-/// from `range.start`; `summary` a byte a block; `own` counts the layers'
-/// positions in `range`. The padding codes past `range` are unseen; per
-/// residue mod 3, as many positions as the layers of that residue count;
-/// the summary bytes have only the [`CURRENT`] and [`UNSEEN_LEFT`] bits,
-/// the latter on every block that holds an unseen position, the former on
-/// blocks that hold at least the newest layer's count of its residue; the
-/// hardest candidates are as many as the newest layer allows ([`HARDEST`]
-/// at most), strictly increasing, the own ones in `range` with the newest
-/// residue in [`CURRENT`] blocks. Else says what is wrong.
-pub(super) fn check_codes(
-    index: &TightIndex,
-    blocks: Range<u64>,
-    range: Range<u64>,
-    codes: &[u64],
-    summary: &[u8],
-    own: &[u64],
-    hardest: &LayerHardest,
-) -> std::result::Result<(), Refusal> {
-    let len = range.end - range.start;
+    // A share counts at most the class's positions of each layer; a
+    // whole class, exactly them.
+    let whole = len == index.len();
+    if own.len() != found.len() || own.iter().zip(found).any(|(o, f)| o > f || (whole && o != f)) {
+        return Err(Refusal::inconsistent("counts other layers of its own than the class's"));
+    }
     let total = match own.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
         Some(total) if total <= len => total,
         _ => return Err(Refusal::Inconsistent(format!("counts more positions than its {len}"))),
     };
-    if !len.is_multiple_of(32)
-        && let Some(&last) = codes.last()
+    let unseen = coding.unseen();
+    if let Stored::TwoBit(words) = table
+        && !len.is_multiple_of(32)
+        && let Some(&last) = words.last()
         && last | (u64::MAX >> (64 - 2 * (len % 32))) != u64::MAX
     {
         return Err(Refusal::inconsistent("has reached positions beyond its own"));
     }
-    let mut want = [0u64; 4];
+    let mut want = vec![0u64; 256];
     for (d, &n) in own.iter().enumerate() {
-        want[d % 3] += n;
+        want[usize::from(coding.code(d as u64))] += n;
     }
-    want[3] = 32 * codes.len() as u64 - total;
-    if code_counts(codes) != want {
+    let positions = stored * 8 / coding_bits(coding);
+    want[usize::from(unseen)] = positions - total;
+    if histogram(table) != want {
         return Err(Refusal::inconsistent("holds other layers than its header counts"));
     }
     if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
         return Err(Refusal::inconsistent("has a summary byte with unknown bits"));
     }
-    let newest = ((own.len().max(1) - 1) % 3) as u8;
-    let load = |&w: &u64| w;
-    let code = |i: u64| (codes[((i - range.start) / 32) as usize] >> (2 * ((i - range.start) % 32))) as u8 & 3;
-    let (unflagged, in_current) = (0..(blocks.end - blocks.start) as usize)
+    let newest = coding.code(found.len() as u64 - 1);
+    let code = |i: u64| table.code(i - range.start);
+    let (unflagged, in_current) = (0..blocks as usize)
         .into_par_iter()
         .with_min_len(1 << 10)
         .map(|k| {
-            let block = index.block(blocks.start + k as u64);
+            let block = index.block(wanted.blocks.start + k as u64);
             let block = block.start - range.start..block.end - range.start;
             let flags = summary[k];
-            let unseen = flags & UNSEEN_LEFT == 0 && count_codes(codes, load, block.clone(), UNSEEN_CODE) > 0;
+            let unseen = flags & UNSEEN_LEFT == 0 && count(table, block.clone(), unseen) > 0;
             let current = if flags & CURRENT != 0 {
-                count_codes(codes, load, block, newest)
+                count(table, block, newest)
             } else {
                 0
             };
@@ -535,10 +522,10 @@ pub(super) fn check_codes(
             "has {unflagged} blocks with unseen positions not flagged so"
         )));
     }
-    let layer = *own.last().ok_or(Refusal::inconsistent("counts no layer"))?;
+    let layer = *own.last().expect("at least the goal's layer");
     if in_current < layer {
         return Err(Refusal::Inconsistent(format!(
-            "flags blocks that hold {in_current} positions of the newest residue, fewer than its {layer} of the newest layer"
+            "flags blocks that hold {in_current} positions of the newest code, fewer than its {layer} of the newest layer"
         )));
     }
     let expected = (layer as usize).min(HARDEST);
@@ -552,124 +539,113 @@ pub(super) fn check_codes(
     for &i in &hardest.own {
         if !range.contains(&i)
             || code(i) != newest
-            || summary[(index.block_of(i) - blocks.start) as usize] & CURRENT == 0
+            || summary[(index.block_of(i) - wanted.blocks.start) as usize] & CURRENT == 0
         {
             return Err(Refusal::Inconsistent(format!(
                 "keeps position {i} as one of the hardest, not of the newest layer"
             )));
         }
     }
-    if let Some(mirrored) = &hardest.mirrored
-        && (mirrored.len() != expected || !increasing(mirrored))
-    {
+    match &hardest.mirrored {
+        Some(mirrored) if !wanted.mirrored || mirrored.len() != expected || !increasing(mirrored) => {
+            return Err(Refusal::Inconsistent(format!(
+                "keeps {} hardest mirror images, not {} in order",
+                mirrored.len(),
+                if wanted.mirrored { expected } else { 0 }
+            )));
+        }
+        None if wanted.mirrored => {
+            return Err(Refusal::inconsistent("lacks the hardest positions of a mirrored class"));
+        }
+        _ => {}
+    }
+    if watched.len() != wanted.watch.len() {
         return Err(Refusal::Inconsistent(format!(
-            "keeps {} hardest mirror images, not {expected} in order",
-            mirrored.len()
+            "knows {} watched positions, not {}",
+            watched.len(),
+            wanted.watch.len()
         )));
+    }
+    for (w, &i) in watched.iter().zip(wanted.watch) {
+        let fits = match (range.contains(&i), w) {
+            (true, Some(d)) => *d < found.len() as u64 && code(i) == coding.code(*d),
+            (true, None) => code(i) == unseen,
+            (false, w) => w.is_none(),
+        };
+        if !fits {
+            return Err(Refusal::Inconsistent(format!(
+                "says watched position {i} is at remoteness {w:?}, not what its table says"
+            )));
+        }
     }
     Ok(())
 }
 
-/// How many codes of the words `codes` are each residue, 0 to 2, and
-/// unseen, padding included.
-fn code_counts(codes: &[u64]) -> [u64; 4] {
-    // Positions per code: residues 0 to 2, then unseen (the rest of each
-    // word: fewer popcounts, which the default x86-64 target does in
-    // software).
-    const M: u64 = 0x5555_5555_5555_5555;
-    codes
-        .par_iter()
-        .with_min_len(1 << 12)
-        .fold(
-            || [0u64; 4],
-            |mut n, &w| {
-                let (lo, hi) = (w & M, w >> 1 & M);
-                let masks = [!hi & !lo & M, !hi & lo, hi & !lo & M];
-                let mut seen = 0;
-                for (count, m) in n.iter_mut().zip(masks) {
-                    let c = u64::from(m.count_ones());
-                    *count += c;
-                    seen += c;
-                }
-                n[3] += 32 - seen;
-                n
-            },
-        )
-        .reduce(
-            || [0u64; 4],
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                a
-            },
-        )
+/// Bits a position takes in a table of `coding`.
+fn coding_bits(coding: Coding) -> u64 {
+    match coding {
+        Coding::Bytes => 8,
+        Coding::TwoBit => 2,
+    }
 }
 
-/// Checks the header of a two-bit checkpoint whose payload is `payload`
-/// bytes long against a table of `codes` words and a summary of `blocks`
-/// blocks, and against whether a class mirrors the searched one
-/// (`mirrored`): the hardest candidates it keeps, and the rest of what only
-/// a two-bit checkpoint's header has. Returns the hardest candidates and
-/// the watched positions' remoteness.
-fn two_bit_header(
-    header: &Header,
-    payload: u64,
-    codes: u64,
-    blocks: u64,
-    mirrored: bool,
-) -> std::result::Result<(LayerHardest, Vec<Option<u64>>), Refusal> {
-    let words = codes + summary_words(blocks);
-    if payload != 8 * words {
-        return Err(Refusal::Length {
-            bytes: payload,
-            want: Payload::Words(words),
-        });
-    }
-    if header.found.is_empty() || header.found.len() > usize::from(u16::MAX) + 1 {
-        return Err(Refusal::Inconsistent(format!("has {} layers", header.found.len())));
-    }
-    let Some(extra) = &header.two_bit else {
-        return Err(Refusal::inconsistent("has no hardest positions in its header"));
+/// How many positions of `table` hold each code, padding included.
+fn histogram(table: &Stored) -> Vec<u64> {
+    let add = |mut a: Vec<u64>, b: Vec<u64>| {
+        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+        a
     };
-    if extra.mirrored_hardest.is_some() != mirrored {
-        return Err(Refusal::Inconsistent(format!(
-            "{} the hardest positions of a mirrored class",
-            if mirrored { "lacks" } else { "has" }
-        )));
+    match table {
+        Stored::Bytes(cells) => cells
+            .par_chunks(PIECE)
+            .fold(
+                || vec![0u64; 256],
+                |mut h, chunk| {
+                    for &c in chunk {
+                        h[usize::from(c)] += 1;
+                    }
+                    h
+                },
+            )
+            .reduce(|| vec![0u64; 256], add),
+        Stored::TwoBit(words) => {
+            // Positions per code: residues 0 to 2, then unseen (the rest
+            // of each word: fewer popcounts, which the default x86-64
+            // target does in software).
+            const M: u64 = 0x5555_5555_5555_5555;
+            words
+                .par_iter()
+                .with_min_len(1 << 12)
+                .fold(
+                    || vec![0u64; 256],
+                    |mut n, &w| {
+                        let (lo, hi) = (w & M, w >> 1 & M);
+                        let masks = [!hi & !lo & M, !hi & lo, hi & !lo & M];
+                        let mut seen = 0;
+                        for (count, m) in n.iter_mut().zip(masks) {
+                            let c = u64::from(m.count_ones());
+                            *count += c;
+                            seen += c;
+                        }
+                        n[3] += 32 - seen;
+                        n
+                    },
+                )
+                .reduce(|| vec![0u64; 256], add)
+        }
     }
-    let Some(watched) = extra.watched.clone() else {
-        return Err(Refusal::inconsistent(
-            "has no watched positions in its header, as two-bit checkpoints before this version had not",
-        ));
-    };
-    let hardest = LayerHardest {
-        own: extra.hardest.clone(),
-        mirrored: extra.mirrored_hardest.clone(),
-    };
-    Ok((hardest, watched))
 }
 
-/// Reads the payload of a two-bit checkpoint from `reader`: `codes` words
-/// of codes, then the summary of `blocks` blocks; checks it against
-/// `checksum` (with the `hardest` candidates of its header) and that the
-/// summary's padding is zero.
-fn read_two_bit_payload(
-    reader: &mut impl Read,
-    codes: u64,
-    blocks: u64,
-    hardest: &LayerHardest,
-    checksum: &str,
-) -> std::result::Result<(Vec<u64>, Vec<u8>), Refusal> {
-    let codes = read_words(reader, codes as usize)?;
-    let packed = read_words(reader, summary_words(blocks) as usize)?;
-    let sum = two_bit_checksum(word_sums(&codes, |&w| w), codes.len(), &packed, hardest);
-    if format!("{sum:016x}") != checksum {
-        return Err(Refusal::Checksum);
+/// How many of the positions `range` (from the table's first) of `table`
+/// hold `code`.
+fn count(table: &Stored, range: Range<u64>, code: u8) -> u64 {
+    match table {
+        Stored::Bytes(cells) => cells[range.start as usize..range.end as usize]
+            .iter()
+            .filter(|&&c| c == code)
+            .count() as u64,
+        Stored::TwoBit(words) => count_codes(words, |&w| w, range, code),
     }
-    let mut summary: Vec<u8> = packed.iter().flat_map(|w| w.to_le_bytes()).collect();
-    if summary.drain(blocks as usize..).any(|b| b != 0) {
-        return Err(Refusal::inconsistent("has summary padding that is not zero"));
-    }
-    Ok((codes, summary))
 }
 
 /// Reads `n` little-endian words from `reader` into a vector of exactly
@@ -687,9 +663,13 @@ fn read_words(reader: &mut impl Read, n: usize) -> std::io::Result<Vec<u64>> {
     Ok(words)
 }
 
-/// Writes `words`, which no thread writes meanwhile, as little-endian
-/// words to `out`, through a buffer of a MiB.
-fn write_words(out: &mut impl Write, words: &[AtomicU64]) -> std::io::Result<()> {
+/// Writes `table` as the payload holds it to `out`, two-bit words through
+/// a buffer of a MiB.
+fn write_table(out: &mut impl Write, table: StoredRef<'_>) -> std::io::Result<()> {
+    let words = match table {
+        StoredRef::Bytes(cells) => return out.write_all(cells),
+        StoredRef::TwoBit(words) => words,
+    };
     let mut buffer = Vec::with_capacity(8 * PIECE_WORDS);
     for chunk in words.chunks(PIECE_WORDS) {
         buffer.clear();
@@ -784,6 +764,18 @@ impl<'a> Checkpointer<'a> {
         }
         let mut line = Vec::new();
         (&mut reader).take(1 << 20).read_until(b'\n', &mut line)?;
+        // The format first, as a file of another format has other fields
+        // (and before format 3, no seal); then the seal, before any other
+        // field is believed.
+        let format = serde_json::from_slice::<FormatOnly>(&line)
+            .map_err(Refusal::UnreadableHeader)?
+            .format;
+        if format != FORMAT {
+            return Err(Refusal::Format {
+                found: format,
+                want: FORMAT,
+            });
+        }
         let header: Header = serde_json::from_slice(&line).map_err(Refusal::UnreadableHeader)?;
         let expect = |field: &'static str, found: String, want: String| {
             if found == want {
@@ -792,14 +784,6 @@ impl<'a> Checkpointer<'a> {
                 Err(Refusal::OtherSolve { field, found, want })
             }
         };
-        // The format first, as an older file has no seal; then the seal,
-        // before any other field is believed.
-        if header.format != FORMAT {
-            return Err(Refusal::Format {
-                found: header.format,
-                want: FORMAT,
-            });
-        }
         let header_line = line.strip_suffix(b"\n").unwrap_or(&line);
         let mut sealed = Vec::new();
         (&mut reader).take(64).read_until(b'\n', &mut sealed)?;
@@ -810,86 +794,14 @@ impl<'a> Checkpointer<'a> {
         expect("variant", header.variant.clone(), self.variant.name().to_owned())?;
         expect("start", header.start.clone(), self.start.clone())?;
         expect("class", Class::name_of(header.class), class.name().to_owned())?;
-        expect("legal positions", header.length.to_string(), legal.to_string())?;
         self.check_share(&header)?;
+        expect("legal positions", header.length.to_string(), legal.to_string())?;
         Ok((header, (MAGIC.len() + line.len() + sealed.len()) as u64, size, reader))
-    }
-
-    /// Reads and checks the checkpoint of `class`: its header, its table,
-    /// or what is wrong with it.
-    fn read(&self, file: &Path, class: Class, legal: u64) -> std::result::Result<(Header, Vec<u8>), Refusal> {
-        let (header, head, size, mut reader) = self.open(file, class, legal, "tight")?;
-        if size != head + legal {
-            return Err(Refusal::Length {
-                bytes: size,
-                want: Payload::Cells(legal),
-            });
-        }
-        if header.found.is_empty() || header.found.len() > usize::from(Cell::MAX_REMOTENESS) + 1 {
-            return Err(Refusal::Inconsistent(format!("has {} layers", header.found.len())));
-        }
-        let mut cells = vec![0u8; legal as usize];
-        reader.read_exact(&mut cells)?;
-        if format!("{:016x}", checksum(&cells)) != header.checksum {
-            return Err(Refusal::Checksum);
-        }
-        // The table must hold exactly the layers the header counts (a
-        // share's own counts: the whole class's are checked by the workers
-        // together).
-        let counted = header.share.as_ref().map_or(&header.found, |s| &s.found);
-        let histogram = cells
-            .par_chunks(1 << 20)
-            .fold(
-                || [0u64; 256],
-                |mut h, chunk| {
-                    for &c in chunk {
-                        h[usize::from(c)] += 1;
-                    }
-                    h
-                },
-            )
-            .reduce(
-                || [0u64; 256],
-                |mut a, b| {
-                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    a
-                },
-            );
-        let layers = header.found.len();
-        let unseen = usize::from(Cell::UNREACHABLE.0);
-        let consistent = counted.len() == layers
-            && histogram[..layers] == counted[..]
-            && histogram[layers..]
-                .iter()
-                .enumerate()
-                .all(|(i, &n)| n == 0 || i + layers == unseen);
-        if !consistent {
-            return Err(Refusal::inconsistent("holds other layers than its header counts"));
-        }
-        Ok((header, cells))
-    }
-
-    /// A header for a checkpoint of `class` by `method`.
-    fn header(&self, class: Class, method: &str, length: u64, found: &[u64], done: bool, checksum: u64) -> Header {
-        Header {
-            format: FORMAT,
-            variant: self.variant.name().to_owned(),
-            start: self.start.clone(),
-            class: class.index(),
-            method: method.to_owned(),
-            length,
-            found: found.to_vec(),
-            done,
-            checksum: format!("{checksum:016x}"),
-            written: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-            two_bit: None,
-            share: None,
-        }
     }
 
     /// Writes the checkpoint of `class` atomically: the magic line,
     /// `header`, then the `payload` bytes that `body` writes.
-    fn save(
+    fn write_atomically(
         &mut self,
         class: Class,
         header: &Header,
@@ -934,52 +846,6 @@ impl<'a> Checkpointer<'a> {
         self.written.1 += began.elapsed().as_secs_f64();
         self.written.2 += head.len() as u64 + payload;
         Ok(file)
-    }
-
-    /// Writes a tight checkpoint of `class` atomically: `cells`, after
-    /// `found` layers (the whole class's), over or not, and for one
-    /// worker's share, `share`.
-    fn write_cells(
-        &mut self,
-        class: Class,
-        cells: &[u8],
-        found: &[u64],
-        done: bool,
-        share: Option<ShareHeader>,
-    ) -> Result<PathBuf> {
-        let mut header = self.header(class, "tight", cells.len() as u64, found, done, checksum(cells));
-        header.share = share;
-        self.save(class, &header, cells.len() as u64, |out| out.write_all(cells))
-    }
-
-    /// Writes a two-bit checkpoint of `class` atomically: `header` with
-    /// the checksum of the payload, then the payload, `codes` straight
-    /// from their words and the `summary` bytes packed, which no thread
-    /// writes meanwhile; `hardest` is what the header keeps of the
-    /// hardest candidates.
-    fn write_two_bit_words(
-        &mut self,
-        class: Class,
-        mut header: Header,
-        codes: &[AtomicU64],
-        summary: &[AtomicU8],
-        hardest: &LayerHardest,
-    ) -> Result<PathBuf> {
-        debug_assert!(summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
-        let summary = pack_summary(summary.iter().map(|s| s.load(Ordering::Relaxed)), summary.len() as u64);
-        let checksum = two_bit_checksum(
-            word_sums(codes, |w| w.load(Ordering::Relaxed)),
-            codes.len(),
-            &summary,
-            hardest,
-        );
-        header.checksum = format!("{checksum:016x}");
-        let payload = 8 * (codes.len() + summary.len()) as u64;
-        self.save(class, &header, payload, |out| {
-            write_words(out, codes)?;
-            let bytes: Vec<u8> = summary.iter().flat_map(|w| w.to_le_bytes()).collect();
-            out.write_all(&bytes)
-        })
     }
 
     /// Tells the user of a resume from `file`, whose header is `header`.
@@ -1051,44 +917,21 @@ impl<'a> Checkpointer<'a> {
         let file = self.file(class);
         file.exists().then_some(file)
     }
-
-    /// What a resume of `class` from `file` takes from what reading it
-    /// gave, telling the user of the resume or of why it is ignored.
-    fn resumed(
-        &mut self,
-        file: &Path,
-        class: Class,
-        read: std::result::Result<(Header, Vec<u8>), Refusal>,
-    ) -> Option<Resume> {
-        match read {
-            Ok((header, cells)) => {
-                self.note_resume(file, class, &header);
-                Some(Resume {
-                    found: header.found,
-                    done: header.done,
-                    cells,
-                })
-            }
-            Err(problem) => {
-                self.note_ignored(file, class, &problem);
-                None
-            }
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::{ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, search};
+    use crate::solver::mod3::NEXT;
+    use crate::solver::{ShareCheckpoints, SnapshotRef, search};
     use crate::tight::TightIndex;
 
-    /// Keeps a copy of the state at every two-bit boundary.
+    /// Keeps a copy of the state at every boundary.
     #[derive(Default)]
-    struct Recorder(Vec<TwoBitShareResume>);
+    struct Recorder(Vec<Snapshot>);
 
     impl ShareCheckpoints for Recorder {
-        fn resume_share(&mut self, _: Class, _: Range<u64>) -> Option<Resume> {
+        fn resume(&mut self, _: &Wanted<'_>) -> Option<Snapshot> {
             None
         }
 
@@ -1096,126 +939,166 @@ mod tests {
             Save::Yes
         }
 
-        fn save_share(&mut self, _: ShareBoundary<'_>) -> Result<()> {
+        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+            self.0.push(snapshot.to_owned());
             Ok(())
         }
 
         fn note(&mut self, _: &str) {}
-
-        fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
-            self.0.push(b.to_resume());
-            Ok(())
-        }
     }
 
-    /// The boundaries of the two-bit search of class 0 of `name`, and its
-    /// tight index.
-    fn boundaries(name: &str) -> (Vec<TwoBitShareResume>, TightIndex) {
+    /// The boundaries of the search of class 0 of `name` into a table of
+    /// `coding`, and its tight index.
+    fn boundaries(name: &str, coding: Coding) -> (Vec<Snapshot>, TightIndex) {
         let variant = Variant::named(name).unwrap();
         let spec = &variant.classes()[0];
         let index = spec.tight_index();
         let mut recorder = Recorder::default();
-        search::two_bit_with(name, spec, &index, None, &mut recorder, &mut |_| {}).unwrap();
+        match coding {
+            Coding::Bytes => drop(search::bytes_with(name, spec, &index, &mut recorder, &mut |_| {}).unwrap()),
+            Coding::TwoBit => drop(search::two_bit_with(name, spec, &index, None, &mut recorder, &mut |_| {}).unwrap()),
+        }
         (recorder.0, index)
     }
 
+    /// The whole class of `index`, as a search in one process asks for it.
+    fn whole(index: &TightIndex, coding: Coding) -> Wanted<'_> {
+        Wanted {
+            class: Class::from_index(0).unwrap(),
+            index,
+            coding,
+            blocks: 0..index.white_sets(),
+            range: 0..index.len(),
+            mirrored: false,
+            watch: &[],
+        }
+    }
+
     #[test]
-    fn every_two_bit_boundary_is_consistent() {
-        for name in ["5x4", "7x4", "7x5-full", "6x4-full"] {
-            let (all, index) = boundaries(name);
-            assert!(all.len() > 3, "{name}");
-            assert!(all.last().unwrap().done && all[..all.len() - 1].iter().all(|b| !b.done));
-            for b in &all {
-                if let Err(refusal) = check_two_bit(&b.found, b.done, &index, &b.codes, &b.summary, &b.hardest) {
-                    panic!("{name} at {} layers: {refusal}", b.found.len());
+    fn every_boundary_is_consistent() {
+        for coding in [Coding::Bytes, Coding::TwoBit] {
+            for name in ["5x4", "7x4", "7x5-full", "6x4-full"] {
+                let (all, index) = boundaries(name, coding);
+                assert!(all.len() > 3, "{name}");
+                assert!(all.last().unwrap().done && all[..all.len() - 1].iter().all(|b| !b.done));
+                for b in &all {
+                    if let Err(refusal) = check(b, &whole(&index, coding)) {
+                        panic!("{name} {coding:?} at {} layers: {refusal}", b.found.len());
+                    }
+                    // The summary flags the blocks of the newest layer.
+                    assert!(b.summary.iter().any(|&s| s & CURRENT != 0));
                 }
-                // The summary flags the blocks of the newest layer, and no
-                // block of a layer a push would not need.
-                assert!(b.summary.iter().any(|&s| s & CURRENT != 0));
+                // The last boundary keeps the hardest positions of the last layer.
+                let last = all.last().unwrap();
+                assert_eq!(
+                    last.hardest.own.len(),
+                    (*last.found.last().unwrap() as usize).min(HARDEST)
+                );
             }
-            // The last boundary keeps the hardest positions of the last layer.
-            let last = all.last().unwrap();
-            assert_eq!(
-                last.hardest.own.len(),
-                (*last.found.last().unwrap() as usize).min(HARDEST)
-            );
         }
     }
 
     #[test]
-    fn inconsistent_two_bit_states_are_refused() {
-        let (all, index) = boundaries("7x4");
-        let legal = index.len();
-        let b = &all[all.len() / 2];
-        let check = |found: &[u64], codes: &[u64], summary: &[u8], hardest: &LayerHardest| {
-            check_two_bit(found, b.done, &index, codes, summary, hardest)
-        };
-        assert!(check(&b.found, &b.codes, &b.summary, &b.hardest).is_ok());
-        // A layer more or less, a count off by one, no layers.
-        assert!(check(&b.found[..b.found.len() - 1], &b.codes, &b.summary, &b.hardest).is_err());
-        let mut found = b.found.clone();
-        *found.last_mut().unwrap() += 1;
-        assert!(check(&found, &b.codes, &b.summary, &b.hardest).is_err());
-        assert!(check(&[], &b.codes, &b.summary, &b.hardest).is_err());
-        // A reached position forgotten.
-        let code = |codes: &[u64], i: u64| codes[(i / 32) as usize] >> (2 * (i % 32)) & 3;
-        let mut codes = b.codes.clone();
-        let i = (0..legal).find(|&i| code(&codes, i) != 3).unwrap();
-        codes[(i / 32) as usize] |= 3 << (2 * (i % 32));
-        assert!(check(&b.found, &codes, &b.summary, &b.hardest).is_err());
-        // A block with unseen positions not flagged so; a summary bit unknown.
-        let r = (0..index.white_sets())
-            .find(|&r| index.block(r).any(|i| code(&b.codes, i) == 3))
-            .unwrap();
-        let mut summary = b.summary.clone();
-        summary[r as usize] &= !UNSEEN_LEFT;
-        assert!(check(&b.found, &b.codes, &summary, &b.hardest).is_err());
-        let mut summary = b.summary.clone();
-        summary[0] |= NEXT;
-        assert!(check(&b.found, &b.codes, &summary, &b.hardest).is_err());
-        // No block flagged as holding the newest layer.
-        let summary: Vec<u8> = b.summary.iter().map(|s| s & !CURRENT).collect();
-        assert!(check(&b.found, &b.codes, &summary, &b.hardest).is_err());
-        // Hardest candidates missing, out of order, or not of the newest layer.
-        let mut hardest = b.hardest.clone();
-        hardest.own.pop();
-        assert!(check(&b.found, &b.codes, &b.summary, &hardest).is_err());
-        let mut hardest = b.hardest.clone();
-        hardest.own.swap(0, 1);
-        assert!(check(&b.found, &b.codes, &b.summary, &hardest).is_err());
-        let newest = ((b.found.len() - 1) % 3) as u64;
-        let mut hardest = b.hardest.clone();
-        hardest.own[0] = (0..legal).find(|&i| code(&b.codes, i) != newest).unwrap();
-        hardest.own.sort_unstable();
-        assert!(check(&b.found, &b.codes, &b.summary, &hardest).is_err());
-        // Padding that is not unseen, and the wrong number of words or bytes.
-        if !legal.is_multiple_of(32) {
-            let mut codes = b.codes.clone();
-            *codes.last_mut().unwrap() &= !(3 << 62);
-            assert!(check(&b.found, &codes, &b.summary, &b.hardest).is_err());
+    fn inconsistent_states_are_refused() {
+        for coding in [Coding::Bytes, Coding::TwoBit] {
+            let (all, index) = boundaries("7x4", coding);
+            let wanted = whole(&index, coding);
+            let legal = index.len();
+            let b = &all[all.len() / 2];
+            let refused = |edit: &dyn Fn(&mut Snapshot)| {
+                let mut state = b.clone();
+                edit(&mut state);
+                check(&state, &wanted).is_err()
+            };
+            assert!(check(b, &wanted).is_ok(), "{coding:?}");
+            let unseen = coding.unseen();
+            let set = |table: &mut Stored, i: u64, code: u8| match table {
+                Stored::Bytes(cells) => cells[i as usize] = code,
+                Stored::TwoBit(words) => {
+                    let (w, at) = ((i / 32) as usize, 2 * (i % 32));
+                    words[w] = words[w] & !(3 << at) | u64::from(code) << at;
+                }
+            };
+            let newest = coding.code(b.found.len() as u64 - 1);
+            type Edit<'e> = &'e dyn Fn(&mut Snapshot);
+            let cases: [(&str, Edit); 14] = [
+                ("a layer less", &|s| {
+                    s.found.pop();
+                    s.own.pop();
+                }),
+                ("a count off by one", &|s| *s.found.last_mut().unwrap() += 1),
+                ("an own count off by one", &|s| *s.own.last_mut().unwrap() += 1),
+                ("no layers", &|s| {
+                    s.found.clear();
+                    s.own.clear();
+                }),
+                ("a reached position forgotten", &|s| {
+                    let i = (0..legal).find(|&i| s.table.code(i) != unseen).unwrap();
+                    set(&mut s.table, i, unseen);
+                }),
+                ("an unseen block not flagged", &|s| {
+                    let r = (0..index.white_sets())
+                        .find(|&r| index.block(r).any(|i| s.table.code(i) == unseen))
+                        .unwrap();
+                    s.summary[r as usize] &= !UNSEEN_LEFT;
+                }),
+                ("an unknown summary bit", &|s| s.summary[0] |= NEXT),
+                ("no block of the newest layer", &|s| {
+                    s.summary.iter_mut().for_each(|f| *f &= !CURRENT)
+                }),
+                ("a hardest candidate missing", &|s| {
+                    s.hardest.own.pop();
+                }),
+                ("hardest candidates out of order", &|s| s.hardest.own.swap(0, 1)),
+                ("a hardest candidate of another layer", &|s| {
+                    s.hardest.own[0] = (0..legal).find(|&i| s.table.code(i) != newest).unwrap();
+                    s.hardest.own.sort_unstable();
+                }),
+                ("mirrored candidates not asked for", &|s| {
+                    s.hardest.mirrored = Some(Vec::new())
+                }),
+                ("a summary byte missing", &|s| {
+                    s.summary.pop();
+                }),
+                ("a table of the other coding", &|s| {
+                    s.table = match &s.table {
+                        Stored::Bytes(_) => Stored::TwoBit(vec![u64::MAX; code_words(legal) as usize]),
+                        Stored::TwoBit(_) => Stored::Bytes(vec![unseen; legal as usize]),
+                    }
+                }),
+            ];
+            for (what, edit) in cases {
+                assert!(refused(edit), "{coding:?}: {what}");
+            }
+            if coding == Coding::TwoBit && !legal.is_multiple_of(32) {
+                assert!(
+                    refused(&|s| set(&mut s.table, 32 * code_words(legal) - 1, 0)),
+                    "padding reached"
+                );
+            }
         }
-        assert!(check(&b.found, &b.codes[1..], &b.summary, &b.hardest).is_err());
-        assert!(check(&b.found, &b.codes, &b.summary[1..], &b.hardest).is_err());
     }
 
     #[test]
-    fn word_checksum_sees_every_word_and_the_split() {
+    fn the_payload_checksum_sees_every_word_and_the_split() {
         let words: Vec<u64> = (0..300_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
-        let sum = word_checksum(&[&words[..1000], &words[1000..]]);
-        let mut other = words.clone();
-        other[250_000] ^= 1 << 17;
-        assert_ne!(sum, word_checksum(&[&other[..1000], &other[1000..]]));
-        assert_ne!(sum, word_checksum(&[&words[..999], &words[999..]]));
-        // The two-bit checksum is the word checksum of its parts.
         let hardest = LayerHardest {
             own: vec![3, 9],
             mirrored: Some(vec![1]),
         };
         let summary = pack_summary([1u8, 4, 5].into_iter(), 3);
         assert_eq!(summary, [0x05_04_01]);
-        assert_eq!(
-            two_bit_checksum(word_sums(&words, |&w| w), words.len(), &summary, &hardest),
-            word_checksum(&[&words, &summary, &[3, 9], &[1], &[1]])
-        );
+        let sum = |words: &[u64], summary: &[u64], hardest: &LayerHardest| {
+            payload_checksum((word_sums(words, |&w| w), 8 * words.len() as u64), summary, hardest)
+        };
+        let base = sum(&words, &summary, &hardest);
+        let mut other = words.clone();
+        other[250_000] ^= 1 << 17;
+        assert_ne!(base, sum(&other, &summary, &hardest));
+        assert_ne!(base, sum(&words, &[0x05_04_00], &hardest));
+        assert_ne!(base, sum(&words, &summary, &LayerHardest::default()));
+        // A table of bytes sums as the words those bytes are.
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(byte_sums(&bytes), word_sums(&words, |&w| w));
     }
 }

@@ -1,6 +1,6 @@
 //! Why a checkpoint is not resumed from. Reading a checkpoint returns a
 //! [`Refusal`] naming what was refused and why; only the note the user
-//! reads ("checkpoint `…` is of format 3, not 4: an older bishops wrote it;
+//! reads ("checkpoint `…` is of format 4, not 5: an older bishops wrote it;
 //! ignoring it and searching class a1 from the start") turns it into words.
 
 use std::fmt;
@@ -63,24 +63,15 @@ pub enum Refusal {
     },
     /// The file is not as long as its header says.
     Length {
-        /// Its length in bytes (after the header, for a two-bit one).
+        /// Its length in bytes after the header.
         bytes: u64,
-        /// What it should hold.
-        want: Payload,
+        /// The bytes its table and summary take.
+        want: u64,
     },
     /// What it holds disagrees with its own header, or breaks what a
     /// search keeps at a layer boundary (its layer counts, its summary,
     /// its hardest positions, its watched positions): how.
     Inconsistent(String),
-}
-
-/// What a checkpoint's payload should hold, by its header.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Payload {
-    /// The header and a byte for each of this many positions.
-    Cells(u64),
-    /// This many 64-bit words after the header.
-    Words(u64),
 }
 
 impl Refusal {
@@ -119,14 +110,7 @@ impl fmt::Display for Refusal {
                 found.0, found.1, want.0, want.1
             ),
             Refusal::OtherRange { found, want } => write!(f, "starts at position {found}, not {want}"),
-            Refusal::Length {
-                bytes,
-                want: Payload::Cells(cells),
-            } => write!(f, "is {bytes} bytes long, not the header and {cells} cells"),
-            Refusal::Length {
-                bytes,
-                want: Payload::Words(words),
-            } => write!(f, "is {bytes} bytes long after its header, not {words} words"),
+            Refusal::Length { bytes, want } => write!(f, "is {bytes} bytes long after its header, not {want}"),
             Refusal::Inconsistent(how) => f.write_str(how),
         }
     }
@@ -144,12 +128,12 @@ mod tests {
     fn a_refusal_says_what_was_refused_and_why() {
         let cases = [
             (
-                Refusal::Format { found: 3, want: 4 },
-                "is of format 3, not 4: an older bishops wrote it",
+                Refusal::Format { found: 4, want: 5 },
+                "is of format 4, not 5: an older bishops wrote it",
             ),
             (
-                Refusal::Format { found: 5, want: 4 },
-                "is of format 5, not 4: a newer bishops wrote it",
+                Refusal::Format { found: 6, want: 5 },
+                "is of format 6, not 5: a newer bishops wrote it",
             ),
             (
                 Refusal::OtherSolve {
@@ -167,11 +151,8 @@ mod tests {
                 "is the share of rank 1 of 2, not of rank 1 of 3",
             ),
             (
-                Refusal::Length {
-                    bytes: 10,
-                    want: Payload::Words(3),
-                },
-                "is 10 bytes long after its header, not 3 words",
+                Refusal::Length { bytes: 10, want: 24 },
+                "is 10 bytes long after its header, not 24",
             ),
             (Refusal::Checksum, "fails its checksum"),
         ];

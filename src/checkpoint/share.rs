@@ -3,23 +3,14 @@
 //!
 //! Each worker saves its own share into its own database directory (a
 //! shared one on a cluster) as `.VARIANT.CLASS.rank-R-of-N.checkpoint`:
-//! the file of a tight checkpoint whose table is the share's cells and
+//! the file of one process's checkpoint, of its own positions and blocks,
 //! whose header also names the share ([`ShareHeader`]): the worker, how
-//! many there are, its first cell, and its own count of each layer, which
-//! its cells must hold exactly. The header's `found` counts the whole
-//! class: whether the shares add up to it is for the workers to check
-//! together before they resume
-//! ([`partition`](crate::solver::partition)).
-//!
-//! A worker of the two-bit search saves its share the same way, in a
-//! two-bit checkpoint of its own positions: its codes and the summary of
-//! its blocks, the lowest positions it wrote into the newest layer and the
-//! remoteness of the watched positions it owns (the start's), and in the
-//! share's header its own count of each layer. Read back, the codes must
-//! hold the own counts residue by residue, the summary and the hardest
-//! candidates must fit the newest layer as in one process's checkpoint,
-//! and each watched position's remoteness its code
-//! (`check_two_bit_share`).
+//! many there are, its first position, and its own count of each layer,
+//! which its table must hold exactly ([`check`](super::check)). The
+//! header's `found` counts the whole class: whether the shares add up to
+//! it is for the workers to check together before they resume
+//! ([`search`](crate::solver::search)). One process's checkpoint is the
+//! share of the one worker, read and written by the same code here.
 //!
 //! Worker 0 decides when every worker saves (the same interval and test
 //! hook as one process). A job of another size cannot take these shares:
@@ -27,22 +18,21 @@
 //! shares saved by a job of another size, and says how to resume them or
 //! discard them (`--restart`).
 
-use std::ops::Range;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::rank_files::{ShareHeader, rank_files, rank_path};
 use super::refusal::Refusal;
 use super::{
-    CheckpointOptions, Checkpointer, Header, TwoBitHeader, UNSEEN_CODE, check_codes, check_file, read_two_bit_payload,
-    two_bit_header,
+    CheckpointOptions, Checkpointer, FORMAT, Header, byte_sums, check, check_file, pack_summary, payload_checksum,
+    read_words, summary_words, table_bytes, table_sums, word_sums, write_table,
 };
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::solver::mod3::code_words;
-use crate::solver::{
-    Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume, layer_counts,
-};
-use crate::tight::TightIndex;
+use crate::solver::mod3::{NEXT, code_words};
+use crate::solver::{Coding, LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted};
 use crate::variant::Variant;
 
 impl<'a> Checkpointer<'a> {
@@ -99,37 +89,26 @@ impl<'a> Checkpointer<'a> {
 }
 
 impl ShareCheckpoints for Checkpointer<'_> {
-    fn resume_share(&mut self, class: Class, range: Range<u64>) -> Option<Resume> {
-        let file = self.existing(class)?;
-        let share = (range.end - range.start, range.start);
-        let read = self.read(&file, class, share.0).and_then(|(header, cells)| {
-            let first = header.share.as_ref().map_or(share.1, |s| s.first);
-            if first == share.1 {
-                Ok((header, cells))
-            } else {
-                Err(Refusal::OtherRange {
-                    found: first,
-                    want: share.1,
-                })
+    fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
+        let file = self.existing(wanted.class)?;
+        match self.read_snapshot(&file, wanted) {
+            Ok((header, snapshot)) => {
+                self.note_resume(&file, wanted.class, &header);
+                Some(snapshot)
             }
-        });
-        self.resumed(&file, class, read)
+            Err(problem) => {
+                self.note_ignored(&file, wanted.class, &problem);
+                None
+            }
+        }
     }
 
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
         self.decide(class, found, done)
     }
 
-    fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
-        // One process's search is the share of one worker, and saves the
-        // whole class's checkpoint.
-        let share = self.share.map(|(rank, ranks)| ShareHeader {
-            rank,
-            ranks,
-            first: boundary.range.start,
-            found: layer_counts(boundary.cells, boundary.found.len()),
-        });
-        self.write_cells(boundary.class, boundary.cells, boundary.found, boundary.done, share)?;
+    fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+        self.write_snapshot(&snapshot)?;
         Ok(())
     }
 
@@ -152,69 +131,14 @@ impl ShareCheckpoints for Checkpointer<'_> {
     fn note(&mut self, text: &str) {
         (self.note)(text);
     }
-
-    fn resume_two_bit_share(
-        &mut self,
-        class: Class,
-        index: &TightIndex,
-        blocks: Range<u64>,
-        range: Range<u64>,
-        mirrored: bool,
-        watch: &[u64],
-    ) -> Option<TwoBitShareResume> {
-        let file = self.existing(class)?;
-        let of = TwoBitShareOf {
-            index,
-            blocks,
-            range,
-            mirrored,
-            watch,
-        };
-        match self.read_two_bit_share(&file, class, &of) {
-            Ok((header, resume)) => {
-                self.note_resume(&file, class, &header);
-                Some(resume)
-            }
-            Err(problem) => {
-                self.note_ignored(&file, class, &problem);
-                None
-            }
-        }
-    }
-
-    fn save_two_bit_share(&mut self, boundary: TwoBitShareBoundary<'_>) -> Result<()> {
-        self.write_two_bit_share(&boundary)?;
-        Ok(())
-    }
-}
-
-/// The share of a two-bit search that a worker can resume.
-struct TwoBitShareOf<'a> {
-    /// The class's tight index.
-    index: &'a TightIndex,
-    /// The worker's blocks (white-set ranks).
-    blocks: Range<u64>,
-    /// Their positions' tight indices.
-    range: Range<u64>,
-    /// Whether a class mirrors the searched one, so that the share keeps
-    /// the hardest candidates of that class too.
-    mirrored: bool,
-    /// The tight indices of the positions whose remoteness the worker
-    /// knows where it owns them.
-    watch: &'a [u64],
 }
 
 impl Checkpointer<'_> {
-    /// Reads and checks this worker's two-bit share `file` of `class`:
-    /// what a resume takes from it, or what is wrong with it.
-    fn read_two_bit_share(
-        &self,
-        file: &Path,
-        class: Class,
-        of: &TwoBitShareOf<'_>,
-    ) -> std::result::Result<(Header, TwoBitShareResume), Refusal> {
-        let len = of.range.end - of.range.start;
-        let (header, head, size, mut reader) = self.open(file, class, len, "two-bit")?;
+    /// Reads and checks this worker's checkpoint `file` of the share
+    /// `wanted`: what a resume takes from it, or what is wrong with it.
+    fn read_snapshot(&self, file: &Path, wanted: &Wanted<'_>) -> std::result::Result<(Header, Snapshot), Refusal> {
+        let len = wanted.range.end - wanted.range.start;
+        let (header, head, size, mut reader) = self.open(file, wanted.class, len, wanted.coding.method())?;
         // A whole class's checkpoint (which `open` gives only a whole
         // class's search) is the share of the one worker.
         let share = header.share.clone().unwrap_or_else(|| ShareHeader {
@@ -223,122 +147,105 @@ impl Checkpointer<'_> {
             first: 0,
             found: header.found.clone(),
         });
-        if share.first != of.range.start {
+        if share.first != wanted.range.start {
             return Err(Refusal::OtherRange {
                 found: share.first,
-                want: of.range.start,
+                want: wanted.range.start,
             });
         }
-        let (codes, blocks) = (code_words(len), of.blocks.end - of.blocks.start);
-        let (hardest, watched) = two_bit_header(&header, size.saturating_sub(head), codes, blocks, of.mirrored)?;
-        let (codes, summary) = read_two_bit_payload(&mut reader, codes, blocks, &hardest, &header.checksum)?;
-        let state = TwoBitShareResume {
+        let blocks = wanted.blocks.end - wanted.blocks.start;
+        let want = table_bytes(wanted.coding, len) + 8 * summary_words(blocks);
+        if size.saturating_sub(head) != want {
+            return Err(Refusal::Length {
+                bytes: size.saturating_sub(head),
+                want,
+            });
+        }
+        if header.found.is_empty() || header.found.len() > wanted.coding.most_layers() {
+            return Err(Refusal::Inconsistent(format!("has {} layers", header.found.len())));
+        }
+        let table = match wanted.coding {
+            Coding::Bytes => {
+                let mut cells = vec![0u8; len as usize];
+                reader.read_exact(&mut cells)?;
+                Stored::Bytes(cells)
+            }
+            Coding::TwoBit => Stored::TwoBit(read_words(&mut reader, code_words(len) as usize)?),
+        };
+        let packed = read_words(&mut reader, summary_words(blocks) as usize)?;
+        let hardest = LayerHardest {
+            own: header.hardest.clone(),
+            mirrored: header.mirrored_hardest.clone(),
+        };
+        let sums = match &table {
+            Stored::Bytes(cells) => (byte_sums(cells), len),
+            Stored::TwoBit(words) => (word_sums(words, |&w| w), 8 * words.len() as u64),
+        };
+        if format!("{:016x}", payload_checksum(sums, &packed, &hardest)) != header.checksum {
+            return Err(Refusal::Checksum);
+        }
+        let mut summary: Vec<u8> = packed.iter().flat_map(|w| w.to_le_bytes()).collect();
+        if summary.drain(blocks as usize..).any(|b| b != 0) {
+            return Err(Refusal::inconsistent("has summary padding that is not zero"));
+        }
+        let snapshot = Snapshot {
             found: header.found.clone(),
             own: share.found,
             done: header.done,
-            codes,
+            table,
             summary,
             hardest,
-            watched,
+            watched: header.watched.clone(),
         };
-        check_two_bit_share(&state, of)?;
-        Ok((header, state))
+        check(&snapshot, wanted)?;
+        Ok((header, snapshot))
     }
 
-    /// Writes this worker's two-bit share at `boundary` atomically: a whole
-    /// class's checkpoint when this is not a worker's checkpointer.
-    fn write_two_bit_share(&mut self, boundary: &TwoBitShareBoundary<'_>) -> Result<PathBuf> {
-        let range = &boundary.range;
-        let mut header = self.header(
-            boundary.class,
-            "two-bit",
-            range.end - range.start,
-            boundary.found,
-            boundary.done,
-            0,
+    /// Writes this worker's share `snapshot` atomically: a whole class's
+    /// checkpoint when this is not a worker's checkpointer. The header
+    /// carries the checksum of the payload: the table, then the summary
+    /// bytes packed, which no thread writes meanwhile.
+    fn write_snapshot(&mut self, snapshot: &SnapshotRef<'_>) -> Result<PathBuf> {
+        debug_assert!(snapshot.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
+        let range = &snapshot.range;
+        let summary = pack_summary(
+            snapshot.summary.iter().map(|s| s.load(Ordering::Relaxed)),
+            snapshot.summary.len() as u64,
         );
-        header.two_bit = Some(TwoBitHeader::of(boundary.hardest, boundary.watched));
-        header.share = self.share.map(|(rank, ranks)| ShareHeader {
-            rank,
-            ranks,
-            first: range.start,
-            found: boundary.own.to_vec(),
-        });
-        self.write_two_bit_words(
-            boundary.class,
-            header,
-            boundary.codes,
-            boundary.summary,
-            boundary.hardest,
-        )
-    }
-}
-
-/// Checks that a worker's share of a two-bit search, `state`, is
-/// consistent on its own as the share `of` asks: the words of its
-/// positions and the bytes of its blocks; a count of its own for each of
-/// the class's layers, none above the class's; the padding codes unseen;
-/// per residue mod 3, as many positions as its own layers of that residue
-/// count; its summary as [`check_two_bit`](super::check_two_bit) checks a
-/// whole one, against its own count of the newest layer; as many hardest
-/// candidates as that count allows, in order, its own ones of the newest
-/// residue in [`CURRENT`] blocks; and for each watched position it owns,
-/// a remoteness of its code's residue within the layers, none when unseen
-/// (and none for another's). That the shares' counts add up to the
-/// class's is for the workers to check together.
-///
-/// # Errors
-///
-/// What is wrong, to follow the name of the file.
-fn check_two_bit_share(state: &TwoBitShareResume, of: &TwoBitShareOf<'_>) -> std::result::Result<(), Refusal> {
-    let TwoBitShareResume {
-        found,
-        own,
-        codes,
-        summary,
-        hardest,
-        watched,
-        ..
-    } = state;
-    let (index, range) = (of.index, &of.range);
-    let len = range.end - range.start;
-    let blocks = of.blocks.end - of.blocks.start;
-    if codes.len() as u64 != code_words(len) || summary.len() as u64 != blocks {
-        return Err(Refusal::Inconsistent(format!(
-            "has {} code words and {} summary bytes, not {} and {blocks}",
-            codes.len(),
-            summary.len(),
-            code_words(len),
-        )));
-    }
-    if found.first() != Some(&1) || found.contains(&0) {
-        return Err(Refusal::inconsistent("counts an empty layer or more than one goal"));
-    }
-    if own.len() != found.len() || own.iter().zip(found).any(|(o, f)| o > f) {
-        return Err(Refusal::inconsistent("counts other layers of its own than the class's"));
-    }
-    check_codes(index, of.blocks.clone(), range.clone(), codes, summary, own, hardest)?;
-    let code = |i: u64| (codes[((i - range.start) / 32) as usize] >> (2 * ((i - range.start) % 32))) as u8 & 3;
-    if watched.len() != of.watch.len() {
-        return Err(Refusal::Inconsistent(format!(
-            "knows {} watched positions, not {}",
-            watched.len(),
-            of.watch.len()
-        )));
-    }
-    for (w, &i) in watched.iter().zip(of.watch) {
-        let fits = match (range.contains(&i), w) {
-            (true, Some(d)) => *d < found.len() as u64 && code(i) == (d % 3) as u8,
-            (true, None) => code(i) == UNSEEN_CODE,
-            (false, w) => w.is_none(),
-        };
-        if !fits {
-            return Err(Refusal::Inconsistent(format!(
-                "says watched position {i} is at remoteness {w:?}, not what its codes say"
-            )));
+        let (sums, bytes) = table_sums(snapshot.table);
+        let checksum = payload_checksum((sums, bytes), &summary, snapshot.hardest);
+        let method = match snapshot.table {
+            StoredRef::Bytes(_) => Coding::Bytes,
+            StoredRef::TwoBit(_) => Coding::TwoBit,
         }
+        .method();
+        let header = Header {
+            format: FORMAT,
+            variant: self.variant.name().to_owned(),
+            start: self.start.clone(),
+            class: snapshot.class.index(),
+            method: method.to_owned(),
+            length: range.end - range.start,
+            found: snapshot.found.to_vec(),
+            done: snapshot.done,
+            checksum: format!("{checksum:016x}"),
+            written: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            hardest: snapshot.hardest.own.clone(),
+            mirrored_hardest: snapshot.hardest.mirrored.clone(),
+            watched: snapshot.watched.to_vec(),
+            share: self.share.map(|(rank, ranks)| ShareHeader {
+                rank,
+                ranks,
+                first: range.start,
+                found: snapshot.own.to_vec(),
+            }),
+        };
+        self.write_atomically(snapshot.class, &header, bytes + 8 * summary.len() as u64, |out| {
+            write_table(out, snapshot.table)?;
+            let bytes: Vec<u8> = summary.iter().flat_map(|w| w.to_le_bytes()).collect();
+            out.write_all(&bytes)
+        })
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -363,160 +270,60 @@ mod tests {
         Class::from_index(0).unwrap()
     }
 
-    /// Worker 1 of 3's share of class a1: 6 cells from cell 10 (two unreached), layers
-    /// 0 to 2 of which the class has 1, 4 and 9.
+    /// A file where worker 1 of 3 keeps its share of class a1 (what a job
+    /// of another size sees is its name).
     fn save(dir: &Path, variant: &Variant) {
-        let mut quiet = |_: &str| {};
-        let mut c = Checkpointer::for_rank(dir, variant, CheckpointOptions::default(), &mut quiet, 1, 3).unwrap();
-        let cells = [1, 2, 2, 254, 254, 2];
-        c.save_share(ShareBoundary {
-            class: class(),
-            range: 10..16,
-            found: &[1, 4, 9],
-            done: false,
-            cells: &cells,
-        })
-        .unwrap();
+        fs::write(rank_path(dir, variant.name(), class(), 1, 3), b"bishops checkpoint\n").unwrap();
     }
 
-    #[test]
-    fn a_share_comes_back_to_its_own_rank_only() {
-        let dir = fresh("round-trip");
-        let variant = Variant::named("5x4").unwrap();
-        save(&dir, &variant);
-        let file = rank_path(&dir, "5x4", class(), 1, 3);
-        assert!(file.exists());
-        let mut notes = Vec::new();
-        let mut note = |n: &str| notes.push(n.to_owned());
-        let mut c = Checkpointer::for_rank(&dir, &variant, CheckpointOptions::default(), &mut note, 1, 3).unwrap();
-        let resumed = c.resume_share(class(), 10..16);
-        let resumed = resumed.unwrap_or_else(|| panic!("not resumed"));
-        assert_eq!(resumed.found, [1, 4, 9]);
-        assert_eq!(resumed.cells, [1, 2, 2, 254, 254, 2]);
-        // Another range is another share.
-        assert!(c.resume_share(class(), 11..17).is_none());
-        drop(c);
-        assert!(notes[0].starts_with("resuming 5x4 class a1"), "{notes:?}");
-        assert!(notes[1].contains("starts at position 10, not 11"), "{notes:?}");
-
-        // Rank 0 of the same job has no share saved.
-        let mut quiet = |_: &str| {};
-        let mut c = Checkpointer::for_rank(&dir, &variant, CheckpointOptions::default(), &mut quiet, 0, 3).unwrap();
-        assert!(c.resume_share(class(), 0..10).is_none());
-        drop(c);
-
-        // A one-process solve does not take a share, nor a worker a whole table.
-        fs::rename(&file, path(&dir, "5x4", class())).unwrap();
-        let mut notes = Vec::new();
-        let mut note = |n: &str| notes.push(n.to_owned());
-        let mut c = Checkpointer::new(&dir, &variant, CheckpointOptions::default(), &mut note);
-        assert!(c.resume_share(class(), 0..6).is_none());
-        drop(c);
-        assert!(notes[0].contains("is one worker's share"), "{notes:?}");
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_share_that_fails_its_checks_is_ignored() {
-        let dir = fresh("spoiled");
-        let variant = Variant::named("5x4").unwrap();
-        let file = rank_path(&dir, "5x4", class(), 1, 3);
-        for (spoil, problem) in [
-            (
-                Box::new(|b: &mut Vec<u8>| *b.last_mut().unwrap() = 1) as Box<dyn Fn(&mut Vec<u8>)>,
-                "checksum",
-            ),
-            (Box::new(|b: &mut Vec<u8>| b.truncate(b.len() - 1)), "bytes long"),
-        ] {
-            save(&dir, &variant);
-            let mut bytes = fs::read(&file).unwrap();
-            spoil(&mut bytes);
-            fs::write(&file, bytes).unwrap();
-            let mut notes = Vec::new();
-            let mut note = |n: &str| notes.push(n.to_owned());
-            let mut c = Checkpointer::for_rank(&dir, &variant, CheckpointOptions::default(), &mut note, 1, 3).unwrap();
-            assert!(c.resume_share(class(), 10..16).is_none());
-            drop(c);
-            assert!(notes[0].contains(problem), "{notes:?}");
-        }
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    /// A worker's checkpoints that read every two-bit share back as soon
-    /// as they save it: it must pass every check and be what was saved.
+    /// A worker's checkpoints that read every share back as soon as they
+    /// save it: it must pass every check and be what was saved.
     struct ReadBack<'a, 'b> {
         inner: Checkpointer<'a>,
-        index: &'b TightIndex,
-        blocks: Range<u64>,
-        range: Range<u64>,
-        mirrored: bool,
-        watch: &'b [u64],
+        wanted: Wanted<'b>,
         read: usize,
     }
 
     impl ShareCheckpoints for ReadBack<'_, '_> {
-        fn resume_share(&mut self, class: Class, range: Range<u64>) -> Option<Resume> {
-            self.inner.resume_share(class, range)
+        fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
+            self.inner.resume(wanted)
         }
 
         fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
             self.inner.due(class, found, done)
         }
 
-        fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
-            self.inner.save_share(boundary)
-        }
-
-        fn note(&mut self, text: &str) {
-            self.inner.note(text);
-        }
-
-        fn resume_two_bit_share(
-            &mut self,
-            class: Class,
-            index: &TightIndex,
-            blocks: Range<u64>,
-            range: Range<u64>,
-            mirrored: bool,
-            watch: &[u64],
-        ) -> Option<TwoBitShareResume> {
-            self.inner
-                .resume_two_bit_share(class, index, blocks, range, mirrored, watch)
-        }
-
-        fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
-            let saved = b.to_resume();
-            let class = b.class;
-            self.inner.save_two_bit_share(b)?;
-            let of = TwoBitShareOf {
-                index: self.index,
-                blocks: self.blocks.clone(),
-                range: self.range.clone(),
-                mirrored: self.mirrored,
-                watch: self.watch,
-            };
+        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+            let saved = snapshot.to_owned();
+            let class = snapshot.class;
+            self.inner.save(snapshot)?;
             let file = self.inner.file(class);
             let (_, read) = self
                 .inner
-                .read_two_bit_share(&file, class, &of)
+                .read_snapshot(&file, &self.wanted)
                 .unwrap_or_else(|e| panic!("{} {e}", file.display()));
             assert!(read == saved, "{}: not what was saved", file.display());
             self.read += 1;
             Ok(())
         }
+
+        fn note(&mut self, text: &str) {
+            self.inner.note(text);
+        }
     }
 
-    /// Class 0 of `name` searched by two bits with `workers` threads, each
-    /// saving its share into `dir` as `options` asks (reading each back at
-    /// once) and resuming from there: each worker's result, notes and the
-    /// shares it read back.
-    fn two_bit_workers(
+    /// Class 0 of `name` searched into a table of `coding` with `workers`
+    /// threads, each saving its share into `dir` as `options` asks (reading
+    /// each back at once) and resuming from there: each worker's result,
+    /// notes and the shares it read back.
+    fn workers(
+        coding: Coding,
         dir: &Path,
         name: &str,
         workers: usize,
         options: CheckpointOptions,
     ) -> Vec<(Result<()>, Vec<String>, usize)> {
-        use crate::solver::search::{Asked, ChannelTransport, Partition, Transport, search_two_bit};
+        use crate::solver::search::{Asked, ChannelTransport, Partition, Transport, search_share};
         use crate::symmetry::Mirror;
         let variant = Variant::named(name).unwrap();
         let specs = variant.classes();
@@ -542,20 +349,26 @@ mod tests {
                         let mut notes = Vec::new();
                         let mut note = |n: &str| notes.push(n.to_owned());
                         let inner = Checkpointer::for_rank(dir, variant, options, &mut note, me, workers).unwrap();
-                        let mut checkpoints = ReadBack {
-                            inner,
+                        let wanted = Wanted {
+                            class: spec.class,
                             index,
+                            coding,
                             blocks: partition.blocks(me),
                             range: partition.cells(me),
                             mirrored: asked.mirrored.is_some(),
                             watch,
-                            read: 0,
                         };
-                        let mut run = || -> Result<()> {
-                            search_two_bit(name, spec, index, partition, &mut transport, asked, &mut checkpoints)?;
-                            Ok(())
-                        };
-                        let result = run();
+                        let mut checkpoints = ReadBack { inner, wanted, read: 0 };
+                        let result = search_share(
+                            coding,
+                            name,
+                            spec,
+                            index,
+                            partition,
+                            &mut transport,
+                            asked,
+                            &mut checkpoints,
+                        );
                         let read = checkpoints.read;
                         drop(checkpoints);
                         (result, notes, read)
@@ -573,34 +386,46 @@ mod tests {
         }
     }
 
-    /// Every two-bit share saved at every boundary, with a mirrored class
-    /// (9x6) or not (7x6), reads back as it was saved and passes its checks.
+    /// Every share saved at every boundary, of either table, with a
+    /// mirrored class (9x6) or not (7x6), reads back as it was saved and
+    /// passes its checks.
     #[test]
-    fn every_two_bit_share_reads_back_as_saved() {
-        for name in ["7x6", "9x6"] {
-            let dir = fresh(&format!("two-bit-every-{name}"));
-            for (result, notes, read) in two_bit_workers(&dir, name, 3, every_layer()) {
-                result.unwrap();
-                assert!(notes.is_empty(), "{notes:?}");
-                assert!(read > 10, "{name}: {read} shares read back");
+    fn every_share_reads_back_as_saved() {
+        for coding in [Coding::Bytes, Coding::TwoBit] {
+            for name in ["7x6", "9x6"] {
+                let dir = fresh(&format!("every-{name}-{}", coding.method()));
+                for (result, notes, read) in workers(coding, &dir, name, 3, every_layer()) {
+                    result.unwrap();
+                    assert!(notes.is_empty(), "{notes:?}");
+                    assert!(read > 10, "{name}: {read} shares read back");
+                }
+                fs::remove_dir_all(&dir).unwrap();
             }
-            fs::remove_dir_all(&dir).unwrap();
         }
     }
 
-    /// Shares of a stopped two-bit search resume together; one that fails
-    /// its checks, or is another worker's, is ignored with the reason, and
-    /// then every worker starts over.
+    /// Shares of a stopped search, of either table, resume together; one
+    /// that fails its checks, or is another worker's, is ignored with the
+    /// reason, and then every worker starts over. A one-process solve does
+    /// not take a share.
     #[test]
-    fn a_two_bit_share_that_fails_its_checks_is_ignored() {
-        let dir = fresh("two-bit-spoiled");
+    fn a_share_that_fails_its_checks_is_ignored() {
+        for coding in [Coding::Bytes, Coding::TwoBit] {
+            spoiled_shares_are_ignored(coding);
+        }
+    }
+
+    fn spoiled_shares_are_ignored(coding: Coding) {
+        let method = coding.method();
+        let dir = fresh(&format!("spoiled-{method}"));
         let stop = CheckpointOptions {
             stop_after: Some((None, 6)),
             ..every_layer()
         };
+        let run = |options| workers(coding, &dir, "7x6", 2, options);
         let file = rank_path(&dir, "7x6", class(), 1, 2);
         let resumed = |notes: &[String]| notes.iter().filter(|n| n.starts_with("resuming 7x6 class a1")).count();
-        for result in two_bit_workers(&dir, "7x6", 2, stop) {
+        for result in run(stop) {
             assert!(matches!(result.0, Err(Error::Stopped(_))), "{:?}", result.0);
         }
         let saved = fs::read(&file).unwrap();
@@ -609,6 +434,7 @@ mod tests {
         let (whole, share) = header.split_once("\"share\":").unwrap();
         let own = share.split_once("\"found\":[").unwrap().1.split_once(']').unwrap().0;
         let newest: u64 = own.rsplit(',').next().unwrap().parse().unwrap();
+        let first = share.split_once("\"first\":").unwrap().1.split_once(',').unwrap().0;
         // The share's part, or the whole header when `from` is there.
         let edit = |from: &str, to: &str| {
             let edited = if share.contains(from) {
@@ -627,56 +453,83 @@ mod tests {
         let last_code = saved.len() - 9;
         let mut flipped = saved.clone();
         flipped[last_code] ^= 0x01;
-        let spoils: Vec<(Vec<u8>, &str)> = vec![
-            (flipped, "fails its checksum"),
-            (saved[..saved.len() - 8].to_vec(), "bytes long"),
+        let other = if coding == Coding::Bytes { "two-bit" } else { "tight" };
+        let spoils: Vec<(Vec<u8>, String)> = vec![
+            (flipped, "fails its checksum".into()),
+            (saved[..saved.len() - 8].to_vec(), "bytes long".into()),
             // One more position of its own at remoteness 6 than it holds.
             (
                 edit(&format!(",{newest}]"), &format!(",{}]", newest + 1)),
-                "holds other layers than its header counts",
+                "holds other layers than its header counts".into(),
             ),
             (
                 edit("\"watched\":[", "\"watched\":[5,"),
-                "knows 4 watched positions, not 3",
+                "knows 4 watched positions, not 3".into(),
             ),
             (
                 edit("\"rank\":1", "\"rank\":0"),
-                "is the share of rank 0 of 2, not of rank 1 of 2",
+                "is the share of rank 0 of 2, not of rank 1 of 2".into(),
             ),
             (
-                edit("\"method\":\"two-bit\"", "\"method\":\"tight\""),
-                "is for method tight, not two-bit",
+                edit(
+                    &format!("\"first\":{first},"),
+                    &format!("\"first\":{},", first.parse::<u64>().unwrap() + 1),
+                ),
+                format!("starts at position {}, not {first}", first.parse::<u64>().unwrap() + 1),
+            ),
+            (
+                edit(&format!("\"method\":\"{method}\""), &format!("\"method\":\"{other}\"")),
+                format!("is for method {other}, not {method}"),
             ),
         ];
         for (bytes, said) in spoils {
             fs::write(&file, &bytes).unwrap();
-            let results = two_bit_workers(&dir, "7x6", 2, every_layer());
+            let results = run(every_layer());
             for (result, _, _) in &results {
-                assert!(result.is_ok(), "{said}: {result:?}");
+                assert!(result.is_ok(), "{method} {said}: {result:?}");
             }
             let (rank0, rank1) = (&results[0].1, &results[1].1);
             assert!(
-                rank1.iter().any(|n| n.contains(said) && n.contains("ignoring it")),
-                "{said}: {rank1:?}"
+                rank1.iter().any(|n| n.contains(&said) && n.contains("ignoring it")),
+                "{method} {said}: {rank1:?}"
             );
             assert!(
                 rank0
                     .iter()
                     .any(|n| n.contains("not resuming class a1: rank 1 has no share")),
-                "{said}: {rank0:?}"
+                "{method} {said}: {rank0:?}"
             );
             // The search went on to the end, and saved its shares again:
             // put back the stopped ones for the next spoil.
             assert!(rank_path(&dir, "7x6", class(), 0, 2).exists());
-            two_bit_workers(&dir, "7x6", 2, CheckpointOptions { restart: true, ..stop });
+            run(CheckpointOptions { restart: true, ..stop });
         }
         // Unspoiled, both resume.
         fs::write(&file, &saved).unwrap();
-        let results = two_bit_workers(&dir, "7x6", 2, every_layer());
+        let results = run(every_layer());
         for (result, notes, _) in &results {
-            assert!(result.is_ok(), "{result:?}");
-            assert_eq!(resumed(notes), 1, "{notes:?}");
+            assert!(result.is_ok(), "{method}: {result:?}");
+            assert_eq!(resumed(notes), 1, "{method}: {notes:?}");
         }
+        // A one-process solve does not take a worker's share.
+        let variant = Variant::named("7x6").unwrap();
+        let index = variant.classes()[0].tight_index();
+        fs::write(path(&dir, "7x6", class()), &saved).unwrap();
+        let mut notes = Vec::new();
+        let mut note = |n: &str| notes.push(n.to_owned());
+        let mut c = Checkpointer::new(&dir, &variant, CheckpointOptions::default(), &mut note);
+        let wanted = Wanted {
+            class: class(),
+            index: &index,
+            coding,
+            blocks: 0..index.white_sets(),
+            range: 0..index.len(),
+            mirrored: false,
+            watch: &[],
+        };
+        assert!(c.resume(&wanted).is_none());
+        drop(c);
+        assert!(notes[0].contains("is one worker's share"), "{method}: {notes:?}");
         fs::remove_dir_all(&dir).unwrap();
     }
 

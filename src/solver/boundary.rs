@@ -13,18 +13,6 @@ use crate::board::Class;
 use crate::error::Result;
 use crate::tight::TightIndex;
 
-/// A search's state at a layer boundary, from which it can go on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resume {
-    /// `found[d]`: positions at remoteness `d`, for every complete layer.
-    pub found: Vec<u64>,
-    /// Whether the search is over (the layer after the last found nothing).
-    pub done: bool,
-    /// The table in tight-index order: each cell its remoteness if at most
-    /// `found.len() - 1`, else unreached.
-    pub cells: Vec<u8>,
-}
-
 /// `counts[d]`: the cells of `cells` at remoteness `d`, for `d` below
 /// `layers`.
 ///
@@ -63,31 +51,187 @@ pub enum Save {
     AndStop,
 }
 
-/// One worker's share of a partitioned search at a layer boundary.
-#[derive(Debug)]
-pub struct ShareBoundary<'a> {
-    /// The class searched.
-    pub class: Class,
-    /// The tight indices of the worker's cells.
-    pub range: Range<u64>,
-    /// `found[d]`: positions of the whole class at remoteness `d`, for
-    /// every complete layer.
-    pub found: &'a [u64],
-    /// Whether the search is over.
-    pub done: bool,
-    /// The worker's cells.
-    pub cells: &'a [u8],
+/// How a table keeps a position: its remoteness in a byte, or its
+/// remoteness mod 3 in two bits.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Coding {
+    /// A byte a position: the remoteness, or
+    /// [`Cell::UNREACHABLE`](crate::remoteness::Cell::UNREACHABLE) unreached.
+    Bytes,
+    /// Two bits a position: the remoteness mod 3, or 3 unreached, 32 to a
+    /// little-endian word.
+    TwoBit,
 }
 
-/// Where each worker of a partitioned search
-/// ([`search`](super::search)) saves its share at layer boundaries
-/// and finds a saved one. Worker 0 decides when all of them save
-/// ([`due`](Self::due)); the workers then agree on a resume together.
+impl Coding {
+    /// The `--method` that fills such a table, as a checkpoint names it.
+    pub fn method(self) -> &'static str {
+        match self {
+            Coding::Bytes => "tight",
+            Coding::TwoBit => "two-bit",
+        }
+    }
+
+    /// The code of remoteness `depth`.
+    pub fn code(self, depth: u64) -> u8 {
+        match self {
+            Coding::Bytes => u8::try_from(depth).unwrap_or(u8::MAX),
+            Coding::TwoBit => (depth % 3) as u8,
+        }
+    }
+
+    /// The code of a position no layer has reached.
+    pub fn unseen(self) -> u8 {
+        match self {
+            Coding::Bytes => crate::remoteness::Cell::UNREACHABLE.0,
+            Coding::TwoBit => 3,
+        }
+    }
+
+    /// The most layers such a table counts.
+    pub fn most_layers(self) -> usize {
+        match self {
+            Coding::Bytes => usize::from(crate::remoteness::Cell::MAX_REMOTENESS) + 1,
+            Coding::TwoBit => usize::from(u16::MAX) + 1,
+        }
+    }
+}
+
+/// A share's table as a checkpoint holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// A byte a position, from the first of the share's range.
+    Bytes(Vec<u8>),
+    /// Two bits a position, as [`Coding::TwoBit`] packs them; padding codes
+    /// unseen.
+    TwoBit(Vec<u64>),
+}
+
+impl Stored {
+    /// How it keeps a position.
+    pub fn coding(&self) -> Coding {
+        match self {
+            Stored::Bytes(_) => Coding::Bytes,
+            Stored::TwoBit(_) => Coding::TwoBit,
+        }
+    }
+
+    /// The code of the `k`-th position.
+    pub fn code(&self, k: u64) -> u8 {
+        match self {
+            Stored::Bytes(cells) => cells[k as usize],
+            Stored::TwoBit(words) => (words[(k / 32) as usize] >> (2 * (k % 32))) as u8 & 3,
+        }
+    }
+}
+
+/// A share's table, borrowed from a running search at a layer boundary.
+#[derive(Copy, Clone, Debug)]
+pub enum StoredRef<'a> {
+    /// As [`Stored::Bytes`].
+    Bytes(&'a [u8]),
+    /// As [`Stored::TwoBit`]; no thread writes them while it is seen.
+    TwoBit(&'a [AtomicU64]),
+}
+
+/// One worker's share of a search at a layer boundary, from which it can go
+/// on: what a checkpoint holds, for a table of either coding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// `found[d]`: positions of the whole class at remoteness `d`, for
+    /// every complete layer.
+    pub found: Vec<u64>,
+    /// `own[d]`: the share's own positions at remoteness `d`.
+    pub own: Vec<u64>,
+    /// Whether the search is over (the layer after the last found nothing).
+    pub done: bool,
+    /// The share's table.
+    pub table: Stored,
+    /// The summary byte of each of its blocks, from the first:
+    /// [`CURRENT`](super::mod3::CURRENT) and
+    /// [`UNSEEN_LEFT`](super::mod3::UNSEEN_LEFT) bits.
+    pub summary: Vec<u8>,
+    /// The lowest tight indices the worker wrote into the newest layer (and
+    /// the lowest public hashes of their mirror images, when asked for).
+    pub hardest: LayerHardest,
+    /// For each watched position: its remoteness, where the worker owns it
+    /// and it has been reached.
+    pub watched: Vec<Option<u64>>,
+}
+
+/// A [`Snapshot`] borrowed from the running search, as
+/// [`ShareCheckpoints::save`] sees it.
+#[derive(Debug)]
+pub struct SnapshotRef<'a> {
+    /// The class searched.
+    pub class: Class,
+    /// The tight indices of the worker's positions.
+    pub range: Range<u64>,
+    /// As [`Snapshot::found`].
+    pub found: &'a [u64],
+    /// As [`Snapshot::own`].
+    pub own: &'a [u64],
+    /// As [`Snapshot::done`].
+    pub done: bool,
+    /// The share's table.
+    pub table: StoredRef<'a>,
+    /// As [`Snapshot::summary`]; no thread writes them while it is seen.
+    pub summary: &'a [AtomicU8],
+    /// As [`Snapshot::hardest`].
+    pub hardest: &'a LayerHardest,
+    /// As [`Snapshot::watched`].
+    pub watched: &'a [Option<u64>],
+}
+
+#[cfg(test)]
+impl SnapshotRef<'_> {
+    /// What this boundary saves, as a resume takes it back.
+    pub(crate) fn to_owned(&self) -> Snapshot {
+        use std::sync::atomic::Ordering;
+        Snapshot {
+            found: self.found.to_vec(),
+            own: self.own.to_vec(),
+            done: self.done,
+            table: match self.table {
+                StoredRef::Bytes(cells) => Stored::Bytes(cells.to_vec()),
+                StoredRef::TwoBit(words) => Stored::TwoBit(words.iter().map(|w| w.load(Ordering::Relaxed)).collect()),
+            },
+            summary: self.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
+            hardest: self.hardest.clone(),
+            watched: self.watched.to_vec(),
+        }
+    }
+}
+
+/// The share a worker asks its checkpoints for: of which class and table,
+/// which blocks and positions, and what it must hold besides.
+#[derive(Clone, Debug)]
+pub struct Wanted<'a> {
+    /// The class searched.
+    pub class: Class,
+    /// Its tight index.
+    pub index: &'a TightIndex,
+    /// How the table keeps a position.
+    pub coding: Coding,
+    /// The worker's white-set ranks.
+    pub blocks: Range<u64>,
+    /// Their positions' tight indices.
+    pub range: Range<u64>,
+    /// Whether it keeps the hardest candidates of a class that mirrors
+    /// this one.
+    pub mirrored: bool,
+    /// The positions whose remoteness it knows where it owns them.
+    pub watch: &'a [u64],
+}
+
+/// Where each worker of a search ([`search`](super::search)) saves its
+/// share at layer boundaries and finds a saved one. Worker 0 decides when
+/// all of them save ([`due`](Self::due)); the workers then agree on a
+/// resume together.
 pub trait ShareCheckpoints {
-    /// This worker's saved share of `class`, its cells `range`, if there is
-    /// one that can be trusted on its own: `found` counts the whole class,
-    /// `cells` the share.
-    fn resume_share(&mut self, class: Class, range: Range<u64>) -> Option<Resume>;
+    /// This worker's saved share, as `wanted` describes it, if there is one
+    /// that can be trusted on its own.
+    fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot>;
 
     /// Whether every worker saves at the boundary of `class` where `found`
     /// counts the complete layers; asked of worker 0 only.
@@ -98,7 +242,7 @@ pub trait ShareCheckpoints {
     /// # Errors
     ///
     /// What the write ran into; the search stops with it.
-    fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()>;
+    fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()>;
 
     /// Tells the user what they should know about checkpoints.
     fn note(&mut self, text: &str);
@@ -113,44 +257,13 @@ pub trait ShareCheckpoints {
             class.name()
         ))
     }
-
-    /// This worker's saved share of the two-bit search
-    /// ([`search`](super::search)) of `class`,
-    /// whose tight index is `index`, if there is one that can be trusted on
-    /// its own: the share of the blocks `blocks`, whose positions are
-    /// `range`; `mirrored` says whether it must hold the hardest candidates
-    /// of a class that mirrors this one, and `watch` lists the positions
-    /// whose remoteness it must know where it owns them. None by default.
-    fn resume_two_bit_share(
-        &mut self,
-        class: Class,
-        index: &TightIndex,
-        blocks: Range<u64>,
-        range: Range<u64>,
-        mirrored: bool,
-        watch: &[u64],
-    ) -> Option<TwoBitShareResume> {
-        let _ = (class, index, blocks, range, mirrored, watch);
-        None
-    }
-
-    /// Saves this worker's share of the two-bit search. Does nothing by
-    /// default.
-    ///
-    /// # Errors
-    ///
-    /// What the write ran into; the search stops with it.
-    fn save_two_bit_share(&mut self, boundary: TwoBitShareBoundary<'_>) -> Result<()> {
-        let _ = boundary;
-        Ok(())
-    }
 }
 
 /// No checkpoints: nothing to resume, nothing saved.
 pub struct NoCheckpoints;
 
 impl ShareCheckpoints for NoCheckpoints {
-    fn resume_share(&mut self, _: Class, _: Range<u64>) -> Option<Resume> {
+    fn resume(&mut self, _: &Wanted<'_>) -> Option<Snapshot> {
         None
     }
 
@@ -158,7 +271,7 @@ impl ShareCheckpoints for NoCheckpoints {
         Save::No
     }
 
-    fn save_share(&mut self, _: ShareBoundary<'_>) -> Result<()> {
+    fn save(&mut self, _: SnapshotRef<'_>) -> Result<()> {
         Ok(())
     }
 
@@ -177,103 +290,28 @@ pub struct LayerHardest {
     /// positions of the layer, lowest first.
     pub mirrored: Option<Vec<u64>>,
 }
-/// One worker's share of a partitioned two-bit search
-/// ([`search`](super::search)) at a layer
-/// boundary, from which it can go on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TwoBitShareResume {
-    /// `found[d]`: positions of the whole class at remoteness `d`, for
-    /// every complete layer.
-    pub found: Vec<u64>,
-    /// `own[d]`: the worker's own positions at remoteness `d`.
-    pub own: Vec<u64>,
-    /// Whether the search is over (the layer after the last found nothing).
-    pub done: bool,
-    /// The share's codes, as the words of a
-    /// [`Mod3Table`](super::mod3::Mod3Table) of its positions (the first of
-    /// its range is code 0), padding codes unseen.
-    pub codes: Vec<u64>,
-    /// The summary byte of each of its blocks, from the first:
-    /// [`CURRENT`](super::mod3::CURRENT) and
-    /// [`UNSEEN_LEFT`](super::mod3::UNSEEN_LEFT) bits.
-    pub summary: Vec<u8>,
-    /// The lowest tight indices the worker wrote into the newest layer (and
-    /// the lowest public hashes of their mirror images, when asked for).
-    pub hardest: LayerHardest,
-    /// For each watched position: its remoteness, where the worker owns it
-    /// and it has been reached.
-    pub watched: Vec<Option<u64>>,
-}
 
-/// One worker's share of a partitioned two-bit search at a layer boundary,
-/// as [`ShareCheckpoints::save_two_bit_share`] sees it.
-#[derive(Debug)]
-pub struct TwoBitShareBoundary<'a> {
-    /// The class searched.
-    pub class: Class,
-    /// The tight indices of the worker's positions.
-    pub range: Range<u64>,
-    /// `found[d]`: positions of the whole class at remoteness `d`, for
-    /// every complete layer.
-    pub found: &'a [u64],
-    /// `own[d]`: the worker's own positions at remoteness `d`.
-    pub own: &'a [u64],
-    /// Whether the search is over.
-    pub done: bool,
-    /// The share's codes, 32 positions a word from the first of `range`;
-    /// no thread writes them while the boundary is seen.
-    pub codes: &'a [AtomicU64],
-    /// The summary byte of each of the worker's blocks; no thread writes
-    /// them while the boundary is seen.
-    pub summary: &'a [AtomicU8],
-    /// The lowest positions the worker wrote into the newest layer.
-    pub hardest: &'a LayerHardest,
-    /// For each watched position: its remoteness, where the worker owns it
-    /// and it has been reached.
-    pub watched: &'a [Option<u64>],
-}
-
-#[cfg(test)]
-impl TwoBitShareBoundary<'_> {
-    /// What this boundary saves, as a resume takes it back.
-    pub(crate) fn to_resume(&self) -> TwoBitShareResume {
-        use std::sync::atomic::Ordering;
-        TwoBitShareResume {
-            found: self.found.to_vec(),
-            own: self.own.to_vec(),
-            done: self.done,
-            codes: self.codes.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
-            summary: self.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
-            hardest: self.hardest.clone(),
-            watched: self.watched.to_vec(),
-        }
-    }
-}
-
-/// Checkpoints in memory for tests.
 #[cfg(test)]
 pub(crate) mod memory {
-    use std::ops::Range;
     use std::sync::Mutex;
 
-    use super::{Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume};
+    use super::{Save, ShareCheckpoints, Snapshot, SnapshotRef, Wanted};
     use crate::board::Class;
     use crate::error::Result;
-    use crate::tight::TightIndex;
 
     /// Checkpoints in memory, shared by the workers of a test: each saves
     /// its share into, and resumes it from, `shares[worker]`; worker 0
     /// saves at every boundary and stops after layer `stop`, if given.
-    pub(crate) struct Memory<'a, S> {
+    pub(crate) struct Memory<'a> {
         pub(crate) worker: usize,
-        pub(crate) shares: &'a Mutex<Vec<Option<S>>>,
+        pub(crate) shares: &'a Mutex<Vec<Option<Snapshot>>>,
         pub(crate) stop: Option<usize>,
         pub(crate) notes: Vec<String>,
     }
 
-    impl<'a, S> Memory<'a, S> {
+    impl<'a> Memory<'a> {
         /// Worker `worker`'s checkpoints in `shares`, stopping after layer `stop`.
-        pub(crate) fn new(worker: usize, shares: &'a Mutex<Vec<Option<S>>>, stop: Option<usize>) -> Self {
+        pub(crate) fn new(worker: usize, shares: &'a Mutex<Vec<Option<Snapshot>>>, stop: Option<usize>) -> Self {
             Memory {
                 worker,
                 shares,
@@ -281,76 +319,24 @@ pub(crate) mod memory {
                 notes: Vec::new(),
             }
         }
+    }
 
-        fn saved(&self) -> Option<S>
-        where
-            S: Clone,
-        {
+    impl ShareCheckpoints for Memory<'_> {
+        fn resume(&mut self, _: &Wanted<'_>) -> Option<Snapshot> {
             self.shares.lock().unwrap()[self.worker].clone()
         }
 
-        fn save(&self, share: S) {
-            self.shares.lock().unwrap()[self.worker] = Some(share);
-        }
-    }
-
-    impl ShareCheckpoints for Memory<'_, Resume> {
-        fn resume_share(&mut self, _: Class, range: Range<u64>) -> Option<Resume> {
-            let saved = self.saved()?;
-            assert_eq!(saved.cells.len() as u64, range.end - range.start);
-            Some(saved)
-        }
-
         fn due(&mut self, _: Class, found: &[u64], done: bool) -> Save {
             due(self.stop, found, done)
         }
 
-        fn save_share(&mut self, boundary: ShareBoundary<'_>) -> Result<()> {
-            self.save(Resume {
-                found: boundary.found.to_vec(),
-                done: boundary.done,
-                cells: boundary.cells.to_vec(),
-            });
+        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+            self.shares.lock().unwrap()[self.worker] = Some(snapshot.to_owned());
             Ok(())
         }
 
         fn note(&mut self, text: &str) {
             self.notes.push(text.to_owned());
-        }
-    }
-
-    impl ShareCheckpoints for Memory<'_, TwoBitShareResume> {
-        fn resume_share(&mut self, _: Class, _: Range<u64>) -> Option<Resume> {
-            None
-        }
-
-        fn due(&mut self, _: Class, found: &[u64], done: bool) -> Save {
-            due(self.stop, found, done)
-        }
-
-        fn save_share(&mut self, _: ShareBoundary<'_>) -> Result<()> {
-            unreachable!("a two-bit worker saves two-bit shares")
-        }
-
-        fn note(&mut self, text: &str) {
-            self.notes.push(text.to_owned());
-        }
-
-        fn resume_two_bit_share(
-            &mut self,
-            _: Class,
-            _: &TightIndex,
-            _: Range<u64>,
-            _: Range<u64>,
-            _: bool,
-            _: &[u64],
-        ) -> Option<TwoBitShareResume> {
-            self.saved()
-        }
-
-        fn save_two_bit_share(&mut self, b: TwoBitShareBoundary<'_>) -> Result<()> {
-            self.save(b.to_resume());
-            Ok(())
         }
     }
 

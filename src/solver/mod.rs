@@ -66,7 +66,7 @@ mod stats;
 mod table;
 
 pub use boundary::{
-    LayerHardest, NoCheckpoints, Resume, Save, ShareBoundary, ShareCheckpoints, TwoBitShareBoundary, TwoBitShareResume,
+    Coding, LayerHardest, NoCheckpoints, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted,
     layer_counts,
 };
 pub use direction::{Direction, Rates};

@@ -134,16 +134,24 @@ impl Partitioned {
 /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not
 /// fit a [`Cell`](crate::Cell).
 pub fn bytes(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
+    bytes_with(name, spec, index, &mut NoCheckpoints, observe)
+}
+
+/// As [`bytes`], resuming from `checkpoints` when it has a saved state
+/// for the class and handing it the state at layer boundaries.
+///
+/// # Errors
+///
+/// As [`bytes`], and whatever `checkpoints` fails with.
+pub fn bytes_with(
+    name: &str,
+    spec: &ClassSpec,
+    index: &TightIndex,
+    checkpoints: &mut dyn ShareCheckpoints,
+    observe: &mut dyn FnMut(Event),
+) -> Result<Vec<u8>> {
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let share = whole::<ByteTable>(
-        name,
-        spec,
-        index,
-        &symmetries,
-        Asked::default(),
-        &mut NoCheckpoints,
-        observe,
-    )?;
+    let share = whole::<ByteTable>(name, spec, index, &symmetries, Asked::default(), checkpoints, observe)?;
     Ok(share.table)
 }
 
@@ -263,11 +271,13 @@ fn threads_of<T: Table>(
     Ok(Partitioned { shares, layers })
 }
 
-/// The two-bit search of class `spec` of variant `name` by the worker
-/// `transport` reaches, resuming from `checkpoints` when every worker can:
-/// [`search_on`] for the tests of other modules.
+/// The search of class `spec` of variant `name` into a table of `coding`
+/// by the worker `transport` reaches, resuming from `checkpoints` when
+/// every worker can: [`search_on`] for the tests of other modules.
 #[cfg(test)]
-pub(crate) fn search_two_bit<X: Transport + ?Sized>(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn search_share<X: Transport + ?Sized>(
+    coding: super::Coding,
     name: &str,
     spec: &ClassSpec,
     index: &TightIndex,
@@ -275,7 +285,7 @@ pub(crate) fn search_two_bit<X: Transport + ?Sized>(
     transport: &mut X,
     asked: Asked<'_>,
     checkpoints: &mut dyn ShareCheckpoints,
-) -> Result<TwoBitShare> {
+) -> Result<()> {
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
     let class = ClassSearch {
         name,
@@ -284,7 +294,26 @@ pub(crate) fn search_two_bit<X: Transport + ?Sized>(
         symmetries: &symmetries,
         partition,
     };
-    search_on::<CodeTable, X>(&class, transport, asked, checkpoints, false, &mut |_| {})
+    let quiet = &mut |_| {};
+    match coding {
+        super::Coding::Bytes => drop(search_on::<ByteTable, X>(
+            &class,
+            transport,
+            asked,
+            checkpoints,
+            false,
+            quiet,
+        )?),
+        super::Coding::TwoBit => drop(search_on::<CodeTable, X>(
+            &class,
+            transport,
+            asked,
+            checkpoints,
+            false,
+            quiet,
+        )?),
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
 use crate::solver::HARDEST;
-use crate::solver::boundary::{LayerHardest, Save, ShareCheckpoints};
+use crate::solver::boundary::{LayerHardest, Save, ShareCheckpoints, SnapshotRef, Wanted};
 use crate::solver::hardest::{Lowest, MirrorHashes};
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
@@ -73,7 +73,7 @@ use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
 use crate::solver::layer::{Event, goal_index, report_saved};
 use crate::solver::mod3::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
-use crate::solver::table::{Boundary, Claim, Resumed, Shape, Table};
+use crate::solver::table::{self, Claim, Resumed, Table};
 
 /// What one worker of a search ends with.
 #[derive(Clone, Debug)]
@@ -174,7 +174,7 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
     class: &ClassSearch<'_>,
     transport: &mut X,
     asked: Asked<'_>,
-    resume: Option<T::Saved>,
+    resume: Option<Resumed<T>>,
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<Share<T::Done>> {
@@ -189,15 +189,10 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
     let mirror = asked
         .mirrored
         .map(|(mirror, dense)| MirrorHashes::new(mirror, dense, spec));
-    let hash = mirror.as_ref().map(|m| move |part| m.hash(part));
-    let resumed = resume.map(|saved| {
-        let of = hash.as_ref().map(|h| h as &dyn Fn(Part) -> u64);
-        T::resumed(saved, index, shape(partition, me, asked), of)
-    });
     // What setting up a range's blocks takes, which a move does for the
     // blocks it gains: the first guess at what a move costs.
     let setting_up = Instant::now();
-    let (share, known, found, done) = Holding::start(spec, index, partition, me, symmetries, asked, mirror, resumed);
+    let (share, known, found, done) = Holding::start(spec, index, partition, me, symmetries, asked, mirror, resume);
     let mut worker = Searcher {
         share,
         known,
@@ -227,9 +222,19 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
     worker.share.finish(worker.known, found, transport)
 }
 
-/// The share worker `me` of `partition` resumes, asked `asked`.
-fn shape<'a>(partition: &Partition, me: usize, asked: Asked<'a>) -> Shape<'a> {
-    Shape {
+/// The share of class `spec` (tight index `index`) that worker `me` of
+/// `partition` resumes into a table of kind `T`, asked `asked`.
+fn wanted<'a, T: Table>(
+    spec: &ClassSpec,
+    index: &'a TightIndex,
+    partition: &Partition,
+    me: usize,
+    asked: Asked<'a>,
+) -> Wanted<'a> {
+    Wanted {
+        class: spec.class,
+        index,
+        coding: T::CODING,
         blocks: partition.blocks(me),
         range: partition.cells(me),
         mirrored: asked.mirrored.is_some(),
@@ -428,19 +433,17 @@ impl Known {
             .zip(watch)
             .map(|(&w, i)| w.filter(|_| share.range.contains(i)))
             .collect();
-        share.table.save(
-            checkpoints,
-            Boundary {
-                class: spec.class,
-                range: share.range.clone(),
-                found,
-                own: &self.own,
-                done,
-                summary: &share.summary,
-                hardest: &hardest,
-                watched: &watched,
-            },
-        )?;
+        checkpoints.save(SnapshotRef {
+            class: spec.class,
+            range: share.range.clone(),
+            found,
+            own: &self.own,
+            done,
+            table: share.table.stored(),
+            summary: &share.summary,
+            hardest: &hardest,
+            watched: &watched,
+        })?;
         saved(transport, checkpoints, save, spec.class, found)
     }
 }
@@ -464,10 +467,11 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized>(
     transport: &mut X,
     checkpoints: &mut dyn ShareCheckpoints,
     asked: Asked<'_>,
-) -> Result<Option<(T::Saved, Vec<u64>)>> {
+) -> Result<Option<(Resumed<T>, Vec<u64>)>> {
     let me = transport.worker();
-    let saved = T::resume(checkpoints, spec.class, index, shape(partition, me, asked)).map(|saved| {
-        let report = T::report(&saved);
+    let wanted = wanted::<T>(spec, index, partition, me, asked);
+    let saved = table::resume::<T>(checkpoints, &wanted).map(|saved| {
+        let report = saved.report();
         (saved, report)
     });
     let agreed = agree(transport, spec.class, saved, |(_, report)| report.clone(), checkpoints)?;
@@ -1447,7 +1451,7 @@ mod tests {
 
     use super::*;
     use crate::remoteness::Cell;
-    use crate::solver::boundary::TwoBitShareResume;
+    use crate::solver::boundary::Snapshot;
     use crate::solver::boundary::memory::Memory;
     use crate::solver::search::{ChannelTransport, bytes, threads_of};
     use crate::solver::table::codes::CodeTable;
@@ -1616,13 +1620,9 @@ mod tests {
     fn search_saving<T: Table>(
         name: &str,
         workers: usize,
-        shares: &Mutex<Vec<Option<T::Saved>>>,
+        shares: &Mutex<Vec<Option<Snapshot>>>,
         stop: Option<usize>,
-    ) -> Saving<T::Done>
-    where
-        T::Saved: Send,
-        for<'m> Memory<'m, T::Saved>: ShareCheckpoints,
-    {
+    ) -> Saving<T::Done> {
         let (variant, index, back, watch) = board(name);
         let specs = variant.classes();
         let spec = &specs[0];
@@ -1745,7 +1745,7 @@ mod tests {
                 // One share missing, one saved at another layer, or own
                 // counts that do not add up to the class's: every worker
                 // starts over, and worker 0 says why.
-                type Spoil = fn(&mut Vec<Option<TwoBitShareResume>>);
+                type Spoil = fn(&mut Vec<Option<Snapshot>>);
                 let spoils: [(Spoil, &str); 3] = [
                     (|all| all[1] = None, "rank 1 has no share"),
                     (
@@ -1784,7 +1784,6 @@ mod tests {
     /// did not stop ends with.
     #[test]
     fn stopped_byte_workers_resume_to_the_same_shares() {
-        use crate::solver::boundary::Resume;
         use crate::solver::table::bytes::ByteTable;
         let name = "9x6";
         let (variant, index, back, watch) = board(name);
@@ -1802,7 +1801,7 @@ mod tests {
         // Stopped after the last layer, the resumed search finds nothing
         // more: its hardest positions are those its cells gave back.
         for stop in [1, layers / 2, layers - 1] {
-            let shares: Mutex<Vec<Option<Resume>>> = Mutex::new(vec![None; workers]);
+            let shares: Mutex<Vec<Option<Snapshot>>> = Mutex::new(vec![None; workers]);
             let (stopped, _, _) = search_saving::<ByteTable>(name, workers, &shares, Some(stop));
             assert!(matches!(stopped, Err(Error::Stopped(_))), "stop {stop}");
             let (resumed, notes, from) = search_saving::<ByteTable>(name, workers, &shares, None);

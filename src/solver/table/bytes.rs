@@ -19,15 +19,11 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::{Boundary, Claim, MirrorOf, Resumed, Shape, Table};
+use super::{Claim, Table};
 use crate::bitboard::Bitboard;
-use crate::board::Class;
-use crate::error::Result;
 use crate::remoteness::Cell;
-use crate::solver::boundary::{LayerHardest, Resume, ShareBoundary, ShareCheckpoints, ShareReport, layer_counts};
-use crate::solver::hardest::Lowest;
+use crate::solver::boundary::{Coding, Stored, StoredRef};
 use crate::solver::layer::BYTE_DEEPEST;
-use crate::solver::mod3::{CURRENT, UNSEEN_LEFT};
 use crate::tight::{TightIndex, for_each_run, prefetch};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
@@ -77,11 +73,11 @@ impl ByteTable {
 
 impl Table for ByteTable {
     type Done = Vec<u8>;
-    type Saved = Resume;
 
     const DEEPEST: u16 = BYTE_DEEPEST;
     const UNSEEN: u8 = UNSEEN;
     const BITS: u64 = 8;
+    const CODING: Coding = Coding::Bytes;
 
     #[inline(always)]
     fn code(depth: u64) -> u8 {
@@ -222,128 +218,16 @@ impl Table for ByteTable {
         }
     }
 
-    fn resume(
-        checkpoints: &mut dyn ShareCheckpoints,
-        class: Class,
-        _: &TightIndex,
-        shape: Shape<'_>,
-    ) -> Option<Resume> {
-        checkpoints
-            .resume_share(class, shape.range.clone())
-            .filter(|saved| saved.cells.len() as u64 == shape.range.end - shape.range.start && !saved.found.is_empty())
+    fn stored(&self) -> StoredRef<'_> {
+        StoredRef::Bytes(self.plain())
     }
 
-    fn report(saved: &Resume) -> ShareReport {
-        ShareReport {
-            done: saved.done,
-            found: saved.found.clone(),
-            own: layer_counts(&saved.cells, saved.found.len()),
+    fn from_stored(base: u64, len: u64, stored: Stored) -> Option<ByteTable> {
+        match stored {
+            Stored::Bytes(cells) if cells.len() as u64 == len => Some(ByteTable::of(base, cells)),
+            _ => None,
         }
     }
-
-    /// A byte share's cells say all the rest: its own counts, the summary
-    /// of its blocks, the hardest positions of the newest layer and the
-    /// remoteness of the watched ones.
-    fn resumed(saved: Resume, index: &TightIndex, shape: Shape<'_>, mirror: MirrorOf<'_>) -> Resumed<ByteTable> {
-        let Resume { found, done, cells } = saved;
-        let Shape {
-            blocks, range, watch, ..
-        } = shape;
-        let last = found.len() - 1;
-        let newest = u8::try_from(last).unwrap_or(UNSEEN);
-        let own = layer_counts(&cells, found.len());
-        let base = range.start;
-        let at = |i: u64| cells[(i - base) as usize];
-        let summary = summarize(index, blocks, &cells, newest);
-        let (mut lowest, mut mirrored) = (Lowest::default(), Lowest::default());
-        for i in range.clone().filter(|&i| at(i) == newest) {
-            if !lowest.admits(i) && mirror.is_none() {
-                break;
-            }
-            lowest.offer(i);
-            if let Some(hash) = mirror {
-                mirrored.offer(hash(index.unrank(i)));
-            }
-        }
-        let watched = watch
-            .iter()
-            .map(|&i| (range.contains(&i) && usize::from(at(i)) <= last).then(|| u64::from(at(i))))
-            .collect();
-        Resumed {
-            table: ByteTable::of(base, cells),
-            summary,
-            found,
-            own,
-            done,
-            hardest: LayerHardest {
-                own: lowest.as_slice().to_vec(),
-                mirrored: mirror.map(|_| mirrored.as_slice().to_vec()),
-            },
-            watched,
-        }
-    }
-
-    fn save(&self, checkpoints: &mut dyn ShareCheckpoints, boundary: Boundary<'_>) -> Result<()> {
-        checkpoints.save_share(ShareBoundary {
-            class: boundary.class,
-            range: boundary.range,
-            found: boundary.found,
-            done: boundary.done,
-            cells: self.plain(),
-        })
-    }
-}
-
-/// The summary byte of each of the blocks `blocks`, whose cells are `cells`
-/// (from the first cell of the first block), at the boundary after layer
-/// `newest`: [`CURRENT`] where a block holds a position of it,
-/// [`UNSEEN_LEFT`] where one no layer has reached. Each block is searched
-/// 16 cells at a time ([`holds`]).
-fn summarize(index: &TightIndex, blocks: Range<u64>, cells: &[u8], newest: u8) -> Vec<u8> {
-    let base = index.block(blocks.start).start;
-    (blocks.start as usize..blocks.end as usize)
-        .into_par_iter()
-        .with_min_len(64)
-        .map(|r| {
-            let range = index.block(r as u64);
-            let block = &cells[(range.start - base) as usize..(range.end - base) as usize];
-            let (current, unseen) = holds(block, newest, UNSEEN);
-            (u8::from(current) * CURRENT) | (u8::from(unseen) * UNSEEN_LEFT)
-        })
-        .collect()
-}
-
-/// Whether `bytes` holds `a`, and whether it holds `b`: 16 bytes at a time
-/// where SSE2 is (every x86-64).
-fn holds(bytes: &[u8], a: u8, b: u8) -> (bool, bool) {
-    #[cfg(target_arch = "x86_64")]
-    if bytes.len() >= 16 {
-        use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128,
-        };
-        // SAFETY: SSE2 is part of every x86-64, and each load reads the 16
-        // bytes of `bytes` from `at`, at most `len - 16` (the last piece
-        // overlaps the one before, which does not change the answer), with
-        // no alignment needed.
-        unsafe {
-            let (splat_a, splat_b) = (_mm_set1_epi8(a as i8), _mm_set1_epi8(b as i8));
-            let (mut any_a, mut any_b) = (_mm_setzero_si128(), _mm_setzero_si128());
-            let last = bytes.len() - 16;
-            let mut start = 0;
-            loop {
-                let at = start.min(last);
-                let piece = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
-                any_a = _mm_or_si128(any_a, _mm_cmpeq_epi8(piece, splat_a));
-                any_b = _mm_or_si128(any_b, _mm_cmpeq_epi8(piece, splat_b));
-                if at == last {
-                    break;
-                }
-                start += 16;
-            }
-            return (_mm_movemask_epi8(any_a) != 0, _mm_movemask_epi8(any_b) != 0);
-        }
-    }
-    (bytes.contains(&a), bytes.contains(&b))
 }
 
 /// The bytes of `chunk` (at most 64) equal to `value`: bit `i` is set when
@@ -447,12 +331,6 @@ mod tests {
                         .enumerate()
                         .fold(0u64, |m, (i, &c)| m | u64::from(c == value) << i);
                     assert_eq!(byte_mask(chunk, value), expected);
-                }
-            }
-            for len in 0..180 - start {
-                let block = &bytes[start..start + len];
-                for (a, b) in [(0, 10), (3, 11), (12, 13)] {
-                    assert_eq!(holds(block, a, b), (block.contains(&a), block.contains(&b)));
                 }
             }
         }

@@ -47,11 +47,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::{Boundary, Claim, MirrorOf, Resumed, Shape, Table};
+use super::{Claim, Table};
 use crate::bitboard::Bitboard;
-use crate::board::Class;
-use crate::error::Result;
-use crate::solver::boundary::{ShareCheckpoints, ShareReport, TwoBitShareBoundary, TwoBitShareResume};
+use crate::solver::boundary::{Coding, Stored, StoredRef};
 use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
 use crate::tight::{TightIndex, prefetch};
 
@@ -74,11 +72,11 @@ impl CodeTable {
 
 impl Table for CodeTable {
     type Done = Mod3Table;
-    type Saved = TwoBitShareResume;
 
     const DEEPEST: u16 = u16::MAX;
     const UNSEEN: u8 = UNSEEN;
     const BITS: u64 = 2;
+    const CODING: Coding = Coding::TwoBit;
 
     #[inline(always)]
     fn code(depth: u64) -> u8 {
@@ -159,69 +157,16 @@ impl Table for CodeTable {
 
     fn end_layer(&mut self, _: u8, _: bool) {}
 
-    fn resume(
-        checkpoints: &mut dyn ShareCheckpoints,
-        class: Class,
-        index: &TightIndex,
-        shape: Shape<'_>,
-    ) -> Option<TwoBitShareResume> {
-        let Shape {
-            blocks,
-            range,
-            mirrored,
-            watch,
-        } = shape;
-        let saved = checkpoints.resume_two_bit_share(class, index, blocks.clone(), range.clone(), mirrored, watch)?;
-        let fits = saved.codes.len() as u64 == code_words(range.end - range.start)
-            && saved.summary.len() as u64 == blocks.end - blocks.start
-            && !saved.found.is_empty()
-            && saved.own.len() == saved.found.len()
-            && saved.hardest.mirrored.is_some() == mirrored
-            && saved.watched.len() == watch.len();
-        fits.then_some(saved)
+    fn stored(&self) -> StoredRef<'_> {
+        StoredRef::TwoBit(&self.words)
     }
 
-    fn report(saved: &TwoBitShareResume) -> ShareReport {
-        ShareReport {
-            done: saved.done,
-            found: saved.found.clone(),
-            own: saved.own.clone(),
+    fn from_stored(base: u64, len: u64, stored: Stored) -> Option<CodeTable> {
+        match stored {
+            Stored::TwoBit(words) if words.len() as u64 == code_words(len) => {
+                Some(CodeTable::from_words(base, len, words))
+            }
+            _ => None,
         }
-    }
-
-    fn resumed(saved: TwoBitShareResume, _: &TightIndex, shape: Shape<'_>, _: MirrorOf<'_>) -> Resumed<CodeTable> {
-        let TwoBitShareResume {
-            found,
-            own,
-            done,
-            codes,
-            summary,
-            hardest,
-            watched,
-        } = saved;
-        let len = shape.range.end - shape.range.start;
-        Resumed {
-            table: CodeTable::from_words(shape.range.start, len, codes),
-            summary,
-            found,
-            own,
-            done,
-            hardest,
-            watched,
-        }
-    }
-
-    fn save(&self, checkpoints: &mut dyn ShareCheckpoints, boundary: Boundary<'_>) -> Result<()> {
-        checkpoints.save_two_bit_share(TwoBitShareBoundary {
-            class: boundary.class,
-            range: boundary.range,
-            found: boundary.found,
-            own: boundary.own,
-            done: boundary.done,
-            codes: &self.words,
-            summary: boundary.summary,
-            hardest: boundary.hardest,
-            watched: boundary.watched,
-        })
     }
 }

@@ -17,11 +17,9 @@ pub(super) mod codes;
 use std::ops::Range;
 
 use crate::bitboard::Bitboard;
-use crate::board::Class;
-use crate::error::Result;
 use crate::tight::TightIndex;
 
-use super::boundary::{LayerHardest, ShareCheckpoints, ShareReport};
+use super::boundary::{Coding, LayerHardest, ShareCheckpoints, ShareReport, Stored, StoredRef, Wanted};
 
 /// How a search claims a position of its own share for the next layer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -47,9 +45,6 @@ pub(super) enum Claim {
 pub(super) trait Table: Sized + Sync {
     /// What a search of this table ends with: the share's codes.
     type Done: Send;
-    /// A saved share, as the checkpoints give it back.
-    type Saved;
-
     /// The deepest remoteness the table holds.
     const DEEPEST: u16;
     /// The code of a position no layer has reached.
@@ -110,50 +105,45 @@ pub(super) trait Table: Sized + Sync {
     /// position taken in, with no thread at work.
     fn end_layer(&mut self, next: u8, pull: bool);
 
-    /// This worker's saved share of `class`, of the blocks and positions
-    /// `shape` gives, from `checkpoints`, if one can be trusted on its own
-    /// and fits the share: with the hardest candidates of a mirroring class
-    /// when `shape` asks for them, and a remoteness slot for each watched
-    /// position.
-    fn resume(
-        checkpoints: &mut dyn ShareCheckpoints,
-        class: Class,
-        index: &TightIndex,
-        shape: Shape<'_>,
-    ) -> Option<Self::Saved>;
+    /// How the table keeps a position, in checkpoints too.
+    const CODING: Coding;
 
-    /// What `saved` says of itself, for the workers to agree on a resume.
-    fn report(saved: &Self::Saved) -> ShareReport;
+    /// The table as a checkpoint saves it, with no thread at work.
+    fn stored(&self) -> StoredRef<'_>;
 
-    /// What a worker starts from: the saved share (whose `found` counts
-    /// the class's layers), turned into a table, its blocks' summary and
-    /// what it knows.
-    fn resumed(saved: Self::Saved, index: &TightIndex, shape: Shape<'_>, mirror: MirrorOf<'_>) -> Resumed<Self>;
-
-    /// Hands the share to `checkpoints` at a layer boundary.
-    ///
-    /// # Errors
-    ///
-    /// What the save ran into.
-    fn save(&self, checkpoints: &mut dyn ShareCheckpoints, boundary: Boundary<'_>) -> Result<()>;
+    /// The share of `len` positions from `base` a checkpoint held as
+    /// `stored`; `None` when it is not of this table's coding and length.
+    fn from_stored(base: u64, len: u64, stored: Stored) -> Option<Self>;
 }
 
-/// The share a worker resumes: its blocks, positions, and what it is asked.
-#[derive(Clone, Debug)]
-pub(super) struct Shape<'a> {
-    /// Its white-set ranks.
-    pub blocks: Range<u64>,
-    /// Its positions' tight indices.
-    pub range: Range<u64>,
-    /// Whether it keeps the hardest candidates of a mirroring class.
-    pub mirrored: bool,
-    /// The positions whose remoteness it knows where it owns them.
-    pub watch: &'a [u64],
+/// This worker's saved share as `wanted` describes it, from `checkpoints`,
+/// if there is one that fits it: a table of this kind and length, a summary
+/// byte for each block, a count of its own for each layer, the hardest
+/// candidates of a mirroring class when asked for, and a remoteness slot
+/// for each watched position. What it holds besides is for `checkpoints`
+/// to check (a file's checkpoints check every byte) and for the workers to
+/// agree on.
+pub(super) fn resume<T: Table>(checkpoints: &mut dyn ShareCheckpoints, wanted: &Wanted<'_>) -> Option<Resumed<T>> {
+    let saved = checkpoints.resume(wanted)?;
+    let Wanted { blocks, range, .. } = wanted;
+    let fits = saved.summary.len() as u64 == blocks.end - blocks.start
+        && !saved.found.is_empty()
+        && saved.own.len() == saved.found.len()
+        && saved.hardest.mirrored.is_some() == wanted.mirrored
+        && saved.watched.len() == wanted.watch.len();
+    if !fits {
+        return None;
+    }
+    Some(Resumed {
+        table: T::from_stored(range.start, range.end - range.start, saved.table)?,
+        summary: saved.summary,
+        found: saved.found,
+        own: saved.own,
+        done: saved.done,
+        hardest: saved.hardest,
+        watched: saved.watched,
+    })
 }
-
-/// The public hash, in a mirroring class, of a position's mirror image,
-/// when one is asked for.
-pub(super) type MirrorOf<'a> = Option<&'a dyn Fn(crate::rules::Part) -> u64>;
 
 /// A resumed share: its table, the summary byte of each of its blocks, and
 /// what its checkpoint says besides.
@@ -169,14 +159,13 @@ pub(super) struct Resumed<T> {
     pub watched: Vec<Option<u64>>,
 }
 
-/// A share at a layer boundary, as [`Table::save`] hands it on.
-pub(super) struct Boundary<'a> {
-    pub class: Class,
-    pub range: Range<u64>,
-    pub found: &'a [u64],
-    pub own: &'a [u64],
-    pub done: bool,
-    pub summary: &'a [std::sync::atomic::AtomicU8],
-    pub hardest: &'a LayerHardest,
-    pub watched: &'a [Option<u64>],
+impl<T> Resumed<T> {
+    /// What it says of itself, for the workers to agree on a resume.
+    pub fn report(&self) -> ShareReport {
+        ShareReport {
+            done: self.done,
+            found: self.found.clone(),
+            own: self.own.clone(),
+        }
+    }
 }
