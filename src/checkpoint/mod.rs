@@ -574,7 +574,8 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
         };
         if !fits {
             return Err(Refusal::Inconsistent(format!(
-                "says watched position {i} is at remoteness {w:?}, not what its table says"
+                "says watched position {i} is at remoteness {w:?}, where its table holds code {}",
+                code(i)
             )));
         }
     }

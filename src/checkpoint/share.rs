@@ -323,17 +323,10 @@ mod tests {
         workers: usize,
         options: CheckpointOptions,
     ) -> Vec<(Result<()>, Vec<String>, usize)> {
-        use crate::solver::search::{Asked, ChannelTransport, Partition, Transport, search_share};
-        use crate::symmetry::Mirror;
-        let variant = Variant::named(name).unwrap();
+        use crate::solver::search::{Asked, ChannelTransport, Partition, Transport, board, search_share};
+        let (variant, index, back, watch) = board(name);
         let specs = variant.classes();
         let spec = &specs[0];
-        let index = spec.tight_index();
-        let back = specs
-            .get(1)
-            .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
-        let start = index.rank(spec.index.unrank(variant.class_hashes(variant.start())[0]));
-        let watch: Vec<u64> = start.into_iter().chain([0, index.len() - 1]).collect();
         let asked = Asked {
             mirrored: back.as_ref().map(|m| (m, &specs[1].index)),
             watch: &watch,
@@ -464,7 +457,7 @@ mod tests {
             ),
             (
                 edit("\"watched\":[", "\"watched\":[5,"),
-                "knows 4 watched positions, not 3".into(),
+                "knows 5 watched positions, not 4".into(),
             ),
             (
                 edit("\"rank\":1", "\"rank\":0"),

@@ -286,6 +286,14 @@ pub(crate) fn search_share<X: Transport + ?Sized>(
     asked: Asked<'_>,
     checkpoints: &mut dyn ShareCheckpoints,
 ) -> Result<()> {
+    fn on<T: Table, X: Transport + ?Sized>(
+        class: &ClassSearch<'_>,
+        transport: &mut X,
+        asked: Asked<'_>,
+        checkpoints: &mut dyn ShareCheckpoints,
+    ) -> Result<()> {
+        search_on::<T, X>(class, transport, asked, checkpoints, false, &mut |_| {}).map(drop)
+    }
     let symmetries = Symmetries::of(&spec.geometry, spec.goal);
     let class = ClassSearch {
         name,
@@ -294,26 +302,27 @@ pub(crate) fn search_share<X: Transport + ?Sized>(
         symmetries: &symmetries,
         partition,
     };
-    let quiet = &mut |_| {};
     match coding {
-        super::Coding::Bytes => drop(search_on::<ByteTable, X>(
-            &class,
-            transport,
-            asked,
-            checkpoints,
-            false,
-            quiet,
-        )?),
-        super::Coding::TwoBit => drop(search_on::<CodeTable, X>(
-            &class,
-            transport,
-            asked,
-            checkpoints,
-            false,
-            quiet,
-        )?),
+        super::Coding::Bytes => on::<ByteTable, X>(&class, transport, asked, checkpoints),
+        super::Coding::TwoBit => on::<CodeTable, X>(&class, transport, asked, checkpoints),
     }
-    Ok(())
+}
+
+/// Class 0 of `name`, its tight index, the mirror back from the class
+/// that mirrors it (if one does), and the positions to watch: the start's
+/// and a few others. For tests.
+#[cfg(test)]
+pub(crate) fn board(name: &str) -> (crate::Variant, TightIndex, Option<Mirror>, Vec<u64>) {
+    let variant = crate::Variant::named(name).unwrap();
+    let specs = variant.classes();
+    let spec = &specs[0];
+    let index = spec.tight_index();
+    let back = specs
+        .get(1)
+        .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
+    let start = index.rank(spec.index.unrank(variant.class_hashes(variant.start())[0]));
+    let watch = start.into_iter().chain([0, index.len() / 2, index.len() - 1]).collect();
+    (variant, index, back, watch)
 }
 
 #[cfg(test)]

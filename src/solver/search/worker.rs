@@ -407,7 +407,7 @@ impl Known {
     /// is over, and `watch` lists the watched positions.
     #[allow(clippy::too_many_arguments)]
     fn boundary<T: Table, X: Transport + ?Sized>(
-        &self,
+        &mut self,
         share: &mut Holding<'_, T>,
         spec: &ClassSpec,
         transport: &mut X,
@@ -420,7 +420,12 @@ impl Known {
         if save == Save::No {
             return Ok(());
         }
-        share.move_to(share.home.clone(), transport)?;
+        if share.partition != *share.home {
+            share.move_to(share.home.clone(), transport)?;
+            // As after every move: the new holder of a watched position
+            // another worker reached learns its remoteness.
+            self.watched = agree_on_watched(transport, &self.watched)?;
+        }
         let hardest = LayerHardest {
             own: self.hardest.0.as_slice().to_vec(),
             mirrored: share.mirror.map(|_| self.hardest.1.as_slice().to_vec()),
@@ -567,7 +572,8 @@ fn sum_over_workers<X: Transport + ?Sized>(transport: &mut X, mine: u64) -> Resu
 }
 
 /// What every worker knows of the watched positions, on every worker: the
-/// owner of each has its remoteness. A collective step.
+/// remoteness of each that any worker has, the lowest if two differ. A
+/// collective step.
 fn agree_on_watched<X: Transport + ?Sized>(transport: &mut X, watched: &[Option<u64>]) -> Result<Vec<Option<u64>>> {
     let mine: Vec<u8> = watched
         .iter()
@@ -583,8 +589,10 @@ fn agree_on_watched<X: Transport + ?Sized>(transport: &mut X, watched: &[Option<
                 watched.len()
             )));
         }
+        // The earliest: a worker that learned of a position's layer late
+        // could only have put it later.
         for (a, t) in agreed.iter_mut().zip(theirs) {
-            if t != u64::MAX {
+            if t != u64::MAX && a.is_none_or(|a| t < a) {
                 *a = Some(t);
             }
         }
@@ -1453,7 +1461,7 @@ mod tests {
     use crate::remoteness::Cell;
     use crate::solver::boundary::Snapshot;
     use crate::solver::boundary::memory::Memory;
-    use crate::solver::search::{ChannelTransport, bytes, threads_of};
+    use crate::solver::search::{ChannelTransport, board, bytes, threads_of};
     use crate::solver::table::codes::CodeTable;
     use crate::variant::Variant;
 
@@ -1587,22 +1595,6 @@ mod tests {
             }
         }
         assert!(mirrors > 0, "no board with a mirrored class");
-    }
-
-    /// Class 0 of `name`, its tight index, the mirror back from the class
-    /// that mirrors it (if one does), and the positions to watch: the
-    /// start's and a few others.
-    fn board(name: &str) -> (Variant, TightIndex, Option<Mirror>, Vec<u64>) {
-        let variant = Variant::named(name).unwrap();
-        let specs = variant.classes();
-        let spec = &specs[0];
-        let index = spec.tight_index();
-        let back = specs
-            .get(1)
-            .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
-        let start = index.rank(spec.index.unrank(variant.class_hashes(variant.start())[0]));
-        let watch = start.into_iter().chain([0, index.len() / 2, index.len() - 1]).collect();
-        (variant, index, back, watch)
     }
 
     /// What the workers of [`search_saving`] end with: each worker's share,
