@@ -71,7 +71,8 @@ use crate::board::Class;
 use crate::cleanup::{Pending, is_abandoned};
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
-use crate::solver::mod3::{CURRENT, UNSEEN_LEFT, code_words, count_codes};
+use crate::solver::mod3::{code_words, count_codes};
+use crate::solver::summary::{CURRENT, UNSEEN_LEFT};
 use crate::solver::{Coding, HARDEST, LayerHardest, Save, Snapshot, Stored, StoredRef, Wanted};
 use crate::variant::Variant;
 
@@ -923,7 +924,7 @@ impl<'a> Checkpointer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::mod3::NEXT;
+    use crate::solver::summary::NEXT;
     use crate::solver::{ShareCheckpoints, SnapshotRef, search};
     use crate::tight::TightIndex;
 

@@ -148,8 +148,8 @@ pub struct Snapshot {
     /// The share's table.
     pub table: Stored,
     /// The summary byte of each of its blocks, from the first:
-    /// [`CURRENT`](super::mod3::CURRENT) and
-    /// [`UNSEEN_LEFT`](super::mod3::UNSEEN_LEFT) bits.
+    /// [`CURRENT`](super::summary::CURRENT) and
+    /// [`UNSEEN_LEFT`](super::summary::UNSEEN_LEFT) bits.
     pub summary: Vec<u8>,
     /// The lowest tight indices the worker wrote into the newest layer (and
     /// the lowest public hashes of their mirror images, when asked for).

@@ -37,6 +37,7 @@
 //! | what a table is to the worker: scan, claim, save, resume | `table` (`Table`) |
 //! | the byte table, its bitmaps between layers | `table::bytes` |
 //! | the two-bit table | `table::codes`, over [`mod3`] |
+//! | the summary byte of each block, beside either table | [`summary`] |
 //! | a position's neighbours, block by block | `kernel` |
 //! | push or pull, by measured rates | `direction` ([`Rates`]) |
 //! | the images of found positions, in batches | `images` |
@@ -63,6 +64,7 @@ pub mod mod3;
 pub mod mpi;
 pub mod search;
 mod stats;
+pub mod summary;
 mod table;
 
 pub use boundary::{

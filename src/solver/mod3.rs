@@ -2,9 +2,7 @@
 //! position in 2 bits ([`Mod3Table`]), and the word-at-a-time tests on it
 //! that the search, its checkpoints and the descent to exact values share.
 
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::bitboard::Bitboard;
 use crate::remoteness::Cell;
@@ -18,17 +16,6 @@ pub(super) const PER_WORD: u64 = 32;
 
 /// Every other bit of a word: bit 0 of each 2-bit code.
 const LOW_BITS: u64 = 0x5555_5555_5555_5555;
-
-/// Summary bit: the block holds a position of the layer being expanded.
-pub const CURRENT: u8 = 1;
-
-/// Summary bit: a position of the layer being found has been written into
-/// the block; between layers it becomes [`CURRENT`]. Never set at a layer
-/// boundary.
-pub const NEXT: u8 = 2;
-
-/// Summary bit: the block may hold a position no layer has reached.
-pub const UNSEEN_LEFT: u8 = 4;
 
 /// A packed table of remoteness mod 3: 2 bits per position, 4 positions per
 /// byte. Position `i` is bits `2·(i mod 4)` and up of byte `i / 4`; code 3
@@ -338,15 +325,6 @@ pub(crate) fn count_codes<T>(words: &[T], load: impl Fn(&T) -> u64, range: std::
 /// Words of the table of `legal` positions.
 pub fn code_words(legal: u64) -> u64 {
     legal.div_ceil(PER_WORD)
-}
-
-/// Between layers: every block that a position of the new layer was
-/// written into holds the current layer now, and no other.
-pub(crate) fn next_layer(summary: &mut [AtomicU8]) {
-    summary.par_iter_mut().with_min_len(1 << 12).for_each(|s| {
-        let s = s.get_mut();
-        *s = *s & UNSEEN_LEFT | if *s & NEXT != 0 { CURRENT } else { 0 };
-    });
 }
 
 #[cfg(test)]

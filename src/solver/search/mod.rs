@@ -32,9 +32,9 @@
 //! layer's residue in the blocks that hold the layer).
 //!
 //! Besides the table each worker keeps a *summary* byte per block (white
-//! set): [`CURRENT`](super::mod3::CURRENT), the block holds a position of
-//! layer `d`; [`NEXT`](super::mod3::NEXT), a position of layer `d + 1` has
-//! been written into it; [`UNSEEN_LEFT`](super::mod3::UNSEEN_LEFT), it may
+//! set): [`CURRENT`](super::summary::CURRENT), the block holds a position of
+//! layer `d`; [`NEXT`](super::summary::NEXT), a position of layer `d + 1` has
+//! been written into it; [`UNSEEN_LEFT`](super::summary::UNSEEN_LEFT), it may
 //! hold an unreached position. A push visits the `CURRENT` blocks; a pull
 //! visits the `UNSEEN_LEFT` blocks and tries only moves into `CURRENT`
 //! blocks.

@@ -72,7 +72,7 @@ use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
 use crate::solver::layer::{Event, goal_index, report_saved};
-use crate::solver::mod3::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
+use crate::solver::summary::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
 use crate::solver::table::{self, Claim, Resumed, Table};
 
 /// What one worker of a search ends with.
