@@ -13,23 +13,6 @@ use crate::board::Class;
 use crate::error::Result;
 use crate::tight::TightIndex;
 
-/// `counts[d]`: the cells of `cells` at remoteness `d`, for `d` below
-/// `layers`.
-///
-/// ```
-/// use bishops::solver::layer_counts;
-/// assert_eq!(layer_counts(&[0, 2, 2, 254, 1], 3), [1, 1, 2]);
-/// ```
-pub fn layer_counts(cells: &[u8], layers: usize) -> Vec<u64> {
-    let mut counts = vec![0u64; layers];
-    for &c in cells {
-        if let Some(n) = counts.get_mut(usize::from(c)) {
-            *n += 1;
-        }
-    }
-    counts
-}
-
 /// What a worker's saved share says of itself, for the workers to agree
 /// on a resume: whether its search was over, the class's layer counts, and
 /// the share's own counts of them.

@@ -16,7 +16,7 @@ use super::layer::{BYTE_DEEPEST, Event, goal_index, report_saved, too_deep};
 
 /// The largest dense index this search allocates for one class: one byte per
 /// entry, so this is also its table's memory in bytes.
-pub const MAX_DENSE_ENTRIES: u64 = 1 << 32;
+const MAX_DENSE_ENTRIES: u64 = 1 << 32;
 
 /// Searches one class over its dense public hash and returns the cells of
 /// its legal positions in `index` order.

@@ -69,7 +69,6 @@ mod table;
 
 pub use boundary::{
     Coding, LayerHardest, NoCheckpoints, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted,
-    layer_counts,
 };
 pub use direction::{Direction, Rates};
 pub use layer::Event;

@@ -31,8 +31,9 @@ const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 /// table.set(4, Some(38 % 3));
 /// table.set(0, Some(0));
 /// assert_eq!(table.get(4), Some(2));
-/// assert_eq!(table.to_bytes(), [0b1111_1100, 0b1111_1110]);
-/// assert_eq!(Mod3Table::from_bytes(&table.to_bytes(), 5), Some(table));
+/// let bytes: Vec<u8> = table.bytes().collect();
+/// assert_eq!(bytes, [0b1111_1100, 0b1111_1110]);
+/// assert_eq!(Mod3Table::from_bytes(&bytes, 5), Some(table));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mod3Table {
@@ -96,22 +97,12 @@ impl Mod3Table {
         *word = *word & !(3 << shift) | u64::from(code) << shift;
     }
 
-    /// Bytes of the packed form: `len / 4` rounded up.
-    pub fn byte_len(&self) -> u64 {
-        self.len.div_ceil(4)
-    }
-
     /// The packed bytes, for storage.
     pub fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
         self.words
             .iter()
             .flat_map(|w| w.to_le_bytes())
-            .take(self.byte_len() as usize)
-    }
-
-    /// The packed bytes as one vector.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.bytes().collect()
+            .take(self.len.div_ceil(4) as usize)
     }
 
     /// The codes of positions `range`, packed as [`bytes`](Self::bytes)
@@ -337,7 +328,6 @@ mod tests {
         for len in [0u64, 1, 3, 4, 31, 32, 33, 64, 100] {
             let mut table = Mod3Table::new(len);
             assert_eq!(table.len(), len);
-            assert_eq!(table.byte_len(), len.div_ceil(4));
             assert!((0..len).all(|i| table.get(i).is_none()));
             for i in 0..len {
                 table.set(i, (i % 5 != 4).then_some((i % 7 % 3) as u8));
@@ -345,8 +335,8 @@ mod tests {
             for i in 0..len {
                 assert_eq!(table.get(i), (i % 5 != 4).then_some((i % 7 % 3) as u8), "{len} {i}");
             }
-            let bytes = table.to_bytes();
-            assert_eq!(bytes.len() as u64, table.byte_len());
+            let bytes: Vec<u8> = table.bytes().collect();
+            assert_eq!(bytes.len() as u64, len.div_ceil(4));
             for i in 0..len {
                 let code = bytes[(i / 4) as usize] >> (2 * (i % 4)) & 3;
                 assert_eq!(code, table.get(i).unwrap_or(3));

@@ -78,7 +78,7 @@ mod worker;
 
 pub(super) use share::ClassSearch;
 use share::on_threads;
-pub use share::{ChannelTransport, EXPANDED_WEIGHT, LayerStats, Message, Partition, Transport};
+pub use share::{ChannelTransport, LayerStats, Message, Partition, Transport};
 pub(super) use worker::search_on;
 pub use worker::{Asked, Share, TwoBitShare};
 

@@ -64,7 +64,7 @@ use crate::solver::layer::Event;
 
 /// What a position of a block that may hold canonical positions weighs in
 /// [`Partition::by_work`], against 1 for one of a block that holds none.
-pub const EXPANDED_WEIGHT: u64 = 4;
+const EXPANDED_WEIGHT: u64 = 4;
 
 /// The white-set ranks of a class cut into one contiguous range per worker,
 /// balanced by the number of positions ([`balanced`](Self::balanced)) or by
@@ -179,11 +179,6 @@ impl Partition {
     pub fn owner(&self, block: u64) -> usize {
         (self.bounds.partition_point(|&b| b <= block) - 1).min(self.workers() - 1)
     }
-
-    /// The worker that owns the cell of tight index `i`.
-    pub fn owner_of_index(&self, i: u64) -> usize {
-        (self.starts.partition_point(|&s| s <= i) - 1).min(self.workers() - 1)
-    }
 }
 
 /// One position sent from the worker that reached it to the worker that
@@ -237,7 +232,7 @@ impl Message {
     /// # Errors
     ///
     /// As [`decode_all`](Self::decode_all).
-    pub fn decode_each(stream: &[u8]) -> Result<impl Iterator<Item = Message> + '_> {
+    pub(super) fn decode_each(stream: &[u8]) -> Result<impl Iterator<Item = Message> + '_> {
         if !stream.len().is_multiple_of(Self::BYTES) {
             return Err(Error::Exchange(format!(
                 "a message stream of {} bytes is not a whole number of {}-byte messages",
@@ -812,7 +807,6 @@ mod tests {
                     assert_eq!(p.owner(r), w);
                     for i in index.block(r) {
                         assert!(cells.contains(&i));
-                        assert_eq!(p.owner_of_index(i), w);
                     }
                 }
             }

@@ -1540,10 +1540,10 @@ mod tests {
             // The byte search, a loop of its own, gives what every share
             // must agree with.
             let cells = bytes(name, spec, &index, &mut |_| {}).unwrap();
-            let layers = crate::solver::layer_counts(
-                &cells,
-                usize::from(*cells.iter().filter(|&&c| c != 255).max().unwrap()) + 1,
-            );
+            let deepest = *cells.iter().filter(|&&c| c < Cell::UNREACHABLE.0).max().unwrap();
+            let layers: Vec<u64> = (0..=deepest)
+                .map(|d| cells.iter().filter(|&&c| c == d).count() as u64)
+                .collect();
             let last = (layers.len() - 1) as u8;
             let lowest = |key: &dyn Fn(u64) -> u64| {
                 let mut at_last: Vec<u64> = (0..index.len())
