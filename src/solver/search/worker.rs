@@ -1664,15 +1664,13 @@ mod tests {
 
     /// Whether two runs' shares are the same, position for position: their
     /// ranges may have ended in other places.
-    fn same(got: &[TwoBitShare], want: &[TwoBitShare], what: &str) {
+    /// Whether `got` and `want` are the same shares, their tables as
+    /// `codes` reads them.
+    fn same<D>(got: &[Share<D>], want: &[Share<D>], codes: fn(&D) -> Vec<u8>, what: &str) {
         assert_eq!(got.len(), want.len(), "{what}");
-        let codes = |shares: &[TwoBitShare]| -> Vec<Option<u8>> {
-            shares
-                .iter()
-                .flat_map(|s| (0..s.table.len()).map(|i| s.table.get(i)))
-                .collect()
-        };
-        assert!(codes(got) == codes(want), "{what}: the codes");
+        // The shares may end cut elsewhere: their tables end to end agree.
+        let whole = |shares: &[Share<D>]| shares.iter().flat_map(|s| codes(&s.table)).collect::<Vec<u8>>();
+        assert!(whole(got) == whole(want), "{what}: the table");
         for (g, w) in got.iter().zip(want) {
             assert_eq!(g.layers, w.layers, "{what}");
             assert_eq!(g.hardest, w.hardest, "{what}");
@@ -1682,11 +1680,16 @@ mod tests {
     }
 
     /// Workers stopped after a layer, pushing or pulling, resume together
-    /// from their shares to the codes, layers, hardest positions and
-    /// watched remoteness of a search that did not stop; shares that do
-    /// not agree are not resumed, and worker 0 says why.
+    /// from their shares, either table, to the table, layers, hardest
+    /// positions and watched remoteness of a search that did not stop;
+    /// shares that do not agree are not resumed, and worker 0 says why.
     #[test]
     fn stopped_workers_resume_together_to_the_same_shares() {
+        stopped_workers_resume::<CodeTable>(|t| (0..t.len()).map(|i| t.get(i).unwrap_or(3)).collect());
+        stopped_workers_resume::<crate::solver::table::bytes::ByteTable>(Vec::clone);
+    }
+
+    fn stopped_workers_resume<T: Table>(codes: fn(&T::Done) -> Vec<u8>) {
         for name in ["7x5-a1", "9x6"] {
             let (variant, index, back, watch) = board(name);
             let spec = &variant.classes()[0];
@@ -1697,19 +1700,21 @@ mod tests {
             assert_eq!(back.is_some(), name == "9x6", "{name}: a mirrored class");
             let workers = 3;
             let mut pulls = Vec::new();
-            let want = threads_of::<CodeTable>(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull))
+            let want = threads_of::<T>(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull))
                 .unwrap()
                 .shares;
             let layers = want[0].layers.len();
             // A stop before the first pull, just before the first pull and
-            // after it, and before the last layer.
+            // after it, before the last layer and after it (the resumed
+            // search then finds nothing more: its hardest positions are the
+            // saved ones).
             let first_pull = pulls.iter().position(|&p| p).expect("a pull layer");
-            let mut stops = vec![1, first_pull, first_pull + 1, layers - 2];
+            let mut stops = vec![1, first_pull, first_pull + 1, layers - 2, layers - 1];
             stops.dedup();
             for stop in stops {
                 let what = format!("{name} stopped after layer {stop}");
                 let shares = Mutex::new(vec![None; workers]);
-                let (stopped, _, _) = search_saving::<CodeTable>(name, workers, &shares, Some(stop));
+                let (stopped, _, _) = search_saving::<T>(name, workers, &shares, Some(stop));
                 assert!(
                     stopped.as_ref().err().is_some_and(|e| matches!(e, Error::Stopped(_))),
                     "{what}: {:?}",
@@ -1722,15 +1727,15 @@ mod tests {
                         .all(|s| s.as_ref().is_some_and(|s| s.found.len() == stop + 1))
                 );
 
-                let (resumed, notes, from) = search_saving::<CodeTable>(name, workers, &shares, None);
-                same(&resumed.unwrap(), &want, &what);
+                let (resumed, notes, from) = search_saving::<T>(name, workers, &shares, None);
+                same(&resumed.unwrap(), &want, codes, &what);
                 assert!(notes.is_empty(), "{what}: {notes:?}");
                 assert_eq!(from, stop + 1, "{what}: layers 0 to {stop} came from the shares");
                 assert!(shares.lock().unwrap().iter().all(|s| s.as_ref().unwrap().done));
 
                 // Resumed once over, the search only agrees on the ends.
-                let (again, notes, from) = search_saving::<CodeTable>(name, workers, &shares, None);
-                same(&again.unwrap(), &want, &what);
+                let (again, notes, from) = search_saving::<T>(name, workers, &shares, None);
+                same(&again.unwrap(), &want, codes, &what);
                 assert!(notes.is_empty(), "{what}: {notes:?}");
                 assert_eq!(from, layers, "{what}: every layer came from the shares");
 
@@ -1760,53 +1765,11 @@ mod tests {
                     let mut spoiled = saved.clone();
                     spoil(&mut spoiled);
                     *shares.lock().unwrap() = spoiled;
-                    let (again, notes, from) = search_saving::<CodeTable>(name, workers, &shares, None);
-                    same(&again.unwrap(), &want, &what);
+                    let (again, notes, from) = search_saving::<T>(name, workers, &shares, None);
+                    same(&again.unwrap(), &want, codes, &what);
                     assert!(notes.len() == 1 && notes[0].contains(why), "{what}: {notes:?}");
                     assert_eq!(from, 1, "{what}: only the goal's layer");
                 }
-            }
-        }
-    }
-
-    /// Byte workers stopped after a layer resume from their shares, whose
-    /// cells alone give back what the search keeps besides them (own
-    /// counts, block summary, hardest positions of the newest layer and
-    /// of the mirroring class, watched positions), to what a search that
-    /// did not stop ends with.
-    #[test]
-    fn stopped_byte_workers_resume_to_the_same_shares() {
-        use crate::solver::table::bytes::ByteTable;
-        let name = "9x6";
-        let (variant, index, back, watch) = board(name);
-        let spec = &variant.classes()[0];
-        let asked = Asked {
-            mirrored: back.as_ref().map(|m| (m, &variant.classes()[1].index)),
-            watch: &watch,
-        };
-        let workers = 3;
-        let want = threads_of::<ByteTable>(name, spec, &index, workers, asked, &mut |_| {})
-            .unwrap()
-            .shares;
-        let cells = |shares: &[Share<Vec<u8>>]| shares.iter().flat_map(|s| s.table.clone()).collect::<Vec<u8>>();
-        let layers = want[0].layers.len();
-        // Stopped after the last layer, the resumed search finds nothing
-        // more: its hardest positions are those its cells gave back.
-        for stop in [1, layers / 2, layers - 1] {
-            let shares: Mutex<Vec<Option<Snapshot>>> = Mutex::new(vec![None; workers]);
-            let (stopped, _, _) = search_saving::<ByteTable>(name, workers, &shares, Some(stop));
-            assert!(matches!(stopped, Err(Error::Stopped(_))), "stop {stop}");
-            let (resumed, notes, from) = search_saving::<ByteTable>(name, workers, &shares, None);
-            let resumed = resumed.unwrap();
-            assert!(notes.is_empty(), "{notes:?}");
-            assert_eq!(from, stop + 1, "stop {stop}");
-            assert!(cells(&resumed) == cells(&want), "stop {stop}: the cells");
-            for (g, w) in resumed.iter().zip(&want) {
-                assert_eq!(g.layers, w.layers, "stop {stop}");
-                assert_eq!(g.hardest, w.hardest, "stop {stop}");
-                assert_eq!(g.mirrored_hardest, w.mirrored_hardest, "stop {stop}");
-                assert!(g.mirrored_hardest.is_some());
-                assert_eq!(g.watched, w.watched, "stop {stop}");
             }
         }
     }
