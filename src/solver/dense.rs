@@ -23,7 +23,7 @@ const MAX_DENSE_ENTRIES: u64 = 1 << 32;
 ///
 /// # Errors
 ///
-/// [`Error::TooLarge`] when the dense index is over [`MAX_DENSE_ENTRIES`] or
+/// [`Error::TooLarge`] when the dense index is over 2^32 entries or
 /// a remoteness would not fit a [`Cell`].
 pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
     let len = spec.index.len();

@@ -32,7 +32,7 @@ pub(super) const RUN: usize = 4096;
 /// frontiers (`bits`, sent by the owners before the layer), and what a push
 /// layer reached there (`outbox`, sent to the owners after it). Which
 /// blocks those are is settled when the search starts, and again whenever
-/// the two-bit search moves its ranges.
+/// the search moves its ranges.
 pub(super) struct Halo {
     /// The blocks, ascending (so grouped by owner, in worker order).
     blocks: Vec<u64>,
@@ -53,7 +53,7 @@ pub(super) struct Halo {
 /// How many white moves out of a worker's blocks lead to each block of
 /// the class: what its halo is worked out from (the blocks some move
 /// reaches that are not its own). Kept as the worker's range moves, so a
-/// move of the two-bit search recounts only the blocks that change hands
+/// move of the cuts recounts only the blocks that change hands
 /// rather than every block of the range. Two bytes a white set: a white
 /// set is reached by no more moves than lead out of it (a white move is
 /// undone by one), at most 4 rays of 63 cells for each of at most 64

@@ -1,4 +1,4 @@
-//! Moving the cuts of a partitioned two-bit search between layers.
+//! Moving the cuts of a partitioned search between layers.
 //!
 //! A cut that balances one layer's work unbalances another's: the pushes
 //! of the middle layers expand the positions of every white set, while

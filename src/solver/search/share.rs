@@ -1,51 +1,16 @@
-//! How a class is cut between the workers of a search and what they
-//! exchange: the ranks of an MPI job, threads of one process in tests, or
-//! one worker alone, whose exchanges are no-ops
-//! ([`ChannelTransport::solo`]).
+//! How a class is cut between the workers of a search and how they talk:
+//! the ranks of an MPI job, threads of one process in tests, or one worker
+//! alone, whose exchanges are no-ops ([`ChannelTransport::solo`]).
 //!
 //! The [`TightIndex`] already cuts a class into blocks, one per white set,
 //! each a contiguous range of cells. A [`Partition`] gives each worker a
 //! contiguous range of white-set ranks, balanced by their work, and the
-//! worker keeps its share of the table only.
-//!
-//! A layer runs on every worker in one of two directions, push or pull,
-//! and both go through the worker's *halo*: the blocks in other
-//! workers' ranges that one white move leads to from its own (black moves
-//! stay in a block), one bit per position. Which blocks those are is
-//! settled when the search starts, and again whenever the workers move
-//! their ranges.
-//!
-//! - *push*, while the frontier is small: the worker expands each of its
-//!   positions at depth `d` (through the shared move generator, `kernel`).
-//!   A neighbour in its own range is claimed for `d + 1` at once; one in
-//!   another worker's range sets its bit in the halo's *outbox*. At the end
-//!   of the layer one all-to-all ([`Transport::all_to_all`]) hands every
-//!   worker the bits the others set in its blocks, and it claims the
-//!   positions they name that no layer has reached. A bit a position
-//!   costs less than a [`Message`] from the first crossing neighbour in
-//!   128 positions, needs no sorting to drop repeats, and bounds what a
-//!   worker holds; a stream of few bits goes as its nonzero words only.
-//! - *pull*, once the frontier is large: each unreached position looks for a
-//!   neighbour at `d`. A neighbour may be another worker's, so the layer
-//!   starts with a halo exchange the other way: every worker sends each
-//!   other worker the frontier bits (is this position at `d`?) of its
-//!   blocks in the other's halo.
-//!
-//! A position found has its images under the class's symmetries set with
-//! it; an image in another worker's range goes there as a [`Message`] (a
-//! symmetry may exchange the colours, so an image's block does not follow
-//! from the block it came from).
-//!
-//! A small all-to-all sums the layer's counts, so every worker knows
-//! whether the search goes on and which way the next layer runs; another,
-//! from worker 0, says whether every worker saves its share now
-//! ([`ShareCheckpoints`]). A search resumes only when every worker has a
-//! share saved at the same layer and the shares' counts add up to the
-//! class's; otherwise every worker starts over.
-//!
-//! A layer reads only positions at `d` and writes only unreached ones, so
-//! which worker claims a position first does not matter: the table is the
-//! breadth-first distance from the goal, whatever the number of workers.
+//! worker keeps its share of the table only. Workers exchange byte streams
+//! through a [`Transport`] (positions as [`Message`]s, bits, counts); a
+//! small all-to-all from worker 0 says whether every worker saves its
+//! share now ([`ShareCheckpoints`]), and a search resumes only when every
+//! worker has a share saved at the same layer and the shares' counts add
+//! up to the class's ([`agree`]); otherwise every worker starts over.
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -108,7 +73,7 @@ impl Partition {
     /// Cuts the blocks of `index` into `workers` contiguous ranges of about
     /// equal work, when a layer of the search of `spec` expands only the
     /// canonical positions of its symmetries: a block that may hold one
-    /// weighs its positions [`EXPANDED_WEIGHT`] times, one that holds none
+    /// weighs its positions 4 times (`EXPANDED_WEIGHT`), one that holds none
     /// (only images are set there) its positions once. With the reflection
     /// of 9x8 or 11x8, cutting by positions gave the last of 4 workers a
     /// third less to expand than the others.

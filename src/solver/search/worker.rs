@@ -1,7 +1,7 @@
 //! The worker of a tight search, written once over its `Table`: a byte
 //! a position or two bits. A whole class in one process is searched by
 //! one worker whose exchanges do nothing; the ranks of a job each run one
-//! with their own share ([`partition`](super)): the positions of a range
+//! with their own share ([`search`](super)): the positions of a range
 //! of blocks, a summary byte per block of it, and nothing per position of
 //! anyone else's.
 //!
@@ -1537,7 +1537,7 @@ mod tests {
                 .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
             let mirrored = back.as_ref().map(|m| (m, &specs[1].index));
             mirrors += usize::from(mirrored.is_some());
-            // The byte search, a loop of its own, gives what every share
+            // The byte search by one worker gives what every two-bit share
             // must agree with.
             let cells = bytes(name, spec, &index, &mut |_| {}).unwrap();
             let deepest = *cells.iter().filter(|&&c| c < Cell::UNREACHABLE.0).max().unwrap();
