@@ -441,16 +441,24 @@ fn table_bytes(coding: Coding, len: u64) -> u64 {
 ///
 /// What is wrong, to follow the name of the file.
 pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
+    check_counts(state, wanted)?;
+    let newest = state.table.coding().code(state.found.len() as u64 - 1);
+    check_summary(state, wanted, newest)?;
+    check_hardest(state, wanted, newest)?;
+    check_watched(state, wanted)
+}
+
+/// The part of [`check`] that counts: the table's size and coding, the
+/// summary's size, the layer counts, and the table's codes against them.
+fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
     let Snapshot {
         found,
         own,
         table,
         summary,
-        hardest,
-        watched,
         ..
     } = state;
-    let (index, range, coding) = (wanted.index, &wanted.range, table.coding());
+    let (range, coding) = (&wanted.range, table.coding());
     let len = range.end - range.start;
     let blocks = wanted.blocks.end - wanted.blocks.start;
     let stored = match table {
@@ -472,7 +480,7 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
     }
     // A share counts at most the class's positions of each layer; a
     // whole class, exactly them.
-    let whole = len == index.len();
+    let whole = len == wanted.index.len();
     if own.len() != found.len() || own.iter().zip(found).any(|(o, f)| o > f || (whole && o != f)) {
         return Err(Refusal::inconsistent("counts other layers of its own than the class's"));
     }
@@ -480,7 +488,6 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
         Some(total) if total <= len => total,
         _ => return Err(Refusal::Inconsistent(format!("counts more positions than its {len}"))),
     };
-    let unseen = coding.unseen();
     if let Stored::TwoBit(words) = table
         && !len.is_multiple_of(32)
         && let Some(&last) = words.last()
@@ -492,22 +499,31 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
     for (d, &n) in own.iter().enumerate() {
         want[usize::from(coding.code(d as u64))] += n;
     }
-    let positions = stored * 8 / coding_bits(coding);
-    want[usize::from(unseen)] = positions - total;
+    want[usize::from(coding.unseen())] = stored * 8 / coding_bits(coding) - total;
     if histogram(table) != want {
         return Err(Refusal::inconsistent("holds other layers than its header counts"));
     }
+    Ok(())
+}
+
+/// The part of [`check`] that reads the summary: only known bits, every
+/// block with an unseen position flagged so, and the blocks flagged as
+/// holding the newest layer (code `newest`) holding at least its own count
+/// of it.
+fn check_summary(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::result::Result<(), Refusal> {
+    let Snapshot {
+        own, table, summary, ..
+    } = state;
     if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
         return Err(Refusal::inconsistent("has a summary byte with unknown bits"));
     }
-    let newest = coding.code(found.len() as u64 - 1);
-    let code = |i: u64| table.code(i - range.start);
-    let (unflagged, in_current) = (0..blocks as usize)
+    let (index, start, unseen) = (wanted.index, wanted.range.start, table.coding().unseen());
+    let (unflagged, in_current) = (0..summary.len())
         .into_par_iter()
         .with_min_len(1 << 10)
         .map(|k| {
             let block = index.block(wanted.blocks.start + k as u64);
-            let block = block.start - range.start..block.end - range.start;
+            let block = block.start - start..block.end - start;
             let flags = summary[k];
             let unseen = flags & UNSEEN_LEFT == 0 && count(table, block.clone(), unseen) > 0;
             let current = if flags & CURRENT != 0 {
@@ -529,7 +545,22 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
             "flags blocks that hold {in_current} positions of the newest code, fewer than its {layer} of the newest layer"
         )));
     }
-    let expected = (layer as usize).min(HARDEST);
+    Ok(())
+}
+
+/// The part of [`check`] that reads the hardest candidates: as many as
+/// the newest layer (code `newest`) allows, in order, the own ones of it
+/// in flagged blocks, the mirrored ones there exactly when asked for.
+fn check_hardest(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::result::Result<(), Refusal> {
+    let Snapshot {
+        own,
+        table,
+        summary,
+        hardest,
+        ..
+    } = state;
+    let range = &wanted.range;
+    let expected = (*own.last().expect("at least the goal's layer") as usize).min(HARDEST);
     let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
     if hardest.own.len() != expected || !increasing(&hardest.own) {
         return Err(Refusal::Inconsistent(format!(
@@ -539,8 +570,8 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
     }
     for &i in &hardest.own {
         if !range.contains(&i)
-            || code(i) != newest
-            || summary[(index.block_of(i) - wanted.blocks.start) as usize] & CURRENT == 0
+            || table.code(i - range.start) != newest
+            || summary[(wanted.index.block_of(i) - wanted.blocks.start) as usize] & CURRENT == 0
         {
             return Err(Refusal::Inconsistent(format!(
                 "keeps position {i} as one of the hardest, not of the newest layer"
@@ -549,17 +580,25 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
     }
     match &hardest.mirrored {
         Some(mirrored) if !wanted.mirrored || mirrored.len() != expected || !increasing(mirrored) => {
-            return Err(Refusal::Inconsistent(format!(
+            Err(Refusal::Inconsistent(format!(
                 "keeps {} hardest mirror images, not {} in order",
                 mirrored.len(),
                 if wanted.mirrored { expected } else { 0 }
-            )));
+            )))
         }
-        None if wanted.mirrored => {
-            return Err(Refusal::inconsistent("lacks the hardest positions of a mirrored class"));
-        }
-        _ => {}
+        None if wanted.mirrored => Err(Refusal::inconsistent("lacks the hardest positions of a mirrored class")),
+        _ => Ok(()),
     }
+}
+
+/// The part of [`check`] that reads the watched positions: one for each
+/// asked, each of the share's at a remoteness its code says (none when
+/// unseen), none for another's.
+fn check_watched(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
+    let Snapshot {
+        found, table, watched, ..
+    } = state;
+    let (range, coding) = (&wanted.range, table.coding());
     if watched.len() != wanted.watch.len() {
         return Err(Refusal::Inconsistent(format!(
             "knows {} watched positions, not {}",
@@ -568,15 +607,16 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
         )));
     }
     for (w, &i) in watched.iter().zip(wanted.watch) {
+        let code = || table.code(i - range.start);
         let fits = match (range.contains(&i), w) {
-            (true, Some(d)) => *d < found.len() as u64 && code(i) == coding.code(*d),
-            (true, None) => code(i) == unseen,
+            (true, Some(d)) => *d < found.len() as u64 && code() == coding.code(*d),
+            (true, None) => code() == coding.unseen(),
             (false, w) => w.is_none(),
         };
         if !fits {
+            let held = range.contains(&i).then(code);
             return Err(Refusal::Inconsistent(format!(
-                "says watched position {i} is at remoteness {w:?}, where its table holds code {}",
-                code(i)
+                "says watched position {i} is at remoteness {w:?}, where its table holds code {held:?}"
             )));
         }
     }

@@ -423,60 +423,7 @@ mod tests {
             assert!(matches!(result.0, Err(Error::Stopped(_))), "{:?}", result.0);
         }
         let saved = fs::read(&file).unwrap();
-        let header_end = saved.iter().skip(MAGIC_LEN).position(|&b| b == b'\n').unwrap() + MAGIC_LEN;
-        let header = String::from_utf8(saved[MAGIC_LEN..header_end].to_vec()).unwrap();
-        let (whole, share) = header.split_once("\"share\":").unwrap();
-        let own = share.split_once("\"found\":[").unwrap().1.split_once(']').unwrap().0;
-        let newest: u64 = own.rsplit(',').next().unwrap().parse().unwrap();
-        let first = share.split_once("\"first\":").unwrap().1.split_once(',').unwrap().0;
-        // The share's part, or the whole header when `from` is there.
-        let edit = |from: &str, to: &str| {
-            let edited = if share.contains(from) {
-                format!("{whole}\"share\":{}", share.replacen(from, to, 1))
-            } else {
-                header.replacen(from, to, 1)
-            };
-            assert_ne!(edited, header, "{from}");
-            let mut bytes = edited.into_bytes();
-            bytes.splice(0..0, saved[..MAGIC_LEN].iter().copied());
-            bytes.extend_from_slice(&saved[header_end..]);
-            // Sealed again: these spoils are for the checks past the seal.
-            crate::checkpoint::reseal(&mut bytes);
-            bytes
-        };
-        let last_code = saved.len() - 9;
-        let mut flipped = saved.clone();
-        flipped[last_code] ^= 0x01;
-        let other = if coding == Coding::Bytes { "two-bit" } else { "tight" };
-        let spoils: Vec<(Vec<u8>, String)> = vec![
-            (flipped, "fails its checksum".into()),
-            (saved[..saved.len() - 8].to_vec(), "bytes long".into()),
-            // One more position of its own at remoteness 6 than it holds.
-            (
-                edit(&format!(",{newest}]"), &format!(",{}]", newest + 1)),
-                "holds other layers than its header counts".into(),
-            ),
-            (
-                edit("\"watched\":[", "\"watched\":[5,"),
-                "knows 5 watched positions, not 4".into(),
-            ),
-            (
-                edit("\"rank\":1", "\"rank\":0"),
-                "is the share of rank 0 of 2, not of rank 1 of 2".into(),
-            ),
-            (
-                edit(
-                    &format!("\"first\":{first},"),
-                    &format!("\"first\":{},", first.parse::<u64>().unwrap() + 1),
-                ),
-                format!("starts at position {}, not {first}", first.parse::<u64>().unwrap() + 1),
-            ),
-            (
-                edit(&format!("\"method\":\"{method}\""), &format!("\"method\":\"{other}\"")),
-                format!("is for method {other}, not {method}"),
-            ),
-        ];
-        for (bytes, said) in spoils {
+        for (bytes, said) in spoils(&saved, coding) {
             fs::write(&file, &bytes).unwrap();
             let results = run(every_layer());
             for (result, _, _) in &results {
@@ -506,12 +453,82 @@ mod tests {
             assert_eq!(resumed(notes), 1, "{method}: {notes:?}");
         }
         // A one-process solve does not take a worker's share.
+        fs::write(path(&dir, "7x6", class()), &saved).unwrap();
+        assert!(
+            whole_class_notes(&dir, coding)[0].contains("is one worker's share"),
+            "{method}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The share file `saved` of worker 1 of 2 spoiled in ways a resume
+    /// refuses, each with what the refusal says.
+    fn spoils(saved: &[u8], coding: Coding) -> Vec<(Vec<u8>, String)> {
+        let method = coding.method();
+        let header_end = saved.iter().skip(MAGIC_LEN).position(|&b| b == b'\n').unwrap() + MAGIC_LEN;
+        let header = String::from_utf8(saved[MAGIC_LEN..header_end].to_vec()).unwrap();
+        let (whole, share) = header.split_once("\"share\":").unwrap();
+        let own = share.split_once("\"found\":[").unwrap().1.split_once(']').unwrap().0;
+        let newest: u64 = own.rsplit(',').next().unwrap().parse().unwrap();
+        let first = share.split_once("\"first\":").unwrap().1.split_once(',').unwrap().0;
+        // The share's part, or the whole header when `from` is there.
+        let edit = |from: &str, to: &str| {
+            let edited = if share.contains(from) {
+                format!("{whole}\"share\":{}", share.replacen(from, to, 1))
+            } else {
+                header.replacen(from, to, 1)
+            };
+            assert_ne!(edited, header, "{from}");
+            let mut bytes = edited.into_bytes();
+            bytes.splice(0..0, saved[..MAGIC_LEN].iter().copied());
+            bytes.extend_from_slice(&saved[header_end..]);
+            // Sealed again: these spoils are for the checks past the seal.
+            crate::checkpoint::reseal(&mut bytes);
+            bytes
+        };
+        let last_code = saved.len() - 9;
+        let mut flipped = saved.to_vec();
+        flipped[last_code] ^= 0x01;
+        let other = if coding == Coding::Bytes { "two-bit" } else { "tight" };
+        vec![
+            (flipped, "fails its checksum".into()),
+            (saved[..saved.len() - 8].to_vec(), "bytes long".into()),
+            // One more position of its own at remoteness 6 than it holds.
+            (
+                edit(&format!(",{newest}]"), &format!(",{}]", newest + 1)),
+                "holds other layers than its header counts".into(),
+            ),
+            (
+                edit("\"watched\":[", "\"watched\":[5,"),
+                "knows 5 watched positions, not 4".into(),
+            ),
+            (
+                edit("\"rank\":1", "\"rank\":0"),
+                "is the share of rank 0 of 2, not of rank 1 of 2".into(),
+            ),
+            (
+                edit(
+                    &format!("\"first\":{first},"),
+                    &format!("\"first\":{},", first.parse::<u64>().unwrap() + 1),
+                ),
+                format!("starts at position {}, not {first}", first.parse::<u64>().unwrap() + 1),
+            ),
+            (
+                edit(&format!("\"method\":\"{method}\""), &format!("\"method\":\"{other}\"")),
+                format!("is for method {other}, not {method}"),
+            ),
+        ]
+    }
+
+    /// What a one-process solve of 7x6 into `dir`, a table of `coding`,
+    /// notes as it looks for a checkpoint of class a1 to resume (none is
+    /// taken).
+    fn whole_class_notes(dir: &Path, coding: Coding) -> Vec<String> {
         let variant = Variant::named("7x6").unwrap();
         let index = variant.classes()[0].tight_index();
-        fs::write(path(&dir, "7x6", class()), &saved).unwrap();
         let mut notes = Vec::new();
         let mut note = |n: &str| notes.push(n.to_owned());
-        let mut c = Checkpointer::new(&dir, &variant, CheckpointOptions::default(), &mut note);
+        let mut c = Checkpointer::new(dir, &variant, CheckpointOptions::default(), &mut note);
         let wanted = Wanted {
             class: class(),
             index: &index,
@@ -523,8 +540,7 @@ mod tests {
         };
         assert!(c.resume(&wanted).is_none());
         drop(c);
-        assert!(notes[0].contains("is one worker's share"), "{method}: {notes:?}");
-        fs::remove_dir_all(&dir).unwrap();
+        notes
     }
 
     #[test]
