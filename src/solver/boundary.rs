@@ -118,9 +118,10 @@ pub enum StoredRef<'a> {
 }
 
 /// One worker's share of a search at a layer boundary, from which it can go
-/// on: what a checkpoint holds, for a table of either coding.
+/// on: what a checkpoint holds, for a table of either coding ([`Stored`]),
+/// and what a worker starts from, its table `S` made of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Snapshot {
+pub struct Snapshot<S = Stored> {
     /// `found[d]`: positions of the whole class at remoteness `d`, for
     /// every complete layer.
     pub found: Vec<u64>,
@@ -129,7 +130,7 @@ pub struct Snapshot {
     /// Whether the search is over (the layer after the last found nothing).
     pub done: bool,
     /// The share's table.
-    pub table: Stored,
+    pub table: S,
     /// The summary byte of each of its blocks, from the first:
     /// [`CURRENT`](super::summary::CURRENT) and
     /// [`UNSEEN_LEFT`](super::summary::UNSEEN_LEFT) bits.
@@ -140,6 +141,17 @@ pub struct Snapshot {
     /// For each watched position: its remoteness, where the worker owns it
     /// and it has been reached.
     pub watched: Vec<Option<u64>>,
+}
+
+impl<S> Snapshot<S> {
+    /// What it says of itself, for the workers to agree on a resume.
+    pub(super) fn report(&self) -> ShareReport {
+        ShareReport {
+            done: self.done,
+            found: self.found.clone(),
+            own: self.own.clone(),
+        }
+    }
 }
 
 /// A [`Snapshot`] borrowed from the running search, as

@@ -63,7 +63,7 @@ use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
 use crate::solver::HARDEST;
-use crate::solver::boundary::{LayerHardest, Save, ShareCheckpoints, SnapshotRef, Wanted};
+use crate::solver::boundary::{LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Wanted};
 use crate::solver::hardest::{Lowest, MirrorHashes};
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
@@ -73,7 +73,7 @@ use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
 use crate::solver::layer::{Event, goal_index, report_saved};
 use crate::solver::summary::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
-use crate::solver::table::{self, Claim, Resumed, Table};
+use crate::solver::table::{self, Claim, Table};
 
 /// What one worker of a search ends with.
 #[derive(Clone, Debug)]
@@ -174,7 +174,7 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
     class: &ClassSearch<'_>,
     transport: &mut X,
     asked: Asked<'_>,
-    resume: Option<Resumed<T>>,
+    resume: Option<Snapshot<T>>,
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<Share<T::Done>> {
@@ -472,7 +472,7 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized>(
     transport: &mut X,
     checkpoints: &mut dyn ShareCheckpoints,
     asked: Asked<'_>,
-) -> Result<Option<(Resumed<T>, Vec<u64>)>> {
+) -> Result<Option<(Snapshot<T>, Vec<u64>)>> {
     let me = transport.worker();
     let wanted = wanted::<T>(spec, index, partition, me, asked);
     let saved = table::resume::<T>(checkpoints, &wanted).map(|saved| {
@@ -786,12 +786,12 @@ impl<'a, T: Table> Holding<'a, T> {
         symmetries: &'a Symmetries,
         asked: Asked<'a>,
         mirror: Option<MirrorHashes<'a>>,
-        resumed: Option<Resumed<T>>,
+        resumed: Option<Snapshot<T>>,
     ) -> (Holding<'a, T>, Known, Vec<u64>, bool) {
         let (blocks, range) = (partition.blocks(me), partition.cells(me));
         let goal = goal_index(spec, index);
         let fresh = resumed.is_none();
-        let resumed = resumed.unwrap_or_else(|| Resumed {
+        let resumed = resumed.unwrap_or_else(|| Snapshot {
             table: T::unseen(range.start, range.end - range.start),
             summary: blocks
                 .clone()
@@ -809,7 +809,7 @@ impl<'a, T: Table> Holding<'a, T> {
                 .map(|&i| (i == goal && range.contains(&i)).then_some(0))
                 .collect(),
         });
-        let Resumed {
+        let Snapshot {
             table,
             summary,
             found,
@@ -1459,7 +1459,6 @@ mod tests {
 
     use super::*;
     use crate::remoteness::Cell;
-    use crate::solver::boundary::Snapshot;
     use crate::solver::boundary::memory::Memory;
     use crate::solver::search::{ChannelTransport, board, bytes, threads_of};
     use crate::solver::table::codes::CodeTable;

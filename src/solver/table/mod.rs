@@ -19,7 +19,7 @@ use std::ops::Range;
 use crate::bitboard::Bitboard;
 use crate::tight::TightIndex;
 
-use super::boundary::{Coding, LayerHardest, ShareCheckpoints, ShareReport, Stored, StoredRef, Wanted};
+use super::boundary::{Coding, ShareCheckpoints, Snapshot, Stored, StoredRef, Wanted};
 
 /// How a search claims a position of its own share for the next layer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -123,7 +123,7 @@ pub(super) trait Table: Sized + Sync {
 /// for each watched position. What it holds besides is for `checkpoints`
 /// to check (a file's checkpoints check every byte) and for the workers to
 /// agree on.
-pub(super) fn resume<T: Table>(checkpoints: &mut dyn ShareCheckpoints, wanted: &Wanted<'_>) -> Option<Resumed<T>> {
+pub(super) fn resume<T: Table>(checkpoints: &mut dyn ShareCheckpoints, wanted: &Wanted<'_>) -> Option<Snapshot<T>> {
     let saved = checkpoints.resume(wanted)?;
     let Wanted { blocks, range, .. } = wanted;
     let fits = saved.summary.len() as u64 == blocks.end - blocks.start
@@ -134,7 +134,7 @@ pub(super) fn resume<T: Table>(checkpoints: &mut dyn ShareCheckpoints, wanted: &
     if !fits {
         return None;
     }
-    Some(Resumed {
+    Some(Snapshot {
         table: T::from_stored(range.start, range.end - range.start, saved.table)?,
         summary: saved.summary,
         found: saved.found,
@@ -143,29 +143,4 @@ pub(super) fn resume<T: Table>(checkpoints: &mut dyn ShareCheckpoints, wanted: &
         hardest: saved.hardest,
         watched: saved.watched,
     })
-}
-
-/// A resumed share: its table, the summary byte of each of its blocks, and
-/// what its checkpoint says besides.
-pub(super) struct Resumed<T> {
-    pub table: T,
-    pub summary: Vec<u8>,
-    /// `found[d]`: positions of the class at remoteness `d`.
-    pub found: Vec<u64>,
-    /// `own[d]`: the share's.
-    pub own: Vec<u64>,
-    pub done: bool,
-    pub hardest: LayerHardest,
-    pub watched: Vec<Option<u64>>,
-}
-
-impl<T> Resumed<T> {
-    /// What it says of itself, for the workers to agree on a resume.
-    pub fn report(&self) -> ShareReport {
-        ShareReport {
-            done: self.done,
-            found: self.found.clone(),
-            own: self.own.clone(),
-        }
-    }
 }
