@@ -57,6 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let size = std::fs::metadata(&file)?.len();
     let mut checkpoints = Checkpointer::new(&dir, &variant, options(u16::MAX), &mut note);
     let began = Instant::now();
+    let watch = plan.watched(0);
     let wanted = Wanted {
         class,
         index: &index,
@@ -64,7 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         blocks: 0..index.white_sets(),
         range: 0..index.len(),
         mirrored,
-        watch: &[],
+        watch: &watch,
     };
     let resumed = checkpoints.resume(&wanted).ok_or("the checkpoint was not taken")?;
     let seconds = began.elapsed().as_secs_f64();

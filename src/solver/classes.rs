@@ -92,6 +92,22 @@ impl<'a> Plan<'a> {
         self.shares::<CodeTable, X>(transport, checkpoints, true, observe)
     }
 
+    /// The positions the search of class `k` watches, by tight index: the
+    /// start's place in the class, and when a later class mirrors it, the
+    /// image there of that class's start (`u64::MAX` for an illegal one).
+    /// What a checkpoint of the class holds the remoteness of.
+    pub fn watched(&self, k: usize) -> Vec<u64> {
+        let (specs, index) = (self.variant.classes(), &self.indices[k]);
+        let starts = self.variant.class_hashes(self.variant.start());
+        let mut watch = vec![index.rank(specs[k].index.unrank(starts[k])).unwrap_or(u64::MAX)];
+        let partner = self.mirrors.iter().position(|m| matches!(m, Some((j, _)) if *j == k));
+        if let Some((m, (_, onto))) = partner.and_then(|m| Some((m, self.mirrors[m].as_ref()?))) {
+            let image = onto.part(specs[m].index.unrank(starts[m]));
+            watch.push(index.rank(image).unwrap_or(u64::MAX));
+        }
+        watch
+    }
+
     /// The class loop of every tight search: searches each class not the
     /// mirror image of another into a table of kind `T`, asking the search
     /// for what the class that mirrors it needs (its hardest positions and
@@ -109,7 +125,6 @@ impl<'a> Plan<'a> {
         let mut quiet = |_| {};
         let observe: &mut dyn FnMut(Event) = if lead { observe } else { &mut quiet };
         let specs = self.variant.classes();
-        let starts = self.variant.class_hashes(self.variant.start());
         let mut shares = Vec::with_capacity(specs.len());
         let mut stats = vec![ClassStats::default(); specs.len()];
         let mut start_remoteness = vec![None; specs.len()];
@@ -137,12 +152,7 @@ impl<'a> Plan<'a> {
             let back = partner.map(|m| {
                 Mirror::left_right(&spec.geometry, &specs[m].geometry).expect("the mirror of a mirror image is one")
             });
-            let mut watch = vec![index.rank(spec.index.unrank(starts[k])).unwrap_or(u64::MAX)];
-            if let Some(m) = partner {
-                let (_, onto) = self.mirrors[m].as_ref().expect("a partner mirrors this class");
-                let image = onto.part(specs[m].index.unrank(starts[m]));
-                watch.push(index.rank(image).unwrap_or(u64::MAX));
-            }
+            let watch = self.watched(k);
             let asked = Asked {
                 mirrored: back.as_ref().zip(partner.map(|m| &specs[m].index)),
                 watch: &watch,
