@@ -27,7 +27,7 @@ use super::table::codes::CodeTable;
 use super::{ClassSolution, ClassStats, ClassTable, Plan, ShareCheckpoints, Solution};
 use crate::error::{Error, Result};
 use crate::remoteness::Remoteness;
-use crate::symmetry::{Mirror, Symmetries};
+use crate::symmetry::Mirror;
 use crate::tight::TightIndex;
 use crate::variant::Variant;
 
@@ -157,14 +157,8 @@ impl<'a> Plan<'a> {
                 mirrored: back.as_ref().zip(partner.map(|m| &specs[m].index)),
                 watch: &watch,
             };
-            let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-            let class = ClassSearch {
-                name: self.variant.name(),
-                spec,
-                index,
-                symmetries: &symmetries,
-                partition: &Partition::by_work(spec, index, transport.workers())?,
-            };
+            let partition = Partition::by_work(spec, index, transport.workers())?;
+            let class = ClassSearch::new(self.variant.name(), spec, index, &partition);
             let share = search_on::<T, X>(&class, transport, asked, checkpoints, exchanges, observe)?;
             let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));
             let reachable = share.layers.iter().sum();

@@ -150,8 +150,7 @@ pub fn bytes_with(
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Vec<u8>> {
-    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let share = whole::<ByteTable>(name, spec, index, &symmetries, Asked::default(), checkpoints, observe)?;
+    let share = whole::<ByteTable>(name, spec, index, None, Asked::default(), checkpoints, observe)?;
     Ok(share.table)
 }
 
@@ -191,9 +190,8 @@ pub fn two_bit_with(
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<TwoBitShare> {
-    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
     let asked = Asked { mirrored, watch: &[] };
-    whole::<CodeTable>(name, spec, index, &symmetries, asked, checkpoints, observe)
+    whole::<CodeTable>(name, spec, index, None, asked, checkpoints, observe)
 }
 
 /// Searches one class of variant `name` a byte a position by `workers`
@@ -219,24 +217,23 @@ pub fn threads(
 }
 
 /// A whole class in one process, expanding one position of each orbit of
-/// `symmetries` (which must be symmetries of the class): the search by one
-/// worker, whose exchanges do nothing and are not told of.
+/// the class's symmetries, or of `symmetries` when given (which must be
+/// symmetries of the class): the search by one worker, whose exchanges do
+/// nothing and are not told of.
 fn whole<T: Table>(
     name: &str,
     spec: &ClassSpec,
     index: &TightIndex,
-    symmetries: &Symmetries,
+    symmetries: Option<Symmetries>,
     asked: Asked<'_>,
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
-    let class = ClassSearch {
-        name,
-        spec,
-        index,
-        symmetries,
-        partition: &Partition::by_work(spec, index, 1)?,
-    };
+    let partition = Partition::by_work(spec, index, 1)?;
+    let mut class = ClassSearch::new(name, spec, index, &partition);
+    if let Some(symmetries) = symmetries {
+        class.symmetries = symmetries;
+    }
     search_on::<T, _>(
         &class,
         &mut ChannelTransport::solo(),
@@ -257,14 +254,7 @@ fn threads_of<T: Table>(
     observe: &mut dyn FnMut(&LayerStats),
 ) -> Result<Partitioned<T::Done>> {
     let partition = Partition::by_work(spec, index, workers)?;
-    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let class = ClassSearch {
-        name,
-        spec,
-        index,
-        symmetries: &symmetries,
-        partition: &partition,
-    };
+    let class = ClassSearch::new(name, spec, index, &partition);
     let (shares, layers) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
         worker::run::<T, _>(&class, transport, asked, None, &mut NoCheckpoints, report)
     })?;
@@ -294,14 +284,7 @@ pub(crate) fn search_share<X: Transport + ?Sized>(
     ) -> Result<()> {
         search_on::<T, X>(class, transport, asked, checkpoints, false, &mut |_| {}).map(drop)
     }
-    let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-    let class = ClassSearch {
-        name,
-        spec,
-        index,
-        symmetries: &symmetries,
-        partition,
-    };
+    let class = ClassSearch::new(name, spec, index, partition);
     match coding {
         super::Coding::Bytes => on::<ByteTable, X>(&class, transport, asked, checkpoints),
         super::Coding::TwoBit => on::<CodeTable, X>(&class, transport, asked, checkpoints),
@@ -358,7 +341,7 @@ mod tests {
                         name,
                         spec,
                         &index,
-                        group,
+                        Some(group.clone()),
                         Asked::default(),
                         &mut NoCheckpoints,
                         &mut |_| {},
@@ -413,7 +396,16 @@ mod tests {
             let mirrored = partner.as_ref().map(|(m, d)| (m, d));
             let asked = Asked { mirrored, watch: &[] };
             let run = |symmetries: &Symmetries| {
-                whole::<CodeTable>(name, spec, &index, symmetries, asked, &mut NoCheckpoints, &mut |_| {}).unwrap()
+                whole::<CodeTable>(
+                    name,
+                    spec,
+                    &index,
+                    Some(symmetries.clone()),
+                    asked,
+                    &mut NoCheckpoints,
+                    &mut |_| {},
+                )
+                .unwrap()
             };
             let with = run(&Symmetries::of(&spec.geometry, spec.goal));
             let without = run(&Symmetries::trivial(&spec.geometry));

@@ -461,7 +461,6 @@ pub(super) fn on_threads<R: Send>(
 
 /// What every worker of a search of one class knows alike: the class, its
 /// symmetries, and how it is cut.
-#[derive(Clone, Copy)]
 pub(in crate::solver) struct ClassSearch<'a> {
     /// The variant's name, for the errors.
     pub name: &'a str,
@@ -470,9 +469,29 @@ pub(in crate::solver) struct ClassSearch<'a> {
     /// Its tight index.
     pub index: &'a TightIndex,
     /// The symmetries whose orbits the search expands one position of.
-    pub symmetries: &'a Symmetries,
+    pub symmetries: Symmetries,
     /// The workers' shares.
     pub partition: &'a Partition,
+}
+
+impl<'a> ClassSearch<'a> {
+    /// The search of class `spec` of variant `name`, cut as `partition`,
+    /// expanding one position of each orbit of the class's symmetries
+    /// (found from the rules).
+    pub(in crate::solver) fn new(
+        name: &'a str,
+        spec: &'a ClassSpec,
+        index: &'a TightIndex,
+        partition: &'a Partition,
+    ) -> ClassSearch<'a> {
+        ClassSearch {
+            name,
+            spec,
+            index,
+            symmetries: Symmetries::of(&spec.geometry, spec.goal),
+            partition,
+        }
+    }
 }
 
 /// Tells `observe` of a layer that found positions, and, when `exchanges`

@@ -182,7 +182,7 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
         name,
         spec,
         index,
-        symmetries,
+        ref symmetries,
         partition,
     } = *class;
     let me = check_workers(transport, partition)?;
@@ -1630,14 +1630,7 @@ mod tests {
                     scope.spawn(move || {
                         let mut memory = Memory::new(transport.worker(), shares, stop);
                         let mut from = 0;
-                        let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-                        let class = ClassSearch {
-                            name,
-                            spec,
-                            index,
-                            symmetries: &symmetries,
-                            partition,
-                        };
+                        let class = ClassSearch::new(name, spec, index, partition);
                         let mut run = || {
                             let resume =
                                 agree_on_resume::<T, _>(spec, index, partition, &mut transport, &mut memory, asked)?;
