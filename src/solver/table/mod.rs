@@ -51,6 +51,8 @@ pub(super) trait Table: Sized + Sync {
     const UNSEEN: u8;
     /// Bits a position takes when a share moves to another worker.
     const BITS: u64;
+    /// How the table keeps a position, in checkpoints too.
+    const CODING: Coding;
 
     /// The code of remoteness `depth`.
     fn code(depth: u64) -> u8;
@@ -104,9 +106,6 @@ pub(super) trait Table: Sized + Sync {
     /// After a layer coded `next`, found by a pull or a push, every
     /// position taken in, with no thread at work.
     fn end_layer(&mut self, next: u8, pull: bool);
-
-    /// How the table keeps a position, in checkpoints too.
-    const CODING: Coding;
 
     /// The table as a checkpoint saves it, with no thread at work.
     fn stored(&self) -> StoredRef<'_>;
