@@ -1322,7 +1322,7 @@ fn run_redirected(db: &Path, args: &[&str], redirect: &str) -> Run {
 
 /// Every command that answers on stdout, each over a database directory
 /// holding a solved 5x4.
-const ANSWERING: [&[&str]; 14] = [
+const ANSWERING: [&[&str]; 17] = [
     &["export", "5x4"],
     &["export", "5x4", "--format", "jsonl"],
     &["query", START_5X4],
@@ -1337,6 +1337,10 @@ const ANSWERING: [&[&str]; 14] = [
     &["check", "5x4"],
     &["solve", "5x4"],
     &["solve", "5x4", "--json"],
+    // Help and version are answers too.
+    &["--help"],
+    &["--version"],
+    &["solve", "--help"],
 ];
 
 #[test]
@@ -1372,7 +1376,7 @@ fn an_answer_that_cannot_be_written_to_a_full_disk_is_an_error() {
 fn a_reader_that_stopped_reading_is_not_an_error() {
     let db = fresh("broken-pipe");
     solve(&db, "5x4", "rows");
-    for args in [&["export", "5x4"][..], &["query", START_5X4]] {
+    for args in [&["export", "5x4"][..], &["query", START_5X4], &["--help"]] {
         // A pipe nobody reads: the first write fails with EPIPE, as after
         // `| head -1` has read its line and gone.
         let (reader, writer) = std::io::pipe().unwrap();

@@ -183,13 +183,39 @@ fn parse_from(args: Vec<std::ffi::OsString>, read: impl Fn(&str) -> Option<std::
             e.exit()
         }
         // Help and version, from the grammar that names the variables.
-        Err(_) => Cli::command().get_matches_from(&args),
+        Err(_) => match Cli::command().try_get_matches_from(&args) {
+            Ok(matches) => matches,
+            Err(shown) => show(&shown)?,
+        },
     };
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let values = environment(Some(&matches), &read)?;
     cli.db = values.db.unwrap_or(cli.db);
     cli.threads = values.threads.or(cli.threads);
     Ok(cli)
+}
+
+/// Writes the help or version text `shown` as any answer is written, and
+/// ends the process as clap would: a closed or full stdout is an error, a
+/// reader that stopped reading (`| head`) is not.
+///
+/// # Errors
+///
+/// What the write ran into.
+fn show(shown: &clap::Error) -> Result<clap::ArgMatches> {
+    use std::io::IsTerminal;
+    let styled = shown.render();
+    let text = if std::io::stdout().is_terminal() {
+        styled.ansi().to_string()
+    } else {
+        styled.to_string()
+    };
+    let mut out = output::stdout();
+    let written = output::write_text(&mut out, &text).and_then(|()| out.flush().map_err(output::stdout_error));
+    match written {
+        Err(Error::Io(_, e)) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io("stdout".into(), e)),
+        _ => std::process::exit(shown.exit_code()),
+    }
 }
 
 /// The values of the environment variables that apply.
