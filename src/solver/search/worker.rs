@@ -1462,7 +1462,6 @@ mod tests {
     use crate::solver::boundary::memory::Memory;
     use crate::solver::search::{ChannelTransport, board, bytes, threads_of};
     use crate::solver::table::codes::CodeTable;
-    use crate::variant::Variant;
 
     /// The rounds of a layer cover a worker's blocks once, in order, even
     /// with more rounds than blocks, and hold about as much work each;
@@ -1527,13 +1526,9 @@ mod tests {
     fn shares_equal_the_one_process_search() {
         let mut mirrors = 0;
         for name in ["5x4", "7x6", "7x5-a1", "9x7-a2", "9x6"] {
-            let variant = Variant::named(name).unwrap();
+            let (variant, index, back, watch) = board(name);
             let specs = variant.classes();
             let spec = &specs[0];
-            let index = spec.tight_index();
-            let back = specs
-                .get(1)
-                .and_then(|other| Mirror::left_right(&spec.geometry, &other.geometry));
             let mirrored = back.as_ref().map(|m| (m, &specs[1].index));
             mirrors += usize::from(mirrored.is_some());
             // The byte search by one worker gives what every two-bit share
@@ -1555,8 +1550,6 @@ mod tests {
             };
             let hardest = lowest(&|i| i);
             let mirrored_hardest = mirrored.map(|(m, dense)| lowest(&|i| dense.rank(m.part(index.unrank(i)))));
-            let start = index.rank(spec.index.unrank(variant.class_hashes(variant.start())[0]));
-            let watch: Vec<u64> = start.into_iter().chain([0, index.len() / 2, index.len() - 1]).collect();
             let remoteness = |i: u64| Cell(cells[i as usize]).remoteness().map(|r| u64::from(r.0));
             for workers in [1, 2, 3, 5] {
                 let (mut pulled, mut moved) = (false, 0);
