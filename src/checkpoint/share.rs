@@ -33,7 +33,7 @@ use crate::board::Class;
 use crate::error::{Error, Result};
 use crate::solver::mod3::code_words;
 use crate::solver::summary::NEXT;
-use crate::solver::{Coding, LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted};
+use crate::solver::{Coding, LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, Wanted};
 use crate::variant::Variant;
 
 impl<'a> Checkpointer<'a> {
@@ -215,17 +215,12 @@ impl Checkpointer<'_> {
         );
         let (sums, bytes) = table_sums(snapshot.table);
         let checksum = payload_checksum((sums, bytes), &summary, snapshot.hardest);
-        let method = match snapshot.table {
-            StoredRef::Bytes(_) => Coding::Bytes,
-            StoredRef::TwoBit(_) => Coding::TwoBit,
-        }
-        .method();
         let header = Header {
             format: FORMAT,
             variant: self.variant.name().to_owned(),
             start: self.start.clone(),
             class: snapshot.class.index(),
-            method: method.to_owned(),
+            method: snapshot.table.coding().method().to_owned(),
             length: range.end - range.start,
             found: snapshot.found.to_vec(),
             done: snapshot.done,

@@ -117,6 +117,16 @@ pub enum StoredRef<'a> {
     TwoBit(&'a [AtomicU64]),
 }
 
+impl StoredRef<'_> {
+    /// How it keeps a position.
+    pub fn coding(&self) -> Coding {
+        match self {
+            StoredRef::Bytes(_) => Coding::Bytes,
+            StoredRef::TwoBit(_) => Coding::TwoBit,
+        }
+    }
+}
+
 /// One worker's share of a search at a layer boundary, from which it can go
 /// on: what a checkpoint holds, for a table of either coding ([`Stored`]),
 /// and what a worker starts from, its table `S` made of it.
