@@ -56,12 +56,12 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::index::{colex_unrank, sample_state, splitmix};
+use crate::mod3::Mod3Table;
+use crate::mod3::exact::{self, Known};
 use crate::position::Position;
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
 use crate::solver::ClassStats;
-use crate::solver::exact::{self, Known};
-use crate::solver::mod3::Mod3Table;
 use crate::storage::{Database, Layout};
 use crate::symmetry::Mirror;
 use crate::system::{available_memory, human_bytes};

@@ -53,6 +53,7 @@ pub mod cli;
 mod error;
 pub mod files;
 pub mod index;
+pub mod mod3;
 pub mod pipeline;
 mod position;
 mod remoteness;

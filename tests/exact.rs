@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use bishops::check;
-use bishops::solver::exact::{self, DescentError};
-use bishops::solver::mod3::Mod3Table;
+use bishops::mod3::Mod3Table;
+use bishops::mod3::exact::{self, DescentError};
 use bishops::solver::{ClassStats, ClassTable, Method, Plan, Solution, TwoBitSolution};
 use bishops::{Cell, ClassSpec, Part, Position, TightIndex, Variant};
 

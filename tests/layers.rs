@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["square", "bitboard", "remoteness", "text", "files", "cleanup", "system"],
     &["board", "rules"],
     &["position", "index", "tight", "symmetry", "error"],
-    &["variant"],
+    &["variant", "mod3"],
     &["solver"],
     &["checkpoint", "storage"],
     &["pipeline", "report"],

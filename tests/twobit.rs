@@ -5,7 +5,7 @@
 //! same boards (7x5-full, a group of 4 symmetries, and 8x4-full, the half
 //! turn, among them).
 
-use bishops::solver::mod3::Mod3Table;
+use bishops::mod3::Mod3Table;
 use bishops::solver::{ClassTable, Method, Plan, Solution, TwoBitSolution};
 use bishops::{Cell, Remoteness, Variant};
 

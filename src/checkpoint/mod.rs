@@ -71,7 +71,7 @@ use crate::board::Class;
 use crate::cleanup::{Pending, is_abandoned};
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
-use crate::solver::mod3::{code_words, count_codes};
+use crate::mod3::{code_words, count_codes};
 use crate::solver::summary::{CURRENT, UNSEEN_LEFT};
 use crate::solver::{Coding, HARDEST, LayerHardest, Save, Snapshot, Stored, StoredRef, Wanted};
 use crate::variant::Variant;

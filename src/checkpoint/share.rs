@@ -31,7 +31,7 @@ use super::{
 };
 use crate::board::Class;
 use crate::error::{Error, Result};
-use crate::solver::mod3::code_words;
+use crate::mod3::code_words;
 use crate::solver::summary::NEXT;
 use crate::solver::{Coding, LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, Wanted};
 use crate::variant::Variant;

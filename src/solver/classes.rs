@@ -19,13 +19,13 @@ use std::time::Duration;
 use rayon::prelude::*;
 
 use super::layer::Event;
-use super::mod3::Mod3Table;
 use super::search::{Asked, ClassSearch, Partition, Share, Transport, search_on};
 use super::table::Table;
 use super::table::bytes::ByteTable;
 use super::table::codes::CodeTable;
 use super::{ClassSolution, ClassStats, ClassTable, Plan, ShareCheckpoints, Solution};
 use crate::error::{Error, Result};
+use crate::mod3::Mod3Table;
 use crate::remoteness::Remoteness;
 use crate::symmetry::Mirror;
 use crate::tight::TightIndex;

@@ -36,7 +36,7 @@
 //! | the halo of other workers' blocks; moving the cuts | `search::halo`, `search::recut` |
 //! | what a table is to the worker: scan, claim, save, resume | `table` (`Table`) |
 //! | the byte table, its bitmaps between layers | `table::bytes` |
-//! | the two-bit table | `table::codes`, over [`mod3`] |
+//! | the two-bit table | `table::codes`, over [`Mod3Table`](mod3::Mod3Table) |
 //! | the summary byte of each block, beside either table | [`summary`] |
 //! | a position's neighbours, block by block | `kernel` |
 //! | push or pull, by measured rates | `direction` ([`Rates`]) |
@@ -46,20 +46,17 @@
 //! | the hardest positions kept during a search | `hardest` |
 //! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]) |
 //! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
-//! | exact values from two-bit codes | [`exact`] |
 
 mod boundary;
 pub mod classes;
 pub mod dense;
 mod direction;
 pub mod estimate;
-pub mod exact;
 mod hardest;
 mod images;
 mod isa;
 mod kernel;
 mod layer;
-pub mod mod3;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod search;
@@ -78,6 +75,8 @@ use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+
+use crate::mod3::{self, exact};
 
 use crate::board::Class;
 use crate::error::Result;

@@ -166,8 +166,8 @@ impl<'c, 'a> Cutter<'c, 'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mod3::Mod3Table;
     use crate::solver::ClassStats;
-    use crate::solver::mod3::Mod3Table;
     use crate::solver::{ClassSolution, ClassTable, TwoBitSolution};
     use crate::storage::schema::SCHEMA;
     use crate::variant::Variant;

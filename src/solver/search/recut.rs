@@ -402,7 +402,7 @@ fn mask(n: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::mod3::code_words;
+    use crate::mod3::code_words;
     use crate::solver::search::{ChannelTransport, on_threads};
     use crate::variant::Variant;
 

@@ -102,7 +102,7 @@ pub struct Share<D> {
 }
 
 /// What one worker of a two-bit search ends with.
-pub type TwoBitShare = Share<crate::solver::mod3::Mod3Table>;
+pub type TwoBitShare = Share<crate::mod3::Mod3Table>;
 
 /// What a worker is asked besides the codes.
 #[derive(Clone, Copy, Default)]

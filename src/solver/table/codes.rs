@@ -1,16 +1,16 @@
 //! The two-bit table of the tight search ([`CodeTable`], a share of a
-//! [`Mod3Table`](crate::solver::mod3::Mod3Table) in atomic words): the
+//! [`Mod3Table`](crate::mod3::Mod3Table) in atomic words): the
 //! remoteness mod 3 in 2 bits per legal position and nothing else per
 //! position, for boards whose byte table does not fit
 //! in memory (after Korf's two-bit breadth-first search: R. E. Korf,
 //! "Minimizing Disk I/O in Two-Bit Breadth-First Search", AAAI 2008).
 //!
-//! The table holds, per position, a [code](crate::solver::mod3::Mod3Table::get): unseen, or the
+//! The table holds, per position, a [code](crate::mod3::Mod3Table::get): unseen, or the
 //! remoteness mod 3. That is enough to run the search and to answer exact
 //! queries afterwards, because the state graph is undirected: the
 //! neighbours of a position at remoteness `k` are at `k − 1`, `k` or
 //! `k + 1`, which differ mod 3, so a neighbour whose residue is one less
-//! mod 3 is exactly one move closer ([`exact::descend`](crate::solver::exact::descend)).
+//! mod 3 is exactly one move closer ([`exact::descend`](crate::mod3::exact::descend)).
 //!
 //! # A layer
 //!
@@ -49,8 +49,8 @@ use rayon::prelude::*;
 
 use super::{Claim, Table};
 use crate::bitboard::Bitboard;
+use crate::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
 use crate::solver::boundary::{Coding, Stored, StoredRef};
-use crate::solver::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
 use crate::tight::{TightIndex, prefetch};
 
 /// One worker's share of a two-bit table.

@@ -1,6 +1,13 @@
-//! The packed table of the two-bit search: the remoteness mod 3 of every
-//! position in 2 bits ([`Mod3Table`]), and the word-at-a-time tests on it
-//! that the search, its checkpoints and the descent to exact values share.
+//! Remoteness mod 3: the packed table of the two-bit search, and the exact
+//! answers it stands for.
+//!
+//! [`Mod3Table`] holds the remoteness mod 3 of every position in 2 bits,
+//! with the word-at-a-time tests on it that the search, its checkpoints and
+//! the databases share; [`exact`] recovers exact values from it by descent,
+//! without trusting it. The solver fills such tables; storage, `check` and
+//! the query API read them, so they sit below all of those.
+
+pub mod exact;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -9,10 +16,10 @@ use crate::remoteness::Cell;
 use crate::tight::{TightIndex, for_each_run};
 
 /// The code of a position no layer has reached: left so, it is unreachable.
-pub(super) const UNSEEN: u8 = 3;
+pub(crate) const UNSEEN: u8 = 3;
 
 /// Positions per 64-bit word of a [`Mod3Table`].
-pub(super) const PER_WORD: u64 = 32;
+pub(crate) const PER_WORD: u64 = 32;
 
 /// Every other bit of a word: bit 0 of each 2-bit code.
 const LOW_BITS: u64 = 0x5555_5555_5555_5555;
@@ -24,7 +31,7 @@ const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 /// # Examples
 ///
 /// ```
-/// use bishops::solver::mod3::Mod3Table;
+/// use bishops::mod3::Mod3Table;
 ///
 /// let mut table = Mod3Table::new(5);
 /// assert_eq!(table.get(4), None);
@@ -115,7 +122,7 @@ impl Mod3Table {
     /// When the range ends beyond [`len`](Self::len).
     ///
     /// ```
-    /// use bishops::solver::mod3::Mod3Table;
+    /// use bishops::mod3::Mod3Table;
     ///
     /// let mut table = Mod3Table::new(40);
     /// for i in 0..40 {
@@ -173,14 +180,14 @@ impl Mod3Table {
     /// # Panics
     ///
     /// When there are not `len / 32` words, rounded up.
-    pub(super) fn from_words(words: Vec<u64>, len: u64) -> Mod3Table {
+    pub(crate) fn from_words(words: Vec<u64>, len: u64) -> Mod3Table {
         assert_eq!(words.len() as u64, code_words(len), "words of a table of {len}");
         Mod3Table { words, len }
     }
 
     /// The table's words, 32 codes each.
     #[cfg(test)]
-    pub(super) fn words(&self) -> &[u64] {
+    pub(crate) fn words(&self) -> &[u64] {
         &self.words
     }
 
@@ -198,26 +205,26 @@ impl Mod3Table {
 /// the threads of a layer read and write at once: a whole table (`base`
 /// 0) or one worker's share of it (from the first position of its range).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Codes<'a> {
+pub(crate) struct Codes<'a> {
     words: &'a [AtomicU64],
     base: u64,
 }
 
 impl<'a> Codes<'a> {
     /// The codes in `words` of positions `base` on.
-    pub(super) fn new(words: &'a [AtomicU64], base: u64) -> Codes<'a> {
+    pub(crate) fn new(words: &'a [AtomicU64], base: u64) -> Codes<'a> {
         Codes { words, base }
     }
 
     /// The word holding position `i`'s code.
     #[inline]
-    pub(super) fn word(&self, i: u64) -> &'a AtomicU64 {
+    pub(crate) fn word(&self, i: u64) -> &'a AtomicU64 {
         &self.words[((i - self.base) / PER_WORD) as usize]
     }
 
     /// The code of position `i`.
     #[inline]
-    pub(super) fn code(&self, i: u64) -> u8 {
+    pub(crate) fn code(&self, i: u64) -> u8 {
         (self.word(i).load(Ordering::Relaxed) >> (2 * ((i - self.base) % PER_WORD))) as u8 & 3
     }
 
@@ -225,7 +232,7 @@ impl<'a> Codes<'a> {
     /// hold `residue` already; whether it was unseen. Two threads writing
     /// one position write the same residue, and only one sees it unseen.
     #[inline]
-    pub(super) fn write(&self, i: u64, residue: u8) -> bool {
+    pub(crate) fn write(&self, i: u64, residue: u8) -> bool {
         let shift = 2 * ((i - self.base) % PER_WORD);
         let keep = !(3u64 << shift) | u64::from(residue) << shift;
         let old = self.word(i).fetch_and(keep, Ordering::Relaxed);
@@ -235,7 +242,7 @@ impl<'a> Codes<'a> {
     /// Bit `k` set when position `start + k` (`k` below `len`, at most 64)
     /// has code `want`.
     #[inline(always)]
-    pub(super) fn matching(&self, start: u64, len: usize, want: u8) -> u64 {
+    pub(crate) fn matching(&self, start: u64, len: usize, want: u8) -> u64 {
         let bit = 2 * (start - self.base);
         let (w, shift) = ((bit / 64) as usize, (bit % 64) as u32);
         let word = |k: usize| self.words.get(k).map_or(u64::MAX, |c| c.load(Ordering::Relaxed));
@@ -254,7 +261,7 @@ impl<'a> Codes<'a> {
     /// enumeration at a time ([`for_each_run`]), whose codes are tested
     /// together, a black set made only for those that match.
     #[inline(always)]
-    pub(super) fn scan(&self, index: &TightIndex, r: u64, safe: Bitboard, want: u8, mut f: impl FnMut(u64, Bitboard)) {
+    pub(crate) fn scan(&self, index: &TightIndex, r: u64, safe: Bitboard, want: u8, mut f: impl FnMut(u64, Bitboard)) {
         let mut start = index.block(r).start;
         for_each_run(
             safe,
@@ -276,14 +283,14 @@ impl<'a> Codes<'a> {
 /// The positions of `word` (32 codes) whose code is `want`, as bit 0 of
 /// each 2-bit field.
 #[inline]
-pub(super) fn equal_codes(word: u64, want: u8) -> u64 {
+pub(crate) fn equal_codes(word: u64, want: u8) -> u64 {
     let x = word ^ (u64::from(want & 3) * LOW_BITS);
     !(x | x >> 1) & LOW_BITS
 }
 
 /// The even bits of `x`, packed: bit `2i` to bit `i`.
 #[inline]
-pub(super) fn squeeze(x: u64) -> u32 {
+pub(crate) fn squeeze(x: u64) -> u32 {
     let mut x = x & LOW_BITS;
     x = (x | x >> 1) & 0x3333_3333_3333_3333;
     x = (x | x >> 2) & 0x0f0f_0f0f_0f0f_0f0f;

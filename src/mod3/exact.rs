@@ -46,7 +46,7 @@ use crate::rules::{Colour, Part};
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
-use super::mod3::Mod3Table;
+use super::Mod3Table;
 
 /// The answer of [`descend`]: the exact remoteness of a position and the
 /// position after one optimal move.
