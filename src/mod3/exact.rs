@@ -191,7 +191,8 @@ pub(crate) fn position_string(geo: &Geometry, part: Part) -> String {
 /// # Examples
 ///
 /// ```
-/// use bishops::solver::{self, exact};
+/// use bishops::mod3::exact;
+/// use bishops::solver;
 /// use bishops::{Part, Remoteness, Variant};
 ///
 /// let variant = Variant::named("5x4").unwrap();
@@ -551,7 +552,8 @@ impl Memo {
 /// # Examples
 ///
 /// ```
-/// use bishops::solver::{self, exact::Resolver, mod3::Mod3Table};
+/// use bishops::mod3::{Mod3Table, exact::Resolver};
+/// use bishops::solver;
 /// use bishops::{Cell, Variant};
 ///
 /// let variant = Variant::named("5x4").unwrap();
