@@ -71,8 +71,8 @@ pub(super) fn end_layer<T: Transport + ?Sized>(
             }
         }
     }
-    let (taken, sent) = trade_images(transport, index, partition, images, |run| receive(run, None))?;
-    counts[0] += taken;
+    let sent = post_images(transport, partition, images)?;
+    counts[0] += take_images(transport, index, partition, |run| receive(run, None))?;
     counts[3] += sent.0;
     counts[4] += sent.1;
     counts[5] += sent.2;
@@ -105,30 +105,10 @@ pub(super) fn end_layer<T: Transport + ?Sized>(
     })
 }
 
-/// Sends each worker the images this one found in its range (`images`, by
-/// owner) and takes what the others sent with `receive`, a run at a time:
-/// a collective step. Returns how many positions `receive` took, and how
-/// many images this worker had and sent (repeats dropped) and in how many
-/// bytes.
-///
-/// # Errors
-///
-/// [`Error::Exchange`] when the transport fails or a stream names a
-/// position outside this worker's range, and what `receive` returns.
-fn trade_images<T: Transport + ?Sized>(
-    transport: &mut T,
-    index: &TightIndex,
-    partition: &Partition,
-    images: Vec<Vec<Message>>,
-    receive: impl FnMut(&[Reached]) -> Result<u64>,
-) -> Result<(u64, (u64, u64, u64))> {
-    let sent = post_images(transport, partition, images)?;
-    Ok((take_images(transport, index, partition, receive)?, sent))
-}
-
-/// The first half of [`trade_images`]: posts each worker the images this
-/// one found in its range (`images`, by owner), and returns how many it
-/// had and sent (repeats dropped) and in how many bytes.
+/// Posts each worker the images this one found in its range (`images`, by
+/// owner), the first half of a collective step ([`take_images`] the
+/// second), and returns how many it had and sent (repeats dropped) and in
+/// how many bytes.
 ///
 /// # Errors
 ///
@@ -151,9 +131,9 @@ pub(super) fn post_images<T: Transport + ?Sized>(
     Ok((had, sent, bytes))
 }
 
-/// The second half of [`trade_images`]: takes the images the others posted
-/// this worker with `receive`, a run at a time, and returns how many
-/// positions `receive` took.
+/// Takes the images the others posted this worker ([`post_images`]) with
+/// `receive`, a run at a time, and returns how many positions `receive`
+/// took.
 ///
 /// # Errors
 ///
@@ -198,10 +178,7 @@ pub(super) fn take_images<T: Transport + ?Sized>(
 /// sent (message and halo bytes, `counts[5] + counts[6]`) and the longest
 /// one worked (`counts[7]`): the same on every worker, a collective step.
 fn sum_counts<T: Transport + ?Sized>(transport: &mut T, counts: [u64; COUNTS]) -> Result<([u64; COUNTS], u64, u64)> {
-    let mut mine = Vec::with_capacity(COUNTS * 8);
-    for c in counts {
-        mine.extend_from_slice(&c.to_le_bytes());
-    }
+    let mine: Vec<u8> = counts.iter().flat_map(|c| c.to_le_bytes()).collect();
     let all = transport.all_to_all(vec![mine; transport.workers()])?;
     let mut sums = [0u64; COUNTS];
     let (mut max_worker_bytes, mut busiest) = (0, 0);
