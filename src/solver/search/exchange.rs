@@ -337,10 +337,6 @@ pub(super) fn message_at(partition: &Partition, i: u64, r: u64) -> (usize, Messa
 mod tests {
     use super::*;
 
-    fn class(name: &str) -> TightIndex {
-        crate::variant::Variant::named(name).unwrap().classes()[0].tight_index()
-    }
-
     /// Images come back sorted and distinct whether sent as a bitmap
     /// (many for their cells) or as messages (few, or one outside the
     /// cells); a bitmap with a bit past the cells, or an unknown form, is
@@ -386,17 +382,12 @@ mod tests {
 
     #[test]
     fn a_position_outside_the_range_is_refused() {
-        let index = class("5x4");
+        let index = crate::solver::search::board("5x4").1;
         let partition = Partition::balanced(&index, 2).unwrap();
-        let foreign = Message {
-            index: partition.cells(1).start,
-        };
-        let past_end = Message {
-            index: partition.cells(0).end,
-        };
         let first = partition.blocks(0).start;
-        for bad in [foreign, past_end] {
-            let e = own_index(&index, &partition, 0, bad, first).unwrap_err();
+        // Worker 1's first position, and the one past worker 0's last.
+        for bad in [partition.cells(1).start, partition.cells(0).end] {
+            let e = own_index(&index, &partition, 0, Message { index: bad }, first).unwrap_err();
             assert!(matches!(e, Error::Exchange(_)), "{e}");
         }
         let last = partition.cells(0).end - 1;
