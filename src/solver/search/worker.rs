@@ -222,26 +222,6 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
     worker.share.finish(worker.known, found, transport)
 }
 
-/// The share of class `spec` (tight index `index`) that worker `me` of
-/// `partition` resumes into a table of kind `T`, asked `asked`.
-fn wanted<'a, T: Table>(
-    spec: &ClassSpec,
-    index: &'a TightIndex,
-    partition: &Partition,
-    me: usize,
-    asked: Asked<'a>,
-) -> Wanted<'a> {
-    Wanted {
-        class: spec.class,
-        index,
-        coding: T::CODING,
-        blocks: partition.blocks(me),
-        range: partition.cells(me),
-        mirrored: asked.mirrored.is_some(),
-        watch: asked.watch,
-    }
-}
-
 /// A worker in the layer loop: its share, what its checkpoint holds
 /// besides the codes, and what a layer's end leaves to take in.
 struct Searcher<'a, T> {
@@ -294,12 +274,26 @@ impl<T: Table> LayerWorker for Searcher<'_, T> {
         Ok(LayerStats { moved, ..stats })
     }
 
+    /// Takes in what every worker wrote into this one's home range in layer
+    /// `depth` ([`ended`](Searcher::ended)) and the watched positions it
+    /// reached.
     fn add_layer(&mut self, depth: u64, found: u64) {
         self.frontier = found;
-        self.known.add_layer(&self.share, self.ended, depth, self.watch);
-        next_layer(&mut self.share.summary);
+        let (known, share) = (&mut self.known, &mut self.share);
+        known.own.push(self.ended.0);
+        known.hardest = self.ended.1;
+        for (w, &i) in known.watched.iter_mut().zip(self.watch) {
+            if w.is_none() && share.range.contains(&i) && share.table.reached(i) {
+                *w = Some(depth);
+            }
+        }
+        next_layer(&mut share.summary);
     }
 
+    /// Worker 0 asks `checkpoints` whether to save and tells the others (a
+    /// collective step); then every worker moves back to its home range if
+    /// it left it, saves its share and waits for the others to have saved
+    /// theirs.
     fn boundary<X: Transport + ?Sized>(
         &mut self,
         transport: &mut X,
@@ -307,15 +301,41 @@ impl<T: Table> LayerWorker for Searcher<'_, T> {
         found: &[u64],
         done: bool,
     ) -> Result<()> {
-        self.known.boundary(
-            &mut self.share,
-            self.spec,
-            transport,
-            checkpoints,
-            self.watch,
+        let (known, share, class) = (&mut self.known, &mut self.share, self.spec.class);
+        let save = save_now(transport, checkpoints, class, found, done)?;
+        if save == Save::No {
+            return Ok(());
+        }
+        if share.partition != *share.home {
+            share.move_to(share.home.clone(), transport)?;
+            // As after every move: the new holder of a watched position
+            // another worker reached learns its remoteness.
+            known.watched = agree_on_watched(transport, &known.watched)?;
+        }
+        let hardest = LayerHardest {
+            own: known.hardest.0.as_slice().to_vec(),
+            mirrored: share.mirror.map(|_| known.hardest.1.as_slice().to_vec()),
+        };
+        // A share names the remoteness of the watched positions in its
+        // range only.
+        let watched: Vec<Option<u64>> = known
+            .watched
+            .iter()
+            .zip(self.watch)
+            .map(|(&w, i)| w.filter(|_| share.range.contains(i)))
+            .collect();
+        checkpoints.save(SnapshotRef {
+            class,
+            range: share.range.clone(),
             found,
+            own: &known.own,
             done,
-        )
+            table: share.table.stored(),
+            summary: &share.summary,
+            hardest: &hardest,
+            watched: &watched,
+        })?;
+        saved(transport, checkpoints, save, class, found)
     }
 }
 
@@ -379,80 +399,6 @@ struct Known {
     watched: Vec<Option<u64>>,
 }
 
-impl Known {
-    /// Adds layer `depth` of `share`: the positions every worker wrote
-    /// into this worker's home range and the lowest of them (`mine`,
-    /// `hardest`), and the watched positions (of `watch`) it reached.
-    fn add_layer<T: Table>(
-        &mut self,
-        share: &Holding<'_, T>,
-        (mine, hardest): (u64, (Lowest, Lowest)),
-        depth: u64,
-        watch: &[u64],
-    ) {
-        self.own.push(mine);
-        self.hardest = hardest;
-        for (w, &i) in self.watched.iter_mut().zip(watch) {
-            if w.is_none() && share.range.contains(&i) && share.table.reached(i) {
-                *w = Some(depth);
-            }
-        }
-    }
-
-    /// At a layer boundary of `share`: worker 0 asks `checkpoints` whether
-    /// to save and tells the others (a collective step), and then every
-    /// worker moves back to its home range if it left it, saves its share
-    /// and waits for the others to have saved theirs; `found` counts the
-    /// complete layers over every worker, `done` says whether the search
-    /// is over, and `watch` lists the watched positions.
-    #[allow(clippy::too_many_arguments)]
-    fn boundary<T: Table, X: Transport + ?Sized>(
-        &mut self,
-        share: &mut Holding<'_, T>,
-        spec: &ClassSpec,
-        transport: &mut X,
-        checkpoints: &mut dyn ShareCheckpoints,
-        watch: &[u64],
-        found: &[u64],
-        done: bool,
-    ) -> Result<()> {
-        let save = save_now(transport, checkpoints, spec.class, found, done)?;
-        if save == Save::No {
-            return Ok(());
-        }
-        if share.partition != *share.home {
-            share.move_to(share.home.clone(), transport)?;
-            // As after every move: the new holder of a watched position
-            // another worker reached learns its remoteness.
-            self.watched = agree_on_watched(transport, &self.watched)?;
-        }
-        let hardest = LayerHardest {
-            own: self.hardest.0.as_slice().to_vec(),
-            mirrored: share.mirror.map(|_| self.hardest.1.as_slice().to_vec()),
-        };
-        // A share names the remoteness of the watched positions in its
-        // range only.
-        let watched: Vec<Option<u64>> = self
-            .watched
-            .iter()
-            .zip(watch)
-            .map(|(&w, i)| w.filter(|_| share.range.contains(i)))
-            .collect();
-        checkpoints.save(SnapshotRef {
-            class: spec.class,
-            range: share.range.clone(),
-            found,
-            own: &self.own,
-            done,
-            table: share.table.stored(),
-            summary: &share.summary,
-            hardest: &hardest,
-            watched: &watched,
-        })?;
-        saved(transport, checkpoints, save, spec.class, found)
-    }
-}
-
 /// Reads this worker's saved share of the class from `checkpoints` and
 /// agrees with every other worker whether all of them resume (a
 /// collective step): only when every worker has a share that fits its
@@ -474,7 +420,15 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized>(
     asked: Asked<'_>,
 ) -> Result<Option<(Snapshot<T>, Vec<u64>)>> {
     let me = transport.worker();
-    let wanted = wanted::<T>(spec, index, partition, me, asked);
+    let wanted = Wanted {
+        class: spec.class,
+        index,
+        coding: T::CODING,
+        blocks: partition.blocks(me),
+        range: partition.cells(me),
+        mirrored: asked.mirrored.is_some(),
+        watch: asked.watch,
+    };
     let saved = table::resume::<T>(checkpoints, &wanted).map(|saved| {
         let report = saved.report();
         (saved, report)
