@@ -251,8 +251,7 @@ impl<T: Table> LayerWorker for Searcher<'_, T> {
     }
 
     fn layer<X: Transport + ?Sized>(&mut self, transport: &mut X, depth: u64, pull: bool) -> Result<LayerStats> {
-        let (share, costs) = (&mut self.share, &mut self.costs);
-        let frontier = self.frontier;
+        let (share, costs, next) = (&mut self.share, &mut self.costs, T::code(depth + 1));
         let Balanced {
             work,
             moved,
@@ -260,17 +259,24 @@ impl<T: Table> LayerWorker for Searcher<'_, T> {
             halo_bytes,
         } = share.balance(transport, &mut self.known, costs, depth, pull)?;
         share.table.begin_layer(T::code(depth), pull);
-        let rounds = share.rounds(transport, &work, frontier, depth, pull)?;
-        let Ended {
-            stats,
-            mine,
-            hardest,
-            busy,
-        } = share.end(transport, rounds, halo_bytes, depth, pull)?;
-        share.table.end_layer(T::code(depth + 1), pull);
-        costs.pace.note(pull, work.iter().sum(), busy, stats.busiest);
+        let (mut worked, mut own) = share.rounds(transport, &work, self.frontier, depth, pull)?;
+        // The layer's end: the last round's images and a push's halo go
+        // out, what the others send is taken, and what every worker wrote
+        // is settled by home.
+        worked.counts[6] += halo_bytes;
+        let (busy, mut taking) = (worked.busy, Duration::ZERO);
+        let stats = end_layer(transport, share.index, &share.partition, worked, |run, images| {
+            let started = Instant::now();
+            let taken = share.receive(run, next, pull, images, &mut own);
+            taking += started.elapsed();
+            Ok(taken)
+        })?;
+        self.ended = own.settle(transport, share.me)?;
+        share.table.end_layer(next, pull);
+        // Paced by the time this worker spent finding and taking, not
+        // waiting.
+        costs.pace.note(pull, work.iter().sum(), busy + taking, stats.busiest);
         costs.units.note(pull, busiest, stats.busiest);
-        self.ended = (mine, hardest);
         Ok(LayerStats { moved, ..stats })
     }
 
@@ -349,7 +355,7 @@ struct Costs {
     pace: Pace,
 }
 
-/// A share ready for a layer ([`Share::balance`]).
+/// A share ready for a layer ([`Holding::balance`]).
 struct Balanced {
     /// The estimated work of each of its blocks.
     work: Vec<u64>,
@@ -359,29 +365,6 @@ struct Balanced {
     busiest: u64,
     /// The bytes of halo it sent for a pull.
     halo_bytes: u64,
-}
-
-/// A layer ended ([`Share::end`]).
-struct Ended {
-    /// What every worker did in it.
-    stats: LayerStats,
-    /// The positions every worker wrote into this one's home range.
-    mine: u64,
-    /// The lowest of them, and the lowest public hashes of their mirror
-    /// images.
-    hardest: (Lowest, Lowest),
-    /// The time this worker spent finding and taking, not waiting.
-    busy: Duration,
-}
-
-/// What a layer's rounds found ([`Share::rounds`]).
-struct Rounds {
-    counts: [u64; COUNTS],
-    own: Homes,
-    /// The time spent finding and taking, not waiting.
-    busy: Duration,
-    /// The last round's images, for the layer's end to send.
-    images: Vec<Vec<Message>>,
 }
 
 /// What a worker knows at a layer boundary besides its codes and summary:
@@ -893,15 +876,17 @@ impl<'a, T: Table> Holding<'a, T> {
     /// round's images go out when it ends and are taken when the next one
     /// does: a rank done with a round sooner than the others works on
     /// rather than waits, and waits for another only when a whole round
-    /// ahead of it.
+    /// ahead of it. Returns what is left for the layer's end
+    /// ([`end_layer`]): the last round's images, and a push's halo; and
+    /// what this worker wrote, by home.
     fn rounds<X: Transport + ?Sized>(
-        &mut self,
+        &self,
         transport: &mut X,
         work: &[u64],
         frontier: u64,
         depth: u64,
         pull: bool,
-    ) -> Result<Rounds> {
+    ) -> Result<(Worked<'_>, Homes)> {
         let next = T::code(depth + 1);
         // One worker sets every image at once, holding none: one round.
         let rounds = if self.partition.workers() == 1 {
@@ -910,13 +895,9 @@ impl<'a, T: Table> Holding<'a, T> {
             image_rounds(frontier)
         };
         let cuts = round_cuts(&self.blocks, work, rounds);
-        let mut found = Rounds {
-            counts: [0; COUNTS],
-            own: Homes::new(self.home.workers()),
-            busy: Duration::ZERO,
-            images: Vec::new(),
-        };
-        let mut posted = false;
+        let mut own = Homes::new(self.home.workers());
+        let (mut counts, mut busy) = ([0; COUNTS], Duration::ZERO);
+        let (mut images, mut posted) = (Vec::new(), false);
         for (round, blocks) in cuts.windows(2).enumerate() {
             let working = Instant::now();
             let Found {
@@ -924,51 +905,27 @@ impl<'a, T: Table> Holding<'a, T> {
                 own: theirs,
                 outgoing,
             } = self.layer(blocks[0]..blocks[1], depth, pull);
-            found.counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
-            found.own = found.own.merge(&theirs);
-            found.busy += working.elapsed();
+            counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
+            own = own.merge(&theirs);
+            busy += working.elapsed();
             if posted {
-                let (own, busy) = (&mut found.own, &mut found.busy);
-                found.counts[0] += take_images(transport, self.index, &self.partition, |run| {
+                counts[0] += take_images(transport, self.index, &self.partition, |run| {
                     let working = Instant::now();
-                    let taken = self.receive(run, next, pull, None, own);
-                    *busy += working.elapsed();
+                    let taken = self.receive(run, next, pull, None, &mut own);
+                    busy += working.elapsed();
                     Ok(taken)
                 })?;
             }
             if round as u64 + 1 == rounds {
-                found.images = outgoing.images;
+                images = outgoing.images;
                 break;
             }
             let sent = post_images(transport, &self.partition, outgoing.images)?;
             posted = true;
-            found.counts[3] += sent.0;
-            found.counts[4] += sent.1;
-            found.counts[5] += sent.2;
+            counts[3] += sent.0;
+            counts[4] += sent.1;
+            counts[5] += sent.2;
         }
-        Ok(found)
-    }
-
-    /// Ends layer `depth + 1` after its `rounds`: sends the last round's
-    /// images and the push's halo (or counts the pull's `halo_bytes`),
-    /// takes what the others send, and settles what every worker wrote
-    /// into each home range.
-    fn end<X: Transport + ?Sized>(
-        &mut self,
-        transport: &mut X,
-        rounds: Rounds,
-        halo_bytes: u64,
-        depth: u64,
-        pull: bool,
-    ) -> Result<Ended> {
-        let next = T::code(depth + 1);
-        let Rounds {
-            mut counts,
-            mut own,
-            busy,
-            images,
-        } = rounds;
-        counts[6] += halo_bytes;
         let push = (!pull).then(|| self.halo.as_ref().expect("a halo from the first layer"));
         let worked = Worked {
             counts,
@@ -976,20 +933,7 @@ impl<'a, T: Table> Holding<'a, T> {
             images,
             busy,
         };
-        let mut taking = Duration::ZERO;
-        let stats = end_layer(transport, self.index, &self.partition, worked, |run, images| {
-            let started = Instant::now();
-            let taken = self.receive(run, next, pull, images, &mut own);
-            taking += started.elapsed();
-            Ok(taken)
-        })?;
-        let (mine, hardest) = own.settle(transport, self.me)?;
-        Ok(Ended {
-            stats,
-            mine,
-            hardest,
-            busy: busy + taking,
-        })
+        Ok((worked, own))
     }
 
     /// What the worker returns when the search is over: its table, in the
