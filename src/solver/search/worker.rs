@@ -193,17 +193,12 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
     // blocks it gains: the first guess at what a move costs.
     let setting_up = Instant::now();
     let (share, known, found, done) = Holding::start(spec, index, partition, me, symmetries, asked, mirror, resume);
+    let mut costs = Costs::default();
+    costs.worth.cost = setting_up.elapsed();
     let mut worker = Searcher {
         share,
         known,
-        costs: Costs {
-            worth: Worth {
-                unit: None,
-                cost: setting_up.elapsed(),
-            },
-            units: Units::default(),
-            pace: Pace::default(),
-        },
+        costs,
         spec,
         watch: asked.watch,
         frontier: *found.last().expect("the goal's layer"),
@@ -347,6 +342,7 @@ impl<T: Table> LayerWorker for Searcher<'_, T> {
 
 /// What a worker has measured of the layers and moves so far, which
 /// chooses each layer's direction and whether a move of the cuts pays.
+#[derive(Default)]
 struct Costs {
     /// What a move costs, and the unit of work it is weighed in.
     worth: Worth,
@@ -356,6 +352,7 @@ struct Costs {
 }
 
 /// A share ready for a layer ([`Holding::balance`]).
+#[derive(Default)]
 struct Balanced {
     /// The estimated work of each of its blocks.
     work: Vec<u64>,
@@ -420,7 +417,7 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized>(
     Ok(agreed.map(|(saved, report)| (saved, report.found)))
 }
 
-/// The unit of a worker's estimate of a layer's work ([`Share::work`]):
+/// The unit of a worker's estimate of a layer's work ([`Holding::work`]):
 /// looking at a block. With one thread on 9x8 that took about 30 ns, a
 /// position a push expanded about 12 times as long, and one a pull
 /// searched about 3 times. A block costs something even when it has no
@@ -540,10 +537,7 @@ fn agree_on_watched<X: Transport + ?Sized>(transport: &mut X, watched: &[Option<
 /// The lowest of every worker's `lowest`, on every worker: a collective
 /// step.
 fn agree_on_lowest<X: Transport + ?Sized>(transport: &mut X, lowest: &Lowest) -> Result<Vec<u64>> {
-    let mut mine = Vec::with_capacity(lowest.as_slice().len() * 8);
-    for i in lowest.as_slice() {
-        mine.extend_from_slice(&i.to_le_bytes());
-    }
+    let mine: Vec<u8> = lowest.as_slice().iter().flat_map(|i| i.to_le_bytes()).collect();
     let all = transport.all_to_all(vec![mine; transport.workers()])?;
     let mut merged = Lowest::default();
     for stream in &all {
@@ -826,14 +820,9 @@ impl<'a, T: Table> Holding<'a, T> {
         if self.partition.workers() == 1 {
             // Nothing to balance, and no halo: every block is its own.
             self.halo.get_or_insert_with(Halo::alone);
-            return Ok(Balanced {
-                work: Vec::new(),
-                moved: 0,
-                busiest: 0,
-                halo_bytes: 0,
-            });
+            return Ok(Balanced::default());
         }
-        let mut work = self.work(depth, pull);
+        let mut work = self.work(self.blocks.clone(), depth, pull);
         // Unit tests move ranges whenever shares are unequal, so that their
         // small boards move them too.
         costs.worth.unit = costs.units.of(pull);
@@ -849,7 +838,7 @@ impl<'a, T: Table> Holding<'a, T> {
             self.move_to(cut, transport)?;
             known.watched = agree_on_watched(transport, &known.watched)?;
             // The blocks it kept are estimated already.
-            work = carried(&work, &before, &self.blocks, |gained| self.work_in(gained, depth, pull));
+            work = carried(&work, &before, &self.blocks, |gained| self.work(gained, depth, pull));
         }
         let mut halo_bytes = 0;
         if self.halo.is_none() {
@@ -971,17 +960,12 @@ impl<'a, T: Table> Holding<'a, T> {
     }
 
     /// The estimated work of layer `depth` (a pull or a push) on each of
-    /// its blocks, in [`BLOCK_WORK`]s: the canonical positions it expands
-    /// (coded as layer `depth` in a block holding the frontier) or searches
-    /// (unseen in a block with some left), as the block's canonical share
-    /// of those codes, weighed by [`PUSHED_WORK`] or [`PULLED_WORK`], plus
-    /// one for the block.
-    fn work(&self, depth: u64, pull: bool) -> Vec<u64> {
-        self.work_in(self.blocks.clone(), depth, pull)
-    }
-
-    /// [`work`](Self::work) for its blocks `blocks` only.
-    fn work_in(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Vec<u64> {
+    /// its blocks `blocks`, in [`BLOCK_WORK`]s: the canonical positions it
+    /// expands (coded as layer `depth` in a block holding the frontier) or
+    /// searches (unseen in a block with some left), as the block's
+    /// canonical share of those codes, weighed by [`PUSHED_WORK`] or
+    /// [`PULLED_WORK`], plus one for the block.
+    fn work(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Vec<u64> {
         let (flag, want, weight) = if pull {
             (UNSEEN_LEFT, T::UNSEEN, PULLED_WORK)
         } else {
