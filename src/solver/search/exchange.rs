@@ -49,12 +49,7 @@ pub(super) fn end_layer<T: Transport + ?Sized>(
     worked: Worked<'_>,
     mut receive: impl FnMut(&[Reached], Option<&mut Vec<Vec<Message>>>) -> Result<u64>,
 ) -> Result<LayerStats> {
-    let Worked {
-        mut counts,
-        push,
-        mut images,
-        mut busy,
-    } = worked;
+    let (mut counts, mut images, mut busy) = (worked.counts, worked.images, worked.busy);
     let me = transport.worker();
     let mut receive = |run: &[Reached], images: Option<&mut Vec<Vec<Message>>>| {
         let started = Instant::now();
@@ -62,7 +57,7 @@ pub(super) fn end_layer<T: Transport + ?Sized>(
         busy += started.elapsed();
         taken
     };
-    if let Some(halo) = push {
+    if let Some(halo) = worked.push {
         let (incoming, sent) = halo.send_outbox(me, transport)?;
         counts[6] += sent;
         for (from, stream) in incoming.iter().enumerate() {
@@ -78,29 +73,19 @@ pub(super) fn end_layer<T: Transport + ?Sized>(
     counts[5] += sent.2;
     counts[7] = u64::try_from(busy.as_nanos()).unwrap_or(u64::MAX);
     let (sums, max_worker_bytes, busiest) = sum_counts(transport, counts)?;
-    let [
-        found,
-        expanded,
-        neighbours,
-        crossing,
-        messages,
-        message_bytes,
-        halo_bytes,
-        worked,
-        scanned,
-    ] = sums;
+    // The sums come in the order of `COUNTS`.
     Ok(LayerStats {
-        found,
-        expanded,
-        scanned,
-        neighbours,
-        crossing,
-        messages,
-        halo_bytes,
-        bytes: message_bytes + halo_bytes,
+        found: sums[0],
+        expanded: sums[1],
+        scanned: sums[8],
+        neighbours: sums[2],
+        crossing: sums[3],
+        messages: sums[4],
+        halo_bytes: sums[6],
+        bytes: sums[5] + sums[6],
         max_worker_bytes,
         busiest: Duration::from_nanos(busiest),
-        mean_busy: Duration::from_nanos(worked / transport.workers() as u64),
+        mean_busy: Duration::from_nanos(sums[7] / transport.workers() as u64),
         ..LayerStats::default()
     })
 }
