@@ -1,9 +1,7 @@
-//! The worker of a tight search, written once over its `Table`: a byte
-//! a position or two bits. A whole class in one process is searched by
-//! one worker whose exchanges do nothing; the ranks of a job each run one
-//! with their own share ([`search`](super)): the positions of a range
-//! of blocks, a summary byte per block of it, and nothing per position of
-//! anyone else's.
+//! The worker of a tight search ([`search`](super)), written once over its
+//! `Table` (a byte a position or two bits). Its share is the positions of
+//! a range of blocks and a summary byte per block of it, and nothing per
+//! position of anyone else's.
 //!
 //! A layer `d` runs on every worker in the direction the layer loop
 //! chooses (`layers::run_layers`):
@@ -23,23 +21,20 @@
 //! claimed with it, here or by [`Message`]. A worker works its blocks in
 //! rounds (about 8 MiB of images each, every worker running as many) and
 //! trades each round's images before the next, so it never holds a whole
-//! layer's. A worker alone (one rank, or one thread) sets every image at
-//! once, so it runs a layer in one round, and has no halo to work out and
-//! no cut to balance. A position is written by its owner only, so each
-//! worker knows the lowest tight indices of the last layer in its range;
-//! the lowest of them all are the class's hardest positions, agreed at the
-//! end.
+//! layer's; a worker alone (one rank or one thread) sets every image at
+//! once, in one round, with no halo to work out and no cut to balance. A
+//! position is written by its owner only, so each worker knows the lowest
+//! tight indices of the last layer in its range; the lowest of them all
+//! are the class's hardest positions, agreed at the end.
 //!
-//! The ranges move. Before a layer every worker estimates each of its
-//! blocks' work, and when the shares would be unequal by more than a move
-//! costs, the workers agree on new contiguous ranges of equal work and
-//! hand over the codes of the blocks that change hands (`recut`): the
-//! middle pushes weigh every white set, the last pulls the few with
-//! unseen positions left, and no single cut suits both. What a checkpoint
-//! holds stays with each worker's *home*, the range it started with: the
-//! layers' counts and hardest positions are kept by home whoever writes
-//! them, and the workers go home before they save, so a share's file is as
-//! if the ranges had never moved.
+//! The ranges move: before a layer, when the workers' estimates of their
+//! blocks' work are more unequal than a move costs, they agree on new
+//! contiguous ranges of equal work and hand over the codes of the blocks
+//! that change hands (`recut`, which says why no one cut suits every
+//! layer). What a checkpoint holds stays with each worker's *home*, the
+//! range it started with: the layers' counts and hardest positions are
+//! kept by home whoever writes them, and the workers go home before they
+//! save, so a share's file is as if the ranges had never moved.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -89,12 +84,12 @@ pub struct Share<D> {
     pub table: D,
     /// `layers[d]`: positions at remoteness `d`, over every worker.
     pub layers: Vec<u64>,
-    /// The tight indices of up to [`HARDEST`]
-    /// positions of the last layer, over every worker, lowest first.
+    /// The tight indices of up to [`HARDEST`] positions of the last layer,
+    /// over every worker, lowest first.
     pub hardest: Vec<u64>,
     /// When the search was asked for them: the public hashes of the mirror
-    /// images of up to [`HARDEST`] positions of the
-    /// last layer, in the mirroring class, lowest first.
+    /// images of up to [`HARDEST`] positions of the last layer, in the
+    /// mirroring class, lowest first.
     pub mirrored_hardest: Option<Vec<u64>>,
     /// For each position the search was asked to watch: its remoteness,
     /// `None` when unreachable.
@@ -154,14 +149,11 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized>(
     })
 }
 
-/// Searches the class of `class` into a table of kind `T` as one worker
-/// of a search whose workers are reached through `transport`, each owning
-/// its share of the partition, and finds what `asked` asks; every worker
-/// runs this with the same arguments. It starts from `resume`, the share
-/// every worker agreed to resume ([`agree_on_resume`]), or from the goal.
-/// `report` sees every layer's counts, summed over the workers. At every
-/// layer boundary worker 0 asks `checkpoints` whether to save, and then
-/// every worker saves its share there.
+/// [`search_on`] from `resume`, the share every worker agreed to resume
+/// ([`agree_on_resume`]), or from the goal, telling `report` every layer's
+/// counts, summed over the workers. At every layer boundary worker 0 asks
+/// `checkpoints` whether to save, and then every worker saves its share
+/// there.
 ///
 /// # Errors
 ///
