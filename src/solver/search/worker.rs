@@ -1468,10 +1468,6 @@ mod tests {
     /// started from (1: the goal's).
     type Saving<D> = (Result<Vec<Share<D>>>, Vec<String>, usize);
 
-    /// What one worker of [`search_saving`] ends with: its share or its
-    /// error, its notes, and the layers it started from.
-    type WorkerSaving<D> = (Result<Share<D>>, Vec<String>, usize);
-
     /// Searches class 0 of `name` by `workers` threads that agree on a
     /// resume from `shares` and save into them, stopping after layer
     /// `stop` if given.
@@ -1489,7 +1485,7 @@ mod tests {
             watch: &watch,
         };
         let partition = Partition::by_work(spec, &index, workers).unwrap();
-        let results: Vec<WorkerSaving<T::Done>> = std::thread::scope(|scope| {
+        let results: Vec<_> = std::thread::scope(|scope| {
             let handles: Vec<_> = ChannelTransport::connected(workers)
                 .into_iter()
                 .map(|mut transport| {
@@ -1521,9 +1517,7 @@ mod tests {
         (shares, notes, from)
     }
 
-    /// Whether two runs' shares are the same, position for position: their
-    /// ranges may have ended in other places.
-    /// Whether `got` and `want` are the same shares, their tables as
+    /// Asserts that `got` and `want` are the same shares, their tables as
     /// `codes` reads them.
     fn same<D>(got: &[Share<D>], want: &[Share<D>], codes: fn(&D) -> Vec<u8>, what: &str) {
         assert_eq!(got.len(), want.len(), "{what}");
