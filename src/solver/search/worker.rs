@@ -206,7 +206,25 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
         checkpoints,
         report,
     )?;
-    worker.share.finish(worker.known, found, transport)
+    // What the workers agree on at the end; each keeps its table in the
+    // range the last layer left it.
+    let (share, known) = (worker.share, worker.known);
+    let mirrored_hardest = match share.mirror {
+        Some(_) => Some(agree_on_lowest(transport, &known.hardest.1)?),
+        None => None,
+    };
+    let hardest = agree_on_lowest(transport, &known.hardest.0)?;
+    let watched = agree_on_watched(transport, &known.watched)?;
+    Ok(Share {
+        worker: me,
+        partition: share.partition,
+        range: share.range,
+        table: share.table.finish(),
+        layers: found,
+        hardest,
+        mirrored_hardest,
+        watched,
+    })
 }
 
 /// A worker in the layer loop: its share, what its checkpoint holds
@@ -778,11 +796,9 @@ impl<'a, T: Table> Holding<'a, T> {
             watched,
         };
         hardest.own.iter().for_each(|&i| known.hardest.0.offer(i));
-        hardest
-            .mirrored
-            .iter()
-            .flatten()
-            .for_each(|&h| known.hardest.1.offer(h));
+        for &h in hardest.mirrored.iter().flatten() {
+            known.hardest.1.offer(h);
+        }
         if fresh && holding.range.contains(&goal) {
             holding.table.claim(goal, T::code(0), Claim::Unseen);
             holding
@@ -881,13 +897,9 @@ impl<'a, T: Table> Holding<'a, T> {
         let (mut images, mut posted) = (Vec::new(), false);
         for (round, blocks) in cuts.windows(2).enumerate() {
             let working = Instant::now();
-            let Found {
-                counts: more,
-                own: theirs,
-                outgoing,
-            } = self.layer(blocks[0]..blocks[1], depth, pull);
-            counts.iter_mut().zip(more).for_each(|(c, m)| *c += m);
-            own = own.merge(&theirs);
+            let found = self.layer(blocks[0]..blocks[1], depth, pull);
+            counts.iter_mut().zip(found.counts).for_each(|(c, m)| *c += m);
+            own = own.merge(&found.own);
             busy += working.elapsed();
             if posted {
                 counts[0] += take_images(transport, self.index, &self.partition, |run| {
@@ -898,10 +910,10 @@ impl<'a, T: Table> Holding<'a, T> {
                 })?;
             }
             if round as u64 + 1 == rounds {
-                images = outgoing.images;
+                images = found.outgoing.images;
                 break;
             }
-            let sent = post_images(transport, &self.partition, outgoing.images)?;
+            let sent = post_images(transport, &self.partition, found.outgoing.images)?;
             posted = true;
             counts[3] += sent.0;
             counts[4] += sent.1;
@@ -915,34 +927,6 @@ impl<'a, T: Table> Holding<'a, T> {
             busy,
         };
         Ok((worked, own))
-    }
-
-    /// What the worker returns when the search is over: its table, in the
-    /// range the last layer left it (the caller takes each worker's by the
-    /// partition the search ended with), the count of each layer `layers`,
-    /// and what the workers agree on.
-    fn finish<X: Transport + ?Sized>(
-        self,
-        known: Known,
-        layers: Vec<u64>,
-        transport: &mut X,
-    ) -> Result<Share<T::Done>> {
-        let mirrored_hardest = match self.mirror {
-            Some(_) => Some(agree_on_lowest(transport, &known.hardest.1)?),
-            None => None,
-        };
-        let hardest = agree_on_lowest(transport, &known.hardest.0)?;
-        let watched = agree_on_watched(transport, &known.watched)?;
-        Ok(Share {
-            worker: self.me,
-            partition: self.partition,
-            range: self.range,
-            table: self.table.finish(),
-            layers,
-            hardest,
-            mirrored_hardest,
-            watched,
-        })
     }
 
     /// The summary byte of its block `r`.
