@@ -419,12 +419,9 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized>(
         mirrored: asked.mirrored.is_some(),
         watch: asked.watch,
     };
-    let saved = table::resume::<T>(checkpoints, &wanted).map(|saved| {
-        let report = saved.report();
-        (saved, report)
-    });
-    let agreed = agree(transport, spec.class, saved, |(_, report)| report.clone(), checkpoints)?;
-    Ok(agreed.map(|(saved, report)| (saved, report.found)))
+    let saved = table::resume::<T>(checkpoints, &wanted).map(|saved| (saved.report(), saved));
+    let agreed = agree(transport, spec.class, saved, |(report, _)| report.clone(), checkpoints)?;
+    Ok(agreed.map(|(report, saved)| (saved, report.found)))
 }
 
 /// The unit of a worker's estimate of a layer's work ([`Holding::work`]):
@@ -750,15 +747,6 @@ impl<'a, T: Table> Holding<'a, T> {
                 .map(|&i| (i == goal && range.contains(&i)).then_some(0))
                 .collect(),
         });
-        let Snapshot {
-            table,
-            summary,
-            found,
-            own,
-            done,
-            hardest,
-            watched,
-        } = resumed;
         let kernel = Kernel::new(&spec.geometry, index);
         let alone = partition.workers() == 1;
         let holding = Holding {
@@ -782,21 +770,21 @@ impl<'a, T: Table> Holding<'a, T> {
             } else {
                 canonical_shares(symmetries, index, blocks.clone())
             },
-            table,
+            table: resumed.table,
             // In place: the atomics have the layout of the plain integers.
-            summary: summary.into_iter().map(AtomicU8::new).collect(),
+            summary: resumed.summary.into_iter().map(AtomicU8::new).collect(),
             blocks,
             range,
             halo: None,
             mirror,
         };
         let mut known = Known {
-            own,
+            own: resumed.own,
             hardest: (Lowest::default(), Lowest::default()),
-            watched,
+            watched: resumed.watched,
         };
-        hardest.own.iter().for_each(|&i| known.hardest.0.offer(i));
-        for &h in hardest.mirrored.iter().flatten() {
+        resumed.hardest.own.iter().for_each(|&i| known.hardest.0.offer(i));
+        for &h in resumed.hardest.mirrored.iter().flatten() {
             known.hardest.1.offer(h);
         }
         if fresh && holding.range.contains(&goal) {
@@ -809,7 +797,7 @@ impl<'a, T: Table> Holding<'a, T> {
                 known.hardest.1.offer(mirror.hash(spec.goal));
             }
         }
-        (holding, known, found, done)
+        (holding, known, resumed.found, resumed.done)
     }
 
     /// Readies the share for layer `depth + 1` (a pull or a push): moves
