@@ -1,10 +1,8 @@
 //! The one layer loop of every tight search, whatever its table: each
-//! worker (the one of a whole class, or each rank of a job) runs
-//! [`run_layers`] over its own [`LayerWorker`], which knows how its table
-//! finds a layer, and the loop does the rest the same way for all of them:
-//! it chooses push or pull by the measured [`Rates`], reports each layer,
-//! refuses a remoteness the table cannot hold, and hands every layer
-//! boundary to the checkpoints.
+//! worker runs [`run_layers`] over its own [`LayerWorker`], which knows how
+//! its table finds a layer; the loop chooses push or pull by the measured
+//! [`Rates`], reports each layer, refuses a remoteness the table cannot
+//! hold, and hands every layer boundary to the checkpoints.
 
 use std::time::Instant;
 
