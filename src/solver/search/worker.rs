@@ -1440,28 +1440,21 @@ mod tests {
     /// started from (1: the goal's).
     type Saving<D> = (Result<Vec<Share<D>>>, Vec<String>, usize);
 
-    /// Searches class 0 of `name` by `workers` threads that agree on a
+    /// Searches class `spec` of `name` by `workers` threads that agree on a
     /// resume from `shares` and save into them, stopping after layer
     /// `stop` if given.
     fn search_saving<T: Table>(
-        name: &str,
+        (name, spec, index, asked): (&str, &ClassSpec, &TightIndex, Asked<'_>),
         workers: usize,
         shares: &Mutex<Vec<Option<Snapshot>>>,
         stop: Option<usize>,
     ) -> Saving<T::Done> {
-        let (variant, index, back, watch) = board(name);
-        let specs = variant.classes();
-        let spec = &specs[0];
-        let asked = Asked {
-            mirrored: back.as_ref().map(|m| (m, &specs[1].index)),
-            watch: &watch,
-        };
-        let partition = Partition::by_work(spec, &index, workers).unwrap();
+        let partition = Partition::by_work(spec, index, workers).unwrap();
         let results: Vec<_> = std::thread::scope(|scope| {
             let handles: Vec<_> = ChannelTransport::connected(workers)
                 .into_iter()
                 .map(|mut transport| {
-                    let (index, partition) = (&index, &partition);
+                    let partition = &partition;
                     scope.spawn(move || {
                         let mut memory = Memory::new(transport.worker(), shares, stop);
                         let mut from = 0;
@@ -1523,7 +1516,7 @@ mod tests {
                 watch: &watch,
             };
             assert_eq!(back.is_some(), name == "9x6", "{name}: a mirrored class");
-            let workers = 3;
+            let (class, workers) = ((name, spec, &index, asked), 3);
             let mut pulls = Vec::new();
             let want = threads_of::<T>(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull))
                 .unwrap()
@@ -1539,7 +1532,7 @@ mod tests {
             for stop in stops {
                 let what = format!("{name} stopped after layer {stop}");
                 let shares = Mutex::new(vec![None; workers]);
-                let (stopped, _, _) = search_saving::<T>(name, workers, &shares, Some(stop));
+                let (stopped, _, _) = search_saving::<T>(class, workers, &shares, Some(stop));
                 assert!(
                     stopped.as_ref().err().is_some_and(|e| matches!(e, Error::Stopped(_))),
                     "{what}: {:?}",
@@ -1552,17 +1545,15 @@ mod tests {
                         .all(|s| s.as_ref().is_some_and(|s| s.found.len() == stop + 1))
                 );
 
-                let (resumed, notes, from) = search_saving::<T>(name, workers, &shares, None);
-                same(&resumed.unwrap(), &want, codes, &what);
-                assert!(notes.is_empty(), "{what}: {notes:?}");
-                assert_eq!(from, stop + 1, "{what}: layers 0 to {stop} came from the shares");
-                assert!(shares.lock().unwrap().iter().all(|s| s.as_ref().unwrap().done));
-
-                // Resumed once over, the search only agrees on the ends.
-                let (again, notes, from) = search_saving::<T>(name, workers, &shares, None);
-                same(&again.unwrap(), &want, codes, &what);
-                assert!(notes.is_empty(), "{what}: {notes:?}");
-                assert_eq!(from, layers, "{what}: every layer came from the shares");
+                // Resumed, and resumed once over, when the search only
+                // agrees on the ends.
+                for saved_layers in [stop + 1, layers] {
+                    let (resumed, notes, from) = search_saving::<T>(class, workers, &shares, None);
+                    same(&resumed.unwrap(), &want, codes, &what);
+                    assert!(notes.is_empty(), "{what}: {notes:?}");
+                    assert_eq!(from, saved_layers, "{what}: the layers that came from the shares");
+                    assert!(shares.lock().unwrap().iter().all(|s| s.as_ref().unwrap().done));
+                }
 
                 // One share missing, one saved at another layer, or own
                 // counts that do not add up to the class's: every worker
@@ -1590,7 +1581,7 @@ mod tests {
                     let mut spoiled = saved.clone();
                     spoil(&mut spoiled);
                     *shares.lock().unwrap() = spoiled;
-                    let (again, notes, from) = search_saving::<T>(name, workers, &shares, None);
+                    let (again, notes, from) = search_saving::<T>(class, workers, &shares, None);
                     same(&again.unwrap(), &want, codes, &what);
                     assert!(notes.len() == 1 && notes[0].contains(why), "{what}: {notes:?}");
                     assert_eq!(from, 1, "{what}: only the goal's layer");
