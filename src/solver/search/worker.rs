@@ -351,7 +351,7 @@ impl<T: Table> LayerWorker for Searcher<'_, T> {
 }
 
 /// What a worker has measured of the layers and moves so far, which
-/// chooses each layer's direction and whether a move of the cuts pays.
+/// weighs its estimates of work and says whether a move of the cuts pays.
 #[derive(Default)]
 struct Costs {
     /// What a move costs, and the unit of work it is weighed in.
@@ -389,14 +389,12 @@ struct Known {
     watched: Vec<Option<u64>>,
 }
 
-/// Reads this worker's saved share of the class from `checkpoints` and
-/// agrees with every other worker whether all of them resume (a
-/// collective step): only when every worker has a share that fits its
-/// range and what `asked` asks, saved at the same layers, and the shares'
-/// own counts of each layer add up to the whole class's (each share's
-/// table holds its own counts, which `checkpoints` checks as it reads it).
-/// Otherwise every worker starts from the goal (`None`), and worker 0 says
-/// why. Returns the share with the class's layer counts it was saved at.
+/// Reads this worker's saved share of the class from `checkpoints`, if one
+/// fits its range and what `asked` asks (each share's table holds its own
+/// counts, which `checkpoints` checks as it reads it), and agrees with
+/// every other worker whether all of them resume ([`agree`], a collective
+/// step). Returns the share with the class's layer counts it was saved at,
+/// or `None`: every worker starts from the goal.
 ///
 /// # Errors
 ///
@@ -861,9 +859,8 @@ impl<'a, T: Table> Holding<'a, T> {
     /// round's images go out when it ends and are taken when the next one
     /// does: a rank done with a round sooner than the others works on
     /// rather than waits, and waits for another only when a whole round
-    /// ahead of it. Returns what is left for the layer's end
-    /// ([`end_layer`]): the last round's images, and a push's halo; and
-    /// what this worker wrote, by home.
+    /// ahead of it. Returns the last round's images and a push's halo, for
+    /// [`end_layer`], and what this worker wrote, by home.
     fn rounds<X: Transport + ?Sized>(
         &self,
         transport: &mut X,
