@@ -1381,10 +1381,9 @@ mod tests {
             let layers: Vec<u64> = (0..=deepest)
                 .map(|d| cells.iter().filter(|&&c| c == d).count() as u64)
                 .collect();
-            let last = (layers.len() - 1) as u8;
             let lowest = |key: &dyn Fn(u64) -> u64| {
                 let mut at_last: Vec<u64> = (0..index.len())
-                    .filter(|&i| cells[i as usize] == last)
+                    .filter(|&i| cells[i as usize] == deepest)
                     .map(key)
                     .collect();
                 at_last.sort_unstable();
