@@ -311,8 +311,8 @@ fn own_index(index: &TightIndex, partition: &Partition, me: usize, m: Message, n
     Ok(Reached { index: m.index, block })
 }
 
-/// The message for tight index `i` of `index`, in block `r`, and the
-/// worker it goes to.
+/// The message for tight index `i`, in block `r`, and the worker it goes
+/// to.
 #[inline]
 pub(super) fn message_at(partition: &Partition, i: u64, r: u64) -> (usize, Message) {
     (partition.owner(r), Message { index: i })

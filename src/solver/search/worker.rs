@@ -278,16 +278,14 @@ impl<T: Table> LayerWorker for Searcher<'_, T> {
         })?;
         self.ended = own.settle(transport, share.me)?;
         share.table.end_layer(next, pull);
-        // Paced by the time this worker spent finding and taking, not
-        // waiting.
+        // Its pace: the time it spent finding and taking, not waiting.
         costs.pace.note(pull, work.iter().sum(), busy + taking, stats.busiest);
         costs.units.note(pull, busiest, stats.busiest);
         Ok(LayerStats { moved, ..stats })
     }
 
-    /// Takes in what every worker wrote into this one's home range in layer
-    /// `depth` ([`ended`](Searcher::ended)) and the watched positions it
-    /// reached.
+    /// Takes in [`ended`](Searcher::ended) and the watched positions this
+    /// worker reached in layer `depth`.
     fn add_layer(&mut self, depth: u64, found: u64) {
         self.frontier = found;
         let (known, share) = (&mut self.known, &mut self.share);
@@ -301,10 +299,8 @@ impl<T: Table> LayerWorker for Searcher<'_, T> {
         next_layer(&mut share.summary);
     }
 
-    /// Worker 0 asks `checkpoints` whether to save and tells the others (a
-    /// collective step); then every worker moves back to its home range if
-    /// it left it, saves its share and waits for the others to have saved
-    /// theirs.
+    /// Saves when [`save_now`] says so, and from home: a worker that left
+    /// its home range moves back first.
     fn boundary<X: Transport + ?Sized>(
         &mut self,
         transport: &mut X,
