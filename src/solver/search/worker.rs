@@ -131,10 +131,8 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized>(
     exchanges: bool,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
-    let ClassSearch {
-        spec, index, partition, ..
-    } = *class;
-    let resume = agree_on_resume::<T, X>(spec, index, partition, transport, checkpoints, asked)?;
+    let (spec, index) = (class.spec, class.index);
+    let resume = agree_on_resume::<T, X>(spec, index, class.partition, transport, checkpoints, asked)?;
     let lead = transport.worker() == 0;
     let (legal, mut total) = (index.len(), 1);
     if lead {
