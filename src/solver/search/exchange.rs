@@ -117,8 +117,7 @@ pub(super) fn post_images<T: Transport + ?Sized>(
 }
 
 /// Takes the images the others posted this worker ([`post_images`]) with
-/// `receive`, a run at a time, and returns how many positions `receive`
-/// took.
+/// `receive`, a run at a time, and returns how many it took.
 ///
 /// # Errors
 ///
@@ -311,8 +310,7 @@ fn own_index(index: &TightIndex, partition: &Partition, me: usize, m: Message, n
     Ok(Reached { index: m.index, block })
 }
 
-/// The message for tight index `i`, in block `r`, and the worker it goes
-/// to.
+/// Tight index `i` of block `r` as a message, and the worker it goes to.
 #[inline]
 pub(super) fn message_at(partition: &Partition, i: u64, r: u64) -> (usize, Message) {
     (partition.owner(r), Message { index: i })

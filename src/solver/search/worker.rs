@@ -111,14 +111,13 @@ pub struct Asked<'a> {
     pub watch: &'a [u64],
 }
 
-/// Searches the class of `class` into a table of kind `T` as one worker
-/// of the search `transport` reaches, finding what `asked` asks: every
-/// worker runs this with the same arguments, each owning its share of the
-/// partition, and resumes from `checkpoints` when every worker can
-/// ([`agree_on_resume`]). Worker 0 tells `observe` of each layer (a
-/// resumed search's saved layers first), and of the bytes it exchanged
-/// when `exchanges` (a job of ranks, even of one; not a whole class in one
-/// process).
+/// Searches the class of `class` into a table of kind `T` as one worker of
+/// the search `transport` reaches, finding what `asked` asks: every worker
+/// runs this with the same arguments, and resumes from `checkpoints` when
+/// every worker can ([`agree_on_resume`]). Worker 0 tells `observe` of each
+/// layer (a resumed search's saved layers first), and of the bytes it
+/// exchanged when `exchanges` (a job of ranks, even of one; not a whole
+/// class in one process).
 ///
 /// # Errors
 ///
@@ -149,9 +148,8 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized>(
 
 /// [`search_on`] from `resume`, the share every worker agreed to resume
 /// ([`agree_on_resume`]), or from the goal, telling `report` every layer's
-/// counts, summed over the workers. At every layer boundary worker 0 asks
-/// `checkpoints` whether to save, and then every worker saves its share
-/// there.
+/// counts, summed over the workers, and saving to `checkpoints` at the
+/// layer boundaries where worker 0 says so.
 ///
 /// # Errors
 ///
@@ -372,8 +370,7 @@ struct Balanced {
 /// what its share's checkpoint holds with them. All of it is of its home
 /// range, the one it started with, wherever the ranges are now.
 struct Known {
-    /// `own[d]`: the positions of this worker's home range at remoteness
-    /// `d`.
+    /// `own[d]`: the positions of its home range at remoteness `d`.
     own: Vec<u64>,
     /// The lowest tight indices of its home range in the newest layer, and
     /// the lowest public hashes of their mirror images.
@@ -504,9 +501,8 @@ fn sum_over_workers<X: Transport + ?Sized>(transport: &mut X, mine: u64) -> Resu
     Ok(sum)
 }
 
-/// What every worker knows of the watched positions, on every worker: the
-/// remoteness of each that any worker has, the lowest if two differ. A
-/// collective step.
+/// The remoteness of each watched position that any worker knows, the
+/// lowest if two differ, on every worker: a collective step.
 fn agree_on_watched<X: Transport + ?Sized>(transport: &mut X, watched: &[Option<u64>]) -> Result<Vec<Option<u64>>> {
     let mine: Vec<u8> = watched
         .iter()
@@ -533,8 +529,7 @@ fn agree_on_watched<X: Transport + ?Sized>(transport: &mut X, watched: &[Option<
     Ok(agreed)
 }
 
-/// The lowest of every worker's `lowest`, on every worker: a collective
-/// step.
+/// The lowest of every worker's `lowest`, on each: a collective step.
 fn agree_on_lowest<X: Transport + ?Sized>(transport: &mut X, lowest: &Lowest) -> Result<Vec<u64>> {
     let mine: Vec<u8> = lowest.as_slice().iter().flat_map(|i| i.to_le_bytes()).collect();
     let all = transport.all_to_all(vec![mine; transport.workers()])?;
@@ -686,15 +681,13 @@ struct Holding<'a, T> {
     shares: Vec<f32>,
     /// Its share of the table: the positions of `range`.
     table: T,
-    /// The summary byte of each of its blocks ([`CURRENT`], [`NEXT`],
-    /// [`UNSEEN_LEFT`]).
+    /// Its blocks' summary bytes ([`CURRENT`], [`NEXT`], [`UNSEEN_LEFT`]).
     summary: Vec<AtomicU8>,
     /// Its white-set ranks.
     blocks: Range<u64>,
     /// The tight indices of its positions.
     range: Range<u64>,
-    /// The moves out of its blocks, counted: what its halo is worked out
-    /// from.
+    /// The moves out of its blocks, counted, which its halo is made from.
     reach: Reach,
     /// What a pull layer sees of other workers' codes, once one has run.
     halo: Option<Halo>,
@@ -1052,9 +1045,8 @@ impl<'a, T: Table> Holding<'a, T> {
         }
     }
 
-    /// Claims the images in `batch` for the layer coded `next` as `claim`
-    /// says: its own when unseen, the others' by message; empties the
-    /// batch.
+    /// Claims the images in `batch` (emptying it) for the layer coded
+    /// `next` as `claim` says: its own when unseen, the others' by message.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn write_images(
