@@ -2,40 +2,30 @@
 //! starting over.
 //!
 //! A search's whole state at a layer boundary is a [`Snapshot`] of each
-//! worker's share: its table (a byte a position, or two bits), the summary
-//! byte of each of its blocks, the count of each layer, the newest layer's
-//! hardest candidates and the watched positions' remoteness (the start's);
-//! a resumed search measures its rates of work afresh. [`Checkpointer`]
-//! saves it at a layer boundary once [`CheckpointOptions::interval`] has
-//! passed since the last save (or the search began), into
-//! `.VARIANT.CLASS.checkpoint` in the database directory, one file per
-//! searched class: a class derived by mirror symmetry is never saved, and a
-//! finished class is saved (marked done) when the interval has passed, so
-//! that a resume after it does not search it again. A checkpoint is written
-//! whole into `.VARIANT.CLASS.checkpoint.tmp-PID`, synced and renamed over
-//! the last one, so a write that is killed leaves the previous checkpoint
-//! usable.
+//! worker's share; a resumed search measures its rates of work afresh.
+//! [`Checkpointer`] saves it at a layer boundary once
+//! [`CheckpointOptions::interval`] has passed since the last save (or the
+//! search began), into `.VARIANT.CLASS.checkpoint` in the database
+//! directory, one file per searched class: a class derived by mirror
+//! symmetry is never saved, and a finished class is saved (marked done)
+//! when the interval has passed, so that a resume after it does not search
+//! it again. A checkpoint is written whole into
+//! `.VARIANT.CLASS.checkpoint.tmp-PID`, synced and renamed over the last
+//! one, so a write that is killed leaves the previous checkpoint usable.
 //!
 //! The file, the same for both tables: the line `bishops checkpoint`, one
-//! line of JSON ([`Header`]: format, variant, start, class, method (which
-//! says the table's coding), the share's length, the count of each layer,
-//! whether the search is over, the payload's checksum, when it was
-//! written, the hardest candidates and the watched positions), the line
-//! `xxh3 ` and the [`seal`] of the header line (its XXH3-64), then the
-//! payload: the table (a byte a position; or 2 bits a position, 32 to a
-//! little-endian word) and the summary (a byte a block, 8 to a word, the
-//! last word padded with zeros). The checksum ([`payload_checksum`])
-//! covers the table, the summary and the hardest candidates.
+//! line of JSON ([`Header`]), the line `xxh3 ` and the [`seal`] of the
+//! header line, then the payload: the table (a byte a position; or 2 bits
+//! a position, 32 to a little-endian word) and the summary (a byte a
+//! block, 8 to a word, the last word padded with zeros). The header's
+//! checksum ([`payload_checksum`]) covers the table, the summary and the
+//! hardest candidates.
 //!
 //! A checkpoint is trusted only when its format is this program's, the
 //! header's seal holds, every header field matches the solve, the payload
 //! has the right length and its checksum holds, and what it holds is a
-//! state a search can be in ([`check`]): the table holds exactly the
-//! counted layers, the summary flags every block holding an unseen position
-//! and blocks holding at least the newest layer, the hardest candidates
-//! are as many as the newest layer allows, in order, of it, and the
-//! watched positions' remoteness is their code's. Otherwise it is reported
-//! and ignored, and the search starts over. The method field keeps either
+//! state a search can be in ([`check`]). Otherwise it is reported and
+//! ignored, and the search starts over. The method field keeps either
 //! search from taking the other's checkpoint. The seal and the checksum
 //! find damage, not forgery: a checkpoint edited with its checksums
 //! recomputed passes them, and then the solve's own check of its table, by
@@ -79,29 +69,21 @@ use crate::variant::Variant;
 /// The first line of a checkpoint file.
 const MAGIC: &[u8] = b"bishops checkpoint\n";
 
-/// The version of the file format of both searches' checkpoints: 5 since
-/// both tables keep one snapshot (the table, the block summary, the
-/// hardest candidates and the watched positions), where format 4 kept a
-/// byte table's cells alone; 4 since the payload's checksum is XXH3-64
-/// ([`payload_checksum`]), as the database's is, where format 3 used a
-/// hand-written FNV-1a 64; 3 since the header line is sealed by a
-/// checksum of its own ([`seal`]).
-/// Before, the tight search wrote format 1 and the two-bit search format 2
-/// (format 1 of the two-bit search kept a bit per position besides the
-/// table). A checkpoint of another format is refused, and the search
-/// starts over.
+/// The file format of both tables' checkpoints. 5: one snapshot for both
+/// (format 4 kept a byte table's cells alone); 4: the payload's checksum
+/// is XXH3-64 ([`payload_checksum`]), as the database's (3: a hand-written
+/// FNV-1a 64); 3: the header line is sealed ([`seal`]); before, the tight
+/// search wrote 1 and the two-bit search 2 (its 1 kept a bit a position
+/// besides the table). A checkpoint of another format is refused.
 const FORMAT: u32 = 5;
 
 /// The start of the line after the header: the header's seal.
 const SEAL: &str = "xxh3 ";
 
 /// The seal of a header line (its JSON, without the newline): XXH3-64 of
-/// its bytes, 16 hex digits. The header holds the payload's checksum, so a
-/// header whose seal holds and a payload whose checksum holds put every
-/// byte a resume uses under a checksum. A checksum finds damage, not
-/// forgery: what a resume takes is checked against the rules besides
-/// ([`check`], and the solve's check of its table before it is
-/// written).
+/// its bytes, 16 hex digits. The header holds the payload's checksum, so
+/// the two put every byte a resume uses under a checksum, which finds
+/// damage, not forgery (see the module doc).
 #[doc(hidden)]
 pub fn seal(header: &[u8]) -> String {
     format!("{:016x}", xxh3_64(header))
@@ -322,8 +304,7 @@ pub struct Header {
     pub share: Option<ShareHeader>,
 }
 
-/// The one field read before the rest: a header of another format may
-/// have other fields.
+/// The one field read before the rest (see `open`).
 #[derive(Deserialize)]
 struct FormatOnly {
     format: u32,
@@ -448,8 +429,7 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
     check_watched(state, wanted)
 }
 
-/// The part of [`check`] that counts: the table's size and coding, the
-/// summary's size, the layer counts, and the table's codes against them.
+/// The part of [`check`] that counts: sizes, coding, layers and codes.
 fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
     let Snapshot {
         found,
@@ -506,10 +486,8 @@ fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<()
     Ok(())
 }
 
-/// The part of [`check`] that reads the summary: only known bits, every
-/// block with an unseen position flagged so, and the blocks flagged as
-/// holding the newest layer (code `newest`) holding at least its own count
-/// of it.
+/// The part of [`check`] that reads the summary; `newest` is the newest
+/// layer's code.
 fn check_summary(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::result::Result<(), Refusal> {
     let Snapshot {
         own, table, summary, ..
@@ -548,9 +526,8 @@ fn check_summary(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::resu
     Ok(())
 }
 
-/// The part of [`check`] that reads the hardest candidates: as many as
-/// the newest layer (code `newest`) allows, in order, the own ones of it
-/// in flagged blocks, the mirrored ones there exactly when asked for.
+/// The part of [`check`] that reads the hardest candidates; `newest` is
+/// the newest layer's code.
 fn check_hardest(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::result::Result<(), Refusal> {
     let Snapshot {
         own,
@@ -591,9 +568,7 @@ fn check_hardest(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::resu
     }
 }
 
-/// The part of [`check`] that reads the watched positions: one for each
-/// asked, each of the share's at a remoteness its code says (none when
-/// unseen), none for another's.
+/// The part of [`check`] that reads the watched positions.
 fn check_watched(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
     let Snapshot {
         found, table, watched, ..
