@@ -51,7 +51,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -63,7 +63,7 @@ use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::mod3::{code_words, count_codes};
 use crate::solver::summary::{CURRENT, UNSEEN_LEFT};
-use crate::solver::{Coding, HARDEST, LayerHardest, Save, Snapshot, Stored, StoredRef, Wanted};
+use crate::solver::{Coding, HARDEST, LayerHardest, Snapshot, Stored, StoredRef, Wanted};
 use crate::variant::Variant;
 
 /// The first line of a checkpoint file.
@@ -227,18 +227,15 @@ fn check_file(file: &Path) -> Result<()> {
 /// The caller should hold the variant's
 /// [`WriteLock`](crate::storage::WriteLock).
 pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
-    let mut removed = Vec::new();
-    for spec in variant.classes() {
-        let file = path(dir, variant.name(), spec.class);
-        if fs::remove_file(&file).is_ok() {
-            removed.push(file);
-        }
-    }
-    for (file, _) in rank_files::rank_files(dir, variant) {
-        if fs::remove_file(&file).is_ok() {
-            removed.push(file);
-        }
-    }
+    let wholes = variant
+        .classes()
+        .iter()
+        .map(|spec| path(dir, variant.name(), spec.class));
+    let shares = rank_files::rank_files(dir, variant).into_iter().map(|(file, _)| file);
+    let removed = wholes
+        .chain(shares)
+        .filter(|file| fs::remove_file(file).is_ok())
+        .collect();
     remove_temporary(dir, variant);
     removed
 }
@@ -441,9 +438,10 @@ fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<()
     let (range, coding) = (&wanted.range, table.coding());
     let len = range.end - range.start;
     let blocks = wanted.blocks.end - wanted.blocks.start;
-    let stored = match table {
-        Stored::Bytes(cells) => cells.len() as u64,
-        Stored::TwoBit(words) => 8 * words.len() as u64,
+    // Bytes, and positions with the padding.
+    let (stored, positions) = match table {
+        Stored::Bytes(cells) => (cells.len() as u64, cells.len() as u64),
+        Stored::TwoBit(words) => (8 * words.len() as u64, 32 * words.len() as u64),
     };
     if coding != wanted.coding || stored != table_bytes(coding, len) || summary.len() as u64 != blocks {
         return Err(Refusal::Inconsistent(format!(
@@ -479,7 +477,7 @@ fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<()
     for (d, &n) in own.iter().enumerate() {
         want[usize::from(coding.code(d as u64))] += n;
     }
-    want[usize::from(coding.unseen())] = stored * 8 / coding_bits(coding) - total;
+    want[usize::from(coding.unseen())] = positions - total;
     if histogram(table) != want {
         return Err(Refusal::inconsistent("holds other layers than its header counts"));
     }
@@ -596,14 +594,6 @@ fn check_watched(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(
         }
     }
     Ok(())
-}
-
-/// Bits a position takes in a table of `coding`.
-fn coding_bits(coding: Coding) -> u64 {
-    match coding {
-        Coding::Bytes => 8,
-        Coding::TwoBit => 2,
-    }
 }
 
 /// How many positions of `table` hold each code, padding included.
@@ -864,83 +854,13 @@ impl<'a> Checkpointer<'a> {
         self.written.2 += head.len() as u64 + payload;
         Ok(file)
     }
-
-    /// Tells the user of a resume from `file`, whose header is `header`.
-    fn note_resume(&mut self, file: &Path, class: Class, header: &Header) {
-        let age = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-            .saturating_sub(header.written);
-        let layer = header.found.len() - 1;
-        (self.note)(&format!(
-            "resuming {} class {} from the checkpoint {} at layer {layer}{}, written {age} s ago",
-            self.variant.name(),
-            class.name(),
-            crate::text::path(file),
-            if header.done {
-                " (the class's search is over)"
-            } else {
-                ""
-            },
-        ));
-    }
-
-    /// Tells the user that the checkpoint `file` is ignored for `problem`.
-    fn note_ignored(&mut self, file: &Path, class: Class, problem: &Refusal) {
-        (self.note)(&format!(
-            "checkpoint {} {problem}; ignoring it and searching class {} from the start",
-            crate::text::path(file),
-            class.name()
-        ));
-    }
-
-    /// Whether to save at the boundary of `class` where `found` counts the
-    /// complete layers: when the interval has passed since the last save
-    /// (which this then counts from) or the test hook asks, and then stop.
-    fn decide(&mut self, class: Class, found: &[u64], done: bool) -> Save {
-        let depth = u16::try_from(found.len().saturating_sub(1)).unwrap_or(u16::MAX);
-        let stop = !done
-            && self
-                .options
-                .stop_after
-                .is_some_and(|(c, layer)| layer == depth && c.is_none_or(|c| c == class));
-        if stop {
-            self.last = Instant::now();
-            Save::AndStop
-        } else if self.last.elapsed() >= self.options.interval {
-            self.last = Instant::now();
-            Save::Yes
-        } else {
-            Save::No
-        }
-    }
-
-    /// The error of a stop that the test hook asked for after the layers
-    /// `found` counts, once `holder` holds the search.
-    fn stop_error(&self, class: Class, found: &[u64], holder: &str) -> Error {
-        Error::Stopped(format!(
-            "stopped after layer {} of {} class {}, as BISHOPS_STOP_AFTER_LAYER asks; {holder} holds the search",
-            found.len().saturating_sub(1),
-            self.variant.name(),
-            class.name(),
-        ))
-    }
-
-    /// The checkpoint of `class` to look at for a resume, if any.
-    fn existing(&self, class: Class) -> Option<PathBuf> {
-        if self.options.restart {
-            return None;
-        }
-        let file = self.file(class);
-        file.exists().then_some(file)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::solver::summary::NEXT;
-    use crate::solver::{ShareCheckpoints, SnapshotRef, search};
+    use crate::solver::{Save, ShareCheckpoints, SnapshotRef, search};
     use crate::tight::TightIndex;
 
     /// Keeps a copy of the state at every boundary.

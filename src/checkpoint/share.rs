@@ -21,7 +21,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::rank_files::{ShareHeader, rank_files, rank_path};
 use super::refusal::Refusal;
@@ -91,41 +91,75 @@ impl<'a> Checkpointer<'a> {
 
 impl ShareCheckpoints for Checkpointer<'_> {
     fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
-        let file = self.existing(wanted.class)?;
+        let file = Some(self.file(wanted.class)).filter(|file| !self.options.restart && file.exists())?;
+        let class = wanted.class.name();
         match self.read_snapshot(&file, wanted) {
             Ok((header, snapshot)) => {
-                self.note_resume(&file, wanted.class, &header);
+                let age = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs())
+                    .saturating_sub(header.written);
+                let over = if header.done {
+                    " (the class's search is over)"
+                } else {
+                    ""
+                };
+                (self.note)(&format!(
+                    "resuming {} class {class} from the checkpoint {} at layer {}{over}, written {age} s ago",
+                    self.variant.name(),
+                    crate::text::path(&file),
+                    header.found.len() - 1,
+                ));
                 Some(snapshot)
             }
             Err(problem) => {
-                self.note_ignored(&file, wanted.class, &problem);
+                (self.note)(&format!(
+                    "checkpoint {} {problem}; ignoring it and searching class {class} from the start",
+                    crate::text::path(&file),
+                ));
                 None
             }
         }
     }
 
+    /// Saves when the interval has passed since the last save (which this
+    /// then counts from), or saves and stops when the test hook asks.
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
-        self.decide(class, found, done)
+        let depth = u16::try_from(found.len().saturating_sub(1)).unwrap_or(u16::MAX);
+        let stop = !done
+            && self
+                .options
+                .stop_after
+                .is_some_and(|(c, layer)| layer == depth && c.is_none_or(|c| c == class));
+        if stop {
+            self.last = Instant::now();
+            Save::AndStop
+        } else if self.last.elapsed() >= self.options.interval {
+            self.last = Instant::now();
+            Save::Yes
+        } else {
+            Save::No
+        }
     }
 
     fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
-        self.write_snapshot(&snapshot)?;
-        Ok(())
+        self.write_snapshot(&snapshot).map(drop)
     }
 
     fn stopped(&mut self, class: Class, found: &[u64]) -> Error {
+        let (layer, name) = (found.len().saturating_sub(1), class.name());
         match self.share {
             // Every rank says so, and the job's errors name no variant.
             Some(_) => Error::Stopped(format!(
-                "stopped after layer {} of class {}, as BISHOPS_STOP_AFTER_LAYER asks; every rank's checkpoint holds its share",
-                found.len().saturating_sub(1),
-                class.name()
+                "stopped after layer {layer} of class {name}, as BISHOPS_STOP_AFTER_LAYER asks; \
+                 every rank's checkpoint holds its share"
             )),
-            None => self.stop_error(
-                class,
-                found,
-                &format!("the checkpoint {}", crate::text::path(&self.file(class))),
-            ),
+            None => Error::Stopped(format!(
+                "stopped after layer {layer} of {} class {name}, as BISHOPS_STOP_AFTER_LAYER asks; \
+                 the checkpoint {} holds the search",
+                self.variant.name(),
+                crate::text::path(&self.file(class)),
+            )),
         }
     }
 
