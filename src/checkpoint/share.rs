@@ -87,6 +87,110 @@ impl<'a> Checkpointer<'a> {
             (Some(_), Some(_)) => Ok(()),
         }
     }
+
+    /// Reads and checks this worker's checkpoint `file` of the share
+    /// `wanted`: what a resume takes from it, or what is wrong with it.
+    fn read_snapshot(&self, file: &Path, wanted: &Wanted<'_>) -> std::result::Result<(Header, Snapshot), Refusal> {
+        let len = wanted.range.end - wanted.range.start;
+        let (header, head, size, mut reader) = self.open(file, wanted.class, len, wanted.coding.method())?;
+        // A whole class's checkpoint (which `open` gives only a whole
+        // class's search) is the share of the one worker.
+        let (first, own) = header
+            .share
+            .as_ref()
+            .map_or((0, &header.found), |s| (s.first, &s.found));
+        if first != wanted.range.start {
+            return Err(Refusal::OtherRange {
+                found: first,
+                want: wanted.range.start,
+            });
+        }
+        let blocks = wanted.blocks.end - wanted.blocks.start;
+        let want = table_bytes(wanted.coding, len) + 8 * summary_words(blocks);
+        let bytes = size.saturating_sub(head);
+        if bytes != want {
+            return Err(Refusal::Length { bytes, want });
+        }
+        if header.found.is_empty() || header.found.len() > wanted.coding.most_layers() {
+            return Err(Refusal::Inconsistent(format!("has {} layers", header.found.len())));
+        }
+        let table = match wanted.coding {
+            Coding::Bytes => {
+                let mut cells = vec![0u8; len as usize];
+                reader.read_exact(&mut cells)?;
+                Stored::Bytes(cells)
+            }
+            Coding::TwoBit => Stored::TwoBit(read_words(&mut reader, code_words(len) as usize)?),
+        };
+        let packed = read_words(&mut reader, summary_words(blocks) as usize)?;
+        let hardest = LayerHardest {
+            own: header.hardest.clone(),
+            mirrored: header.mirrored_hardest.clone(),
+        };
+        let sums = match &table {
+            Stored::Bytes(cells) => (byte_sums(cells), len),
+            Stored::TwoBit(words) => (word_sums(words, |&w| w), 8 * words.len() as u64),
+        };
+        if format!("{:016x}", payload_checksum(sums, &packed, &hardest)) != header.checksum {
+            return Err(Refusal::Checksum);
+        }
+        let mut summary: Vec<u8> = packed.iter().flat_map(|w| w.to_le_bytes()).collect();
+        if summary.drain(blocks as usize..).any(|b| b != 0) {
+            return Err(Refusal::inconsistent("has summary padding that is not zero"));
+        }
+        let snapshot = Snapshot {
+            found: header.found.clone(),
+            own: own.clone(),
+            done: header.done,
+            table,
+            summary,
+            hardest,
+            watched: header.watched.clone(),
+        };
+        check(&snapshot, wanted)?;
+        Ok((header, snapshot))
+    }
+
+    /// Writes this worker's share `snapshot` atomically: a whole class's
+    /// checkpoint when this is not a worker's checkpointer. The header
+    /// carries the checksum of the payload: the table, then the summary
+    /// bytes packed, which no thread writes meanwhile.
+    fn write_snapshot(&mut self, snapshot: &SnapshotRef<'_>) -> Result<PathBuf> {
+        debug_assert!(snapshot.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
+        let range = &snapshot.range;
+        let summary = pack_summary(
+            snapshot.summary.iter().map(|s| s.load(Ordering::Relaxed)),
+            snapshot.summary.len() as u64,
+        );
+        let (sums, bytes) = table_sums(snapshot.table);
+        let checksum = payload_checksum((sums, bytes), &summary, snapshot.hardest);
+        let header = Header {
+            format: FORMAT,
+            variant: self.variant.name().to_owned(),
+            start: self.start.clone(),
+            class: snapshot.class.index(),
+            method: snapshot.table.coding().method().to_owned(),
+            length: range.end - range.start,
+            found: snapshot.found.to_vec(),
+            done: snapshot.done,
+            checksum: format!("{checksum:016x}"),
+            written: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            hardest: snapshot.hardest.own.clone(),
+            mirrored_hardest: snapshot.hardest.mirrored.clone(),
+            watched: snapshot.watched.to_vec(),
+            share: self.share.map(|(rank, ranks)| ShareHeader {
+                rank,
+                ranks,
+                first: range.start,
+                found: snapshot.own.to_vec(),
+            }),
+        };
+        self.write_atomically(snapshot.class, &header, bytes + 8 * summary.len() as u64, |out| {
+            write_table(out, snapshot.table)?;
+            let bytes: Vec<u8> = summary.iter().flat_map(|w| w.to_le_bytes()).collect();
+            out.write_all(&bytes)
+        })
+    }
 }
 
 impl ShareCheckpoints for Checkpointer<'_> {
@@ -168,125 +272,14 @@ impl ShareCheckpoints for Checkpointer<'_> {
     }
 }
 
-impl Checkpointer<'_> {
-    /// Reads and checks this worker's checkpoint `file` of the share
-    /// `wanted`: what a resume takes from it, or what is wrong with it.
-    fn read_snapshot(&self, file: &Path, wanted: &Wanted<'_>) -> std::result::Result<(Header, Snapshot), Refusal> {
-        let len = wanted.range.end - wanted.range.start;
-        let (header, head, size, mut reader) = self.open(file, wanted.class, len, wanted.coding.method())?;
-        // A whole class's checkpoint (which `open` gives only a whole
-        // class's search) is the share of the one worker.
-        let share = header.share.clone().unwrap_or_else(|| ShareHeader {
-            rank: 0,
-            ranks: 1,
-            first: 0,
-            found: header.found.clone(),
-        });
-        if share.first != wanted.range.start {
-            return Err(Refusal::OtherRange {
-                found: share.first,
-                want: wanted.range.start,
-            });
-        }
-        let blocks = wanted.blocks.end - wanted.blocks.start;
-        let want = table_bytes(wanted.coding, len) + 8 * summary_words(blocks);
-        if size.saturating_sub(head) != want {
-            return Err(Refusal::Length {
-                bytes: size.saturating_sub(head),
-                want,
-            });
-        }
-        if header.found.is_empty() || header.found.len() > wanted.coding.most_layers() {
-            return Err(Refusal::Inconsistent(format!("has {} layers", header.found.len())));
-        }
-        let table = match wanted.coding {
-            Coding::Bytes => {
-                let mut cells = vec![0u8; len as usize];
-                reader.read_exact(&mut cells)?;
-                Stored::Bytes(cells)
-            }
-            Coding::TwoBit => Stored::TwoBit(read_words(&mut reader, code_words(len) as usize)?),
-        };
-        let packed = read_words(&mut reader, summary_words(blocks) as usize)?;
-        let hardest = LayerHardest {
-            own: header.hardest.clone(),
-            mirrored: header.mirrored_hardest.clone(),
-        };
-        let sums = match &table {
-            Stored::Bytes(cells) => (byte_sums(cells), len),
-            Stored::TwoBit(words) => (word_sums(words, |&w| w), 8 * words.len() as u64),
-        };
-        if format!("{:016x}", payload_checksum(sums, &packed, &hardest)) != header.checksum {
-            return Err(Refusal::Checksum);
-        }
-        let mut summary: Vec<u8> = packed.iter().flat_map(|w| w.to_le_bytes()).collect();
-        if summary.drain(blocks as usize..).any(|b| b != 0) {
-            return Err(Refusal::inconsistent("has summary padding that is not zero"));
-        }
-        let snapshot = Snapshot {
-            found: header.found.clone(),
-            own: share.found,
-            done: header.done,
-            table,
-            summary,
-            hardest,
-            watched: header.watched.clone(),
-        };
-        check(&snapshot, wanted)?;
-        Ok((header, snapshot))
-    }
-
-    /// Writes this worker's share `snapshot` atomically: a whole class's
-    /// checkpoint when this is not a worker's checkpointer. The header
-    /// carries the checksum of the payload: the table, then the summary
-    /// bytes packed, which no thread writes meanwhile.
-    fn write_snapshot(&mut self, snapshot: &SnapshotRef<'_>) -> Result<PathBuf> {
-        debug_assert!(snapshot.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
-        let range = &snapshot.range;
-        let summary = pack_summary(
-            snapshot.summary.iter().map(|s| s.load(Ordering::Relaxed)),
-            snapshot.summary.len() as u64,
-        );
-        let (sums, bytes) = table_sums(snapshot.table);
-        let checksum = payload_checksum((sums, bytes), &summary, snapshot.hardest);
-        let header = Header {
-            format: FORMAT,
-            variant: self.variant.name().to_owned(),
-            start: self.start.clone(),
-            class: snapshot.class.index(),
-            method: snapshot.table.coding().method().to_owned(),
-            length: range.end - range.start,
-            found: snapshot.found.to_vec(),
-            done: snapshot.done,
-            checksum: format!("{checksum:016x}"),
-            written: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-            hardest: snapshot.hardest.own.clone(),
-            mirrored_hardest: snapshot.hardest.mirrored.clone(),
-            watched: snapshot.watched.to_vec(),
-            share: self.share.map(|(rank, ranks)| ShareHeader {
-                rank,
-                ranks,
-                first: range.start,
-                found: snapshot.own.to_vec(),
-            }),
-        };
-        self.write_atomically(snapshot.class, &header, bytes + 8 * summary.len() as u64, |out| {
-            write_table(out, snapshot.table)?;
-            let bytes: Vec<u8> = summary.iter().flat_map(|w| w.to_le_bytes()).collect();
-            out.write_all(&bytes)
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::fs;
     use std::path::PathBuf;
 
     use super::*;
+    use crate::checkpoint::tests::whole;
     use crate::checkpoint::{MAGIC, path};
-
-    const MAGIC_LEN: usize = MAGIC.len();
 
     /// An empty directory of its own for test `name`.
     fn fresh(name: &str) -> PathBuf {
@@ -434,72 +427,80 @@ mod tests {
     #[test]
     fn a_share_that_fails_its_checks_is_ignored() {
         for coding in [Coding::Bytes, Coding::TwoBit] {
-            spoiled_shares_are_ignored(coding);
-        }
-    }
-
-    fn spoiled_shares_are_ignored(coding: Coding) {
-        let method = coding.method();
-        let dir = fresh(&format!("spoiled-{method}"));
-        let stop = CheckpointOptions {
-            stop_after: Some((None, 6)),
-            ..every_layer()
-        };
-        let run = |options| workers(coding, &dir, "7x6", 2, options);
-        let file = rank_path(&dir, "7x6", class(), 1, 2);
-        let resumed = |notes: &[String]| notes.iter().filter(|n| n.starts_with("resuming 7x6 class a1")).count();
-        for result in run(stop) {
-            assert!(matches!(result.0, Err(Error::Stopped(_))), "{:?}", result.0);
-        }
-        let saved = fs::read(&file).unwrap();
-        for (bytes, said) in spoils(&saved, coding) {
-            fs::write(&file, &bytes).unwrap();
-            let results = run(every_layer());
-            for (result, _, _) in &results {
-                assert!(result.is_ok(), "{method} {said}: {result:?}");
+            let method = coding.method();
+            let dir = fresh(&format!("spoiled-{method}"));
+            let stop = CheckpointOptions {
+                stop_after: Some((None, 6)),
+                ..every_layer()
+            };
+            let run = |options| workers(coding, &dir, "7x6", 2, options);
+            let file = rank_path(&dir, "7x6", class(), 1, 2);
+            for result in run(stop) {
+                assert!(matches!(result.0, Err(Error::Stopped(_))), "{:?}", result.0);
             }
-            let (rank0, rank1) = (&results[0].1, &results[1].1);
-            assert!(
-                rank1.iter().any(|n| n.contains(&said) && n.contains("ignoring it")),
-                "{method} {said}: {rank1:?}"
-            );
-            assert!(
-                rank0
-                    .iter()
-                    .any(|n| n.contains("not resuming class a1: rank 1 has no share")),
-                "{method} {said}: {rank0:?}"
-            );
-            // The search went on to the end, and saved its shares again:
-            // put back the stopped ones for the next spoil.
-            assert!(rank_path(&dir, "7x6", class(), 0, 2).exists());
-            run(CheckpointOptions { restart: true, ..stop });
+            let saved = fs::read(&file).unwrap();
+            for (bytes, said) in spoils(&saved, coding) {
+                fs::write(&file, &bytes).unwrap();
+                let results = run(every_layer());
+                for (result, _, _) in &results {
+                    assert!(result.is_ok(), "{method} {said}: {result:?}");
+                }
+                let (rank0, rank1) = (&results[0].1, &results[1].1);
+                assert!(
+                    rank1.iter().any(|n| n.contains(&said) && n.contains("ignoring it")),
+                    "{method} {said}: {rank1:?}"
+                );
+                assert!(
+                    rank0
+                        .iter()
+                        .any(|n| n.contains("not resuming class a1: rank 1 has no share")),
+                    "{method} {said}: {rank0:?}"
+                );
+                // The search went on to the end, and saved its shares again:
+                // put back the stopped ones for the next spoil.
+                assert!(rank_path(&dir, "7x6", class(), 0, 2).exists());
+                run(CheckpointOptions { restart: true, ..stop });
+            }
+            // Unspoiled, both resume.
+            fs::write(&file, &saved).unwrap();
+            let results = run(every_layer());
+            for (result, notes, _) in &results {
+                assert!(result.is_ok(), "{method}: {result:?}");
+                let resumed = notes.iter().filter(|n| n.starts_with("resuming 7x6 class a1")).count();
+                assert_eq!(resumed, 1, "{method}: {notes:?}");
+            }
+            // A one-process solve does not take a worker's share.
+            fs::write(path(&dir, "7x6", class()), &saved).unwrap();
+            let variant = Variant::named("7x6").unwrap();
+            let index = variant.classes()[0].tight_index();
+            let mut notes = Vec::new();
+            let mut note = |n: &str| notes.push(n.to_owned());
+            let mut whole_class = Checkpointer::new(&dir, &variant, CheckpointOptions::default(), &mut note);
+            assert!(whole_class.resume(&whole(&index, coding)).is_none());
+            drop(whole_class);
+            assert!(notes[0].contains("is one worker's share"), "{method}");
+            fs::remove_dir_all(&dir).unwrap();
         }
-        // Unspoiled, both resume.
-        fs::write(&file, &saved).unwrap();
-        let results = run(every_layer());
-        for (result, notes, _) in &results {
-            assert!(result.is_ok(), "{method}: {result:?}");
-            assert_eq!(resumed(notes), 1, "{method}: {notes:?}");
-        }
-        // A one-process solve does not take a worker's share.
-        fs::write(path(&dir, "7x6", class()), &saved).unwrap();
-        assert!(
-            whole_class_notes(&dir, coding)[0].contains("is one worker's share"),
-            "{method}"
-        );
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The share file `saved` of worker 1 of 2 spoiled in ways a resume
     /// refuses, each with what the refusal says.
     fn spoils(saved: &[u8], coding: Coding) -> Vec<(Vec<u8>, String)> {
         let method = coding.method();
-        let header_end = saved.iter().skip(MAGIC_LEN).position(|&b| b == b'\n').unwrap() + MAGIC_LEN;
-        let header = String::from_utf8(saved[MAGIC_LEN..header_end].to_vec()).unwrap();
+        let header_end = saved.iter().skip(MAGIC.len()).position(|&b| b == b'\n').unwrap() + MAGIC.len();
+        let header = String::from_utf8(saved[MAGIC.len()..header_end].to_vec()).unwrap();
         let (whole, share) = header.split_once("\"share\":").unwrap();
         let own = share.split_once("\"found\":[").unwrap().1.split_once(']').unwrap().0;
         let newest: u64 = own.rsplit(',').next().unwrap().parse().unwrap();
-        let first = share.split_once("\"first\":").unwrap().1.split_once(',').unwrap().0;
+        let first: u64 = share
+            .split_once("\"first\":")
+            .unwrap()
+            .1
+            .split_once(',')
+            .unwrap()
+            .0
+            .parse()
+            .unwrap();
         // The share's part, or the whole header when `from` is there.
         let edit = |from: &str, to: &str| {
             let edited = if share.contains(from) {
@@ -509,7 +510,7 @@ mod tests {
             };
             assert_ne!(edited, header, "{from}");
             let mut bytes = edited.into_bytes();
-            bytes.splice(0..0, saved[..MAGIC_LEN].iter().copied());
+            bytes.splice(0..0, saved[..MAGIC.len()].iter().copied());
             bytes.extend_from_slice(&saved[header_end..]);
             // Sealed again: these spoils are for the checks past the seal.
             crate::checkpoint::reseal(&mut bytes);
@@ -536,40 +537,14 @@ mod tests {
                 "is the share of rank 0 of 2, not of rank 1 of 2".into(),
             ),
             (
-                edit(
-                    &format!("\"first\":{first},"),
-                    &format!("\"first\":{},", first.parse::<u64>().unwrap() + 1),
-                ),
-                format!("starts at position {}, not {first}", first.parse::<u64>().unwrap() + 1),
+                edit(&format!("\"first\":{first},"), &format!("\"first\":{},", first + 1)),
+                format!("starts at position {}, not {first}", first + 1),
             ),
             (
                 edit(&format!("\"method\":\"{method}\""), &format!("\"method\":\"{other}\"")),
                 format!("is for method {other}, not {method}"),
             ),
         ]
-    }
-
-    /// What a one-process solve of 7x6 into `dir`, a table of `coding`,
-    /// notes as it looks for a checkpoint of class a1 to resume (none is
-    /// taken).
-    fn whole_class_notes(dir: &Path, coding: Coding) -> Vec<String> {
-        let variant = Variant::named("7x6").unwrap();
-        let index = variant.classes()[0].tight_index();
-        let mut notes = Vec::new();
-        let mut note = |n: &str| notes.push(n.to_owned());
-        let mut c = Checkpointer::new(dir, &variant, CheckpointOptions::default(), &mut note);
-        let wanted = Wanted {
-            class: class(),
-            index: &index,
-            coding,
-            blocks: 0..index.white_sets(),
-            range: 0..index.len(),
-            mirrored: false,
-            watch: &[],
-        };
-        assert!(c.resume(&wanted).is_none());
-        drop(c);
-        notes
     }
 
     #[test]
