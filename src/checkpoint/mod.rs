@@ -276,8 +276,7 @@ pub struct Header {
     /// The positions of its share (the class's legal positions, for a
     /// whole class).
     pub length: u64,
-    /// `found[d]`: positions of the whole class at remoteness `d`, for
-    /// every complete layer.
+    /// As [`Snapshot::found`].
     pub found: Vec<u64>,
     /// Whether the class's search is over.
     pub done: bool,
@@ -285,12 +284,9 @@ pub struct Header {
     pub checksum: String,
     /// When it was written, in seconds since 1970.
     pub written: u64,
-    /// The tight indices of up to [`HARDEST`] positions of the newest
-    /// layer, lowest first.
+    /// As [`LayerHardest::own`], of the newest layer.
     pub hardest: Vec<u64>,
-    /// When a class mirrors the searched one: the public hashes in it of
-    /// the images of up to [`HARDEST`] positions of the newest layer,
-    /// lowest first.
+    /// As [`LayerHardest::mirrored`], of the newest layer.
     pub mirrored_hardest: Option<Vec<u64>>,
     /// For each watched position (the start's in the class, say): its
     /// remoteness where the saving worker owns it and has reached it.
@@ -310,18 +306,7 @@ struct FormatOnly {
 /// Bytes a checksum hashes in one piece, on one core.
 const PIECE: usize = 1 << 20;
 
-/// Words in a [`PIECE`].
 const PIECE_WORDS: usize = PIECE / 8;
-
-/// XXH3-64 of `words` as little-endian bytes: how the sums of the pieces
-/// become one checksum.
-fn combine(words: impl Iterator<Item = u64>) -> u64 {
-    let mut hasher = Xxh3Default::new();
-    for word in words {
-        hasher.update(&word.to_le_bytes());
-    }
-    hasher.digest()
-}
 
 /// XXH3-64 of each MiB of `words` (read by `load`) as little-endian
 /// bytes, on every core.
@@ -339,14 +324,6 @@ fn word_sums<T: Sync>(words: &[T], load: impl Fn(&T) -> u64 + Sync) -> Vec<u64> 
 /// [`word_sums`] of the words those bytes are.
 fn byte_sums(bytes: &[u8]) -> Vec<u64> {
     bytes.par_chunks(PIECE).map(xxh3_64).collect()
-}
-
-/// A table's piece sums and its length in bytes, as the payload holds it.
-fn table_sums(table: StoredRef<'_>) -> (Vec<u64>, u64) {
-    match table {
-        StoredRef::Bytes(cells) => (byte_sums(cells), cells.len() as u64),
-        StoredRef::TwoBit(words) => (word_sums(words, |w| w.load(Ordering::Relaxed)), 8 * words.len() as u64),
-    }
 }
 
 /// The checksum of a checkpoint's payload, which runs on every core:
@@ -371,7 +348,11 @@ pub fn payload_checksum(table: (Vec<u64>, u64), summary: &[u64], hardest: &Layer
         sums.extend(word_sums(part, |&w| w));
     }
     let lengths = [table_bytes].into_iter().chain(rest.iter().map(|p| p.len() as u64));
-    combine(sums.into_iter().chain(lengths))
+    let mut hasher = Xxh3Default::new();
+    for word in sums.into_iter().chain(lengths) {
+        hasher.update(&word.to_le_bytes());
+    }
+    hasher.digest()
 }
 
 /// Words of the summary of `blocks` blocks, 8 bytes to a word.

@@ -27,13 +27,13 @@ use super::rank_files::{ShareHeader, rank_files, rank_path};
 use super::refusal::Refusal;
 use super::{
     CheckpointOptions, Checkpointer, FORMAT, Header, byte_sums, check, check_file, pack_summary, payload_checksum,
-    read_words, summary_words, table_bytes, table_sums, word_sums, write_table,
+    read_words, summary_words, table_bytes, word_sums, write_table,
 };
 use crate::board::Class;
 use crate::error::{Error, Result};
 use crate::mod3::code_words;
 use crate::solver::summary::NEXT;
-use crate::solver::{Coding, LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, Wanted};
+use crate::solver::{Coding, LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted};
 use crate::variant::Variant;
 
 impl<'a> Checkpointer<'a> {
@@ -162,7 +162,10 @@ impl<'a> Checkpointer<'a> {
             snapshot.summary.iter().map(|s| s.load(Ordering::Relaxed)),
             snapshot.summary.len() as u64,
         );
-        let (sums, bytes) = table_sums(snapshot.table);
+        let (sums, bytes) = match snapshot.table {
+            StoredRef::Bytes(cells) => (byte_sums(cells), cells.len() as u64),
+            StoredRef::TwoBit(words) => (word_sums(words, |w| w.load(Ordering::Relaxed)), 8 * words.len() as u64),
+        };
         let checksum = payload_checksum((sums, bytes), &summary, snapshot.hardest);
         let header = Header {
             format: FORMAT,
