@@ -491,31 +491,16 @@ mod tests {
     fn spoils(saved: &[u8], coding: Coding) -> Vec<(Vec<u8>, String)> {
         let method = coding.method();
         let header_end = saved.iter().skip(MAGIC.len()).position(|&b| b == b'\n').unwrap() + MAGIC.len();
-        let header = String::from_utf8(saved[MAGIC.len()..header_end].to_vec()).unwrap();
-        let (whole, share) = header.split_once("\"share\":").unwrap();
-        let own = share.split_once("\"found\":[").unwrap().1.split_once(']').unwrap().0;
-        let newest: u64 = own.rsplit(',').next().unwrap().parse().unwrap();
-        let first: u64 = share
-            .split_once("\"first\":")
-            .unwrap()
-            .1
-            .split_once(',')
-            .unwrap()
-            .0
-            .parse()
-            .unwrap();
-        // The share's part, or the whole header when `from` is there.
-        let edit = |from: &str, to: &str| {
-            let edited = if share.contains(from) {
-                format!("{whole}\"share\":{}", share.replacen(from, to, 1))
-            } else {
-                header.replacen(from, to, 1)
-            };
-            assert_ne!(edited, header, "{from}");
-            let mut bytes = edited.into_bytes();
-            bytes.splice(0..0, saved[..MAGIC.len()].iter().copied());
+        let line = &saved[MAGIC.len()..header_end];
+        let first = serde_json::from_slice::<Header>(line).unwrap().share.unwrap().first;
+        // The header edited, and sealed again: these spoils are for the
+        // checks past the seal.
+        let edit = |change: &dyn Fn(&mut Header)| {
+            let mut header: Header = serde_json::from_slice(line).unwrap();
+            change(&mut header);
+            let mut bytes = MAGIC.to_vec();
+            bytes.extend(serde_json::to_vec(&header).unwrap());
             bytes.extend_from_slice(&saved[header_end..]);
-            // Sealed again: these spoils are for the checks past the seal.
             crate::checkpoint::reseal(&mut bytes);
             bytes
         };
@@ -528,23 +513,23 @@ mod tests {
             (saved[..saved.len() - 8].to_vec(), "bytes long".into()),
             // One more position of its own at remoteness 6 than it holds.
             (
-                edit(&format!(",{newest}]"), &format!(",{}]", newest + 1)),
+                edit(&|h| *h.share.as_mut().unwrap().found.last_mut().unwrap() += 1),
                 "holds other layers than its header counts".into(),
             ),
             (
-                edit("\"watched\":[", "\"watched\":[5,"),
+                edit(&|h| h.watched.insert(0, Some(5))),
                 "knows 5 watched positions, not 4".into(),
             ),
             (
-                edit("\"rank\":1", "\"rank\":0"),
+                edit(&|h| h.share.as_mut().unwrap().rank = 0),
                 "is the share of rank 0 of 2, not of rank 1 of 2".into(),
             ),
             (
-                edit(&format!("\"first\":{first},"), &format!("\"first\":{},", first + 1)),
+                edit(&|h| h.share.as_mut().unwrap().first += 1),
                 format!("starts at position {}, not {first}", first + 1),
             ),
             (
-                edit(&format!("\"method\":\"{method}\""), &format!("\"method\":\"{other}\"")),
+                edit(&|h| h.method = other.into()),
                 format!("is for method {other}, not {method}"),
             ),
         ]
