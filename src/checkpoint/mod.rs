@@ -589,9 +589,7 @@ fn histogram(table: &Stored) -> Vec<u64> {
             .fold(
                 || vec![0u64; 256],
                 |mut h, chunk| {
-                    for &c in chunk {
-                        h[usize::from(c)] += 1;
-                    }
+                    chunk.iter().for_each(|&c| h[usize::from(c)] += 1);
                     h
                 },
             )
@@ -608,14 +606,9 @@ fn histogram(table: &Stored) -> Vec<u64> {
                     || vec![0u64; 256],
                     |mut n, &w| {
                         let (lo, hi) = (w & M, w >> 1 & M);
-                        let masks = [!hi & !lo & M, !hi & lo, hi & !lo & M];
-                        let mut seen = 0;
-                        for (count, m) in n.iter_mut().zip(masks) {
-                            let c = u64::from(m.count_ones());
-                            *count += c;
-                            seen += c;
-                        }
-                        n[3] += 32 - seen;
+                        let seen = [!hi & !lo & M, !hi & lo, hi & !lo & M].map(|m| u64::from(m.count_ones()));
+                        n.iter_mut().zip(seen).for_each(|(count, c)| *count += c);
+                        n[3] += 32 - seen.iter().sum::<u64>();
                         n
                     },
                 )
