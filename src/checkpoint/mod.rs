@@ -58,7 +58,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{Xxh3Default, xxh3_64};
 
 use crate::board::Class;
-use crate::cleanup::{Pending, is_abandoned};
+use crate::cleanup::is_abandoned;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::mod3::{code_words, count_codes};
@@ -775,58 +775,15 @@ impl<'a> Checkpointer<'a> {
         expect("variant", header.variant.clone(), self.variant.name().to_owned())?;
         expect("start", header.start.clone(), self.start.clone())?;
         expect("class", Class::name_of(header.class), class.name().to_owned())?;
-        self.check_share(&header)?;
+        // A share of this worker's search, or no share at all.
+        match (self.share, header.share.as_ref().map(|s| (s.rank, s.ranks))) {
+            (None, Some(_)) => return Err(Refusal::WorkerShare),
+            (Some(_), None) => return Err(Refusal::NotAShare),
+            (Some(want), Some(found)) if found != want => return Err(Refusal::OtherRank { found, want }),
+            _ => {}
+        }
         expect("legal positions", header.length.to_string(), legal.to_string())?;
         Ok((header, (MAGIC.len() + line.len() + sealed.len()) as u64, size, reader))
-    }
-
-    /// Writes the checkpoint of `class` atomically: the magic line,
-    /// `header`, then the `payload` bytes that `body` writes.
-    fn write_atomically(
-        &mut self,
-        class: Class,
-        header: &Header,
-        payload: u64,
-        body: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
-    ) -> Result<PathBuf> {
-        let began = Instant::now();
-        let file = self.file(class);
-        let name = file.file_name().expect("a checkpoint file name").to_string_lossy();
-        let tmp = self.dir.join(format!("{name}.tmp-{}", std::process::id()));
-        let json = serde_json::to_vec(header).expect("a header serialises");
-        let mut head = MAGIC.to_vec();
-        head.extend_from_slice(&json);
-        head.extend_from_slice(format!("\n{SEAL}{}\n", seal(&json)).as_bytes());
-        check_file(&file)?;
-        let _pending = Pending::register(&tmp);
-        let result = (|| {
-            fs::create_dir_all(&self.dir)?;
-            let mut out = files::open_regular(
-                &tmp,
-                fs::OpenOptions::new().write(true).create(true).truncate(true),
-                Links::Refuse,
-            )
-            .map_err(|e| match e {
-                OpenError::NotRegular(kind) => std::io::Error::other(format!("{} is {kind}", crate::text::path(&tmp))),
-                OpenError::Io(e) => e,
-            })?;
-            out.write_all(&head)?;
-            body(&mut out)?;
-            out.sync_all()?;
-            drop(out);
-            fs::rename(&tmp, &file)?;
-            // Make the rename itself durable.
-            files::sync_dir(&self.dir);
-            Ok(())
-        })();
-        if let Err(e) = result {
-            let _ = fs::remove_file(&tmp);
-            return Err(Error::Io(file, e));
-        }
-        self.written.0 += 1;
-        self.written.1 += began.elapsed().as_secs_f64();
-        self.written.2 += head.len() as u64 + payload;
-        Ok(file)
     }
 }
 

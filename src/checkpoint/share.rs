@@ -18,19 +18,22 @@
 //! shares saved by a job of another size, and says how to resume them or
 //! discard them (`--restart`).
 
+use std::fs;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::rank_files::{ShareHeader, rank_files, rank_path};
 use super::refusal::Refusal;
 use super::{
-    CheckpointOptions, Checkpointer, FORMAT, Header, byte_sums, check, check_file, pack_summary, payload_checksum,
-    read_words, summary_words, table_bytes, word_sums, write_table,
+    CheckpointOptions, Checkpointer, FORMAT, Header, MAGIC, SEAL, byte_sums, check, check_file, pack_summary,
+    payload_checksum, read_words, seal, summary_words, table_bytes, word_sums, write_table,
 };
 use crate::board::Class;
+use crate::cleanup::Pending;
 use crate::error::{Error, Result};
+use crate::files::{self, Links, OpenError};
 use crate::mod3::code_words;
 use crate::solver::summary::NEXT;
 use crate::solver::{Coding, LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted};
@@ -71,21 +74,6 @@ impl<'a> Checkpointer<'a> {
         let mut checkpointer = Checkpointer::new(dir, variant, options, note);
         checkpointer.share = Some((rank, ranks));
         Ok(checkpointer)
-    }
-
-    /// Checks that `header` is of this checkpointer's kind: a share of this
-    /// worker's search, or no share at all.
-    pub(super) fn check_share(&self, header: &super::Header) -> std::result::Result<(), Refusal> {
-        match (self.share, &header.share) {
-            (None, None) => Ok(()),
-            (None, Some(_)) => Err(Refusal::WorkerShare),
-            (Some(_), None) => Err(Refusal::NotAShare),
-            (Some(want), Some(share)) if (share.rank, share.ranks) != want => Err(Refusal::OtherRank {
-                found: (share.rank, share.ranks),
-                want,
-            }),
-            (Some(_), Some(_)) => Ok(()),
-        }
     }
 
     /// Reads and checks this worker's checkpoint `file` of the share
@@ -150,50 +138,6 @@ impl<'a> Checkpointer<'a> {
         check(&snapshot, wanted)?;
         Ok((header, snapshot))
     }
-
-    /// Writes this worker's share `snapshot` atomically: a whole class's
-    /// checkpoint when this is not a worker's checkpointer. The header
-    /// carries the checksum of the payload: the table, then the summary
-    /// bytes packed, which no thread writes meanwhile.
-    fn write_snapshot(&mut self, snapshot: &SnapshotRef<'_>) -> Result<PathBuf> {
-        debug_assert!(snapshot.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
-        let range = &snapshot.range;
-        let summary = pack_summary(
-            snapshot.summary.iter().map(|s| s.load(Ordering::Relaxed)),
-            snapshot.summary.len() as u64,
-        );
-        let (sums, bytes) = match snapshot.table {
-            StoredRef::Bytes(cells) => (byte_sums(cells), cells.len() as u64),
-            StoredRef::TwoBit(words) => (word_sums(words, |w| w.load(Ordering::Relaxed)), 8 * words.len() as u64),
-        };
-        let checksum = payload_checksum((sums, bytes), &summary, snapshot.hardest);
-        let header = Header {
-            format: FORMAT,
-            variant: self.variant.name().to_owned(),
-            start: self.start.clone(),
-            class: snapshot.class.index(),
-            method: snapshot.table.coding().method().to_owned(),
-            length: range.end - range.start,
-            found: snapshot.found.to_vec(),
-            done: snapshot.done,
-            checksum: format!("{checksum:016x}"),
-            written: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-            hardest: snapshot.hardest.own.clone(),
-            mirrored_hardest: snapshot.hardest.mirrored.clone(),
-            watched: snapshot.watched.to_vec(),
-            share: self.share.map(|(rank, ranks)| ShareHeader {
-                rank,
-                ranks,
-                first: range.start,
-                found: snapshot.own.to_vec(),
-            }),
-        };
-        self.write_atomically(snapshot.class, &header, bytes + 8 * summary.len() as u64, |out| {
-            write_table(out, snapshot.table)?;
-            let bytes: Vec<u8> = summary.iter().flat_map(|w| w.to_le_bytes()).collect();
-            out.write_all(&bytes)
-        })
-    }
 }
 
 impl ShareCheckpoints for Checkpointer<'_> {
@@ -249,8 +193,83 @@ impl ShareCheckpoints for Checkpointer<'_> {
         }
     }
 
+    /// Writes this worker's share atomically ([`checkpoint`](super)): a
+    /// whole class's checkpoint when this is not a worker's checkpointer.
+    /// The header carries the checksum of the payload: the table, then the
+    /// summary bytes packed, which no thread writes meanwhile.
     fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
-        self.write_snapshot(&snapshot).map(drop)
+        debug_assert!(snapshot.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
+        let range = &snapshot.range;
+        let summary = pack_summary(
+            snapshot.summary.iter().map(|s| s.load(Ordering::Relaxed)),
+            snapshot.summary.len() as u64,
+        );
+        let (sums, bytes) = match snapshot.table {
+            StoredRef::Bytes(cells) => (byte_sums(cells), cells.len() as u64),
+            StoredRef::TwoBit(words) => (word_sums(words, |w| w.load(Ordering::Relaxed)), 8 * words.len() as u64),
+        };
+        let checksum = payload_checksum((sums, bytes), &summary, snapshot.hardest);
+        let header = Header {
+            format: FORMAT,
+            variant: self.variant.name().to_owned(),
+            start: self.start.clone(),
+            class: snapshot.class.index(),
+            method: snapshot.table.coding().method().to_owned(),
+            length: range.end - range.start,
+            found: snapshot.found.to_vec(),
+            done: snapshot.done,
+            checksum: format!("{checksum:016x}"),
+            written: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            hardest: snapshot.hardest.own.clone(),
+            mirrored_hardest: snapshot.hardest.mirrored.clone(),
+            watched: snapshot.watched.to_vec(),
+            share: self.share.map(|(rank, ranks)| ShareHeader {
+                rank,
+                ranks,
+                first: range.start,
+                found: snapshot.own.to_vec(),
+            }),
+        };
+        let began = Instant::now();
+        let file = self.file(snapshot.class);
+        let name = file.file_name().expect("a checkpoint file name").to_string_lossy();
+        let tmp = self.dir.join(format!("{name}.tmp-{}", std::process::id()));
+        let json = serde_json::to_vec(&header).expect("a header serialises");
+        let mut head = MAGIC.to_vec();
+        head.extend_from_slice(&json);
+        head.extend_from_slice(format!("\n{SEAL}{}\n", seal(&json)).as_bytes());
+        check_file(&file)?;
+        let _pending = Pending::register(&tmp);
+        let result = (|| {
+            fs::create_dir_all(&self.dir)?;
+            let mut out = files::open_regular(
+                &tmp,
+                fs::OpenOptions::new().write(true).create(true).truncate(true),
+                Links::Refuse,
+            )
+            .map_err(|e| match e {
+                OpenError::NotRegular(kind) => std::io::Error::other(format!("{} is {kind}", crate::text::path(&tmp))),
+                OpenError::Io(e) => e,
+            })?;
+            out.write_all(&head)?;
+            write_table(&mut out, snapshot.table)?;
+            let summary_bytes: Vec<u8> = summary.iter().flat_map(|w| w.to_le_bytes()).collect();
+            out.write_all(&summary_bytes)?;
+            out.sync_all()?;
+            drop(out);
+            fs::rename(&tmp, &file)?;
+            // Make the rename itself durable.
+            files::sync_dir(&self.dir);
+            Ok(())
+        })();
+        if let Err(e) = result {
+            let _ = fs::remove_file(&tmp);
+            return Err(Error::Io(file, e));
+        }
+        self.written.0 += 1;
+        self.written.1 += began.elapsed().as_secs_f64();
+        self.written.2 += head.len() as u64 + bytes + 8 * summary.len() as u64;
+        Ok(())
     }
 
     fn stopped(&mut self, class: Class, found: &[u64]) -> Error {
