@@ -409,13 +409,7 @@ pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), R
 
 /// The part of [`check`] that counts: sizes, coding, layers and codes.
 fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
-    let Snapshot {
-        found,
-        own,
-        table,
-        summary,
-        ..
-    } = state;
+    let (found, own, table, summary) = (&state.found, &state.own, &state.table, &state.summary);
     let (range, coding) = (&wanted.range, table.coding());
     let len = range.end - range.start;
     let blocks = wanted.blocks.end - wanted.blocks.start;
@@ -468,9 +462,7 @@ fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<()
 /// The part of [`check`] that reads the summary; `newest` is the newest
 /// layer's code.
 fn check_summary(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::result::Result<(), Refusal> {
-    let Snapshot {
-        own, table, summary, ..
-    } = state;
+    let (own, table, summary) = (&state.own, &state.table, &state.summary);
     if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
         return Err(Refusal::inconsistent("has a summary byte with unknown bits"));
     }
@@ -508,13 +500,7 @@ fn check_summary(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::resu
 /// The part of [`check`] that reads the hardest candidates; `newest` is
 /// the newest layer's code.
 fn check_hardest(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::result::Result<(), Refusal> {
-    let Snapshot {
-        own,
-        table,
-        summary,
-        hardest,
-        ..
-    } = state;
+    let (own, table, summary, hardest) = (&state.own, &state.table, &state.summary, &state.hardest);
     let range = &wanted.range;
     let expected = (*own.last().expect("at least the goal's layer") as usize).min(HARDEST);
     let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
@@ -549,9 +535,7 @@ fn check_hardest(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::resu
 
 /// The part of [`check`] that reads the watched positions.
 fn check_watched(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
-    let Snapshot {
-        found, table, watched, ..
-    } = state;
+    let (found, table, watched) = (&state.found, &state.table, &state.watched);
     let (range, coding) = (&wanted.range, table.coding());
     if watched.len() != wanted.watch.len() {
         return Err(Refusal::Inconsistent(format!(
