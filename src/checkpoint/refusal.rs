@@ -1,7 +1,7 @@
-//! Why a checkpoint is not resumed from. Reading a checkpoint returns a
-//! [`Refusal`] naming what was refused and why; only the note the user
-//! reads ("checkpoint `…` is of format 4, not 5: an older bishops wrote it;
-//! ignoring it and searching class a1 from the start") turns it into words.
+//! Why a checkpoint is not resumed from: a [`Refusal`], which only the note
+//! the user reads ("checkpoint `…` is of format 4, not 5: an older bishops
+//! wrote it; ignoring it and searching class a1 from the start") turns
+//! into words.
 
 use std::fmt;
 

@@ -1,22 +1,21 @@
 //! Checkpoints of the workers of a partitioned search (the ranks of an MPI
-//! job), each of which holds only its share of a class.
+//! job), each of which holds only its share of a class; one process's
+//! checkpoint is the share of the one worker, read and written by the same
+//! code here.
 //!
 //! Each worker saves its own share into its own database directory (a
 //! shared one on a cluster) as `.VARIANT.CLASS.rank-R-of-N.checkpoint`:
 //! the file of one process's checkpoint, of its own positions and blocks,
-//! whose header also names the share ([`ShareHeader`]): the worker, how
-//! many there are, its first position, and its own count of each layer,
-//! which its table must hold exactly ([`check`](super::check)). The
-//! header's `found` counts the whole class: whether the shares add up to
-//! it is for the workers to check together before they resume
-//! ([`search`](crate::solver::search)). One process's checkpoint is the
-//! share of the one worker, read and written by the same code here.
+//! whose header also names the share ([`ShareHeader`]), with its own count
+//! of each layer, which its table must hold exactly ([`check`](super::check)).
+//! The header's `found` counts the whole class: whether the shares add up
+//! to it is for the workers to check together before they resume
+//! ([`search`](crate::solver::search)).
 //!
 //! Worker 0 decides when every worker saves (the same interval and test
-//! hook as one process). A job of another size cannot take these shares:
-//! a solve by `N` workers refuses to start while the directory holds
-//! shares saved by a job of another size, and says how to resume them or
-//! discard them (`--restart`).
+//! hook as one process). A solve by `N` workers refuses to start while the
+//! directory holds shares saved by a job of another size, and says how to
+//! resume them or discard them (`--restart`).
 
 use std::fs;
 use std::io::{Read, Write};
@@ -296,7 +295,6 @@ impl ShareCheckpoints for Checkpointer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::fs;
     use std::path::PathBuf;
 
     use super::*;
@@ -313,12 +311,6 @@ mod tests {
 
     fn class() -> Class {
         Class::from_index(0).unwrap()
-    }
-
-    /// A file where worker 1 of 3 keeps its share of class a1 (what a job
-    /// of another size sees is its name).
-    fn save(dir: &Path, variant: &Variant) {
-        fs::write(rank_path(dir, variant.name(), class(), 1, 3), b"bishops checkpoint\n").unwrap();
     }
 
     /// A worker's checkpoints that read every share back as soon as they
@@ -339,10 +331,8 @@ mod tests {
         }
 
         fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
-            let saved = snapshot.to_owned();
-            let class = snapshot.class;
+            let (saved, file) = (snapshot.to_owned(), self.inner.file(snapshot.class));
             self.inner.save(snapshot)?;
-            let file = self.inner.file(class);
             let (_, read) = self
                 .inner
                 .read_snapshot(&file, &self.wanted)
@@ -558,7 +548,9 @@ mod tests {
     fn a_job_of_another_size_is_refused_until_restart() {
         let dir = fresh("other-size");
         let variant = Variant::named("5x4").unwrap();
-        save(&dir, &variant);
+        // Worker 1 of 3's share of class a1: a job of another size sees its name.
+        let save = || fs::write(rank_path(&dir, "5x4", class(), 1, 3), b"bishops checkpoint\n").unwrap();
+        save();
         let mut quiet = |_: &str| {};
         let e = Checkpointer::for_rank(&dir, &variant, CheckpointOptions::default(), &mut quiet, 0, 2)
             .err()
@@ -579,7 +571,7 @@ mod tests {
         assert!(rank_files(&dir, &variant).is_empty());
 
         // A finished solve removes every share, of any job.
-        save(&dir, &variant);
+        save();
         assert_eq!(rank_files(&dir, &variant).len(), 1);
         assert_eq!(crate::checkpoint::remove(&dir, &variant).len(), 1);
         assert!(rank_files(&dir, &variant).is_empty());
