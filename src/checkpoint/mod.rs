@@ -55,7 +55,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::{Xxh3Default, xxh3_64};
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::board::Class;
 use crate::cleanup::is_abandoned;
@@ -348,11 +348,8 @@ pub fn payload_checksum(table: (Vec<u64>, u64), summary: &[u64], hardest: &Layer
         sums.extend(word_sums(part, |&w| w));
     }
     let lengths = [table_bytes].into_iter().chain(rest.iter().map(|p| p.len() as u64));
-    let mut hasher = Xxh3Default::new();
-    for word in sums.into_iter().chain(lengths) {
-        hasher.update(&word.to_le_bytes());
-    }
-    hasher.digest()
+    let bytes: Vec<u8> = sums.into_iter().chain(lengths).flat_map(u64::to_le_bytes).collect();
+    xxh3_64(&bytes)
 }
 
 /// Words of the summary of `blocks` blocks, 8 bytes to a word.
