@@ -30,8 +30,7 @@ pub enum Refusal {
     HeaderChecksum,
     /// The checksum of its payload does not hold: the payload was changed.
     Checksum,
-    /// It is another solve's: of another method, variant, start, class or
-    /// size of class.
+    /// It is another solve's.
     OtherSolve {
         /// The header's field: `method`, `variant`, `start`, `class` or
         /// `legal positions`.
@@ -68,9 +67,8 @@ pub enum Refusal {
         /// The bytes its table and summary take.
         want: u64,
     },
-    /// What it holds disagrees with its own header, or breaks what a
-    /// search keeps at a layer boundary (its layer counts, its summary,
-    /// its hardest positions, its watched positions): how.
+    /// What it holds disagrees with its own header, or is no state a
+    /// search can be in ([`check`](super::check)): how.
     Inconsistent(String),
 }
 

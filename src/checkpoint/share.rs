@@ -192,10 +192,9 @@ impl ShareCheckpoints for Checkpointer<'_> {
         }
     }
 
-    /// Writes this worker's share atomically ([`checkpoint`](super)): a
-    /// whole class's checkpoint when this is not a worker's checkpointer.
-    /// The header carries the checksum of the payload: the table, then the
-    /// summary bytes packed, which no thread writes meanwhile.
+    /// Writes this worker's share atomically ([`checkpoint`](super)), a
+    /// whole class's checkpoint when this is not a worker's checkpointer;
+    /// no thread writes its table or summary meanwhile.
     fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
         debug_assert!(snapshot.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
         let range = &snapshot.range;
