@@ -308,10 +308,6 @@ mod tests {
         dir
     }
 
-    fn class() -> Class {
-        Class::from_index(0).unwrap()
-    }
-
     /// A worker's checkpoints that read every share back as soon as they
     /// save it: it must pass every check and be what was saved.
     struct ReadBack<'a, 'b> {
@@ -406,12 +402,11 @@ mod tests {
         })
     }
 
-    fn every_layer() -> CheckpointOptions {
-        CheckpointOptions {
-            interval: std::time::Duration::ZERO,
-            ..CheckpointOptions::default()
-        }
-    }
+    const EVERY_LAYER: CheckpointOptions = CheckpointOptions {
+        interval: std::time::Duration::ZERO,
+        stop_after: None,
+        restart: false,
+    };
 
     /// Every share saved at every boundary, of either table, with a
     /// mirrored class (9x6) or not (7x6), reads back as it was saved and
@@ -421,7 +416,7 @@ mod tests {
         for coding in [Coding::Bytes, Coding::TwoBit] {
             for name in ["7x6", "9x6"] {
                 let dir = fresh(&format!("every-{name}-{}", coding.method()));
-                for (result, notes, read) in workers(coding, &dir, name, 3, every_layer()) {
+                for (result, notes, read) in workers(coding, &dir, name, 3, EVERY_LAYER) {
                     result.unwrap();
                     assert!(notes.is_empty(), "{notes:?}");
                     assert!(read > 10, "{name}: {read} shares read back");
@@ -442,46 +437,41 @@ mod tests {
             let dir = fresh(&format!("spoiled-{method}"));
             let stop = CheckpointOptions {
                 stop_after: Some((None, 6)),
-                ..every_layer()
+                ..EVERY_LAYER
             };
             let run = |options| workers(coding, &dir, "7x6", 2, options);
-            let file = rank_path(&dir, "7x6", class(), 1, 2);
+            let a1 = Class::from_index(0).unwrap();
+            let file = rank_path(&dir, "7x6", a1, 1, 2);
             for result in run(stop) {
                 assert!(matches!(result.0, Err(Error::Stopped(_))), "{:?}", result.0);
             }
             let saved = fs::read(&file).unwrap();
+            let no_share = "not resuming class a1: rank 1 has no share";
             for (bytes, said) in spoils(&saved, coding) {
                 fs::write(&file, &bytes).unwrap();
-                let results = run(every_layer());
+                let results = run(EVERY_LAYER);
                 for (result, _, _) in &results {
                     assert!(result.is_ok(), "{method} {said}: {result:?}");
                 }
                 let (rank0, rank1) = (&results[0].1, &results[1].1);
-                assert!(
-                    rank1.iter().any(|n| n.contains(&said) && n.contains("ignoring it")),
-                    "{method} {said}: {rank1:?}"
-                );
-                assert!(
-                    rank0
-                        .iter()
-                        .any(|n| n.contains("not resuming class a1: rank 1 has no share")),
-                    "{method} {said}: {rank0:?}"
-                );
+                let ignored = |n: &String| n.contains(&said) && n.contains("ignoring it");
+                assert!(rank1.iter().any(ignored), "{method} {said}: {rank1:?}");
+                assert!(rank0.iter().any(|n| n.contains(no_share)), "{method} {said}: {rank0:?}");
                 // The search went on to the end, and saved its shares again:
                 // put back the stopped ones for the next spoil.
-                assert!(rank_path(&dir, "7x6", class(), 0, 2).exists());
+                assert!(rank_path(&dir, "7x6", a1, 0, 2).exists());
                 run(CheckpointOptions { restart: true, ..stop });
             }
             // Unspoiled, both resume.
             fs::write(&file, &saved).unwrap();
-            let results = run(every_layer());
+            let results = run(EVERY_LAYER);
             for (result, notes, _) in &results {
                 assert!(result.is_ok(), "{method}: {result:?}");
                 let resumed = notes.iter().filter(|n| n.starts_with("resuming 7x6 class a1")).count();
                 assert_eq!(resumed, 1, "{method}: {notes:?}");
             }
             // A one-process solve does not take a worker's share.
-            fs::write(path(&dir, "7x6", class()), &saved).unwrap();
+            fs::write(path(&dir, "7x6", a1), &saved).unwrap();
             let variant = Variant::named("7x6").unwrap();
             let index = variant.classes()[0].tight_index();
             let mut notes = Vec::new();
@@ -548,17 +538,16 @@ mod tests {
         let dir = fresh("other-size");
         let variant = Variant::named("5x4").unwrap();
         // Worker 1 of 3's share of class a1: a job of another size sees its name.
-        let save = || fs::write(rank_path(&dir, "5x4", class(), 1, 3), b"bishops checkpoint\n").unwrap();
+        let share = rank_path(&dir, "5x4", variant.classes()[0].class, 1, 3);
+        let save = || fs::write(&share, b"bishops checkpoint\n").unwrap();
         save();
         let mut quiet = |_: &str| {};
         let e = Checkpointer::for_rank(&dir, &variant, CheckpointOptions::default(), &mut quiet, 0, 2)
             .err()
             .unwrap();
         assert!(matches!(e, Error::Usage(_)), "{e}");
-        assert!(
-            e.to_string().contains("mpirun -np 3") && e.to_string().contains("--restart"),
-            "{e}"
-        );
+        let said = e.to_string();
+        assert!(said.contains("mpirun -np 3") && said.contains("--restart"), "{e}");
         let restart = CheckpointOptions {
             restart: true,
             ..CheckpointOptions::default()
