@@ -6,11 +6,11 @@
 //! Each worker saves its own share into its own database directory (a
 //! shared one on a cluster) as `.VARIANT.CLASS.rank-R-of-N.checkpoint`:
 //! the file of one process's checkpoint, of its own positions and blocks,
-//! whose header also names the share ([`ShareHeader`]), with its own count
-//! of each layer, which its table must hold exactly ([`check`](super::check)).
-//! The header's `found` counts the whole class: whether the shares add up
-//! to it is for the workers to check together before they resume
-//! ([`search`](crate::solver::search)).
+//! whose header also names the share ([`ShareHeader`]), with its own
+//! count of each layer, which its table must hold exactly
+//! ([`check`](super::check)). The header's `found` counts the whole class:
+//! whether the shares add up to it is for the workers to check together
+//! before they resume ([`search`](crate::solver::search)).
 //!
 //! Worker 0 decides when every worker saves (the same interval and test
 //! hook as one process). A solve by `N` workers refuses to start while the
