@@ -41,8 +41,7 @@
 //! | a position's neighbours, block by block | `kernel` |
 //! | push or pull, by measured rates | `direction` ([`Rates`]) |
 //! | the images of found positions, in batches | `images` |
-//! | a layer's pass over the blocks, on every thread | `layer` (`each_block`) |
-//! | where a search starts, what it reports, the too-deep error | `layer` |
+//! | a layer's pass over the blocks on every thread (`each_block`); where a search starts, what it reports, the too-deep error | `layer` |
 //! | the hardest positions kept during a search | `hardest` |
 //! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]) |
 //! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
@@ -95,10 +94,9 @@ pub enum Method {
     Tight,
     /// One-core search over the dense public hash.
     Dense,
-    /// Parallel search over the tight index keeping two bits per position,
-    /// the remoteness mod 3 ([`search::two_bit`]), for boards too large for a byte
-    /// per position. Run by [`Plan::solve_two_bit`]; [`Plan::solve`] gives
-    /// byte tables and runs the tight search for it.
+    /// Parallel search over the tight index keeping the remoteness mod 3
+    /// ([`search::two_bit`]). Run by [`Plan::solve_two_bit`]; [`Plan::solve`]
+    /// gives byte tables and runs the tight search for it.
     TwoBit,
 }
 
@@ -114,13 +112,12 @@ impl Method {
 }
 
 /// The tables one search filled, as a writer or a reader of its answers
-/// takes them: a byte per position ([`Solution`]) or two bits
-/// ([`TwoBitSolution`]).
+/// takes them.
 #[derive(Clone, Copy, Debug)]
 pub enum Tables<'a> {
-    /// From the byte searches.
+    /// A byte a position, from the byte searches.
     Bytes(&'a Solution),
-    /// From the two-bit search.
+    /// Two bits a position, from the two-bit search.
     TwoBit(&'a TwoBitSolution),
     /// Not held in this process: handed over as they come.
     Streamed(&'a Streamed<'a>),
@@ -130,17 +127,6 @@ pub enum Tables<'a> {
 /// tight-index order and in pieces of any length, to `sink`: bytes of
 /// remoteness, or each block's two-bit codes packed ([`Streamed::residues`]).
 pub type CellPipe<'a> = dyn FnMut(usize, &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> + 'a;
-
-impl std::fmt::Debug for Streamed<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Streamed")
-            .field("stats", &self.stats)
-            .field("mirrored", &self.mirrored)
-            .field("starts", &self.starts)
-            .field("residues", &self.residues)
-            .finish_non_exhaustive()
-    }
-}
 
 /// Tables not held in this process: every class's statistics and start
 /// remoteness are known, and the cells of each searched class come through
@@ -161,6 +147,17 @@ pub struct Streamed<'a> {
     pub residues: bool,
     /// Where the cells of the searched classes come from.
     pub cells: std::cell::RefCell<&'a mut CellPipe<'a>>,
+}
+
+impl std::fmt::Debug for Streamed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streamed")
+            .field("stats", &self.stats)
+            .field("mirrored", &self.mirrored)
+            .field("starts", &self.starts)
+            .field("residues", &self.residues)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> Tables<'a> {
@@ -286,24 +283,16 @@ impl Solution {
     /// no legal position has it. A mirrored class answers through its source.
     pub fn cell(&self, k: usize, hash: u64) -> Cell {
         let class = &self.classes[k];
-        match &class.table {
-            ClassTable::Own(cells) => match class.index.from_hash(hash) {
-                Some(i) => Cell(cells[i as usize]),
-                None => Cell::ILLEGAL,
-            },
+        let (source, i) = match &class.table {
+            ClassTable::Own(_) => (class, class.index.from_hash(hash)),
+            ClassTable::Mirrored { .. } if hash >= class.dense.len() => return Cell::ILLEGAL,
             ClassTable::Mirrored { from, mirror } => {
-                if hash >= class.dense.len() {
-                    return Cell::ILLEGAL;
-                }
-                let image = mirror.part(class.dense.unrank(hash));
                 let source = &self.classes[*from];
-                match (&source.table, source.index.rank(image)) {
-                    (ClassTable::Own(cells), Some(i)) => Cell(cells[i as usize]),
-                    (ClassTable::Mirrored { .. }, _) => unreachable!("a class mirrors a searched one"),
-                    (_, None) => Cell::ILLEGAL,
-                }
+                (source, source.index.rank(mirror.part(class.dense.unrank(hash))))
             }
-        }
+        };
+        let cells = source.own().expect("a class mirrors a searched one");
+        i.map_or(Cell::ILLEGAL, |i| Cell(cells[i as usize]))
     }
 
     /// The cells of class `k` in tight-index order: borrowed when the class
@@ -433,21 +422,14 @@ impl<'a> Plan<'a> {
     /// The peak memory of a byte search by `method` (the tight search for
     /// [`Method::TwoBit`]).
     pub fn byte_memory_bytes(&self, method: Method) -> u64 {
-        let tables: u64 = self
-            .indices
-            .iter()
-            .enumerate()
-            .map(|(k, i)| if self.mirrors[k].is_some() { 0 } else { i.len() } + i.table_bytes())
-            .sum();
+        let tables: u64 = self.searched().map(TightIndex::len).sum();
+        let index: u64 = self.indices.iter().map(TightIndex::table_bytes).sum();
         let search = match method {
             // The bitmap of the class being searched, a bit per position,
             // and its per-block summary and canonical-block flags.
             Method::Tight | Method::TwoBit => self
-                .indices
-                .iter()
-                .enumerate()
-                .filter(|&(k, _)| self.mirrors[k].is_none())
-                .map(|(_, i)| i.len().div_ceil(64) * 8 + 2 * i.white_sets())
+                .searched()
+                .map(|i| i.len().div_ceil(64) * 8 + 2 * i.white_sets())
                 .max()
                 .unwrap_or(0),
             Method::Dense => self
@@ -459,7 +441,7 @@ impl<'a> Plan<'a> {
                 .max()
                 .unwrap_or(0),
         };
-        tables + search
+        tables + index + search
     }
 
     /// The peak memory of a two-bit solve ([`solve_two_bit`](Self::solve_two_bit))
@@ -469,17 +451,19 @@ impl<'a> Plan<'a> {
     /// being searched, and the index tables. Nothing else grows with the
     /// positions: the hardest candidates are a few lists of [`HARDEST`].
     pub fn two_bit_memory_bytes(&self) -> u64 {
-        let searched = || {
-            self.indices
-                .iter()
-                .enumerate()
-                .filter(|&(k, _)| self.mirrors[k].is_none())
-                .map(|(_, i)| i)
-        };
-        let tables: u64 = searched().map(|i| mod3::code_words(i.len()) * 8).sum();
-        let summaries = searched().map(|i| 2 * i.white_sets()).max().unwrap_or(0);
+        let tables: u64 = self.searched().map(|i| mod3::code_words(i.len()) * 8).sum();
+        let summaries = self.searched().map(|i| 2 * i.white_sets()).max().unwrap_or(0);
         let index: u64 = self.indices.iter().map(TightIndex::table_bytes).sum();
         tables + summaries + index
+    }
+
+    /// The tight index of each class searched, not mirrored.
+    fn searched(&self) -> impl Iterator<Item = &TightIndex> {
+        self.indices
+            .iter()
+            .zip(&self.mirrors)
+            .filter(|(_, m)| m.is_none())
+            .map(|(i, _)| i)
     }
 
     /// Runs the solve by the two-bit search ([`search`]), whatever the
@@ -614,9 +598,7 @@ pub fn solve(variant: &Variant, observe: &mut dyn FnMut(Event)) -> Result<Soluti
 /// images of the source's positions of the largest remoteness, lowest
 /// public hash (`dense`) first.
 fn mirrored_stats(source: &ClassSolution, mirror: &Mirror, dense: &DenseIndex) -> ClassStats {
-    let ClassTable::Own(cells) = &source.table else {
-        unreachable!("a class mirrors a searched one")
-    };
+    let cells = source.own().expect("a class mirrors a searched one");
     let back = mirror.inverse();
     let index = &source.index;
     let hardest = match source.stats.max_remoteness() {
@@ -650,9 +632,7 @@ fn mirrored_stats(source: &ClassSolution, mirror: &Mirror, dense: &DenseIndex) -
 /// The table of a class whose positions mirror those of `source`'s class:
 /// each position's remoteness is its mirror image's.
 fn derive_by_mirror(source: &ClassSolution, mirror: &Mirror, index: &TightIndex) -> Vec<u8> {
-    let ClassTable::Own(source_cells) = &source.table else {
-        unreachable!("a class mirrors a searched one")
-    };
+    let source_cells = source.own().expect("a class mirrors a searched one");
     let mut cells = vec![0u8; index.len() as usize];
     // One slice of the table per block, so blocks fill in parallel.
     let mut blocks = Vec::with_capacity(index.white_sets() as usize);
