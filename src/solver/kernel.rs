@@ -32,7 +32,6 @@ pub(super) struct Ranker {
 }
 
 impl Ranker {
-    /// The ranker of the subsets of `within`.
     #[inline]
     pub(super) fn new(within: Bitboard) -> Ranker {
         // Only the cells of `within` are ever looked up.
@@ -141,7 +140,7 @@ fn colex_len(bits: u64, len: usize) -> u64 {
     }
 }
 
-/// The most black bishops whose cells [`Kernel::neighbours_in`] lists once per
+/// The most black bishops whose cells [`Kernel::neighbours_via_in`] lists once per
 /// position; larger sets are ranked from their bitboard for every move.
 const LISTED: usize = 8;
 
@@ -200,7 +199,7 @@ pub(super) struct Block {
     /// The ranker of each white move's safe cells, in the order of
     /// `white_moves`, when the block was filled for [`Tables`](super::isa::Tables).
     move_rankers: Vec<Ranker>,
-    /// Whether [`Kernel::neighbours_in`] gives black moves. A pull layer turns
+    /// Whether [`Kernel::neighbours_via_in`] gives black moves. A pull layer turns
     /// them off in a block with no position at the layer's depth, where no
     /// black move could find one.
     pub(super) black_moves: bool,
@@ -225,7 +224,6 @@ pub(super) struct Kernel<'a> {
 }
 
 impl<'a> Kernel<'a> {
-    /// The kernel of `index`, a tight index over `geo`.
     pub(super) fn new(geo: &'a Geometry, index: &'a TightIndex) -> Kernel<'a> {
         let black = index.black() as usize;
         Kernel {
@@ -316,11 +314,8 @@ impl<'a> Kernel<'a> {
         });
     }
 
-    /// Calls `f` with the tight index of every position one move from the
-    /// position of `block` with black set `black`, black moves first (they
-    /// stay in the block, so their cells are near), until `f` returns true;
-    /// returns whether it did. Ranks with `isa`, for a block
-    /// filled for it by [`block_in`](Self::block_in).
+    /// As [`neighbours_via_in`](Self::neighbours_via_in), with the tight
+    /// index alone.
     #[inline(always)]
     pub(super) fn neighbours_in<I: Isa>(
         &self,
@@ -329,38 +324,23 @@ impl<'a> Kernel<'a> {
         black: Bitboard,
         mut f: impl FnMut(u64) -> bool,
     ) -> bool {
-        self.neighbour_parts_in(
-            isa,
-            block,
-            black,
-            #[inline(always)]
-            |i, _| f(i),
-        )
-    }
-
-    /// As [`neighbour_parts_in`](Self::neighbour_parts_in), ranking with `isa`,
-    /// for a block filled for it by [`block_in`](Self::block_in).
-    #[inline(always)]
-    pub(super) fn neighbour_parts_in<I: Isa>(
-        &self,
-        isa: I,
-        block: &Block,
-        black: Bitboard,
-        mut f: impl FnMut(u64, Part) -> bool,
-    ) -> bool {
         self.neighbours_via_in(
             isa,
             block,
             black,
             #[inline(always)]
-            |i, part, _| f(i, part),
+            |i, _, _| f(i),
         )
     }
 
-    /// As [`neighbour_parts_in`](Self::neighbour_parts_in), saying also
-    /// how each neighbour was reached: a search split between workers
-    /// works out once per white move, not once per neighbour, whose block
-    /// the move leads to.
+    /// Calls `f` with the tight index, the position and the way it was
+    /// reached of every position one move from the position of `block` with
+    /// black set `black`, black moves first (they stay in the block, so
+    /// their cells are near), until `f` returns true; returns whether it
+    /// did. Ranks with `isa`, for a block filled for it by
+    /// [`block_in`](Self::block_in). The way ([`Via`]) lets a search split
+    /// between workers work out once per white move, not once per
+    /// neighbour, whose block the move leads to.
     #[inline(always)]
     pub(super) fn neighbours_via_in<I: Isa>(
         &self,
@@ -373,20 +353,16 @@ impl<'a> Kernel<'a> {
             || self.white_neighbours(isa, block, black, f)
     }
 
-    /// Calls `f` with every position one move from the positions of
-    /// `block` whose black sets are `blacks`, as
-    /// [`neighbour_parts_in`](Self::neighbour_parts_in) does for each in
-    /// turn, but move by move for the white moves: every black set through
-    /// one white move, then the next. A white move's neighbours all lie in
-    /// one block, in the order of `blacks` when they are in colex order, so
-    /// the table is read in runs instead of hopping between blocks. For a
-    /// push, which visits every neighbour. In a search split between
-    /// workers, a white move that [`Block::routes`]
-    /// sends to another worker gives `away` the bit of each of its
-    /// neighbours (its route plus the neighbour's index), decided once for
-    /// the move rather than once for each neighbour; the other neighbours
-    /// go to `f`. With no routes, every neighbour goes to `f`. Returns
-    /// how many neighbours there were, both ways.
+    /// For a push, which visits every neighbour: as
+    /// [`neighbours_via_in`](Self::neighbours_via_in) for each of `blacks`
+    /// in turn, but move by move for the white moves: every black set
+    /// through one white move, then the next. A white move's neighbours all
+    /// lie in one block, in the order of `blacks` when they are in colex
+    /// order, so the table is read in runs instead of hopping between
+    /// blocks. A white move that [`Block::routes`] sends to another worker
+    /// gives `away` the bit of each of its neighbours (its route plus the
+    /// neighbour's index), decided once per move; every other neighbour
+    /// goes to `f`. Returns how many neighbours there were, both ways.
     #[inline(always)]
     pub(super) fn each_neighbour_routed_in<I: Isa>(
         &self,
@@ -433,7 +409,7 @@ impl<'a> Kernel<'a> {
         neighbours
     }
 
-    /// As [`neighbour_parts_in`](Self::neighbour_parts_in), black moves
+    /// As [`neighbours_via_in`](Self::neighbours_via_in), black moves
     /// only: they keep the white set, so they stay in the block.
     #[inline(always)]
     fn black_neighbours<I: Isa>(
@@ -469,7 +445,7 @@ impl<'a> Kernel<'a> {
         false
     }
 
-    /// As [`neighbour_parts_in`](Self::neighbour_parts_in), white moves
+    /// As [`neighbours_via_in`](Self::neighbours_via_in), white moves
     /// only: each goes to another block, legal when black stays safe there.
     #[inline(always)]
     fn white_neighbours<I: Isa>(
@@ -562,9 +538,26 @@ mod tests {
         let mut block = Block::default();
         for r in 0..index.white_sets() {
             kernel.block_in(isa, r, &mut block, |_| true);
-            // Move by move over the whole block: the same neighbours as
-            // position by position.
+            // Position by position, against the rules.
             let blacks: Vec<Bitboard> = Subsets::new(index.safe(r), index.black()).collect();
+            let mut one_by_one = Vec::new();
+            for (j, &black) in blacks.iter().enumerate() {
+                let part = index.unrank(block.start + j as u64);
+                let mut expected = Vec::new();
+                part.for_each_move(geo, |_, _, _, after| expected.push(index.rank(after).unwrap()));
+                let mut found = Vec::new();
+                kernel.neighbours_via_in(isa, &block, black, |n, after, via| {
+                    assert_eq!(index.rank(after), Some(n));
+                    check_via(index, &block, r, n, via);
+                    found.push(n);
+                    one_by_one.push((n, after));
+                    false
+                });
+                expected.sort_unstable();
+                found.sort_unstable();
+                assert_eq!(found, expected, "{part:?}");
+            }
+            // Move by move over the whole block: the same neighbours.
             let mut together = Vec::new();
             let count = kernel.each_neighbour_routed_in(
                 isa,
@@ -577,32 +570,9 @@ mod tests {
                 },
             );
             assert_eq!(count, together.len() as u64);
-            let mut one_by_one = Vec::new();
-            for &black in &blacks {
-                kernel.neighbours_via_in(isa, &block, black, |n, after, via| {
-                    one_by_one.push((n, after));
-                    check_via(index, &block, r, n, via);
-                    false
-                });
-            }
             together.sort_unstable_by_key(|&(n, after)| (n, after.white.0, after.black.0));
             one_by_one.sort_unstable_by_key(|&(n, after)| (n, after.white.0, after.black.0));
             assert_eq!(together, one_by_one);
-            for (j, black) in Subsets::new(index.safe(r), index.black()).enumerate() {
-                let i = index.block(r).start + j as u64;
-                let part = index.unrank(i);
-                let mut expected = Vec::new();
-                part.for_each_move(geo, |_, _, _, after| expected.push(index.rank(after).unwrap()));
-                let mut found = Vec::new();
-                kernel.neighbour_parts_in(isa, &block, black, |n, after| {
-                    assert_eq!(index.rank(after), Some(n));
-                    found.push(n);
-                    false
-                });
-                expected.sort_unstable();
-                found.sort_unstable();
-                assert_eq!(found, expected, "{part:?}");
-            }
         }
     }
 
