@@ -3,11 +3,9 @@
 //! positions of its range of blocks ([`Partition::by_work`], moved as the
 //! search goes). Every worker knows every class's statistics and the
 //! start's remoteness when each search ends ([`Shares::summary`]); each
-//! searched class's table then comes to worker 0 as a stream in
-//! tight-index order, one worker's share after another in pieces of at
-//! most [`PIECE`] bytes ([`Shares::send`]), which worker 0 writes a block
-//! at a time as they come. One process's solve is the same with one worker
-//! ([`Plan::solve`]).
+//! searched class's table then comes to worker 0 ([`Shares::send`]), which
+//! writes it a block at a time as it comes. One process's solve is the
+//! same with one worker ([`Plan::solve`]).
 //!
 //! Every step is collective: every worker calls the same functions in the
 //! same order, and a worker that fails leaves the others waiting, so the
@@ -78,11 +76,8 @@ impl<'a> Plan<'a> {
         self.shares::<ByteTable, X>(transport, checkpoints, true, observe)
     }
 
-    /// As [`search_shares`](Self::search_shares), by two bits a position.
-    ///
-    /// # Errors
-    ///
-    /// As [`search_shares`](Self::search_shares).
+    /// As [`search_shares`](Self::search_shares) (errors included), by two
+    /// bits a position.
     pub fn search_two_bit_shares<X: Transport + ?Sized>(
         self,
         transport: &mut X,
@@ -223,16 +218,15 @@ impl<D> Shares<D> {
     /// The solution of `variant`, whose every class this worker searched
     /// alone: the share of each searched class is its whole table.
     pub(super) fn into_solution(self, variant: &Variant) -> Solution<D> {
-        let mut shares = self.shares;
         let classes = variant
             .classes()
             .iter()
             .zip(self.indices)
             .zip(self.mirrors)
             .zip(self.summary.stats)
-            .enumerate()
-            .map(|(k, (((spec, index), mirror), stats))| {
-                let table = match (mirror, shares[k].take()) {
+            .zip(self.shares)
+            .map(|((((spec, index), mirror), stats), share)| {
+                let table = match (mirror, share) {
                     (Some((from, mirror)), _) => ClassTable::Mirrored { from, mirror },
                     (None, Some(share)) => {
                         assert_eq!(share.range, 0..index.len(), "a share of the whole class");
@@ -258,16 +252,10 @@ impl<D> Shares<D> {
 
 /// A worker's share of a class's table, as it goes to worker 0.
 pub trait Cells: Sized {
-    /// Whether the cells sent are two-bit codes, each block's packed four
-    /// a byte as the residues layout stores them, rather than bytes of
-    /// remoteness.
+    /// As [`Streamed::residues`](super::Streamed::residues).
     const RESIDUES: bool;
 
-    /// [`Shares::send`] for shares of this kind.
-    ///
-    /// # Errors
-    ///
-    /// As [`Shares::send`].
+    /// [`Shares::send`] for shares of this kind, errors included.
     fn send<X: Transport + ?Sized>(
         shares: &Shares<Self>,
         transport: &mut X,
