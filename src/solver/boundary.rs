@@ -1,8 +1,7 @@
 //! A search's state at a layer boundary, and where it is saved: the seam
 //! between the searches and their checkpoints
-//! ([`checkpoint`](crate::checkpoint) saves to files). Every tight search,
-//! byte or two-bit, is run by the workers of a partitioned search (a whole
-//! class being the share of one worker), and each worker hands its share's
+//! ([`checkpoint`](crate::checkpoint) saves to files). Each worker of a
+//! search (a whole class being the share of one worker) hands its share's
 //! state to a [`ShareCheckpoints`] at layer boundaries and can start from a
 //! saved one.
 
@@ -34,8 +33,7 @@ pub enum Save {
     AndStop,
 }
 
-/// How a table keeps a position: its remoteness in a byte, or its
-/// remoteness mod 3 in two bits.
+/// How a table keeps a position.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Coding {
     /// A byte a position: the remoteness, or
@@ -208,8 +206,7 @@ impl SnapshotRef<'_> {
     }
 }
 
-/// The share a worker asks its checkpoints for: of which class and table,
-/// which blocks and positions, and what it must hold besides.
+/// The share a worker asks its checkpoints for.
 #[derive(Clone, Debug)]
 pub struct Wanted<'a> {
     /// The class searched.
@@ -315,7 +312,6 @@ pub(crate) mod memory {
     }
 
     impl<'a> Memory<'a> {
-        /// Worker `worker`'s checkpoints in `shares`, stopping after layer `stop`.
         pub(crate) fn new(worker: usize, shares: &'a Mutex<Vec<Option<Snapshot>>>, stop: Option<usize>) -> Self {
             Memory {
                 worker,
@@ -332,7 +328,11 @@ pub(crate) mod memory {
         }
 
         fn due(&mut self, _: Class, found: &[u64], done: bool) -> Save {
-            due(self.stop, found, done)
+            if !done && Some(found.len() - 1) == self.stop {
+                Save::AndStop
+            } else {
+                Save::Yes
+            }
         }
 
         fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
@@ -342,15 +342,6 @@ pub(crate) mod memory {
 
         fn note(&mut self, text: &str) {
             self.notes.push(text.to_owned());
-        }
-    }
-
-    /// Saves at every boundary, and stops after layer `stop`.
-    fn due(stop: Option<usize>, found: &[u64], done: bool) -> Save {
-        if !done && Some(found.len() - 1) == stop {
-            Save::AndStop
-        } else {
-            Save::Yes
         }
     }
 }
