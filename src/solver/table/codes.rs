@@ -6,41 +6,26 @@
 //! "Minimizing Disk I/O in Two-Bit Breadth-First Search", AAAI 2008).
 //!
 //! The table holds, per position, a [code](crate::mod3::Mod3Table::get): unseen, or the
-//! remoteness mod 3. That is enough to run the search and to answer exact
-//! queries afterwards, because the state graph is undirected: the
-//! neighbours of a position at remoteness `k` are at `k − 1`, `k` or
-//! `k + 1`, which differ mod 3, so a neighbour whose residue is one less
-//! mod 3 is exactly one move closer ([`exact::descend`](crate::mod3::exact::descend)).
+//! remoteness mod 3. That is enough to run the search, and exact values
+//! come back afterwards by [`descent`](crate::mod3::exact).
 //!
-//! # A layer
+//! Layer `d` finds layer `d + 1` by a pull or a push (see
+//! [`search`](crate::solver::search)), and the codes suffice for both:
 //!
-//! Layer `d` finds layer `d + 1` in one of two directions:
-//!
-//! - *pull*: every unseen position with a neighbour coded `d mod 3` is at
-//!   `d + 1`. An unseen position lies deeper than `d`, so each of its
+//! - *pull*: an unseen position lies deeper than `d`, so each of its
 //!   neighbours lies at `d` or deeper, and one coded `d mod 3` is at `d`
 //!   exactly.
-//! - *push*: every position coded `d mod 3` is expanded and its unseen
-//!   neighbours are at `d + 1`. The code also marks layers `d − 3`,
-//!   `d − 6`, …; their neighbours were all reached long ago, so expanding
-//!   them again costs time and changes nothing. Only the blocks that hold a
-//!   position of layer `d` are visited, so while the layers grow little is
-//!   expanded twice.
+//! - *push*: the code of layer `d` also marks layers `d − 3`, `d − 6`, …;
+//!   their neighbours were all reached long ago, so expanding them again
+//!   costs time and changes nothing. Only the blocks that hold a position
+//!   of layer `d` are visited, so while the layers grow little is expanded
+//!   twice.
 //!
-//! # The hardest positions
-//!
-//! A code no longer tells the last layer from older ones of its residue,
-//! so the hardest positions are those the search kept as it wrote the
-//! newest layer (`hardest`), saved with the table at every boundary.
-//!
-//! # Memory
-//!
-//! 2 bits per legal position of the class, a summary byte and a
-//! canonical-block flag per white set, and the tight index tables: 14.95 GiB
-//! of table for a class of 12x10. When the two classes are mirror images
-//! only one is searched and the other is answered through the mirror
-//! ([`ClassTable::Mirrored`](crate::solver::ClassTable::Mirrored)), so no
-//! second table is ever built.
+//! A code does not tell the newest layer from older ones of its residue:
+//! the hardest positions are kept as the layer is written (`hardest`).
+//! The table's memory is
+//! [`Plan::two_bit_memory_bytes`](crate::solver::Plan::two_bit_memory_bytes):
+//! 14.95 GiB of table for a class of 12x10.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,10 +1,7 @@
 //! The tables a tight search fills, as one worker holds its share of one:
-//! a byte a position ([`bytes`], its remoteness) or two bits
-//! ([`codes`], its remoteness mod 3). The search
-//! ([`search`](super::search)) is written once over
-//! [`Table`]; a table says how a position is read, claimed for a new layer
-//! and scanned, and how its share is saved and resumed. A third kind of
-//! table is one more implementation of it.
+//! a byte a position ([`bytes`], its remoteness) or two bits ([`codes`],
+//! its remoteness mod 3). The search ([`search`](super::search)) is written
+//! once over [`Table`]: a third kind of table is one more implementation.
 //!
 //! A *code* is what a table keeps of a remoteness, as [`Table::code`]
 //! gives it: the remoteness itself in a byte table, the remoteness mod 3 in
@@ -72,7 +69,6 @@ pub(super) trait Table: Sized + Sync {
     /// The codes as [`from_words`](Self::from_words) takes them.
     fn into_words(self) -> Vec<u64>;
 
-    /// The codes, as the search hands them over.
     fn finish(self) -> Self::Done;
 
     /// Calls `f(i, black)` for every position `i` of block `r` of `index`
@@ -116,12 +112,11 @@ pub(super) trait Table: Sized + Sync {
 }
 
 /// This worker's saved share as `wanted` describes it, from `checkpoints`,
-/// if there is one that fits it: a table of this kind and length, a summary
-/// byte for each block, a count of its own for each layer, the hardest
-/// candidates of a mirroring class when asked for, and a remoteness slot
-/// for each watched position. What it holds besides is for `checkpoints`
-/// to check (a file's checkpoints check every byte) and for the workers to
-/// agree on.
+/// if its shape fits: a table of this kind and length, a summary byte for
+/// each block, a count of its own for each layer, the hardest candidates of
+/// a mirroring class when asked for, and a slot for each watched position.
+/// Its contents are for `checkpoints` to check (a file's checkpoints check
+/// every byte) and for the workers to agree on.
 pub(super) fn resume<T: Table>(checkpoints: &mut dyn ShareCheckpoints, wanted: &Wanted<'_>) -> Option<Snapshot<T>> {
     let saved = checkpoints.resume(wanted)?;
     let Wanted { blocks, range, .. } = wanted;
