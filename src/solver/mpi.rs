@@ -1,7 +1,7 @@
-//! The workers of a partitioned search ([`partition`](super::partition)) as
-//! the ranks of an MPI job: `mpirun -np N bishops solve VARIANT` on one
-//! machine or many. Built only with the cargo feature `mpi`, over the
-//! system's MPI library (rsmpi's `mpi` crate).
+//! The workers of a search ([`search`](super::search)) as the ranks of an
+//! MPI job: `mpirun -np N bishops solve VARIANT` on one machine or many.
+//! Built only with the cargo feature `mpi`, over the system's MPI library
+//! (rsmpi's `mpi` crate).
 //!
 //! [`MpiTransport`] carries the one collective a partitioned search needs,
 //! an all-to-all of byte streams, as `MPI_Alltoallv`: the lengths go first
