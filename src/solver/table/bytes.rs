@@ -45,7 +45,6 @@ pub(in crate::solver) struct ByteTable {
 }
 
 impl ByteTable {
-    /// The share of the cells `cells` from tight index `base`.
     fn of(base: u64, cells: Vec<u8>) -> ByteTable {
         ByteTable {
             base,
@@ -260,8 +259,7 @@ fn byte_mask(chunk: &[u8], value: u8) -> u64 {
     mask
 }
 
-/// The table as plain bytes, for the passes between layers: the exclusive
-/// borrow keeps every atomic access away while the bytes are read.
+/// The table as plain bytes, for the passes between layers.
 fn plain(cells: &mut [AtomicU8]) -> &[u8] {
     // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, and
     // `cells` is borrowed exclusively for as long as the result lives.
@@ -293,8 +291,7 @@ fn mark(bits: &mut [AtomicU64], cells: &mut [AtomicU8], value: u8, equal: bool) 
 }
 
 /// Ends a push layer: sets every cell that the bitmap marks reached and the
-/// table does not yet hold to `next`. Like
-/// [`mark`], it reads and writes the table as plain bytes.
+/// table does not yet hold to `next`, as plain bytes, as [`mark`] reads them.
 fn settle(bits: &mut [AtomicU64], cells: &mut [AtomicU8], next: u8) {
     let bytes = plain_mut(cells);
     bits.par_iter_mut()

@@ -1,13 +1,11 @@
 //! The two-bit table of the tight search ([`CodeTable`], a share of a
-//! [`Mod3Table`](crate::mod3::Mod3Table) in atomic words): the
-//! remoteness mod 3 in 2 bits per legal position and nothing else per
-//! position, for boards whose byte table does not fit
-//! in memory (after Korf's two-bit breadth-first search: R. E. Korf,
-//! "Minimizing Disk I/O in Two-Bit Breadth-First Search", AAAI 2008).
-//!
-//! The table holds, per position, a [code](crate::mod3::Mod3Table::get): unseen, or the
-//! remoteness mod 3. That is enough to run the search, and exact values
-//! come back afterwards by [`descent`](crate::mod3::exact).
+//! [`Mod3Table`] in atomic words): per legal position a
+//! [code](Mod3Table::get), unseen or the remoteness mod 3, and nothing
+//! else, for boards whose byte table does not fit in memory (after Korf's
+//! two-bit breadth-first search: R. E. Korf, "Minimizing Disk I/O in
+//! Two-Bit Breadth-First Search", AAAI 2008). That is enough to run the
+//! search, and exact values come back afterwards by
+//! [`descent`](crate::mod3::exact).
 //!
 //! Layer `d` finds layer `d + 1` by a pull or a push (see
 //! [`search`](crate::solver::search)), and the codes suffice for both:
