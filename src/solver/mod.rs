@@ -45,6 +45,10 @@
 //! | the hardest positions kept during a search | `hardest` |
 //! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]) |
 //! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
+//! | how long a search has left | [`estimate`] |
+//! | the instruction sets the inner loops are compiled for | `isa` |
+//! | the simple search, a cross-check | [`dense`] |
+//! | the ranks of an MPI job as the workers' transport (feature `mpi`) | `mpi` |
 
 mod boundary;
 pub mod classes;
@@ -407,10 +411,8 @@ impl<'a> Plan<'a> {
         self.mirrors[k].is_some()
     }
 
-    /// The peak memory of the solve in bytes: every searched class's table
-    /// (they are all held until written; a mirrored class keeps none) and
-    /// the index tables, plus, for the dense method, the dense table of the
-    /// class being searched and its frontier; for the two-bit method,
+    /// The peak memory of the solve in bytes, by the planned method:
+    /// [`byte_memory_bytes`](Self::byte_memory_bytes) or
     /// [`two_bit_memory_bytes`](Self::two_bit_memory_bytes).
     pub fn memory_bytes(&self) -> u64 {
         if self.method == Method::TwoBit {
@@ -419,8 +421,10 @@ impl<'a> Plan<'a> {
         self.byte_memory_bytes(self.method)
     }
 
-    /// The peak memory of a byte search by `method` (the tight search for
-    /// [`Method::TwoBit`]).
+    /// The peak memory in bytes of a byte search by `method` (the tight
+    /// search for [`Method::TwoBit`]): every searched class's table (they
+    /// are all held until written; a mirrored class keeps none) and the
+    /// index tables, plus what the search of the largest class holds besides.
     pub fn byte_memory_bytes(&self, method: Method) -> u64 {
         let tables: u64 = self.searched().map(TightIndex::len).sum();
         let index: u64 = self.indices.iter().map(TightIndex::table_bytes).sum();
@@ -432,6 +436,7 @@ impl<'a> Plan<'a> {
                 .map(|i| i.len().div_ceil(64) * 8 + 2 * i.white_sets())
                 .max()
                 .unwrap_or(0),
+            // The dense table of the class and its frontier.
             Method::Dense => self
                 .variant
                 .classes()
@@ -445,10 +450,9 @@ impl<'a> Plan<'a> {
     }
 
     /// The peak memory of a two-bit solve ([`solve_two_bit`](Self::solve_two_bit))
-    /// in bytes: 2 bits per legal position of every searched class (they
-    /// are all held until written; mirrored classes keep no table), the
-    /// summary byte and canonical-block flag of each white set of the class
-    /// being searched, and the index tables. Nothing else grows with the
+    /// in bytes: as [`byte_memory_bytes`](Self::byte_memory_bytes) with 2
+    /// bits a position, and of the class searched only the summary byte and
+    /// canonical-block flag of each white set. Nothing else grows with the
     /// positions: the hardest candidates are a few lists of [`HARDEST`].
     pub fn two_bit_memory_bytes(&self) -> u64 {
         let tables: u64 = self.searched().map(|i| mod3::code_words(i.len()) * 8).sum();
@@ -704,7 +708,6 @@ mod tests {
         // 5x4-full derives its a2 class; 5x4-a2 searches it.
         let (_, full) = solved("5x4-full", Method::Tight);
         assert!(full.classes[1].is_mirrored());
-        assert!(full.classes[1].own().is_none(), "a mirrored class keeps no cells");
         let (_, odd) = solved("5x4-a2", Method::Tight);
         assert!(!odd.classes[0].is_mirrored());
         assert_eq!(full.class_cells(1), odd.class_cells(0));
