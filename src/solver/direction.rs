@@ -25,15 +25,14 @@ impl Direction {
 /// many times less per unseen position than a push per position expanded.
 const PULL_RATIO: f64 = 2.0;
 
-/// The measured seconds per position of the latest push layer (per position
-/// coded with the layer's residue in the blocks it visited) and of the
-/// latest pull layer (per unseen position), which choose the direction of
-/// the next layer; `None` until a layer of that kind has run.
+/// The measured rates of the latest push and pull layers, which choose the
+/// direction of the next layer; `None` until a layer of that kind has run.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Rates {
-    /// Seconds per position a push layer scanned.
+    /// Seconds per position the latest push scanned (coded with the
+    /// layer's residue, in the blocks it visited).
     pub push: Option<f64>,
-    /// Seconds per unseen position in a pull layer.
+    /// Seconds per unseen position in the latest pull.
     pub pull: Option<f64>,
 }
 

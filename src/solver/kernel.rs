@@ -285,10 +285,8 @@ impl<'a> Kernel<'a> {
     }
 
     /// Fills `block` for the white set of colex rank `r`, reusing its
-    /// allocation: the white moves out of it that black bishops do not
-    /// block, each with the block it leads to, keeping only those to white
-    /// sets whose colex rank satisfies `keep`; with the tables `isa`
-    /// ranks with, built only if it needs them.
+    /// allocation: the white moves [`each_white_move`](Self::each_white_move)
+    /// gives, and the tables `isa` ranks with, built only if it needs them.
     #[inline(always)]
     pub(super) fn block_in<I: Isa>(&self, _isa: I, r: u64, block: &mut Block, keep: impl Fn(u64) -> bool) {
         let white = colex_unrank(r, self.index.white());
