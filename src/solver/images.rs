@@ -33,18 +33,10 @@ pub(super) const IMAGES: usize = 16;
 
 /// The images of positions a layer has found, waiting to be set in one
 /// batch ([`set_images`]).
+#[derive(Default)]
 pub(super) struct Batch {
     pub(super) images: [Part; IMAGES + MAX_IMAGES],
     pub(super) len: usize,
-}
-
-impl Default for Batch {
-    fn default() -> Batch {
-        Batch {
-            images: [Part::default(); IMAGES + MAX_IMAGES],
-            len: 0,
-        }
-    }
 }
 
 impl Batch {

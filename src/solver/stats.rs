@@ -31,16 +31,15 @@ impl ClassStats {
         let reachable_part = &histogram[..=usize::from(Cell::MAX_REMOTENESS)];
         let top = reachable_part.iter().rposition(|&n| n > 0);
         let histogram: Vec<u64> = top.map_or_else(Vec::new, |t| reachable_part[..=t].to_vec());
-        let hardest = match top {
-            Some(t) => cells
+        let hardest = top.map_or_else(Vec::new, |t| {
+            cells
                 .iter()
                 .enumerate()
                 .filter(|&(_, &c)| usize::from(c) == t)
                 .map(|(i, _)| index.to_hash(i as u64))
                 .take(HARDEST)
-                .collect(),
-            None => Vec::new(),
-        };
+                .collect()
+        });
         ClassStats {
             legal: cells.len() as u64,
             reachable: histogram.iter().sum(),
