@@ -76,7 +76,6 @@ pub(super) struct Best {
 }
 
 impl Best {
-    /// Looks the processor's instruction sets up.
     pub(super) fn detect() -> Best {
         Best {
             #[cfg(target_arch = "x86_64")]

@@ -163,9 +163,7 @@ struct WhiteMove {
 /// ([`Block::white_target`]), whose neighbours all lie in one block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Via {
-    /// A black move.
     Black,
-    /// White move `k` of the block.
     White(usize),
 }
 
@@ -187,7 +185,6 @@ impl Block {
 /// may use, where the block starts, and the white moves out of it.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Block {
-    /// The white set.
     pub(super) white: Bitboard,
     /// The cells black may use beside `white`.
     pub(super) safe: Bitboard,
@@ -219,7 +216,6 @@ pub(super) struct Kernel<'a> {
     index: &'a TightIndex,
     /// Black bishops per position, when at most [`LISTED`].
     listed: Option<usize>,
-    /// Black bishops per position.
     black: usize,
 }
 
