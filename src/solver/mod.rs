@@ -88,6 +88,7 @@ use crate::remoteness::{Cell, Remoteness};
 use crate::symmetry::Mirror;
 use crate::tight::TightIndex;
 use crate::variant::{ClassSpec, Variant};
+use hardest::Lowest;
 use search::ChannelTransport;
 
 /// Which search fills the tables.
@@ -610,21 +611,15 @@ fn mirrored_stats(source: &ClassSolution, mirror: &Mirror, dense: &DenseIndex) -
             .into_par_iter()
             .with_min_len(64)
             .map(|r| {
-                let mut found: Vec<u64> = index
-                    .block(r as u64)
-                    .filter(|&i| u16::from(cells[i as usize]) == top.0)
-                    .map(|i| dense.rank(back.part(index.unrank(i))))
-                    .collect();
-                found.sort_unstable();
-                found.truncate(HARDEST);
+                let mut found = Lowest::default();
+                for i in index.block(r as u64).filter(|&i| u16::from(cells[i as usize]) == top.0) {
+                    found.offer(dense.rank(back.part(index.unrank(i))));
+                }
                 found
             })
-            .reduce(Vec::new, |mut a, b| {
-                a.extend(b);
-                a.sort_unstable();
-                a.truncate(HARDEST);
-                a
-            }),
+            .reduce(Lowest::default, |a, b| a.merge(&b))
+            .as_slice()
+            .to_vec(),
         None => Vec::new(),
     };
     ClassStats {
