@@ -121,7 +121,7 @@ impl<'a> Plan<'a> {
         let specs = self.variant.classes();
         let mut shares = Vec::with_capacity(specs.len());
         let mut stats = vec![ClassStats::default(); specs.len()];
-        let mut start_remoteness = vec![None; specs.len()];
+        let mut starts = vec![None; specs.len()];
         for (k, spec) in specs.iter().enumerate() {
             let index = &self.indices[k];
             observe(Event::Counted {
@@ -163,11 +163,11 @@ impl<'a> Plan<'a> {
                 hardest,
             };
             stats[k] = of(share.hardest.iter().map(|&i| index.to_hash(i)).collect(), index.len());
-            start_remoteness[k] = remoteness(share.watched[0]);
+            starts[k] = remoteness(share.watched[0]);
             if let Some(m) = partner {
                 let hardest = share.mirrored_hardest.clone().unwrap_or_default();
                 stats[m] = of(hardest, self.indices[m].len());
-                start_remoteness[m] = remoteness(share.watched[1]);
+                starts[m] = remoteness(share.watched[1]);
             }
             shares.push(Some(share));
         }
@@ -175,10 +175,7 @@ impl<'a> Plan<'a> {
             indices: self.indices,
             mirrors: self.mirrors,
             shares,
-            summary: Summary {
-                stats,
-                starts: start_remoteness,
-            },
+            summary: Summary { stats, starts },
             elapsed: self.started.elapsed(),
         })
     }
