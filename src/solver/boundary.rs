@@ -1,9 +1,6 @@
-//! A search's state at a layer boundary, and where it is saved: the seam
-//! between the searches and their checkpoints
-//! ([`checkpoint`](crate::checkpoint) saves to files). Each worker of a
-//! search (a whole class being the share of one worker) hands its share's
-//! state to a [`ShareCheckpoints`] at layer boundaries and can start from a
-//! saved one.
+//! A worker's state at a layer boundary ([`Snapshot`]), and where it is
+//! saved ([`ShareCheckpoints`]): the seam between the searches and their
+//! checkpoints ([`checkpoint`](crate::checkpoint) saves to files).
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU64};

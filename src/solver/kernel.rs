@@ -5,14 +5,11 @@
 //! of it and the cells black may use, so [`Kernel::block_in`] works those out
 //! once per block. Ranking a black set among the subsets of a safe set is the
 //! inner loop of every search; [`Ranker`] does it with a per-block table of
-//! cell positions instead of a popcount per bishop (a popcount is a dozen
-//! instructions on a baseline x86-64 build, which has no `popcnt`). The
-//! cells of a position's black set are picked out once, and every white
-//! move out of it ranks that list in its own block.
-//!
-//! Where the processor has BMI2 ([`Isa`]), none of those tables is built: a
-//! black set is ranked as the colex rank of its cells renumbered among the
-//! safe cells by one `pext`.
+//! cell positions instead of a popcount per bishop (why: [`isa`](super::isa)).
+//! The cells of a position's black set are picked out once, and every white
+//! move out of it ranks that list in its own block. Where the processor has
+//! BMI2 ([`Isa`]), none of those tables is built: a black set is ranked as
+//! the colex rank of its cells renumbered among the safe cells by one `pext`.
 
 use crate::bitboard::Bitboard;
 use crate::board::Geometry;

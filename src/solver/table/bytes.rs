@@ -38,7 +38,7 @@ pub(in crate::solver) struct ByteTable {
     cells: Vec<AtomicU8>,
     /// One bit per cell: in a push, whether the position has been reached
     /// (and claimed as this layer reaches it); in a pull, whether it is at
-    /// the layer's depth. The random reads of a layer go here.
+    /// the layer's depth.
     bits: Vec<AtomicU64>,
     /// Whether `bits` marks every reached position (a push keeps it so).
     bits_reached: bool,
