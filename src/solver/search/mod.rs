@@ -1,7 +1,6 @@
 //! The one search engine: a class's retrograde breadth-first search, layer
-//! by layer from the goal, into a table of any kind
-//! (`table::Table`: a byte a position or two bits), by one
-//! worker or many.
+//! by layer from the goal, into a table of any kind (`table::Table`: a byte
+//! a position or two bits), by one worker or many.
 //!
 //! A class is cut between workers that share nothing but messages
 //! (`share`: the ranks of an MPI job, threads of one process in tests, or
@@ -12,49 +11,20 @@
 //! rounds, claims, images, the block summary, the hardest positions, moving
 //! the cuts). At a layer's end the workers exchange what they found in
 //! each other's ranges (`exchange`); the halo (`halo`) carries a push's
-//! neighbours and a pull's frontier between workers; `recut` moves the cuts when the work is
-//! uneven.
+//! neighbours and a pull's frontier between workers; `recut` moves the
+//! cuts when the work is uneven.
 //!
-//! # A layer
-//!
-//! Layer `d` finds layer `d + 1` in one of two directions:
-//!
-//! - *push*, while the frontier is small: the positions of layer `d` are
-//!   expanded and their unreached neighbours claimed for `d + 1`;
-//! - *pull*, once the frontier is large next to what is left: each
-//!   unreached position looks for a neighbour at `d` and stops at the
-//!   first.
-//!
-//! Each layer takes the direction that should cost less, from the time per
-//! position of the latest layer of each kind ([`Rates`](super::Rates)): a
-//! pull costs its rate times the unreached positions, a push its rate times
-//! the positions it would scan (for two-bit codes, every position of the
-//! layer's residue in the blocks that hold the layer).
-//!
-//! Besides the table each worker keeps a *summary* byte per block (white
-//! set): [`CURRENT`](super::summary::CURRENT), the block holds a position of
-//! layer `d`; [`NEXT`](super::summary::NEXT), a position of layer `d + 1` has
-//! been written into it; [`UNSEEN_LEFT`](super::summary::UNSEEN_LEFT), it may
-//! hold an unreached position. A push visits the `CURRENT` blocks; a pull
-//! visits the `UNSEEN_LEFT` blocks and tries only moves into `CURRENT`
-//! blocks.
-//!
-//! A position and its images under the class's
-//! [`Symmetries`] are equally far from the goal, so
-//! every layer is a union of orbits: a layer expands (push) or tests (pull)
-//! only the canonical position of each orbit, and every position it claims
-//! has its images claimed with it, gathered in batches whose memory is
-//! fetched before they are set (`images`).
-//!
-//! The hardest positions (the lowest public hashes of the last layer) are
-//! kept as the layer is written: each thread keeps the lowest tight indices
-//! it claimed, and, when a class is the mirror image of the searched one,
-//! the lowest public hashes of their images there (`hardest`). At a layer
-//! boundary a worker's whole state is its table, its summary, the count of
-//! each layer, those hardest candidates and the watched positions'
-//! remoteness; it hands them to its
-//! [`ShareCheckpoints`] and can start from a
-//! saved one.
+//! Layer `d` finds layer `d + 1` by a *push* while the frontier is small
+//! (the positions of layer `d` claim their unreached neighbours) or by a
+//! *pull* once it is large next to what is left (each unreached position
+//! looks for a neighbour at `d` and stops at the first), whichever should
+//! cost less at the measured [`Rates`](super::Rates). It expands or tests
+//! only the canonical position of each orbit of the class's [`Symmetries`]
+//! and claims the images of each position with it (`images`), and visits
+//! only the blocks its [`summary`](super::summary) bytes call for. At a
+//! layer boundary a worker's whole state is a [`Snapshot`](super::Snapshot)
+//! (its hardest candidates kept as it writes, `hardest`), which it hands to
+//! its [`ShareCheckpoints`] and can start from.
 //!
 //! The entry points:
 //!
@@ -174,10 +144,8 @@ pub fn two_bit(
 /// for the class and handing it the state at layer boundaries. A resumed
 /// search reports its saved layers again, in order, before the new ones.
 ///
-/// `mirrored`, when a class is the mirror image of this one: the map from
-/// this class's cells to that class's and that class's public hash; the
-/// search then keeps that class's hardest positions as well
-/// ([`Share::mirrored_hardest`]).
+/// `mirrored` is as [`Asked::mirrored`], giving
+/// [`Share::mirrored_hardest`].
 ///
 /// # Errors
 ///
@@ -276,18 +244,12 @@ pub(crate) fn search_share<X: Transport + ?Sized>(
     asked: Asked<'_>,
     checkpoints: &mut dyn ShareCheckpoints,
 ) -> Result<()> {
-    fn on<T: Table, X: Transport + ?Sized>(
-        class: &ClassSearch<'_>,
-        transport: &mut X,
-        asked: Asked<'_>,
-        checkpoints: &mut dyn ShareCheckpoints,
-    ) -> Result<()> {
-        search_on::<T, X>(class, transport, asked, checkpoints, false, &mut |_| {}).map(drop)
-    }
+    use super::Coding;
     let class = ClassSearch::new(name, spec, index, partition);
+    let quiet = &mut |_: Event| {};
     match coding {
-        super::Coding::Bytes => on::<ByteTable, X>(&class, transport, asked, checkpoints),
-        super::Coding::TwoBit => on::<CodeTable, X>(&class, transport, asked, checkpoints),
+        Coding::Bytes => search_on::<ByteTable, _>(&class, transport, asked, checkpoints, false, quiet).map(drop),
+        Coding::TwoBit => search_on::<CodeTable, _>(&class, transport, asked, checkpoints, false, quiet).map(drop),
     }
 }
 
@@ -315,6 +277,17 @@ mod tests {
     use crate::solver::{Method, Plan};
     use crate::variant::Variant;
 
+    /// The searches of class `spec` into a `T` table with the class's
+    /// symmetries and with none, finding what `asked` asks.
+    fn with_and_without<T: Table>(name: &str, spec: &ClassSpec, asked: Asked<'_>) -> [Share<T::Done>; 2] {
+        let index = spec.tight_index();
+        [
+            Symmetries::of(&spec.geometry, spec.goal),
+            Symmetries::trivial(&spec.geometry),
+        ]
+        .map(|group| whole::<T>(name, spec, &index, Some(group), asked, &mut NoCheckpoints, &mut |_| {}).unwrap())
+    }
+
     /// Every named board has a symmetry to use, and the searches with and
     /// without it give one table, on boards with each kind of group.
     #[test]
@@ -330,26 +303,10 @@ mod tests {
             ("7x5-full", 4),
             ("8x6-a2", 2),
         ] {
-            let variant = Variant::named(name).unwrap();
-            for spec in variant.classes() {
-                let index = spec.tight_index();
-                let group = Symmetries::of(&spec.geometry, spec.goal);
-                assert_eq!(group.order(), order, "{name}");
-                let plain = Symmetries::trivial(&spec.geometry);
-                let run = |group: &Symmetries| {
-                    whole::<ByteTable>(
-                        name,
-                        spec,
-                        &index,
-                        Some(group.clone()),
-                        Asked::default(),
-                        &mut NoCheckpoints,
-                        &mut |_| {},
-                    )
-                    .unwrap()
-                    .table
-                };
-                assert!(run(&group) == run(&plain), "{name} {:?}", spec.class);
+            for spec in Variant::named(name).unwrap().classes() {
+                assert_eq!(Symmetries::of(&spec.geometry, spec.goal).order(), order, "{name}");
+                let [with, without] = with_and_without::<ByteTable>(name, spec, Asked::default());
+                assert!(with.table == without.table, "{name} {:?}", spec.class);
             }
         }
         for name in ["9x8", "11x8", "11x10", "7x4"] {
@@ -388,27 +345,12 @@ mod tests {
             let variant = Variant::named(name).unwrap();
             let specs = variant.classes();
             let spec = &specs[0];
-            let index = spec.tight_index();
             let partner = specs.get(1).and_then(|other| {
                 let mirror = Mirror::left_right(&spec.geometry, &other.geometry)?;
                 (mirror.part(spec.start) == other.start).then_some((mirror, other.index))
             });
             let mirrored = partner.as_ref().map(|(m, d)| (m, d));
-            let asked = Asked { mirrored, watch: &[] };
-            let run = |symmetries: &Symmetries| {
-                whole::<CodeTable>(
-                    name,
-                    spec,
-                    &index,
-                    Some(symmetries.clone()),
-                    asked,
-                    &mut NoCheckpoints,
-                    &mut |_| {},
-                )
-                .unwrap()
-            };
-            let with = run(&Symmetries::of(&spec.geometry, spec.goal));
-            let without = run(&Symmetries::trivial(&spec.geometry));
+            let [with, without] = with_and_without::<CodeTable>(name, spec, Asked { mirrored, watch: &[] });
             assert!(with.table == without.table, "{name}");
             assert_eq!(with.layers, without.layers, "{name}");
             assert_eq!(with.hardest, without.hardest, "{name}");
@@ -429,11 +371,9 @@ mod tests {
                 let run = threads(name, spec, &index, workers, &mut |l| seen.push(*l)).unwrap();
                 assert!(run.assemble() == expected, "{name} by {workers}");
                 assert_eq!(run.layers, seen);
-                assert_eq!(run.layers.len(), run.found().len());
-                assert_eq!(run.layers.last().unwrap().found, 0);
-                for (layer, &f) in run.layers.iter().zip(&run.found()[1..]) {
-                    assert_eq!(layer.found, f);
-                }
+                // One layer per count but the goal's, the last finding nothing.
+                let found: Vec<u64> = run.layers.iter().map(|l| l.found).collect();
+                assert_eq!(found, [&run.found()[1..], &[0]].concat());
                 let messages: u64 = run.layers.iter().map(|l| l.messages).sum();
                 assert_eq!(messages == 0, workers == 1, "{name} by {workers}");
             }
