@@ -439,23 +439,16 @@ pub(super) fn on_threads<R: Send>(
             .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .collect()
     });
-    let mut done = Vec::with_capacity(workers);
-    let mut exchange_error = None;
-    let mut other_error = None;
-    for result in results {
-        match result {
-            Ok(r) => done.push(r),
-            Err(e @ Error::Exchange(_)) => {
-                exchange_error.get_or_insert(e);
-            }
-            Err(e) => {
-                other_error.get_or_insert(e);
-            }
-        }
-    }
-    match other_error.or(exchange_error) {
+    let (done, failed): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
+    // The first error that is not an exchange's, else the first one (of
+    // equal keys, `min_by_key` keeps the first).
+    match failed
+        .into_iter()
+        .filter_map(Result::err)
+        .min_by_key(|e| matches!(e, Error::Exchange(_)))
+    {
         Some(e) => Err(e),
-        None => Ok((done, layers)),
+        None => Ok((done.into_iter().filter_map(Result::ok).collect(), layers)),
     }
 }
 
@@ -571,15 +564,9 @@ enum NoResume {
     NoShare(usize),
     /// The shares were saved at different layers.
     Layers,
-    /// The shares' own counts at a remoteness do not add up to the class's.
-    Counts {
-        /// The remoteness.
-        remoteness: usize,
-        /// The shares' counts, added.
-        sum: u64,
-        /// The class's count.
-        class: u64,
-    },
+    /// The shares' own counts at `remoteness` add up to `sum`, not to the
+    /// class's count, `class`.
+    Counts { remoteness: usize, sum: u64, class: u64 },
 }
 
 impl std::fmt::Display for NoResume {
@@ -602,12 +589,12 @@ fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), NoResume> {
     if let Some(w) = reports.iter().position(|r| r.first() != Some(&1)) {
         return Err(NoResume::NoShare(w));
     }
-    let head = |r: &Vec<u64>| r.get(1..3).map(<[u64]>::to_vec);
     let layers = reports[0].get(2).copied().unwrap_or(0) as usize;
+    // `done`, the layer count and the class's counts, alike on every worker.
     let whole = |r: &Vec<u64>| r.get(1..3 + layers).map(<[u64]>::to_vec);
     if reports
         .iter()
-        .any(|r| r.len() != 3 + 2 * layers || head(r) != head(&reports[0]) || whole(r) != whole(&reports[0]))
+        .any(|r| r.len() != 3 + 2 * layers || whole(r) != whole(&reports[0]))
     {
         return Err(NoResume::Layers);
     }
@@ -731,6 +718,7 @@ pub(super) fn saved<T: Transport + ?Sized>(
 mod tests {
     use super::*;
     use crate::index::colex_unrank;
+    use crate::solver::search::board;
 
     /// A posted exchange comes back as the all-to-all does, and a worker
     /// posts once before it takes and takes only what it posted.
@@ -753,46 +741,41 @@ mod tests {
         }
     }
 
-    use crate::variant::Variant;
-
-    /// The first class of variant `name` and its tight index.
-    fn class(name: &str) -> (ClassSpec, TightIndex) {
-        let variant = Variant::named(name).unwrap();
-        let spec = variant.classes()[0].clone();
-        let index = spec.tight_index();
-        (spec, index)
+    /// `p` cuts the blocks of `index` into `workers` contiguous ranges
+    /// from the first block to the last, each block owned once and its
+    /// cells among its owner's.
+    fn assert_covers(p: &Partition, index: &TightIndex, workers: usize) {
+        assert_eq!(p.workers(), workers);
+        assert_eq!((p.blocks(0).start, p.cells(0).start), (0, 0));
+        assert_eq!(p.blocks(workers - 1).end, index.white_sets());
+        assert_eq!(p.cells(workers - 1).end, index.len());
+        for w in 0..workers {
+            if w + 1 < workers {
+                assert_eq!(p.blocks(w).end, p.blocks(w + 1).start);
+            }
+            for r in p.blocks(w) {
+                assert_eq!(p.owner(r), w);
+                assert!(index.block(r).all(|i| p.cells(w).contains(&i)));
+            }
+        }
     }
 
     #[test]
     fn a_partition_covers_every_block_once_balanced_by_positions() {
-        let (_, index) = class("7x6");
+        let (_, index, ..) = board("7x6");
         let largest = (0..index.white_sets())
             .map(|r| index.block(r).end - index.block(r).start)
             .max()
             .unwrap();
         for workers in [1, 2, 3, 5, 8] {
             let p = Partition::balanced(&index, workers).unwrap();
-            assert_eq!(p.workers(), workers);
-            assert_eq!(p.blocks(0).start, 0);
-            assert_eq!(p.blocks(workers - 1).end, index.white_sets());
-            assert_eq!(p.cells(0).start, 0);
-            assert_eq!(p.cells(workers - 1).end, index.len());
+            assert_covers(&p, &index, workers);
             for w in 0..workers {
-                if w + 1 < workers {
-                    assert_eq!(p.blocks(w).end, p.blocks(w + 1).start);
-                }
-                let cells = p.cells(w);
-                let size = cells.end - cells.start;
+                let size = p.cells(w).end - p.cells(w).start;
                 assert!(
                     size.abs_diff(index.len() / workers as u64) <= largest,
                     "{workers}: worker {w} has {size}"
                 );
-                for r in p.blocks(w) {
-                    assert_eq!(p.owner(r), w);
-                    for i in index.block(r) {
-                        assert!(cells.contains(&i));
-                    }
-                }
             }
         }
         assert!(matches!(Partition::balanced(&index, 0), Err(Error::Usage(_))));
@@ -800,7 +783,8 @@ mod tests {
 
     #[test]
     fn a_partition_by_work_covers_every_block_once_balanced_by_work() {
-        let (spec, index) = class("9x6-a1");
+        let (variant, index, ..) = board("9x6-a1");
+        let spec = &variant.classes()[0];
         let symmetries = Symmetries::of(&spec.geometry, spec.goal);
         assert!(!symmetries.is_trivial());
         let weight = |r: u64| {
@@ -811,13 +795,9 @@ mod tests {
         let total: u64 = (0..index.white_sets()).map(weight).sum();
         let heaviest = (0..index.white_sets()).map(weight).max().unwrap();
         for workers in [1, 2, 3, 4, 7] {
-            let p = Partition::by_work(&spec, &index, workers).unwrap();
-            assert_eq!(p.blocks(0).start, 0);
-            assert_eq!(p.blocks(workers - 1).end, index.white_sets());
+            let p = Partition::by_work(spec, &index, workers).unwrap();
+            assert_covers(&p, &index, workers);
             for w in 0..workers {
-                if w + 1 < workers {
-                    assert_eq!(p.blocks(w).end, p.blocks(w + 1).start);
-                }
                 let work: u64 = p.blocks(w).map(weight).sum();
                 assert!(
                     work.abs_diff(total / workers as u64) <= 2 * heaviest,
@@ -825,7 +805,7 @@ mod tests {
                 );
             }
         }
-        assert!(matches!(Partition::by_work(&spec, &index, 0), Err(Error::Usage(_))));
+        assert!(matches!(Partition::by_work(spec, &index, 0), Err(Error::Usage(_))));
     }
 
     #[test]
@@ -845,28 +825,6 @@ mod tests {
     }
 
     #[test]
-    fn channels_deliver_all_to_all_by_sender() {
-        let transports = ChannelTransport::connected(3);
-        let got: Vec<Vec<Vec<u8>>> = std::thread::scope(|s| {
-            let hs: Vec<_> = transports
-                .into_iter()
-                .map(|mut t| {
-                    s.spawn(move || {
-                        let me = t.worker() as u8;
-                        t.all_to_all((0..3).map(|to| vec![me, to]).collect()).unwrap()
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        for (me, incoming) in got.iter().enumerate() {
-            for (from, stream) in incoming.iter().enumerate() {
-                assert_eq!(stream, &vec![from as u8, me as u8]);
-            }
-        }
-    }
-
-    #[test]
     fn a_lost_worker_is_an_error_not_a_hang() {
         let mut transports = ChannelTransport::connected(2);
         drop(transports.pop());
@@ -876,7 +834,7 @@ mod tests {
 
     #[test]
     fn a_transport_for_other_workers_is_refused() {
-        let (_, index) = class("5x4");
+        let (_, index, ..) = board("5x4");
         let partition = Partition::balanced(&index, 3).unwrap();
         let transport = ChannelTransport::connected(2).swap_remove(0);
         let e = check_workers(&transport, &partition).unwrap_err();
