@@ -1,9 +1,6 @@
-//! The halo of a worker of a partitioned search: the blocks of other
-//! workers one white move away from its own, one bit per position, both
-//! ways. A pull reads the owners' frontier bits there; a push sets the bits
-//! of the positions it reaches there (its outbox) and sends them to their
-//! owners. And the wire form of a run of bit words, whole or as its nonzero
-//! words.
+//! The halo of a worker of a partitioned search ([`Halo`]), the moves it
+//! is worked out from ([`Reach`]), and the wire form of a run of bit
+//! words, whole or as its nonzero words ([`pack_words`]).
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -77,10 +74,7 @@ impl Reach {
 
     /// The moves out of `blocks`, counted.
     pub(super) fn new(kernel: &Kernel<'_>, index: &TightIndex, blocks: Range<u64>) -> Reach {
-        let mut reach = Reach {
-            counts: vec![0; index.white_sets() as usize],
-            blocks: blocks.start..blocks.start,
-        };
+        let mut reach = Reach::none(index);
         reach.move_to(kernel, blocks);
         reach
     }
@@ -174,8 +168,7 @@ impl Halo {
             let list = words(stream)?;
             if let Some(r) = list.iter().find(|r| !mine.contains(r)) {
                 return Err(Error::Exchange(format!(
-                    "worker {w} asked worker {} for block {r}, which it does not own",
-                    me
+                    "worker {w} asked worker {me} for block {r}, which it does not own"
                 )));
             }
             if list.windows(2).any(|pair| pair[0] >= pair[1]) {
@@ -548,23 +541,14 @@ fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), Gar
     }
 }
 
-/// Why a stream of words from another worker does not decode.
+/// Why a stream of words from another worker does not decode, where
+/// `words` and `of` are the words the receiver knows it carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Garbled {
-    /// Its length fits neither form of a stream of this many words.
-    Length {
-        /// The stream's length.
-        bytes: usize,
-        /// The words the receiver knows it carries.
-        words: usize,
-    },
-    /// A word of its sparse form comes out of order or past the end.
-    Order {
-        /// The word it names.
-        word: usize,
-        /// The words the receiver knows it carries.
-        of: usize,
-    },
+    /// Its length, `bytes`, fits neither form of a stream of `words` words.
+    Length { bytes: usize, words: usize },
+    /// Word `word` of its sparse form comes out of order or past the end.
+    Order { word: usize, of: usize },
     /// It sets a bit past the bits it carries, this many.
     PastEnd(u64),
 }
@@ -627,13 +611,9 @@ mod tests {
             .take(2)
             .collect();
         let halo = Halo {
-            blocks: Vec::new(),
-            starts: Vec::new(),
-            any: Vec::new(),
             segments: vec![0; 3],
             requests: vec![Vec::new(), asked.clone()],
-            bits: Vec::new(),
-            outbox: Vec::new(),
+            ..Halo::alone()
         };
         let len = |r: u64| index.block(r).end - index.block(r).start;
         let (first, second) = (len(asked[0]), len(asked[1]));
