@@ -403,8 +403,7 @@ fn mask(n: u32) -> u64 {
 mod tests {
     use super::*;
     use crate::mod3::code_words;
-    use crate::solver::search::{ChannelTransport, on_threads};
-    use crate::variant::Variant;
+    use crate::solver::search::{ChannelTransport, board, on_threads};
 
     /// Bit `k` of `words`, the slow way.
     fn bit(words: &[u64], k: u64) -> bool {
@@ -445,14 +444,6 @@ mod tests {
             .0
     }
 
-    /// The tight index of the first class of variant `name`.
-    fn first_class_of(name: &str) -> TightIndex {
-        let variant = Variant::named(name).unwrap();
-        let classes = variant.classes();
-        let spec = &classes[0];
-        spec.tight_index()
-    }
-
     /// The codes of a made-up table of `len` positions, 2 bits each: a
     /// code that depends on the position, so a misplaced one shows.
     fn code_of(i: u64) -> u64 {
@@ -478,7 +469,7 @@ mod tests {
     /// the first share exactly.
     #[test]
     fn a_moved_share_is_the_share_of_the_new_cut() {
-        let index = first_class_of("7x6");
+        let (_, index, ..) = board("7x6");
         let blocks = index.white_sets();
         for workers in [2, 3, 4] {
             let from = Partition::balanced(&index, workers).unwrap();
@@ -504,16 +495,20 @@ mod tests {
     /// work, and on none when they are already within the slack.
     #[test]
     fn workers_agree_on_a_balanced_cut() {
-        let index = first_class_of("7x6");
+        let (_, index, ..) = board("7x6");
         let blocks = index.white_sets();
         // Work piled on the first blocks: the balanced cut moves left.
         let work = |r: u64| if r < blocks / 4 { 100 } else { 1 };
         for workers in [2, 3, 5] {
             let partition = Partition::balanced(&index, workers).unwrap();
-            let cuts = on_workers(workers, |transport| {
-                let mine: Vec<u64> = partition.blocks(transport.worker()).map(work).collect();
-                balanced_cut(transport, &index, &partition, &mine, None).unwrap()
-            });
+            // What every worker agrees on before a layer cut as `partition`.
+            let cuts_of = |partition: &Partition, worth: Option<Worth>| {
+                on_workers(workers, |transport| {
+                    let mine: Vec<u64> = partition.blocks(transport.worker()).map(work).collect();
+                    balanced_cut(transport, &index, partition, &mine, worth).unwrap()
+                })
+            };
+            let cuts = cuts_of(&partition, None);
             let cut = cuts[0].to.clone().expect("an unbalanced cut moves");
             assert!(cuts.iter().all(|c| *c == cuts[0]));
             let shares: Vec<u64> = (0..workers).map(|w| cut.blocks(w).map(work).sum()).collect();
@@ -524,12 +519,8 @@ mod tests {
                 "{shares:?}"
             );
             assert_eq!(cuts[0].busiest, total.div_ceil(workers as u64));
-            let again = on_workers(workers, |transport| {
-                let mine: Vec<u64> = cut.blocks(transport.worker()).map(work).collect();
-                balanced_cut(transport, &index, &cut, &mine, None).unwrap()
-            });
             let busiest = *shares.iter().max().unwrap();
-            assert!(again.iter().all(|c| *c == Cut { to: None, busiest }));
+            assert!(cuts_of(&cut, None).iter().all(|c| *c == Cut { to: None, busiest }));
             // A move that costs more than the busiest worker's excess work
             // takes is not made, one that costs less is; with no time for a
             // unit of work known, none is.
@@ -542,11 +533,7 @@ mod tests {
                 (unit, Duration::from_millis(90), true),
                 (None, Duration::ZERO, false),
             ] {
-                let worth = Worth { unit, cost };
-                let cuts = on_workers(workers, |transport| {
-                    let mine: Vec<u64> = partition.blocks(transport.worker()).map(work).collect();
-                    balanced_cut(transport, &index, &partition, &mine, Some(worth)).unwrap()
-                });
+                let cuts = cuts_of(&partition, Some(Worth { unit, cost }));
                 assert!(
                     cuts.iter().all(|c| c.to.is_some() == moves),
                     "{workers} workers, {cost:?}"
