@@ -5,6 +5,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::recut::read_bits;
 use super::share::{Partition, Transport, words};
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
@@ -27,9 +28,7 @@ pub(super) const RUN: usize = 4096;
 /// this worker's blocks (black moves stay in a block), one bit per
 /// position of each, twice over: what a pull layer reads of the others'
 /// frontiers (`bits`, sent by the owners before the layer), and what a push
-/// layer reached there (`outbox`, sent to the owners after it). Which
-/// blocks those are is settled when the search starts, and again whenever
-/// the search moves its ranges.
+/// layer reached there (`outbox`, sent to the owners after it).
 pub(super) struct Halo {
     /// The blocks, ascending (so grouped by owner, in worker order).
     blocks: Vec<u64>,
@@ -434,12 +433,13 @@ impl Halo {
 }
 
 /// The `len` bits of a [`pack_words`] stream, as words; else what is
-/// wrong with the stream, a bit set past `len` included.
-pub(super) fn unpack_bits(stream: &[u8], len: u64) -> std::result::Result<Vec<u64>, Garbled> {
+/// wrong with the stream, a bit set past `len` included, as a verb phrase
+/// for the caller's error.
+pub(super) fn unpack_bits(stream: &[u8], len: u64) -> std::result::Result<Vec<u64>, String> {
     let mut words = vec![0u64; len.div_ceil(64) as usize];
     unpack_words(stream, &mut words)?;
     if !len.is_multiple_of(64) && words.last().is_some_and(|&w| w >> (len % 64) != 0) {
-        return Err(Garbled::PastEnd(len));
+        return Err(format!("names a bit past its {len}"));
     }
     Ok(words)
 }
@@ -460,21 +460,9 @@ pub(super) fn each_bit(words: &[u64], mut f: impl FnMut(u64) -> Result<()>) -> R
 /// Whether any of the `len` bits of `bits` from bit `first` is set.
 fn any_bit(bits: &[u64], first: u64, len: u64) -> bool {
     let end = first + len;
-    let mut bit = first;
-    while bit < end {
-        let (word, offset) = ((bit / 64) as usize, bit % 64);
-        let take = (64 - offset).min(end - bit);
-        let mask = if take == 64 {
-            u64::MAX
-        } else {
-            ((1u64 << take) - 1) << offset
-        };
-        if bits[word] & mask != 0 {
-            return true;
-        }
-        bit += take;
-    }
-    false
+    (first..end)
+        .step_by(64)
+        .any(|bit| read_bits(bits, bit, (end - bit).min(64) as u32) != 0)
 }
 
 /// The wire form of a run of bit words: the words as they are (a `0`
@@ -507,8 +495,10 @@ pub(super) fn pack_words(words: &[u64]) -> Vec<u8> {
 }
 
 /// Reads the words of a [`pack_words`] stream into `words`, whose length
-/// the receiver knows; else says what is wrong with the stream.
-fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), Garbled> {
+/// the receiver knows; else what is wrong with the stream, as
+/// [`unpack_bits`] says it: its length fits neither form, or its sparse
+/// form names a word out of order or past the end.
+fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), String> {
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
     match stream.split_first() {
         None if words.is_empty() => Ok(()),
@@ -524,42 +514,14 @@ fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), Gar
             for pair in rest.chunks_exact(12) {
                 let k = u32::from_le_bytes(pair[..4].try_into().expect("4 bytes")) as usize;
                 if k < next || k >= words.len() {
-                    return Err(Garbled::Order {
-                        word: k,
-                        of: words.len(),
-                    });
+                    return Err(format!("names word {k} out of order or past its {}", words.len()));
                 }
                 words[k] = word(&pair[4..]);
                 next = k + 1;
             }
             Ok(())
         }
-        _ => Err(Garbled::Length {
-            bytes: stream.len(),
-            words: words.len(),
-        }),
-    }
-}
-
-/// Why a stream of words from another worker does not decode, where
-/// `words` and `of` are the words the receiver knows it carries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Garbled {
-    /// Its length, `bytes`, fits neither form of a stream of `words` words.
-    Length { bytes: usize, words: usize },
-    /// Word `word` of its sparse form comes out of order or past the end.
-    Order { word: usize, of: usize },
-    /// It sets a bit past the bits it carries, this many.
-    PastEnd(u64),
-}
-
-impl std::fmt::Display for Garbled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Garbled::Length { bytes, words } => write!(f, "is {bytes} bytes, not {words} words"),
-            Garbled::Order { word, of } => write!(f, "names word {word} out of order or past its {of}"),
-            Garbled::PastEnd(len) => write!(f, "names a bit past its {len}"),
-        }
+        _ => Err(format!("is {} bytes, not {} words", stream.len(), words.len())),
     }
 }
 

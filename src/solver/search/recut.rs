@@ -299,6 +299,17 @@ pub(super) fn move_share<T: Transport + ?Sized>(
     let code_words = |positions: u64| (positions * bits).div_ceil(64);
     let (me, workers) = (transport.worker(), transport.workers());
     let (old_blocks, old_cells) = (from.blocks(me), from.cells(me));
+    // The places of `r` in a share of `of`; this worker's codes of `cells` into `dst` from bit `at`.
+    let within = |r: &Range<u64>, of: &Range<u64>| (r.start - of.start) as usize..(r.end - of.start) as usize;
+    let my_codes = |cells: &Range<u64>, dst: &mut [u64], at: u64| {
+        copy_bits(
+            &codes,
+            bits * (cells.start - old_cells.start),
+            dst,
+            at,
+            bits * (cells.end - cells.start),
+        );
+    };
     let outgoing = (0..workers)
         .map(|t| {
             let blocks = overlap(&old_blocks, &to.blocks(t));
@@ -306,16 +317,9 @@ pub(super) fn move_share<T: Transport + ?Sized>(
                 return Vec::new();
             }
             let cells = overlap(&old_cells, &to.cells(t));
-            let mut stream =
-                summary[(blocks.start - old_blocks.start) as usize..(blocks.end - old_blocks.start) as usize].to_vec();
+            let mut stream = summary[within(&blocks, &old_blocks)].to_vec();
             let mut words = vec![u64::MAX; code_words(cells.end - cells.start) as usize];
-            copy_bits(
-                &codes,
-                bits * (cells.start - old_cells.start),
-                &mut words,
-                0,
-                bits * (cells.end - cells.start),
-            );
+            my_codes(&cells, &mut words, 0);
             stream.extend(words.iter().flat_map(|w| w.to_le_bytes()));
             stream
         })
@@ -333,18 +337,11 @@ pub(super) fn move_share<T: Transport + ?Sized>(
             }
             continue;
         }
-        let at = (blocks.start - new_blocks.start) as usize..(blocks.end - new_blocks.start) as usize;
+        let at = within(&blocks, &new_blocks);
         let (dst_bit, len) = (bits * (cells.start - new_cells.start), bits * (cells.end - cells.start));
         if s == me {
-            let start = (blocks.start - old_blocks.start) as usize;
-            new_summary[at].copy_from_slice(&summary[start..start + (blocks.end - blocks.start) as usize]);
-            copy_bits(
-                &codes,
-                bits * (cells.start - old_cells.start),
-                &mut new_codes,
-                dst_bit,
-                len,
-            );
+            new_summary[at].copy_from_slice(&summary[within(&blocks, &old_blocks)]);
+            my_codes(&cells, &mut new_codes, dst_bit);
             continue;
         }
         let want = (blocks.end - blocks.start) as usize + 8 * code_words(cells.end - cells.start) as usize;
@@ -373,7 +370,7 @@ fn copy_bits(src: &[u64], from: u64, dst: &mut [u64], to: u64, len: u64) {
 }
 
 /// Bits `at..at + n` of `src` (`n` from 1 to 64), from bit 0 up.
-fn read_bits(src: &[u64], at: u64, n: u32) -> u64 {
+pub(super) fn read_bits(src: &[u64], at: u64, n: u32) -> u64 {
     let (w, shift) = ((at / 64) as usize, (at % 64) as u32);
     let mut bits = src[w] >> shift;
     if shift > 0 && shift + n > 64 {
@@ -444,21 +441,16 @@ mod tests {
             .0
     }
 
-    /// The codes of a made-up table of `len` positions, 2 bits each: a
-    /// code that depends on the position, so a misplaced one shows.
-    fn code_of(i: u64) -> u64 {
-        (i * 7 + i / 5) % 4
-    }
-
-    /// Worker `w`'s share of the made-up table under `partition`: its
-    /// codes and a summary byte per block that names the block.
+    /// Worker `w`'s share under `partition` of a made-up table of 2 bits a
+    /// position: its codes, each depending on the position so that a
+    /// misplaced one shows, and a summary byte per block that names the block.
     fn share_of(partition: &Partition, w: usize) -> (Vec<u64>, Vec<u8>) {
         let cells = partition.cells(w);
         let mut codes = vec![u64::MAX; code_words(cells.end - cells.start) as usize];
         for i in cells.clone() {
             let k = i - cells.start;
             let word = &mut codes[(k / 32) as usize];
-            *word = *word & !(3 << (2 * (k % 32))) | code_of(i) << (2 * (k % 32));
+            *word = *word & !(3 << (2 * (k % 32))) | ((i * 7 + i / 5) % 4) << (2 * (k % 32));
         }
         let summary = partition.blocks(w).map(|r| r as u8).collect();
         (codes, summary)
