@@ -202,14 +202,8 @@ fn whole<T: Table>(
     if let Some(symmetries) = symmetries {
         class.symmetries = symmetries;
     }
-    search_on::<T, _>(
-        &class,
-        &mut ChannelTransport::solo(),
-        asked,
-        checkpoints,
-        false,
-        observe,
-    )
+    let solo = &mut ChannelTransport::solo();
+    search_on::<T, _>(&class, solo, asked, checkpoints, false, observe)
 }
 
 /// [`threads`] into a table of kind `T`, finding what `asked` asks.

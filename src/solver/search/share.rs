@@ -457,13 +457,10 @@ pub(super) fn on_threads<R: Send>(
 pub(in crate::solver) struct ClassSearch<'a> {
     /// The variant's name, for the errors.
     pub name: &'a str,
-    /// The class.
     pub spec: &'a ClassSpec,
-    /// Its tight index.
     pub index: &'a TightIndex,
     /// The symmetries whose orbits the search expands one position of.
     pub symmetries: Symmetries,
-    /// The workers' shares.
     pub partition: &'a Partition,
 }
 
