@@ -56,17 +56,13 @@ impl Partition {
         if workers == 0 {
             return Err(Error::Usage("a partitioned search needs at least one worker".into()));
         }
-        let blocks = index.white_sets();
-        let len = index.len();
-        let mut bounds = Vec::with_capacity(workers + 1);
-        bounds.push(0);
-        for w in 1..workers {
+        let (blocks, len) = (index.white_sets(), index.len());
+        // Cuts never go back: targets grow and `block_of` is monotone.
+        let cuts = (1..workers).map(|w| {
             let target = (u128::from(len) * w as u128 / workers as u128) as u64;
-            let cut = if target >= len { blocks } else { index.block_of(target) };
-            // Cuts never go back: targets grow and `block_of` is monotone.
-            bounds.push(cut.clamp(*bounds.last().expect("a first bound"), blocks));
-        }
-        bounds.push(blocks);
+            if target >= len { blocks } else { index.block_of(target) }
+        });
+        let bounds = [0].into_iter().chain(cuts).chain([blocks]).collect();
         Ok(Partition::of_bounds(index, bounds))
     }
 
@@ -372,7 +368,7 @@ pub struct LayerStats {
     /// words when fewer bytes).
     pub halo_bytes: u64,
     /// Bytes sent between workers: `messages ·` [`Message::BYTES`] `+
-    /// halo_bytes` (the layer counts, `8 · 7` bytes each way, left out).
+    /// halo_bytes` (the layer counts, `8 · 9` bytes each way, left out).
     pub bytes: u64,
     /// The most bytes one worker sent.
     pub max_worker_bytes: u64,
@@ -440,8 +436,7 @@ pub(super) fn on_threads<R: Send>(
             .collect()
     });
     let (done, failed): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
-    // The first error that is not an exchange's, else the first one (of
-    // equal keys, `min_by_key` keeps the first).
+    // Of equal keys, `min_by_key` keeps the first.
     match failed
         .into_iter()
         .filter_map(Result::err)
@@ -508,18 +503,17 @@ pub(super) fn tell(
         legal,
         direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
     });
-    if !exchanges {
-        return;
+    if exchanges {
+        observe(Event::Exchanged {
+            class,
+            depth,
+            bytes: layer.bytes,
+            most: layer.max_worker_bytes,
+            busiest: layer.busiest,
+            mean_busy: layer.mean_busy,
+            moved: layer.moved,
+        });
     }
-    observe(Event::Exchanged {
-        class,
-        depth,
-        bytes: layer.bytes,
-        most: layer.max_worker_bytes,
-        busiest: layer.busiest,
-        mean_busy: layer.mean_busy,
-        moved: layer.moved,
-    });
 }
 
 /// This worker's number, when `transport` has as many workers as
@@ -553,38 +547,12 @@ fn resume_words(report: Option<ShareReport>) -> Vec<u8> {
         .collect()
 }
 
-/// Why the workers of a partitioned search do not resume a class from
-/// their saved shares.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum NoResume {
-    /// This rank has no share of the class that it could resume.
-    NoShare(usize),
-    /// The shares were saved at different layers.
-    Layers,
-    /// The shares' own counts at `remoteness` add up to `sum`, not to the
-    /// class's count, `class`.
-    Counts { remoteness: usize, sum: u64, class: u64 },
-}
-
-impl std::fmt::Display for NoResume {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NoResume::NoShare(rank) => write!(f, "rank {rank} has no share of it to resume"),
-            NoResume::Layers => f.write_str("the ranks' shares were saved at different layers"),
-            NoResume::Counts { remoteness, sum, class } => write!(
-                f,
-                "the ranks' shares hold {sum} positions at remoteness {remoteness}, not {class}"
-            ),
-        }
-    }
-}
-
 /// Whether the workers' reports ([`resume_words`]) let them all resume:
 /// every worker has a share, all at the same layers, whose counts add up
-/// to the class's.
-fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), NoResume> {
+/// to the class's; else why they do not, as worker 0 tells it.
+fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), String> {
     if let Some(w) = reports.iter().position(|r| r.first() != Some(&1)) {
-        return Err(NoResume::NoShare(w));
+        return Err(format!("rank {w} has no share of it to resume"));
     }
     let layers = reports[0].get(2).copied().unwrap_or(0) as usize;
     // `done`, the layer count and the class's counts, alike on every worker.
@@ -593,17 +561,15 @@ fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), NoResume> {
         .iter()
         .any(|r| r.len() != 3 + 2 * layers || whole(r) != whole(&reports[0]))
     {
-        return Err(NoResume::Layers);
+        return Err("the ranks' shares were saved at different layers".into());
     }
     let found = &reports[0][3..3 + layers];
     for (d, &n) in found.iter().enumerate() {
         let sum: u64 = reports.iter().map(|r| r[3 + layers + d]).sum();
         if sum != n {
-            return Err(NoResume::Counts {
-                remoteness: d,
-                sum,
-                class: n,
-            });
+            return Err(format!(
+                "the ranks' shares hold {sum} positions at remoteness {d}, not {n}"
+            ));
         }
     }
     Ok(())
@@ -611,9 +577,8 @@ fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), NoResume> {
 
 /// Agrees with every other worker whether all of them resume the class
 /// `class` from their saved shares (a collective step), this worker's
-/// being `saved`, which `report` describes: only when every worker has a
-/// share saved at the same layers and the shares' counts add up to the
-/// whole class's. Returns `saved` then, else `None`, and worker 0 says why.
+/// being `saved`, which `report` describes: only when they are
+/// [`resumable`]. Returns `saved` then, else `None`, and worker 0 says why.
 ///
 /// # Errors
 ///
@@ -625,19 +590,17 @@ pub(super) fn agree<T: Transport + ?Sized, S>(
     report: impl FnOnce(&S) -> ShareReport,
     checkpoints: &mut dyn ShareCheckpoints,
 ) -> Result<Option<S>> {
-    let me = transport.worker();
     let words_out = resume_words(saved.as_ref().map(report));
     let reports = transport
         .all_to_all(vec![words_out; transport.workers()])?
         .iter()
         .map(|stream| words(stream))
         .collect::<Result<Vec<_>>>()?;
-    match (resumable(&reports), saved) {
-        (Ok(()), Some(saved)) => Ok(Some(saved)),
-        (verdict, _) => {
-            // Every report says a share, so this worker's is among them.
-            let why = verdict.err().unwrap_or(NoResume::NoShare(me));
-            if me == 0 && reports.iter().any(|r| r.first() == Some(&1)) {
+    match resumable(&reports) {
+        // Every report says a share, this worker's among them: `saved` is one.
+        Ok(()) => Ok(saved),
+        Err(why) => {
+            if transport.worker() == 0 && reports.iter().any(|r| r.first() == Some(&1)) {
                 checkpoints.note(&format!(
                     "not resuming class {}: {why}; every rank searches it from the start",
                     class.name()
@@ -810,10 +773,8 @@ mod tests {
         let m = Message {
             index: 0x0102_0304_0506_0708,
         };
-        let bytes = m.encode();
-        assert_eq!(bytes[0], 0x08);
-        assert_eq!(bytes[7], 0x01);
-        assert_eq!(Message::decode(bytes), m);
+        assert_eq!(m.encode(), [8, 7, 6, 5, 4, 3, 2, 1]);
+        assert_eq!(Message::decode(m.encode()), m);
         let mut stream = Vec::new();
         Message::encode_all(&[m, Message { index: 3 }], &mut stream);
         assert_eq!(stream.len(), 2 * Message::BYTES);
