@@ -19,12 +19,13 @@
 //! *pull* once it is large next to what is left (each unreached position
 //! looks for a neighbour at `d` and stops at the first), whichever should
 //! cost less at the measured [`Rates`](super::Rates). It expands or tests
-//! only the canonical position of each orbit of the class's [`Symmetries`]
-//! and claims the images of each position with it (`images`), and visits
-//! only the blocks its [`summary`](super::summary) bytes call for. At a
-//! layer boundary a worker's whole state is a [`Snapshot`](super::Snapshot)
-//! (its hardest candidates kept as it writes, `hardest`), which it hands to
-//! its [`ShareCheckpoints`] and can start from.
+//! only the canonical position of each orbit of the class's
+//! [symmetries](crate::Symmetries) and claims the images of each position
+//! with it (`images`), and visits only the blocks its
+//! [`summary`](super::summary) bytes call for. At a layer boundary a
+//! worker's whole state is a [`Snapshot`](super::Snapshot) (its hardest
+//! candidates kept as it writes, `hardest`), which it hands to its
+//! [`ShareCheckpoints`] and can start from.
 //!
 //! The entry points:
 //!
@@ -54,7 +55,7 @@ pub use worker::{Asked, Share, TwoBitShare};
 
 use crate::error::Result;
 use crate::index::DenseIndex;
-use crate::symmetry::{Mirror, Symmetries};
+use crate::symmetry::Mirror;
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
@@ -64,14 +65,13 @@ use super::table::Table;
 use super::table::bytes::ByteTable;
 use super::table::codes::CodeTable;
 
-/// What the workers of a search in one process end with: each one's
-/// [`Share`] of the class, in worker order, each of the partition the
-/// search ended with, and every layer's counts.
+/// What the workers of a search in one process end with.
 #[derive(Clone, Debug)]
 pub struct Partitioned<D = Vec<u8>> {
-    /// One per worker, in worker order.
+    /// Each worker's [`Share`] of the class, in worker order, each of the
+    /// partition the search ended with.
     pub shares: Vec<Share<D>>,
-    /// One per layer, the last one finding nothing.
+    /// Every layer's counts, one per layer, the last one finding nothing.
     pub layers: Vec<LayerStats>,
 }
 
@@ -120,8 +120,7 @@ pub fn bytes_with(
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Vec<u8>> {
-    let share = whole::<ByteTable>(name, spec, index, None, Asked::default(), checkpoints, observe)?;
-    Ok(share.table)
+    whole::<ByteTable>(name, spec, index, Asked::default(), checkpoints, observe).map(|share| share.table)
 }
 
 /// Searches one class by two bits a position (the remoteness mod 3), on
@@ -140,8 +139,7 @@ pub fn two_bit(
     two_bit_with(name, spec, index, None, &mut NoCheckpoints, observe)
 }
 
-/// As [`two_bit`], resuming from `checkpoints` when it has a saved state
-/// for the class and handing it the state at layer boundaries. A resumed
+/// As [`two_bit`], with `checkpoints` as [`bytes_with`] has them. A resumed
 /// search reports its saved layers again, in order, before the new ones.
 ///
 /// `mirrored` is as [`Asked::mirrored`], giving
@@ -159,7 +157,7 @@ pub fn two_bit_with(
     observe: &mut dyn FnMut(Event),
 ) -> Result<TwoBitShare> {
     let asked = Asked { mirrored, watch: &[] };
-    whole::<CodeTable>(name, spec, index, None, asked, checkpoints, observe)
+    whole::<CodeTable>(name, spec, index, asked, checkpoints, observe)
 }
 
 /// Searches one class of variant `name` a byte a position by `workers`
@@ -184,24 +182,18 @@ pub fn threads(
     threads_of::<ByteTable>(name, spec, index, workers, Asked::default(), observe)
 }
 
-/// A whole class in one process, expanding one position of each orbit of
-/// the class's symmetries, or of `symmetries` when given (which must be
-/// symmetries of the class): the search by one worker, whose exchanges do
-/// nothing and are not told of.
+/// A whole class in one process: the search by one worker, whose
+/// exchanges do nothing and are not told of.
 fn whole<T: Table>(
     name: &str,
     spec: &ClassSpec,
     index: &TightIndex,
-    symmetries: Option<Symmetries>,
     asked: Asked<'_>,
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
     let partition = Partition::by_work(spec, index, 1)?;
-    let mut class = ClassSearch::new(name, spec, index, &partition);
-    if let Some(symmetries) = symmetries {
-        class.symmetries = symmetries;
-    }
+    let class = ClassSearch::new(name, spec, index, &partition);
     let solo = &mut ChannelTransport::solo();
     search_on::<T, _>(&class, solo, asked, checkpoints, false, observe)
 }
@@ -269,17 +261,21 @@ mod tests {
     use super::*;
     use crate::remoteness::Cell;
     use crate::solver::{Method, Plan};
+    use crate::symmetry::Symmetries;
     use crate::variant::Variant;
 
-    /// The searches of class `spec` into a `T` table with the class's
-    /// symmetries and with none, finding what `asked` asks.
+    /// The searches of class `spec` into a `T` table by one worker, as
+    /// [`whole`], with the class's symmetries and with none, finding what
+    /// `asked` asks.
     fn with_and_without<T: Table>(name: &str, spec: &ClassSpec, asked: Asked<'_>) -> [Share<T::Done>; 2] {
         let index = spec.tight_index();
-        [
-            Symmetries::of(&spec.geometry, spec.goal),
-            Symmetries::trivial(&spec.geometry),
-        ]
-        .map(|group| whole::<T>(name, spec, &index, Some(group), asked, &mut NoCheckpoints, &mut |_| {}).unwrap())
+        let partition = Partition::by_work(spec, &index, 1).unwrap();
+        let class = ClassSearch::new(name, spec, &index, &partition);
+        [class.symmetries.clone(), Symmetries::trivial(&spec.geometry)].map(|symmetries| {
+            let class = ClassSearch { symmetries, ..class };
+            let solo = &mut ChannelTransport::solo();
+            search_on::<T, _>(&class, solo, asked, &mut NoCheckpoints, false, &mut |_| {}).unwrap()
+        })
     }
 
     /// Every named board has a symmetry to use, and the searches with and

@@ -402,15 +402,12 @@ mod tests {
     use crate::mod3::code_words;
     use crate::solver::search::{ChannelTransport, board, on_threads};
 
-    /// Bit `k` of `words`, the slow way.
-    fn bit(words: &[u64], k: u64) -> bool {
-        words[(k / 64) as usize] >> (k % 64) & 1 == 1
-    }
-
     /// A copy of any length between any two offsets moves exactly those
     /// bits and leaves every other bit of the destination alone.
     #[test]
     fn copies_any_run_of_bits() {
+        // Bit `k` of `words`, the slow way.
+        let bit = |words: &[u64], k: u64| words[(k / 64) as usize] >> (k % 64) & 1 == 1;
         let src: Vec<u64> = (0..6u64)
             .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5555)
             .collect();
@@ -555,8 +552,7 @@ mod tests {
     fn paces_weigh_the_estimates() {
         let work = [10u64, 1, 40];
         let weighed = |paces: Vec<Option<f64>>, pull: bool| {
-            let workers = paces.len();
-            on_workers(workers, |transport| {
+            on_workers(paces.len(), |transport| {
                 let mut pace = Pace::default();
                 if let Some(p) = paces[transport.worker()] {
                     // A unit of work that took `p` seconds.
