@@ -528,7 +528,7 @@ fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::variant::Variant;
+    use crate::solver::search::board;
 
     /// Bit words go whole or as their nonzero words, whichever is
     /// shorter, and come back as they were; a stream cut short, whole words
@@ -566,8 +566,7 @@ mod tests {
     /// those blocks is refused.
     #[test]
     fn reached_bits_name_the_blocks_asked_for() {
-        let spec = Variant::named("5x4").unwrap().classes()[0].clone();
-        let index = spec.tight_index();
+        let (_, index, ..) = board("5x4");
         let asked: Vec<u64> = (0..index.white_sets())
             .filter(|&r| !index.block(r).is_empty())
             .take(2)
@@ -616,9 +615,8 @@ mod tests {
     /// reaches, as a plain search over the moves finds them.
     #[test]
     fn reach_moved_equals_reach_counted_afresh() {
-        let spec = Variant::named("7x6").unwrap().classes()[0].clone();
-        let index = spec.tight_index();
-        let kernel = Kernel::new(&spec.geometry, &index);
+        let (variant, index, ..) = board("7x6");
+        let kernel = Kernel::new(&variant.classes()[0].geometry, &index);
         let n = index.white_sets();
         let mut reach = Reach::new(&kernel, &index, 0..n / 3);
         for blocks in [n / 4..n / 2, n / 2..n, 0..n, 5..5, n / 3..2 * n / 3] {
