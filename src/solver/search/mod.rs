@@ -3,10 +3,9 @@
 //! a position or two bits), by one worker or many.
 //!
 //! A class is cut between workers that share nothing but messages
-//! (`share`: the ranks of an MPI job, threads of one process in tests, or
-//! one worker alone, a whole class in one process, whose exchanges are
-//! no-ops). Every worker runs the same layer loop (`layers`: push or pull
-//! by measured rates, the report, the too-deep error, the saves), and what
+//! (`share`), or searched whole by one worker whose exchanges are no-ops.
+//! Every worker runs the same layer loop (`layers`: push or pull by
+//! measured rates, the report, the too-deep error, the saves), and what
 //! one worker does inside a layer is written once (`worker`: its blocks in
 //! rounds, claims, images, the block summary, the hardest positions, moving
 //! the cuts). At a layer's end the workers exchange what they found in
@@ -141,9 +140,7 @@ pub fn two_bit(
 
 /// As [`two_bit`], with `checkpoints` as [`bytes_with`] has them. A resumed
 /// search reports its saved layers again, in order, before the new ones.
-///
-/// `mirrored` is as [`Asked::mirrored`], giving
-/// [`Share::mirrored_hardest`].
+/// `mirrored` is as [`Asked::mirrored`], giving [`Share::mirrored_hardest`].
 ///
 /// # Errors
 ///
@@ -279,7 +276,9 @@ mod tests {
     }
 
     /// Every named board has a symmetry to use, and the searches with and
-    /// without it give one table, on boards with each kind of group.
+    /// without it give one table, on boards with each kind of group; by
+    /// two bits, one set of statistics too, the mirrored class's hardest
+    /// included.
     #[test]
     fn the_group_changes_nothing_but_the_work() {
         for (name, order) in [
@@ -293,11 +292,25 @@ mod tests {
             ("7x5-full", 4),
             ("8x6-a2", 2),
         ] {
-            for spec in Variant::named(name).unwrap().classes() {
+            let variant = Variant::named(name).unwrap();
+            let specs = variant.classes();
+            for spec in specs {
                 assert_eq!(Symmetries::of(&spec.geometry, spec.goal).order(), order, "{name}");
                 let [with, without] = with_and_without::<ByteTable>(name, spec, Asked::default());
                 assert!(with.table == without.table, "{name} {:?}", spec.class);
             }
+            let spec = &specs[0];
+            let partner = specs.get(1).and_then(|other| {
+                let mirror = Mirror::left_right(&spec.geometry, &other.geometry)?;
+                (mirror.part(spec.start) == other.start).then_some((mirror, other.index))
+            });
+            let mirrored = partner.as_ref().map(|(m, d)| (m, d));
+            let [with, without] = with_and_without::<CodeTable>(name, spec, Asked { mirrored, watch: &[] });
+            assert!(with.table == without.table, "{name}");
+            assert_eq!(with.layers, without.layers, "{name}");
+            assert_eq!(with.hardest, without.hardest, "{name}");
+            assert_eq!(with.mirrored_hardest, without.mirrored_hardest, "{name}");
+            assert_eq!(with.mirrored_hardest.is_some(), partner.is_some(), "{name}");
         }
         for name in ["9x8", "11x8", "11x10", "7x4"] {
             for spec in Variant::named(name).unwrap().classes() {
@@ -317,44 +330,18 @@ mod tests {
                 let cells = bytes.class_cells(k);
                 for i in 0..b.index.len() {
                     let expected = Cell(cells[i as usize]).remoteness().map(|r| (r.0 % 3) as u8);
-                    assert_eq!(
-                        two.residue(k, b.index.unrank(i)),
-                        expected,
-                        "{name} class {k} index {i}"
-                    );
+                    let residue = two.residue(k, b.index.unrank(i));
+                    assert_eq!(residue, expected, "{name} class {k} index {i}");
                 }
             }
-        }
-    }
-
-    /// The search with the class's symmetries and without gives one table
-    /// and one set of statistics, the mirrored class's hardest included.
-    #[test]
-    fn the_group_changes_no_two_bit_table() {
-        for name in ["7x6", "5x4-full", "5x3-full", "7x5-full", "6x4-full"] {
-            let variant = Variant::named(name).unwrap();
-            let specs = variant.classes();
-            let spec = &specs[0];
-            let partner = specs.get(1).and_then(|other| {
-                let mirror = Mirror::left_right(&spec.geometry, &other.geometry)?;
-                (mirror.part(spec.start) == other.start).then_some((mirror, other.index))
-            });
-            let mirrored = partner.as_ref().map(|(m, d)| (m, d));
-            let [with, without] = with_and_without::<CodeTable>(name, spec, Asked { mirrored, watch: &[] });
-            assert!(with.table == without.table, "{name}");
-            assert_eq!(with.layers, without.layers, "{name}");
-            assert_eq!(with.hardest, without.hardest, "{name}");
-            assert_eq!(with.mirrored_hardest, without.mirrored_hardest, "{name}");
-            assert_eq!(with.mirrored_hardest.is_some(), partner.is_some(), "{name}");
         }
     }
 
     #[test]
     fn threads_give_the_table_of_one_worker() {
         for name in ["5x4", "7x6", "7x5-a1", "9x7-a2"] {
-            let variant = Variant::named(name).unwrap();
+            let (variant, index, ..) = board(name);
             let spec = &variant.classes()[0];
-            let index = spec.tight_index();
             let expected = bytes(name, spec, &index, &mut |_| {}).unwrap();
             for workers in [1, 2, 3, 5] {
                 let mut seen = Vec::new();
