@@ -1,16 +1,11 @@
-//! How a class is cut between the workers of a search and how they talk:
-//! the ranks of an MPI job, threads of one process in tests, or one worker
-//! alone, whose exchanges are no-ops ([`ChannelTransport::solo`]).
-//!
-//! The [`TightIndex`] already cuts a class into blocks, one per white set,
-//! each a contiguous range of cells. A [`Partition`] gives each worker a
-//! contiguous range of white-set ranks, balanced by their work, and the
-//! worker keeps its share of the table only. Workers exchange byte streams
-//! through a [`Transport`] (positions as [`Message`]s, bits, counts); a
-//! small all-to-all from worker 0 says whether every worker saves its
-//! share now ([`ShareCheckpoints`]), and a search resumes only when every
-//! worker has a share saved at the same layer and the shares' counts add
-//! up to the class's ([`agree`]); otherwise every worker starts over.
+//! How a class is cut between the workers of a search ([`Partition`]) and
+//! how they talk ([`Transport`]): the ranks of an MPI job, threads of one
+//! process in tests, or one worker alone, whose exchanges are no-ops
+//! ([`ChannelTransport::solo`]). Each worker keeps only its share of the
+//! table, and the workers exchange byte streams (positions as
+//! [`Message`]s, bits, counts); worker 0 says when every worker saves its
+//! share ([`save_now`]), and a search resumes only when every worker can
+//! ([`agree`]); otherwise every worker starts over.
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -85,8 +80,7 @@ impl Partition {
         if workers == 1 {
             return Ok(Partition::of_bounds(index, vec![0, blocks]));
         }
-        let symmetries = Symmetries::of(&spec.geometry, spec.goal);
-        let weights: Vec<u64> = canonical_blocks_in(&symmetries, index, 0..blocks)
+        let weights: Vec<u64> = canonical_blocks_in(&Symmetries::of(&spec.geometry, spec.goal), index, 0..blocks)
             .into_iter()
             .enumerate()
             .map(|(r, expanded)| {
@@ -230,9 +224,8 @@ pub trait Transport {
     /// [`all_to_all`](Self::all_to_all) in two steps, so that a worker can
     /// work between them: sends `outgoing[w]` to worker `w` and returns at
     /// once, waiting for no worker. [`take`](Self::take) then returns what
-    /// every worker posted to this one. Every worker posts and takes the
-    /// same exchanges in the same order, and takes each before its next
-    /// step of any kind.
+    /// every worker posted to this one; a worker takes each post before its
+    /// next step of any kind.
     ///
     /// # Errors
     ///
@@ -777,8 +770,7 @@ mod tests {
         assert_eq!(Message::decode(m.encode()), m);
         let mut stream = Vec::new();
         Message::encode_all(&[m, Message { index: 3 }], &mut stream);
-        assert_eq!(stream.len(), 2 * Message::BYTES);
-        assert_eq!(Message::decode_all(&stream).unwrap()[1], Message { index: 3 });
+        assert_eq!(Message::decode_all(&stream).unwrap(), [m, Message { index: 3 }]);
         assert!(matches!(Message::decode_all(&stream[1..]), Err(Error::Exchange(_))));
     }
 
