@@ -8,12 +8,12 @@
 //! (the positions the layer expands or searches), and when the busiest
 //! worker would have more than [`SLACK_PERCENT`] over the mean, and the
 //! time that would save (its excess work at the time a unit of work took
-//! in the last layer of the kind, [`Units`]) is more than a move costs,
-//! the workers agree on new contiguous ranges of equal work
-//! ([`balanced_cut`]) and hand each other the codes and summary bytes of
-//! the blocks that change hands ([`move_share`]): the table's bits a position,
-//! once. Each then recounts the white moves of the blocks it gained and
-//! lost and works out its halo from the counts.
+//! in the last layer of the kind, [`Units`]) is more than the costliest
+//! worker's move costs, the workers agree on new contiguous ranges of
+//! equal work ([`balanced_cut`]) and hand each other the codes and summary
+//! bytes of the blocks that change hands ([`move_share`]): the table's
+//! bits a position, once. Each then recounts the white moves of the blocks
+//! it gained and lost and works out its halo from the counts.
 //!
 //! What the counts miss, each worker's [`Pace`] makes up: a worker that
 //! took longer per unit of its estimate than the others in the last layer
@@ -45,11 +45,10 @@ pub(super) struct Worth {
 }
 
 /// How long a unit of estimated work kept the busiest worker busy in the
-/// last push and the last pull: the busiest worker's time over the
-/// estimate of the busiest share the layer was planned with. From it, the
-/// time a re-cut would save: a layer's time grows with its frontier, so
-/// the last layer's time says little of the next one's, while its time
-/// per unit does.
+/// last push and the last pull ([`note`](Self::note)), from which the time
+/// a re-cut would save: a layer's time grows with its frontier, so the
+/// last layer's time says little of the next one's, while its time per
+/// unit does.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(super) struct Units(ByKind);
 
@@ -153,12 +152,10 @@ impl Pace {
 
 /// Agrees with every other worker, a collective step, whether to re-cut
 /// `partition` before a layer whose work this worker estimates at
-/// `work[k]` for its block `partition.blocks(me).start + k`: no move when
-/// the busiest worker's estimate is within [`SLACK_PERCENT`] of the mean,
-/// or, given what it is `worth`, when the time of the busiest worker's
-/// excess work would not pay for the costliest worker's move; otherwise
-/// the partition whose contiguous ranges hold equal shares of the
-/// estimated work (at whole blocks), the same on every worker.
+/// `work[k]` for its block `partition.blocks(me).start + k`, as the module
+/// doc says (without `worth`, by the slack alone): to the partition whose
+/// contiguous ranges hold equal shares of the estimated work (at whole
+/// blocks), the same on every worker.
 ///
 /// # Errors
 ///
@@ -181,8 +178,7 @@ pub(super) fn balanced_cut<T: Transport + ?Sized>(
         )));
     }
     let mine: u64 = work.iter().sum();
-    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-    let cost = worth.map_or(0, |w| nanos(w.cost));
+    let cost = worth.map_or(0, |w| u64::try_from(w.cost.as_nanos()).unwrap_or(u64::MAX));
     let report: Vec<u8> = [mine, cost].into_iter().flat_map(u64::to_le_bytes).collect();
     let (mut totals, mut costliest) = (Vec::with_capacity(workers), 0u64);
     for stream in transport.all_to_all(vec![report; workers])? {
