@@ -47,13 +47,12 @@ pub(super) struct Halo {
 }
 
 /// How many white moves out of a worker's blocks lead to each block of
-/// the class: what its halo is worked out from (the blocks some move
-/// reaches that are not its own). Kept as the worker's range moves, so a
-/// move of the cuts recounts only the blocks that change hands
-/// rather than every block of the range. Two bytes a white set: a white
-/// set is reached by no more moves than lead out of it (a white move is
-/// undone by one), at most 4 rays of 63 cells for each of at most 64
-/// bishops.
+/// the class: what its halo is worked out from ([`outside`](Self::outside)).
+/// Kept as the worker's range moves, so a move of the cuts recounts only
+/// the blocks that change hands rather than every block of the range. Two
+/// bytes a white set: a white set is reached by no more moves than lead
+/// out of it (a white move is undone by one), at most 4 rays of 63 cells
+/// for each of at most 64 bishops.
 pub(super) struct Reach {
     /// `counts[t]`: the moves out of `blocks` that lead to block `t`.
     counts: Vec<u16>,
@@ -241,7 +240,7 @@ impl Halo {
         Ok(sent)
     }
 
-    /// Where block `t`'s bits start, if it is in the halo.
+    /// The place `k` of block `t` among the halo's blocks, if it is one.
     #[inline]
     pub(super) fn find(&self, t: u64) -> Option<usize> {
         self.blocks.binary_search(&t).ok()
@@ -576,8 +575,9 @@ mod tests {
             requests: vec![Vec::new(), asked.clone()],
             ..Halo::alone()
         };
+        let (a, b) = (asked[0], asked[1]);
         let len = |r: u64| index.block(r).end - index.block(r).start;
-        let (first, second) = (len(asked[0]), len(asked[1]));
+        let (first, second) = (len(a), len(b));
         let bits = first + second;
         let mut words = vec![0u64; bits.div_ceil(64) as usize];
         for bit in [0, first - 1, first, bits - 1] {
@@ -591,19 +591,12 @@ mod tests {
             })
             .unwrap();
         assert_eq!(taken, 4);
-        let at = |r: u64, k: u64| Reached {
+        let at = |(r, k): (u64, u64)| Reached {
             index: index.block(r).start + k,
             block: r,
         };
-        assert_eq!(
-            got,
-            [
-                at(asked[0], 0),
-                at(asked[0], first - 1),
-                at(asked[1], 0),
-                at(asked[1], second - 1)
-            ]
-        );
+        let want = [(a, 0), (a, first - 1), (b, 0), (b, second - 1)];
+        assert_eq!(got, want.map(at));
         assert_ne!(bits % 64, 0, "the blocks fill their last word");
         words[(bits / 64) as usize] |= 1 << (bits % 64);
         let e = halo.reached(&index, 1, &pack_words(&words), |_| Ok(0)).unwrap_err();
