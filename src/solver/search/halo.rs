@@ -432,13 +432,12 @@ impl Halo {
 }
 
 /// The `len` bits of a [`pack_words`] stream, as words; else what is
-/// wrong with the stream, a bit set past `len` included, as a verb phrase
-/// for the caller's error.
-pub(super) fn unpack_bits(stream: &[u8], len: u64) -> std::result::Result<Vec<u64>, String> {
+/// wrong with the stream, a bit set past `len` included.
+pub(super) fn unpack_bits(stream: &[u8], len: u64) -> std::result::Result<Vec<u64>, Garbled> {
     let mut words = vec![0u64; len.div_ceil(64) as usize];
     unpack_words(stream, &mut words)?;
     if !len.is_multiple_of(64) && words.last().is_some_and(|&w| w >> (len % 64) != 0) {
-        return Err(format!("names a bit past its {len}"));
+        return Err(Garbled::PastEnd(len));
     }
     Ok(words)
 }
@@ -494,10 +493,8 @@ pub(super) fn pack_words(words: &[u64]) -> Vec<u8> {
 }
 
 /// Reads the words of a [`pack_words`] stream into `words`, whose length
-/// the receiver knows; else what is wrong with the stream, as
-/// [`unpack_bits`] says it: its length fits neither form, or its sparse
-/// form names a word out of order or past the end.
-fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), String> {
+/// the receiver knows; else what is wrong with the stream.
+fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), Garbled> {
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
     match stream.split_first() {
         None if words.is_empty() => Ok(()),
@@ -513,17 +510,43 @@ fn unpack_words(stream: &[u8], words: &mut [u64]) -> std::result::Result<(), Str
             for pair in rest.chunks_exact(12) {
                 let k = u32::from_le_bytes(pair[..4].try_into().expect("4 bytes")) as usize;
                 if k < next || k >= words.len() {
-                    return Err(format!("names word {k} out of order or past its {}", words.len()));
+                    return Err(Garbled::Order {
+                        word: k,
+                        of: words.len(),
+                    });
                 }
                 words[k] = word(&pair[4..]);
                 next = k + 1;
             }
             Ok(())
         }
-        _ => Err(format!("is {} bytes, not {} words", stream.len(), words.len())),
+        _ => Err(Garbled::Length {
+            bytes: stream.len(),
+            words: words.len(),
+        }),
     }
 }
 
+/// Why a stream of words from another worker does not decode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Garbled {
+    /// Its length, `bytes`, fits neither form of a stream of `words` words.
+    Length { bytes: usize, words: usize },
+    /// Its sparse form names `word` out of order or past the `of` words.
+    Order { word: usize, of: usize },
+    /// It sets a bit past the bits it carries, this many.
+    PastEnd(u64),
+}
+
+impl std::fmt::Display for Garbled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Garbled::Length { bytes, words } => write!(f, "is {bytes} bytes, not {words} words"),
+            Garbled::Order { word, of } => write!(f, "names word {word} out of order or past its {of}"),
+            Garbled::PastEnd(len) => write!(f, "names a bit past its {len}"),
+        }
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

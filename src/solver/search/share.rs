@@ -540,12 +540,38 @@ fn resume_words(report: Option<ShareReport>) -> Vec<u8> {
         .collect()
 }
 
+/// Why the workers of a search do not resume a class from their saved
+/// shares, as worker 0 tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NoResume {
+    /// This rank has no share of the class that it could resume.
+    NoShare(usize),
+    /// The shares were saved at different layers.
+    Layers,
+    /// The shares' own counts at `remoteness` add up to `sum`, not the
+    /// class's `class`.
+    Counts { remoteness: usize, sum: u64, class: u64 },
+}
+
+impl std::fmt::Display for NoResume {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoResume::NoShare(rank) => write!(f, "rank {rank} has no share of it to resume"),
+            NoResume::Layers => f.write_str("the ranks' shares were saved at different layers"),
+            NoResume::Counts { remoteness, sum, class } => write!(
+                f,
+                "the ranks' shares hold {sum} positions at remoteness {remoteness}, not {class}"
+            ),
+        }
+    }
+}
+
 /// Whether the workers' reports ([`resume_words`]) let them all resume:
 /// every worker has a share, all at the same layers, whose counts add up
-/// to the class's; else why they do not, as worker 0 tells it.
-fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), String> {
+/// to the class's.
+fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), NoResume> {
     if let Some(w) = reports.iter().position(|r| r.first() != Some(&1)) {
-        return Err(format!("rank {w} has no share of it to resume"));
+        return Err(NoResume::NoShare(w));
     }
     let layers = reports[0].get(2).copied().unwrap_or(0) as usize;
     // `done`, the layer count and the class's counts, alike on every worker.
@@ -554,15 +580,17 @@ fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), String> {
         .iter()
         .any(|r| r.len() != 3 + 2 * layers || whole(r) != whole(&reports[0]))
     {
-        return Err("the ranks' shares were saved at different layers".into());
+        return Err(NoResume::Layers);
     }
     let found = &reports[0][3..3 + layers];
     for (d, &n) in found.iter().enumerate() {
         let sum: u64 = reports.iter().map(|r| r[3 + layers + d]).sum();
         if sum != n {
-            return Err(format!(
-                "the ranks' shares hold {sum} positions at remoteness {d}, not {n}"
-            ));
+            return Err(NoResume::Counts {
+                remoteness: d,
+                sum,
+                class: n,
+            });
         }
     }
     Ok(())
