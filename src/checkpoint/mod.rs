@@ -131,44 +131,6 @@ impl Default for CheckpointOptions {
     }
 }
 
-impl CheckpointOptions {
-    /// The options `solve` uses: the default interval unless
-    /// `BISHOPS_CHECKPOINT_SECONDS` gives one, and the test hook
-    /// `BISHOPS_STOP_AFTER_LAYER` (`N`, or `CLASS:N` such as `a2:5`).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Usage`] when either variable is not as described.
-    pub fn from_env(restart: bool) -> Result<CheckpointOptions> {
-        let bad = |name: &str, v: &str| Error::Usage(format!("{name}={v} is not a whole number"));
-        let seconds = match std::env::var("BISHOPS_CHECKPOINT_SECONDS") {
-            Ok(v) => Duration::from_secs(v.trim().parse().map_err(|_| bad("BISHOPS_CHECKPOINT_SECONDS", &v))?),
-            Err(_) => DEFAULT_INTERVAL,
-        };
-        let stop_after = match std::env::var("BISHOPS_STOP_AFTER_LAYER") {
-            Ok(v) => {
-                let (class, layer) = match v.trim().split_once(':') {
-                    Some((class, layer)) => {
-                        let class = (0..2)
-                            .filter_map(Class::from_index)
-                            .find(|c| c.name() == class)
-                            .ok_or_else(|| bad("BISHOPS_STOP_AFTER_LAYER", &v))?;
-                        (Some(class), layer)
-                    }
-                    None => (None, v.trim()),
-                };
-                Some((class, layer.parse().map_err(|_| bad("BISHOPS_STOP_AFTER_LAYER", &v))?))
-            }
-            Err(_) => None,
-        };
-        Ok(CheckpointOptions {
-            interval: seconds,
-            stop_after,
-            restart,
-        })
-    }
-}
-
 /// The checkpoint of class `class` of `variant` in `dir`.
 pub fn path(dir: &Path, variant: &str, class: Class) -> PathBuf {
     dir.join(format!(".{variant}.{}.checkpoint", class.name()))

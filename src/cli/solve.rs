@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::args::{BenchArgs, SolveArgs};
 use super::output::{left, progress_bar, shown, stdout_error, write_json};
+use crate::board::Class;
 use crate::checkpoint::{self, CheckpointOptions};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
@@ -321,7 +322,43 @@ pub(super) fn options(args: &SolveArgs) -> Result<SolveOptions> {
         method: args.method.method(),
         layout: args.layout.layout(),
         max_memory,
-        checkpoints: Some(CheckpointOptions::from_env(args.restart)?),
+        checkpoints: Some(checkpoint_options(args.restart)?),
+    })
+}
+
+/// The checkpoint options `solve` uses: the default interval unless
+/// `BISHOPS_CHECKPOINT_SECONDS` gives one, and the test hook
+/// `BISHOPS_STOP_AFTER_LAYER` (`N`, or `CLASS:N` such as `a2:5`).
+///
+/// # Errors
+///
+/// [`Error::Usage`] when either variable is not as described.
+fn checkpoint_options(restart: bool) -> Result<CheckpointOptions> {
+    let bad = |name: &str, v: &str| Error::Usage(format!("{name}={v} is not a whole number"));
+    let seconds = match std::env::var("BISHOPS_CHECKPOINT_SECONDS") {
+        Ok(v) => Duration::from_secs(v.trim().parse().map_err(|_| bad("BISHOPS_CHECKPOINT_SECONDS", &v))?),
+        Err(_) => checkpoint::DEFAULT_INTERVAL,
+    };
+    let stop_after = match std::env::var("BISHOPS_STOP_AFTER_LAYER") {
+        Ok(v) => {
+            let (class, layer) = match v.trim().split_once(':') {
+                Some((class, layer)) => {
+                    let class = (0..2)
+                        .filter_map(Class::from_index)
+                        .find(|c| c.name() == class)
+                        .ok_or_else(|| bad("BISHOPS_STOP_AFTER_LAYER", &v))?;
+                    (Some(class), layer)
+                }
+                None => (None, v.trim()),
+            };
+            Some((class, layer.parse().map_err(|_| bad("BISHOPS_STOP_AFTER_LAYER", &v))?))
+        }
+        Err(_) => None,
+    };
+    Ok(CheckpointOptions {
+        interval: seconds,
+        stop_after,
+        restart,
     })
 }
 
