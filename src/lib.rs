@@ -51,6 +51,7 @@ pub mod checkpoint;
 pub mod cleanup;
 pub mod cli;
 mod error;
+pub mod estimate;
 pub mod files;
 pub mod index;
 pub mod mod3;

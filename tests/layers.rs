@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["variant", "mod3"],
     &["solver"],
     &["checkpoint", "storage"],
-    &["pipeline", "report"],
+    &["pipeline", "report", "estimate"],
     &["tablebase", "check"],
     &["server", "cli"],
 ];

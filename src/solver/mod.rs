@@ -45,7 +45,6 @@
 //! | the hardest positions kept during a search | `hardest` |
 //! | a search's state at a layer boundary, and where it is saved | `boundary` ([`ShareCheckpoints`]) |
 //! | a class's histogram and hardest positions | `stats` ([`ClassStats`]) |
-//! | how long a search has left | [`estimate`] |
 //! | the instruction sets the inner loops are compiled for | `isa` |
 //! | the simple search, a cross-check | [`dense`] |
 //! | the ranks of an MPI job as the workers' transport (feature `mpi`) | `mpi` |
@@ -54,7 +53,6 @@ mod boundary;
 pub mod classes;
 pub mod dense;
 mod direction;
-pub mod estimate;
 mod hardest;
 mod images;
 mod isa;

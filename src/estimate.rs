@@ -1,4 +1,6 @@
-//! How long a search has left, from what its layers have cost so far.
+//! How long a search has left, from what its layers have cost so far: the
+//! estimate `solve` shows with its progress, fed the search's layer events
+//! (the search itself never reads it).
 //!
 //! The positions found are a poor clock: the first layers find few
 //! positions and cost little, the middle ones most of the time, and the
@@ -23,7 +25,7 @@
 //! positions left at the rate of positions found so far) said 25 min for 33
 //! at layer 9 and "0 min" through the last six layers.
 
-use super::direction::Direction;
+use crate::solver::Direction;
 
 /// The state of a search as [`Remaining`] needs it: the latest layer
 /// timed, and the one before it.
@@ -48,7 +50,7 @@ struct Timed {
 ///
 /// ```
 /// use bishops::solver::Direction;
-/// use bishops::solver::estimate::Remaining;
+/// use bishops::estimate::Remaining;
 ///
 /// let mut left = Remaining::new(1_000);
 /// left.layer(1, 1, 0.0, None); // the goal
