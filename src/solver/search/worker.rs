@@ -1288,7 +1288,6 @@ mod tests {
 
     use super::*;
     use crate::remoteness::Cell;
-    use crate::solver::boundary::memory::Memory;
     use crate::solver::search::{ChannelTransport, board, bytes, threads_of};
     use crate::solver::table::codes::CodeTable;
 
@@ -1417,6 +1416,39 @@ mod tests {
         assert!(mirrors > 0, "no board with a mirrored class");
     }
 
+    /// Checkpoints in memory, shared by the workers of a test: each saves
+    /// its share into, and resumes it from, `shares[worker]`; worker 0
+    /// saves at every boundary and stops after layer `stop`, if given.
+    struct Memory<'a> {
+        worker: usize,
+        shares: &'a Mutex<Vec<Option<Snapshot>>>,
+        stop: Option<usize>,
+        notes: Vec<String>,
+    }
+
+    impl ShareCheckpoints for Memory<'_> {
+        fn resume(&mut self, _: &Wanted<'_>) -> Option<Snapshot> {
+            self.shares.lock().unwrap()[self.worker].clone()
+        }
+
+        fn due(&mut self, _: crate::board::Class, found: &[u64], done: bool) -> Save {
+            if !done && Some(found.len() - 1) == self.stop {
+                Save::AndStop
+            } else {
+                Save::Yes
+            }
+        }
+
+        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+            self.shares.lock().unwrap()[self.worker] = Some(snapshot.to_owned());
+            Ok(())
+        }
+
+        fn note(&mut self, text: &str) {
+            self.notes.push(text.to_owned());
+        }
+    }
+
     /// What the workers of [`search_saving`] end with: each worker's share,
     /// or the first error; worker 0's notes; and the layers the workers
     /// started from (1: the goal's).
@@ -1438,7 +1470,12 @@ mod tests {
                 .map(|mut transport| {
                     let partition = &partition;
                     scope.spawn(move || {
-                        let mut memory = Memory::new(transport.worker(), shares, stop);
+                        let mut memory = Memory {
+                            worker: transport.worker(),
+                            shares,
+                            stop,
+                            notes: Vec::new(),
+                        };
                         let mut from = 0;
                         let class = ClassSearch::new(name, spec, index, partition);
                         let mut run = || {
