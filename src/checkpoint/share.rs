@@ -353,53 +353,23 @@ mod tests {
         workers: usize,
         options: CheckpointOptions,
     ) -> Vec<(Result<()>, Vec<String>, usize)> {
-        use crate::solver::search::{Asked, ChannelTransport, Partition, Transport, board, search_share};
-        let (variant, index, back, watch) = board(name);
-        let specs = variant.classes();
-        let spec = &specs[0];
-        let asked = Asked {
-            mirrored: back.as_ref().map(|m| (m, &specs[1].index)),
-            watch: &watch,
-        };
-        let partition = Partition::by_work(spec, &index, workers).unwrap();
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = ChannelTransport::connected(workers)
-                .into_iter()
-                .map(|mut transport| {
-                    let (variant, index, partition, watch) = (&variant, &index, &partition, &watch);
-                    scope.spawn(move || {
-                        let me = transport.worker();
-                        let mut notes = Vec::new();
-                        let mut note = |n: &str| notes.push(n.to_owned());
-                        let inner = Checkpointer::for_rank(dir, variant, options, &mut note, me, workers).unwrap();
-                        let wanted = Wanted {
-                            class: spec.class,
-                            index,
-                            coding,
-                            blocks: partition.blocks(me),
-                            range: partition.cells(me),
-                            mirrored: asked.mirrored.is_some(),
-                            watch,
-                        };
-                        let mut checkpoints = ReadBack { inner, wanted, read: 0 };
-                        let result = search_share(
-                            coding,
-                            name,
-                            spec,
-                            index,
-                            partition,
-                            &mut transport,
-                            asked,
-                            &mut checkpoints,
-                        );
-                        let read = checkpoints.read;
-                        drop(checkpoints);
-                        (result, notes, read)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        let variant = Variant::named(name).unwrap();
+        crate::solver::search::search_saving(coding, name, workers, |me, wanted, search| {
+            let mut notes = Vec::new();
+            let mut note = |n: &str| notes.push(n.to_owned());
+            let inner = Checkpointer::for_rank(dir, &variant, options, &mut note, me, workers).unwrap();
+            let mut checkpoints = ReadBack {
+                inner,
+                wanted: wanted.clone(),
+                read: 0,
+            };
+            search(&mut checkpoints);
+            let read = checkpoints.read;
+            (notes, read)
         })
+        .into_iter()
+        .map(|(result, (notes, read))| (result, notes, read))
+        .collect()
     }
 
     const EVERY_LAYER: CheckpointOptions = CheckpointOptions {

@@ -212,27 +212,71 @@ fn threads_of<T: Table>(
     Ok(Partitioned { shares, layers })
 }
 
-/// The search of class `spec` of variant `name` into a table of `coding`
-/// by the worker `transport` reaches, resuming from `checkpoints` when
-/// every worker can: [`search_on`] for the tests of other modules.
+/// Class 0 of `name` as [`board`] has it, searched into a `T` table by
+/// `workers` threads, `each(w, wanted, search)` making worker `w`'s
+/// checkpoints for the share `wanted` and searching with them, which
+/// resumes when every worker can: each worker's share or error, the layers
+/// it started from (1: the goal's) and what `each` returned; and every
+/// layer's counts.
 #[cfg(test)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn search_share<X: Transport + ?Sized>(
+#[allow(clippy::type_complexity)]
+fn saving<T: Table, R: Send>(
+    name: &str,
+    workers: usize,
+    each: impl Fn(usize, &super::Wanted<'_>, &mut dyn FnMut(&mut dyn ShareCheckpoints)) -> R + Sync,
+) -> (Vec<(Result<Share<T::Done>>, usize, R)>, Vec<LayerStats>) {
+    let (variant, index, back, watch) = board(name);
+    let (spec, index) = (&variant.classes()[0], &index);
+    let mirrored = back.as_ref().map(|m| (m, &variant.classes()[1].index));
+    let asked = Asked {
+        mirrored,
+        watch: &watch,
+    };
+    let partition = Partition::by_work(spec, index, workers).unwrap();
+    let class = ClassSearch::new(name, spec, index, &partition);
+    let searched = on_threads(workers, &mut |_| {}, |transport, report| {
+        let me = transport.worker();
+        let wanted = super::Wanted {
+            class: spec.class,
+            index,
+            coding: T::CODING,
+            blocks: partition.blocks(me),
+            range: partition.cells(me),
+            mirrored: mirrored.is_some(),
+            watch: &watch,
+        };
+        let (mut share, mut from) = (None, 1);
+        let made = each(me, &wanted, &mut |checkpoints| {
+            let mut search = || {
+                let resume = worker::agree_on_resume::<T, _>(spec, index, &partition, transport, checkpoints, asked)?;
+                from = resume.as_ref().map_or(1, |(_, found)| found.len());
+                worker::run::<T, _>(&class, transport, asked, resume.map(|r| r.0), checkpoints, report)
+            };
+            share = Some(search());
+        });
+        Ok((share.expect("a search"), from, made))
+    });
+    searched.unwrap()
+}
+
+/// [`saving`] into a table of `coding` for the tests of other modules,
+/// which see each worker's result but not its share.
+#[cfg(test)]
+pub(crate) fn search_saving<R: Send>(
     coding: super::Coding,
     name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    partition: &Partition,
-    transport: &mut X,
-    asked: Asked<'_>,
-    checkpoints: &mut dyn ShareCheckpoints,
-) -> Result<()> {
-    use super::Coding;
-    let class = ClassSearch::new(name, spec, index, partition);
-    let quiet = &mut |_: Event| {};
+    workers: usize,
+    each: impl Fn(usize, &super::Wanted<'_>, &mut dyn FnMut(&mut dyn ShareCheckpoints)) -> R + Sync,
+) -> Vec<(Result<()>, R)> {
+    fn results<S, R>(searched: Vec<(Result<S>, usize, R)>) -> Vec<(Result<()>, R)> {
+        searched
+            .into_iter()
+            .map(|(share, _, made)| (share.map(drop), made))
+            .collect()
+    }
     match coding {
-        Coding::Bytes => search_on::<ByteTable, _>(&class, transport, asked, checkpoints, false, quiet).map(drop),
-        Coding::TwoBit => search_on::<CodeTable, _>(&class, transport, asked, checkpoints, false, quiet).map(drop),
+        super::Coding::Bytes => results(saving::<ByteTable, R>(name, workers, each).0),
+        super::Coding::TwoBit => results(saving::<CodeTable, R>(name, workers, each).0),
     }
 }
 

@@ -1288,7 +1288,8 @@ mod tests {
 
     use super::*;
     use crate::remoteness::Cell;
-    use crate::solver::search::{ChannelTransport, board, bytes, threads_of};
+    use crate::solver::boundary::NoCheckpoints;
+    use crate::solver::search::{board, bytes, saving, threads_of};
     use crate::solver::table::codes::CodeTable;
 
     /// The rounds of a layer cover a worker's blocks once, in order, even
@@ -1454,51 +1455,32 @@ mod tests {
     /// started from (1: the goal's).
     type Saving<D> = (Result<Vec<Share<D>>>, Vec<String>, usize);
 
-    /// Searches class `spec` of `name` by `workers` threads that agree on a
-    /// resume from `shares` and save into them, stopping after layer
+    /// Searches class 0 of `name` by a thread for each of `shares`, which
+    /// the threads agree to resume from and save into, stopping after layer
     /// `stop` if given.
     fn search_saving<T: Table>(
-        (name, spec, index, asked): (&str, &ClassSpec, &TightIndex, Asked<'_>),
-        workers: usize,
+        name: &str,
         shares: &Mutex<Vec<Option<Snapshot>>>,
         stop: Option<usize>,
     ) -> Saving<T::Done> {
-        let partition = Partition::by_work(spec, index, workers).unwrap();
-        let results: Vec<_> = std::thread::scope(|scope| {
-            let handles: Vec<_> = ChannelTransport::connected(workers)
-                .into_iter()
-                .map(|mut transport| {
-                    let partition = &partition;
-                    scope.spawn(move || {
-                        let mut memory = Memory {
-                            worker: transport.worker(),
-                            shares,
-                            stop,
-                            notes: Vec::new(),
-                        };
-                        let mut from = 0;
-                        let class = ClassSearch::new(name, spec, index, partition);
-                        let mut run = || {
-                            let resume =
-                                agree_on_resume::<T, _>(spec, index, partition, &mut transport, &mut memory, asked)?;
-                            from = resume.as_ref().map_or(1, |(_, found)| found.len());
-                            let resume = resume.map(|(saved, _)| saved);
-                            run::<T, _>(&class, &mut transport, asked, resume, &mut memory, &mut |_| {})
-                        };
-                        let result = run();
-                        (result, memory.notes, from)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        let workers = shares.lock().unwrap().len();
+        let (searched, _) = saving::<T, _>(name, workers, |worker, _, search| {
+            let mut memory = Memory {
+                worker,
+                shares,
+                stop,
+                notes: Vec::new(),
+            };
+            search(&mut memory);
+            memory.notes
         });
-        let (notes, from) = (results[0].1.clone(), results[0].2);
+        let from = searched[0].1;
         assert!(
-            results.iter().all(|r| r.2 == from),
+            searched.iter().all(|s| s.1 == from),
             "the workers started from one layer"
         );
-        let shares = results.into_iter().map(|r| r.0).collect();
-        (shares, notes, from)
+        let notes = searched[0].2.clone();
+        (searched.into_iter().map(|s| s.0).collect(), notes, from)
     }
 
     /// Asserts that `got` and `want` are the same shares, their tables as
@@ -1528,30 +1510,26 @@ mod tests {
 
     fn stopped_workers_resume<T: Table>(codes: fn(&T::Done) -> Vec<u8>) {
         for name in ["7x5-a1", "9x6"] {
-            let (variant, index, back, watch) = board(name);
-            let spec = &variant.classes()[0];
-            let asked = Asked {
-                mirrored: back.as_ref().map(|m| (m, &variant.classes()[1].index)),
-                watch: &watch,
-            };
-            assert_eq!(back.is_some(), name == "9x6", "{name}: a mirrored class");
-            let (class, workers) = ((name, spec, &index, asked), 3);
-            let mut pulls = Vec::new();
-            let want = threads_of::<T>(name, spec, &index, workers, asked, &mut |l| pulls.push(l.pull))
-                .unwrap()
-                .shares;
+            let workers = 3;
+            let (searched, stats) = saving::<T, _>(name, workers, |_, _, search| search(&mut NoCheckpoints));
+            let want: Vec<_> = searched.into_iter().map(|s| s.0.unwrap()).collect();
+            assert_eq!(
+                want[0].mirrored_hardest.is_some(),
+                name == "9x6",
+                "{name}: a mirrored class"
+            );
             let layers = want[0].layers.len();
             // A stop before the first pull, just before the first pull and
             // after it, before the last layer and after it (the resumed
             // search then finds nothing more: its hardest positions are the
             // saved ones).
-            let first_pull = pulls.iter().position(|&p| p).expect("a pull layer");
+            let first_pull = stats.iter().position(|l| l.pull).expect("a pull layer");
             let mut stops = vec![1, first_pull, first_pull + 1, layers - 2, layers - 1];
             stops.dedup();
             for stop in stops {
                 let what = format!("{name} stopped after layer {stop}");
                 let shares = Mutex::new(vec![None; workers]);
-                let (stopped, _, _) = search_saving::<T>(class, workers, &shares, Some(stop));
+                let (stopped, _, _) = search_saving::<T>(name, &shares, Some(stop));
                 assert!(
                     stopped.as_ref().err().is_some_and(|e| matches!(e, Error::Stopped(_))),
                     "{what}: {:?}",
@@ -1567,7 +1545,7 @@ mod tests {
                 // Resumed, and resumed once over, when the search only
                 // agrees on the ends.
                 for saved_layers in [stop + 1, layers] {
-                    let (resumed, notes, from) = search_saving::<T>(class, workers, &shares, None);
+                    let (resumed, notes, from) = search_saving::<T>(name, &shares, None);
                     same(&resumed.unwrap(), &want, codes, &what);
                     assert!(notes.is_empty(), "{what}: {notes:?}");
                     assert_eq!(from, saved_layers, "{what}: the layers that came from the shares");
@@ -1600,7 +1578,7 @@ mod tests {
                     let mut spoiled = saved.clone();
                     spoil(&mut spoiled);
                     *shares.lock().unwrap() = spoiled;
-                    let (again, notes, from) = search_saving::<T>(class, workers, &shares, None);
+                    let (again, notes, from) = search_saving::<T>(name, &shares, None);
                     same(&again.unwrap(), &want, codes, &what);
                     assert!(notes.len() == 1 && notes[0].contains(why), "{what}: {notes:?}");
                     assert_eq!(from, 1, "{what}: only the goal's layer");
