@@ -1289,7 +1289,7 @@ mod tests {
     use super::*;
     use crate::remoteness::Cell;
     use crate::solver::boundary::NoCheckpoints;
-    use crate::solver::search::{board, bytes, saving, threads_of};
+    use crate::solver::search::{board, bytes, saving};
     use crate::solver::table::codes::CodeTable;
 
     /// The rounds of a layer cover a worker's blocks once, in order, even
@@ -1380,21 +1380,14 @@ mod tests {
             let mirrored_hardest = mirrored.map(|(m, dense)| lowest(&|i| dense.rank(m.part(index.unrank(i)))));
             let remoteness = |i: u64| Cell(cells[i as usize]).remoteness().map(|r| u64::from(r.0));
             for workers in [1, 2, 3, 5] {
-                let (mut pulled, mut moved) = (false, 0);
-                let asked = Asked {
-                    mirrored,
-                    watch: &watch,
-                };
-                let shares = threads_of::<CodeTable>(name, spec, &index, workers, asked, &mut |layer| {
-                    pulled |= layer.pull;
-                    moved += layer.moved;
-                })
-                .unwrap()
-                .shares;
-                assert!(pulled || name == "5x4", "{name}: no layer pulled");
+                let (searched, stats) =
+                    saving::<CodeTable, _>(name, workers, |_, _, search| search(&mut NoCheckpoints));
+                let shares: Vec<_> = searched.into_iter().map(|s| s.0.unwrap()).collect();
+                assert!(stats.iter().any(|l| l.pull) || name == "5x4", "{name}: no layer pulled");
                 // The ranges moved on the way, and the shares are of where
                 // they ended.
-                assert!(moved > 0 || workers == 1, "{name}, {workers} workers: no range moved");
+                let moved = stats.iter().any(|l| l.moved > 0);
+                assert!(moved || workers == 1, "{name}, {workers} workers: no range moved");
                 assert_eq!(shares.len(), workers);
                 for (w, share) in shares.iter().enumerate() {
                     assert_eq!(share.partition, shares[0].partition);
