@@ -354,22 +354,16 @@ mod tests {
         options: CheckpointOptions,
     ) -> Vec<(Result<()>, Vec<String>, usize)> {
         let variant = Variant::named(name).unwrap();
-        crate::solver::search::search_saving(coding, name, workers, |me, wanted, search| {
-            let mut notes = Vec::new();
-            let mut note = |n: &str| notes.push(n.to_owned());
-            let inner = Checkpointer::for_rank(dir, &variant, options, &mut note, me, workers).unwrap();
+        crate::solver::search::search_saving(coding, name, workers, |me, wanted, note, search| {
+            let inner = Checkpointer::for_rank(dir, &variant, options, note, me, workers).unwrap();
             let mut checkpoints = ReadBack {
                 inner,
                 wanted: wanted.clone(),
                 read: 0,
             };
             search(&mut checkpoints);
-            let read = checkpoints.read;
-            (notes, read)
+            checkpoints.read
         })
-        .into_iter()
-        .map(|(result, (notes, read))| (result, notes, read))
-        .collect()
     }
 
     const EVERY_LAYER: CheckpointOptions = CheckpointOptions {

@@ -212,19 +212,23 @@ fn threads_of<T: Table>(
     Ok(Partitioned { shares, layers })
 }
 
+/// A worker's search in [`saving`], with the checkpoints it is given.
+#[cfg(test)]
+pub(crate) type Searching<'a> = &'a mut dyn FnMut(&mut dyn ShareCheckpoints);
+
 /// Class 0 of `name` as [`board`] has it, searched into a `T` table by
-/// `workers` threads, `each(w, wanted, search)` making worker `w`'s
-/// checkpoints for the share `wanted` and searching with them, which
-/// resumes when every worker can: each worker's share or error, the layers
-/// it started from (1: the goal's) and what `each` returned; and every
-/// layer's counts.
+/// `workers` threads, `each(w, wanted, note, search)` making worker `w`'s
+/// checkpoints for the share `wanted`, which tell `note` what they note,
+/// and searching with them, which resumes when every worker can: each
+/// worker's share or error, the layers it started from (1: the goal's),
+/// its notes and what `each` returned; and every layer's counts.
 #[cfg(test)]
 #[allow(clippy::type_complexity)]
 fn saving<T: Table, R: Send>(
     name: &str,
     workers: usize,
-    each: impl Fn(usize, &super::Wanted<'_>, &mut dyn FnMut(&mut dyn ShareCheckpoints)) -> R + Sync,
-) -> (Vec<(Result<Share<T::Done>>, usize, R)>, Vec<LayerStats>) {
+    each: impl Fn(usize, &super::Wanted<'_>, &mut dyn FnMut(&str), Searching<'_>) -> R + Sync,
+) -> (Vec<(Result<Share<T::Done>>, usize, Vec<String>, R)>, Vec<LayerStats>) {
     let (variant, index, back, watch) = board(name);
     let (spec, index) = (&variant.classes()[0], &index);
     let mirrored = back.as_ref().map(|m| (m, &variant.classes()[1].index));
@@ -245,8 +249,9 @@ fn saving<T: Table, R: Send>(
             mirrored: mirrored.is_some(),
             watch: &watch,
         };
-        let (mut share, mut from) = (None, 1);
-        let made = each(me, &wanted, &mut |checkpoints| {
+        let (mut share, mut from, mut notes) = (None, 1, Vec::new());
+        let mut note = |text: &str| notes.push(text.to_owned());
+        let made = each(me, &wanted, &mut note, &mut |checkpoints| {
             let mut search = || {
                 let resume = worker::agree_on_resume::<T, _>(spec, index, &partition, transport, checkpoints, asked)?;
                 from = resume.as_ref().map_or(1, |(_, found)| found.len());
@@ -254,24 +259,24 @@ fn saving<T: Table, R: Send>(
             };
             share = Some(search());
         });
-        Ok((share.expect("a search"), from, made))
+        Ok((share.expect("a search"), from, notes, made))
     });
     searched.unwrap()
 }
 
 /// [`saving`] into a table of `coding` for the tests of other modules,
-/// which see each worker's result but not its share.
+/// which see each worker's result but not its share, and its notes.
 #[cfg(test)]
 pub(crate) fn search_saving<R: Send>(
     coding: super::Coding,
     name: &str,
     workers: usize,
-    each: impl Fn(usize, &super::Wanted<'_>, &mut dyn FnMut(&mut dyn ShareCheckpoints)) -> R + Sync,
-) -> Vec<(Result<()>, R)> {
-    fn results<S, R>(searched: Vec<(Result<S>, usize, R)>) -> Vec<(Result<()>, R)> {
+    each: impl Fn(usize, &super::Wanted<'_>, &mut dyn FnMut(&str), Searching<'_>) -> R + Sync,
+) -> Vec<(Result<()>, Vec<String>, R)> {
+    fn results<S, R>(searched: Vec<(Result<S>, usize, Vec<String>, R)>) -> Vec<(Result<()>, Vec<String>, R)> {
         searched
             .into_iter()
-            .map(|(share, _, made)| (share.map(drop), made))
+            .map(|(share, _, notes, made)| (share.map(drop), notes, made))
             .collect()
     }
     match coding {

@@ -1381,7 +1381,7 @@ mod tests {
             let remoteness = |i: u64| Cell(cells[i as usize]).remoteness().map(|r| u64::from(r.0));
             for workers in [1, 2, 3, 5] {
                 let (searched, stats) =
-                    saving::<CodeTable, _>(name, workers, |_, _, search| search(&mut NoCheckpoints));
+                    saving::<CodeTable, _>(name, workers, |_, _, _, search| search(&mut NoCheckpoints));
                 let shares: Vec<_> = searched.into_iter().map(|s| s.0.unwrap()).collect();
                 assert!(stats.iter().any(|l| l.pull) || name == "5x4", "{name}: no layer pulled");
                 // The ranges moved on the way, and the shares are of where
@@ -1417,7 +1417,7 @@ mod tests {
         worker: usize,
         shares: &'a Mutex<Vec<Option<Snapshot>>>,
         stop: Option<usize>,
-        notes: Vec<String>,
+        note: &'a mut dyn FnMut(&str),
     }
 
     impl ShareCheckpoints for Memory<'_> {
@@ -1439,7 +1439,7 @@ mod tests {
         }
 
         fn note(&mut self, text: &str) {
-            self.notes.push(text.to_owned());
+            (self.note)(text);
         }
     }
 
@@ -1457,15 +1457,13 @@ mod tests {
         stop: Option<usize>,
     ) -> Saving<T::Done> {
         let workers = shares.lock().unwrap().len();
-        let (searched, _) = saving::<T, _>(name, workers, |worker, _, search| {
-            let mut memory = Memory {
+        let (searched, _) = saving::<T, _>(name, workers, |worker, _, note, search| {
+            search(&mut Memory {
                 worker,
                 shares,
                 stop,
-                notes: Vec::new(),
-            };
-            search(&mut memory);
-            memory.notes
+                note,
+            })
         });
         let from = searched[0].1;
         assert!(
@@ -1504,7 +1502,7 @@ mod tests {
     fn stopped_workers_resume<T: Table>(codes: fn(&T::Done) -> Vec<u8>) {
         for name in ["7x5-a1", "9x6"] {
             let workers = 3;
-            let (searched, stats) = saving::<T, _>(name, workers, |_, _, search| search(&mut NoCheckpoints));
+            let (searched, stats) = saving::<T, _>(name, workers, |_, _, _, search| search(&mut NoCheckpoints));
             let want: Vec<_> = searched.into_iter().map(|s| s.0.unwrap()).collect();
             assert_eq!(
                 want[0].mirrored_hardest.is_some(),
