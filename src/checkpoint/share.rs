@@ -354,7 +354,7 @@ mod tests {
         options: CheckpointOptions,
     ) -> Vec<(Result<()>, Vec<String>, usize)> {
         let variant = Variant::named(name).unwrap();
-        crate::solver::search::search_saving(coding, name, workers, |me, wanted, note, search| {
+        crate::solver::search::saving_in(coding, name, workers, |me, wanted, note, search| {
             let inner = Checkpointer::for_rank(dir, &variant, options, note, me, workers).unwrap();
             let mut checkpoints = ReadBack {
                 inner,

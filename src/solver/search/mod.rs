@@ -264,10 +264,10 @@ fn saving<T: Table, R: Send>(
     searched.unwrap()
 }
 
-/// [`saving`] into a table of `coding` for the tests of other modules,
-/// which see each worker's result but not its share, and its notes.
+/// [`saving`] into a table of `coding`, for the tests of other modules:
+/// each worker's result, not its share; its notes; and what `each` returned.
 #[cfg(test)]
-pub(crate) fn search_saving<R: Send>(
+pub(crate) fn saving_in<R: Send>(
     coding: super::Coding,
     name: &str,
     workers: usize,
