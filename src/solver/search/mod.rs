@@ -75,11 +75,6 @@ pub struct Partitioned<D = Vec<u8>> {
 }
 
 impl<D> Partitioned<D> {
-    /// How the class was cut when the search ended.
-    pub fn partition(&self) -> &Partition {
-        &self.shares[0].partition
-    }
-
     /// `found[d]`: positions at remoteness `d` (as in a checkpoint).
     pub fn found(&self) -> &[u64] {
         &self.shares[0].layers
