@@ -98,7 +98,7 @@ pub enum Method {
     /// One-core search over the dense public hash.
     Dense,
     /// Parallel search over the tight index keeping the remoteness mod 3
-    /// ([`search::two_bit`]). Run by [`Plan::solve_two_bit`]; [`Plan::solve`]
+    /// ([`search::two_bit_with`]). Run by [`Plan::solve_two_bit`]; [`Plan::solve`]
     /// gives byte tables and runs the tight search for it.
     TwoBit,
 }

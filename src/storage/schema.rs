@@ -81,7 +81,7 @@ pub enum Layout {
     Blocks,
     /// A row of `blocks` per white set, two bits per position holding the
     /// remoteness mod 3, as the two-bit search leaves it
-    /// ([`search::two_bit`](crate::solver::search::two_bit)): a quarter of a byte per legal
+    /// ([`search::two_bit_with`](crate::solver::search::two_bit_with)): a quarter of a byte per legal
     /// position, for boards too large for a byte. Exact remoteness is found
     /// by descending to the goal through neighbours one less mod 3.
     Residues,

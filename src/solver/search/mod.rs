@@ -28,7 +28,7 @@
 //!
 //! The entry points:
 //!
-//! - [`bytes`] and [`two_bit`]: a whole class in one process;
+//! - [`bytes`] and [`two_bit_with`]: a whole class in one process;
 //! - [`threads`]: a class by several workers, each a thread of this
 //!   process, exchanging only message streams (to test the exchanges);
 //! - the class loop ([`Plan::search_shares`](super::Plan::search_shares))
@@ -118,28 +118,16 @@ pub fn bytes_with(
 }
 
 /// Searches one class by two bits a position (the remoteness mod 3), on
-/// the current rayon pool, telling `observe` of each layer.
+/// the current rayon pool, with `checkpoints` as [`bytes_with`] has them.
+/// A resumed search reports its saved layers again, in order, before the
+/// new ones. `mirrored` is as [`Asked::mirrored`], giving
+/// [`Share::mirrored_hardest`].
 ///
 /// # Errors
 ///
 /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not
-/// fit a [`Remoteness`](crate::Remoteness).
-pub fn two_bit(
-    name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    observe: &mut dyn FnMut(Event),
-) -> Result<TwoBitShare> {
-    two_bit_with(name, spec, index, None, &mut NoCheckpoints, observe)
-}
-
-/// As [`two_bit`], with `checkpoints` as [`bytes_with`] has them. A resumed
-/// search reports its saved layers again, in order, before the new ones.
-/// `mirrored` is as [`Asked::mirrored`], giving [`Share::mirrored_hardest`].
-///
-/// # Errors
-///
-/// As [`two_bit`], and whatever `checkpoints` fails with.
+/// fit a [`Remoteness`](crate::Remoteness), and whatever `checkpoints`
+/// fails with.
 pub fn two_bit_with(
     name: &str,
     spec: &ClassSpec,
