@@ -264,7 +264,7 @@ impl<T: Table> LayerWorker for Searcher<'_, T> {
         // The layer's end: the last round's images and a push's halo go
         // out, what the others send is taken, and what every worker wrote
         // is settled by home.
-        worked.counts[6] += halo_bytes;
+        worked.counts[6] += halo_bytes; // the halo bytes, in the order of COUNTS
         let (busy, mut taking) = (worked.busy, Duration::ZERO);
         let stats = end_layer(transport, share.index, &share.partition, worked, |run, images| {
             let started = Instant::now();
