@@ -55,8 +55,12 @@ impl Class {
     }
 }
 
-/// The size of a board: `rows` × `cols`, at most 26 rows and at most 64
-/// squares per colour class.
+/// A board: its size, `rows` × `cols`, and the squares cut out of it, if
+/// any. At most 26 rows and at most 64 squares per colour class.
+///
+/// A *hole* is a square cut out of the board: it holds no bishop and stops
+/// every diagonal that meets it, as the board's edge does. The standard
+/// boards and the named variants have none; a variant file may cut some out.
 ///
 /// # Examples
 ///
@@ -68,12 +72,26 @@ impl Class {
 /// assert_eq!(board.class_squares(Class::Even), 10);
 /// assert!(Board::new(27, 2).is_err());
 /// assert!(Board::new(12, 12).is_err()); // 72 squares per class
+///
+/// let holed = board.with_holes(&["c2".parse().unwrap()]).unwrap();
+/// assert_eq!(holed.to_string(), "5x4 (holes c2)");
+/// assert_eq!(holed.class_squares(Class::Odd), 9);
+/// assert!(!holed.contains("c2".parse().unwrap()));
 /// ```
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Board {
     rows: u8,
     cols: u8,
+    holes: Holes,
 }
+
+/// The holes of a board: bit `row * cols + col` of each square cut out.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+struct Holes([u64; 4]);
+
+/// The most squares a board with holes may span, holes included: what
+/// [`Holes`] has a bit for.
+const MAX_HOLED_SQUARES: u32 = 256;
 
 impl Board {
     /// A board of `rows` × `cols`.
@@ -83,6 +101,14 @@ impl Board {
     /// A one-line reason when the board has no rows or columns, more than 26
     /// rows, or more than 64 squares in a colour class.
     pub fn new(rows: u32, cols: u32) -> Result<Board, String> {
+        let board = Board::sized(rows, cols)?;
+        board.check_classes()?;
+        Ok(board)
+    }
+
+    /// The board of `rows` × `cols` with nothing cut out, its size checked
+    /// but not its classes.
+    fn sized(rows: u32, cols: u32) -> Result<Board, String> {
         if rows == 0 || cols == 0 {
             return Err(format!("board {rows}x{cols} has no squares"));
         }
@@ -91,16 +117,107 @@ impl Board {
                 "board {rows}x{cols} is out of range: at most {MAX_ROWS} rows (a to z)"
             ));
         }
-        let per_class = (u64::from(rows) * u64::from(cols)).div_ceil(2);
-        if per_class > MAX_CLASS_SQUARES as u64 {
-            return Err(format!(
-                "board {rows}x{cols} is out of range: {per_class} squares per colour class, at most {MAX_CLASS_SQUARES}"
-            ));
+        if cols > 255 {
+            return Err(format!("board {rows}x{cols} is out of range: at most 255 columns"));
         }
         Ok(Board {
             rows: rows as u8,
             cols: cols as u8,
+            holes: Holes::default(),
         })
+    }
+
+    /// Refuses a board with more squares in a class than a [`Bitboard`] holds.
+    fn check_classes(self) -> Result<(), String> {
+        for class in Class::ALL {
+            let squares = self.class_squares(class);
+            if squares > MAX_CLASS_SQUARES {
+                return Err(format!(
+                    "board {self} is out of range: {squares} squares per colour class, at most {MAX_CLASS_SQUARES}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// This board with the squares `holes` cut out as well.
+    ///
+    /// # Errors
+    ///
+    /// A one-line reason when a hole is off the board or named twice, when
+    /// the board spans more than 256 squares, or when a class still has more
+    /// than 64 squares.
+    pub fn with_holes(self, holes: &[Square]) -> Result<Board, String> {
+        if holes.is_empty() {
+            return Ok(self);
+        }
+        let span = u32::from(self.rows) * u32::from(self.cols);
+        if span > MAX_HOLED_SQUARES {
+            return Err(format!(
+                "board {self} is out of range for holes: {span} squares, at most {MAX_HOLED_SQUARES}"
+            ));
+        }
+        let mut board = self;
+        for &hole in holes {
+            if !self.within(hole) {
+                return Err(format!("hole {hole} is off the {self} board"));
+            }
+            if board.is_hole(hole) {
+                return Err(format!("hole {hole} is named twice"));
+            }
+            let bit = board.bit(hole);
+            board.holes.0[bit / 64] |= 1 << (bit % 64);
+        }
+        board.check_classes()?;
+        Ok(board)
+    }
+
+    /// The board of `rows` × `cols` less the squares `holes`: a board whose
+    /// classes would be too large whole may still be set with holes.
+    ///
+    /// # Errors
+    ///
+    /// As [`Board::new`] and [`Board::with_holes`].
+    pub fn holed(rows: u32, cols: u32, holes: &[Square]) -> Result<Board, String> {
+        Board::sized(rows, cols)?.with_holes(holes)
+    }
+
+    /// The bit of `square` in [`Holes`].
+    fn bit(self, square: Square) -> usize {
+        usize::from(square.row()) * usize::from(self.cols) + usize::from(square.col())
+    }
+
+    /// Whether `square` is inside the rectangle, hole or not.
+    pub fn within(self, square: Square) -> bool {
+        square.row() < self.rows && square.col() < self.cols
+    }
+
+    /// Whether `square` is a hole of the board.
+    pub fn is_hole(self, square: Square) -> bool {
+        if !self.has_holes() || !self.within(square) {
+            return false;
+        }
+        let bit = self.bit(square);
+        self.holes.0[bit / 64] >> (bit % 64) & 1 != 0
+    }
+
+    /// The holes, in row-then-column order.
+    pub fn holes(self) -> impl Iterator<Item = Square> {
+        self.rectangle().filter(move |&sq| self.is_hole(sq))
+    }
+
+    /// Whether the board has holes.
+    pub fn has_holes(self) -> bool {
+        self.holes != Holes::default()
+    }
+
+    /// The same size with nothing cut out.
+    #[must_use]
+    pub fn whole(self) -> Board {
+        Board {
+            holes: Holes::default(),
+            ..self
+        }
     }
 
     /// The number of rows.
@@ -113,32 +230,45 @@ impl Board {
         self.cols
     }
 
-    /// Whether `square` is on the board.
+    /// Whether `square` is on the board: inside it and not a hole.
     pub fn contains(self, square: Square) -> bool {
-        square.row() < self.rows && square.col() < self.cols
+        self.within(square) && !self.is_hole(square)
     }
 
-    /// The number of squares of `class`.
+    /// The number of squares of `class`, holes left out.
     pub fn class_squares(self, class: Class) -> usize {
         self.squares().filter(|&sq| Class::of(sq) == class).count()
     }
 
-    /// Every square, in row-then-column order.
-    pub fn squares(self) -> impl Iterator<Item = Square> {
+    /// Every square of the rectangle, holes included, in row-then-column order.
+    fn rectangle(self) -> impl Iterator<Item = Square> {
         (0..self.rows).flat_map(move |row| (0..self.cols).map(move |col| Square::new(row, col)))
     }
 
-    /// The squares of `row` that belong to `class`, left to right.
+    /// Every square, holes left out, in row-then-column order.
+    pub fn squares(self) -> impl Iterator<Item = Square> {
+        self.rectangle().filter(move |&sq| !self.is_hole(sq))
+    }
+
+    /// The squares of `row` that belong to `class`, left to right, holes
+    /// left out.
     pub fn row_squares(self, row: u8, class: Class) -> impl Iterator<Item = Square> {
         (0..self.cols)
             .map(move |col| Square::new(row, col))
-            .filter(move |&sq| Class::of(sq) == class)
+            .filter(move |&sq| Class::of(sq) == class && !self.is_hole(sq))
     }
 }
 
+/// `5x4`, or with holes `5x4 (holes b2-c3)`: the size, then the holes
+/// joined as a position joins squares.
 impl fmt::Display for Board {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}x{}", self.rows, self.cols)
+        write!(f, "{}x{}", self.rows, self.cols)?;
+        if self.has_holes() {
+            let holes: Vec<String> = self.holes().map(|sq| sq.to_string()).collect();
+            write!(f, " (holes {})", holes.join("-"))?;
+        }
+        Ok(())
     }
 }
 

@@ -137,7 +137,9 @@ impl Position {
     fn check_squares(&self, err: &mut PositionError) {
         let mut all: Vec<Square> = self.white.iter().chain(&self.black).copied().collect();
         for &sq in &all {
-            if !self.board.contains(sq) {
+            if self.board.is_hole(sq) {
+                err.push(Refusals::SQUARE, format!("{sq} is a hole of the {} board", self.board));
+            } else if !self.board.contains(sq) {
                 err.push(Refusals::SQUARE, format!("{sq} is off the {} board", self.board));
             }
         }
@@ -161,6 +163,23 @@ impl Position {
         white.sort();
         black.sort();
         Position { board, white, black }
+    }
+
+    /// The same bishops on `board`, a board of the same size: a variant's,
+    /// with the holes a position string does not name.
+    ///
+    /// # Errors
+    ///
+    /// When a bishop stands on a hole of `board`.
+    pub fn on(&self, board: Board) -> Result<Position, PositionError> {
+        let position = Position {
+            board,
+            white: self.white.clone(),
+            black: self.black.clone(),
+        };
+        let mut err = PositionError::new(&position.to_string());
+        position.check_squares(&mut err);
+        err.or_ok(position)
     }
 
     /// The board.
@@ -306,6 +325,9 @@ impl Position {
             if self.colour_at(between).is_some() {
                 return Err(IllegalMove::Blocked(mv, between));
             }
+            if self.board.is_hole(between) {
+                return Err(IllegalMove::Hole(mv, between));
+            }
         }
         let mut after = self.clone();
         let side = match colour {
@@ -326,7 +348,7 @@ impl Position {
     }
 
     /// The board drawn as text, top row first: `W` and `B` for bishops, `.`
-    /// for empty squares, with row letters and column numbers.
+    /// for empty squares, `#` for holes, with row letters and column numbers.
     pub fn diagram(&self) -> String {
         let mut out = String::new();
         for row in (0..self.board.rows()).rev() {
@@ -337,6 +359,7 @@ impl Position {
                 out.push(match self.colour_at(sq) {
                     Some(Colour::White) => 'W',
                     Some(Colour::Black) => 'B',
+                    None if self.board.is_hole(sq) => '#',
                     None => '.',
                 });
             }
@@ -489,6 +512,8 @@ pub enum IllegalMove {
     Occupied(Square),
     /// A bishop stands between the two squares.
     Blocked(Move, Square),
+    /// A hole of the board lies between the two squares.
+    Hole(Move, Square),
     /// After the move a bishop stands attacked by one of the other colour.
     Attacked {
         /// The attacking bishop's square.
@@ -507,12 +532,16 @@ impl fmt::Display for IllegalMove {
             Colour::Black => "black",
         };
         match *self {
+            IllegalMove::OffBoard(sq, board) if board.is_hole(sq) => write!(f, "{sq} is a hole of the {board} board"),
             IllegalMove::OffBoard(sq, board) => write!(f, "{sq} is off the {board} board"),
             IllegalMove::NoBishop(sq) => write!(f, "there is no bishop on {sq}"),
             IllegalMove::NotDiagonal(mv) => write!(f, "{} and {} are not on one diagonal", mv.from, mv.to),
             IllegalMove::Occupied(sq) => write!(f, "{sq} is occupied"),
             IllegalMove::Blocked(mv, sq) => {
                 write!(f, "the bishop on {sq} blocks the way from {} to {}", mv.from, mv.to)
+            }
+            IllegalMove::Hole(mv, sq) => {
+                write!(f, "the hole at {sq} blocks the way from {} to {}", mv.from, mv.to)
             }
             IllegalMove::Attacked {
                 attacker,

@@ -86,7 +86,7 @@ pub struct VariantsReport {
     pub variants: Vec<VariantReport>,
 }
 
-/// Every named variant, its sizes and whether `dir` holds a trusted database
+/// Every named variant (built in, then the user's), its sizes and whether `dir` holds a trusted database
 /// of it, then every standard variant (`RxC-a1`, …) with a database file in
 /// `dir`. Nothing is solved or written. A database that cannot be used (a
 /// damaged file, a directory or a pipe where the file belongs) is listed
@@ -100,7 +100,8 @@ pub struct VariantsReport {
 pub fn variants(dir: &Path) -> Result<VariantsReport> {
     crate::storage::check_dir(dir)?;
     let mut reports = Vec::new();
-    for variant in Variant::builtin()?.iter().chain(&standard_solved(dir)?) {
+    let named = Variant::builtin()?.iter().chain(Variant::user());
+    for variant in named.chain(&standard_solved(dir)?) {
         let opened = Database::open(dir, variant);
         let (solved, problem) = match &opened {
             Ok(_) => (true, None),
@@ -137,11 +138,11 @@ pub fn variants(dir: &Path) -> Result<VariantsReport> {
 }
 
 /// The standard variants (`RxC-a1`, `RxC-a2`, `RxC-full`) that have a
-/// database file in `dir`, by name: those are listed after the named ones,
-/// solved or with their problem. A file whose name is not a standard
-/// variant's own spelling is not one of them.
+/// database file in `dir`, by name: those are listed after the named ones
+/// (built in and the user's), solved or with their problem. A file whose
+/// name is not a standard variant's own spelling is not one of them.
 fn standard_solved(dir: &Path) -> Result<Vec<Variant>> {
-    let builtin = Variant::builtin()?;
+    let builtin: Vec<&Variant> = Variant::builtin()?.iter().chain(Variant::user()).collect();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(Vec::new());
     };

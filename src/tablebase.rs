@@ -164,6 +164,10 @@ pub struct Probe {
     pub remoteness: Option<Remoteness>,
     /// The board drawn as text ([`Position::diagram`]).
     pub board: String,
+    /// The squares cut out of the variant's board, which a position string
+    /// does not name; left out of JSON when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub holes: Vec<String>,
     /// Every legal move in move order, valued.
     pub moves: Vec<MoveValue>,
 }
@@ -585,7 +589,10 @@ impl Tablebase {
 /// One variant's solved database: answers about its positions.
 ///
 /// Every method takes a position of this variant; check a position from
-/// outside with [`Variant::check`] (which [`Tablebase::table`] does).
+/// outside with [`Variant::check`] (which [`Tablebase::table`] does). A
+/// position whose string names only the board's size is put on the
+/// variant's board, holes and all ([`Variant::placed`]), before anything is
+/// looked up.
 #[derive(Clone)]
 pub struct Table {
     variant: Variant,
@@ -627,6 +634,7 @@ impl Table {
     /// [`Error::Corrupt`] when the database cannot be read or has no entry
     /// for the position.
     pub fn remoteness(&self, position: &Position) -> Result<Option<Remoteness>> {
+        let position = &*self.variant.placed(position)?;
         let db = self.database();
         Ok(total(
             &self.class_remoteness(&db, &self.variant.class_hashes(position))?,
@@ -642,7 +650,7 @@ impl Table {
     /// says contradicts the rules (the remoteness is not 0 exactly at the
     /// goal and otherwise one more than the best move's).
     pub fn probe(&self, position: &Position) -> Result<Probe> {
-        Ok(self.probe_known(position, None)?.0)
+        Ok(self.probe_known(&*self.variant.placed(position)?, None)?.0)
     }
 
     /// [`Table::probe`], given the remoteness of each class part when it is
@@ -700,6 +708,7 @@ impl Table {
             status: Status::of(remoteness),
             remoteness,
             board: position.diagram(),
+            holes: position.board().holes().map(|sq| sq.to_string()).collect(),
             moves,
         };
         if let Some(problem) = self.contradiction(&probe) {
@@ -754,6 +763,7 @@ impl Table {
     ///
     /// As [`Table::probe`].
     pub fn line(&self, position: &Position) -> Result<Line> {
+        let position = &*self.variant.placed(position)?;
         let (mut probe, mut parts) = self.probe_known(position, None)?;
         let mut line = Line {
             position: position.clone(),
@@ -796,6 +806,7 @@ impl Table {
     ///
     /// As [`Table::verify`].
     pub fn verify_written(&self, position: &Position, moves: &[impl AsRef<str>]) -> Result<Verification> {
+        let position = &*self.variant.placed(position)?;
         let (start, mut parts) = self.probe_known(position, None)?;
         let mut verdict = Verification {
             position: position.clone(),

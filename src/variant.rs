@@ -1,5 +1,7 @@
 //! Variants: a board and a start position, named in `variants/` or standard.
 
+use std::io::Read;
+use std::path::Path;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -9,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::index::{DenseIndex, combine};
 use crate::position::{Position, PositionError, Refusals};
 use crate::rules::Part;
+use crate::square::Square;
 use crate::tight::TightIndex;
 
 /// The named variants, one JSON file each in `variants/`, built into the
@@ -25,16 +28,30 @@ const VARIANT_FILES: &[(&str, &str)] = &[
     ("12x10.json", include_str!("../variants/12x10.json")),
 ];
 
-/// A file of `variants/`.
+/// A file of `variants/`, or one of the user's own.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct VariantFile {
     name: String,
     description: String,
     start: String,
+    /// Squares cut out of the board, by name.
+    #[serde(default)]
+    holes: Vec<String>,
     #[serde(default)]
     known: Option<Known>,
 }
+
+/// The most bytes a variant file may have: the largest start names a few
+/// hundred squares.
+const MAX_FILE_BYTES: u64 = 64 * 1024;
+
+/// The longest variant name: it names a database file.
+const MAX_NAME_LEN: usize = 64;
+
+/// The variants of the user's files, added once per process by
+/// [`Variant::add_user`].
+static USER: OnceLock<Vec<Variant>> = OnceLock::new();
 
 /// Answers known for a variant before solving it, which a solve is checked
 /// against: from the puzzle's published solvers, or from an earlier solve
@@ -176,21 +193,158 @@ impl Variant {
     fn read_builtin() -> Result<Vec<Variant>> {
         VARIANT_FILES
             .iter()
-            .map(|(file, text)| {
-                let bad = |e: String| Error::Variant(format!("variants/{file}: {e}"));
-                let spec: VariantFile = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-                let start = spec.start.parse::<Position>().map_err(|e| bad(e.to_string()))?;
-                let mut variant = Variant::from_start(spec.name, spec.description, start)?;
-                if let Some(known) = &spec.known
-                    && known.legal.len() != variant.classes.len()
-                {
-                    return Err(bad(format!("`known.legal` needs {} entries", variant.classes.len())));
-                }
-                variant.known = spec.known;
-                variant.named = true;
-                Ok(variant)
-            })
+            .map(|(file, text)| Variant::from_text(&format!("variants/{file}"), text))
             .collect()
+    }
+
+    /// The variant a file's JSON text describes; `file` names it in errors,
+    /// each one line that names the field at fault.
+    fn from_text(file: &str, text: &str) -> Result<Variant> {
+        let bad = |e: String| Error::Variant(format!("{file}: {e}"));
+        let spec: VariantFile = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        check_name(&spec.name).map_err(|e| bad(format!("`name`: {e}")))?;
+        let holes = (spec.holes.iter())
+            .map(|name| name.parse::<Square>().map_err(|e| bad(format!("`holes`: {e}"))))
+            .collect::<Result<Vec<Square>>>()?;
+        let start = spec
+            .start
+            .parse::<Position>()
+            .map_err(|e| bad(format!("`start`: {e}")))?;
+        let board = start
+            .board()
+            .with_holes(&holes)
+            .map_err(|e| bad(format!("`holes`: {e}")))?;
+        let start = start.on(board).map_err(|e| bad(format!("`start`: {e}")))?;
+        let mut variant =
+            Variant::from_start(spec.name, spec.description, start).map_err(|e| bad(format!("`start`: {e}")))?;
+        if let Some(known) = &spec.known
+            && known.legal.len() != variant.classes.len()
+        {
+            return Err(bad(format!("`known.legal` needs {} entries", variant.classes.len())));
+        }
+        variant.known = spec.known;
+        variant.named = true;
+        Ok(variant)
+    }
+
+    /// The variant of the user's file at `path`: the JSON of `variants/`,
+    /// with `holes` to cut squares out of the board if wanted.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Variant`], one line naming the file and the field at fault,
+    /// when it cannot be read, is over 64 KiB or does not describe a variant.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("bishops-doc-variant-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let file = dir.join("holed.json");
+    /// std::fs::write(&file, r#"{"name": "holed", "description": "5x4 less c2",
+    ///     "start": "5_4_a1-a3_e1-e3", "holes": ["c3"]}"#).unwrap();
+    /// let variant = bishops::Variant::from_file(&file).unwrap();
+    /// assert_eq!(variant.board().to_string(), "5x4 (holes c3)");
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn from_file(path: &Path) -> Result<Variant> {
+        let shown = crate::text::path(path);
+        let bad = |e: String| Error::Variant(format!("variant file {shown}: {e}"));
+        let file = crate::files::open_regular(
+            path,
+            std::fs::OpenOptions::new().read(true),
+            crate::files::Links::Follow,
+        )
+        .map_err(|e| {
+            bad(match e {
+                crate::files::OpenError::NotRegular(kind) => format!("it is {kind}, not a file"),
+                crate::files::OpenError::Io(e) => e.to_string(),
+            })
+        })?;
+        let mut text = String::new();
+        std::io::Read::take(file, MAX_FILE_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| bad(e.to_string()))?;
+        if text.len() as u64 > MAX_FILE_BYTES {
+            return Err(bad(format!("it is over {MAX_FILE_BYTES} bytes")));
+        }
+        Variant::from_text(&format!("variant file {shown}"), &text)
+    }
+
+    /// The variants of every `*.json` file in `dir`, in name order.
+    ///
+    /// # Errors
+    ///
+    /// As [`Variant::from_file`], and when `dir` cannot be listed.
+    pub fn from_dir(dir: &Path) -> Result<Vec<Variant>> {
+        let shown = crate::text::path(dir);
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::Variant(format!("variant directory {shown}: {e}")))?;
+        let mut files = Vec::new();
+        for entry in entries {
+            let path = entry
+                .map_err(|e| Error::Variant(format!("variant directory {shown}: {e}")))?
+                .path();
+            if path.extension().is_some_and(|e| e == "json") {
+                files.push(path);
+            }
+        }
+        files.sort();
+        files.iter().map(|f| Variant::from_file(f)).collect()
+    }
+
+    /// Adds the user's variants to the named ones for the rest of the
+    /// process: [`Variant::named`] and [`Variant::for_position`] find them
+    /// after the files of `variants/`. The command line calls it once, with
+    /// the files of `--variant-file` and `--variants`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Variant`] when a name is taken (by a built-in variant, a
+    /// standard one such as `9x6-a1`, or another of `variants`), or when
+    /// other user variants were added already (the same ones again are
+    /// accepted).
+    pub fn add_user(variants: Vec<Variant>) -> Result<()> {
+        let builtin = Variant::builtin()?;
+        for (k, v) in variants.iter().enumerate() {
+            let taken = if builtin.iter().any(|b| b.name == v.name) {
+                Some("a built-in variant")
+            } else if standard_size(&v.name).is_some() {
+                Some("the standard variants (`RxC-a1`, `RxC-a2`, `RxC-full`)")
+            } else if variants[..k].iter().any(|u| u.name == v.name) {
+                Some("another variant file")
+            } else {
+                None
+            };
+            if let Some(taken) = taken {
+                return Err(Error::Variant(format!(
+                    "the name {} of a variant file is taken by {taken}: give the file's variant another name",
+                    v.name
+                )));
+            }
+        }
+        let same = |a: &[Variant]| {
+            a.len() == variants.len()
+                && a.iter()
+                    .zip(&variants)
+                    .all(|(a, b)| a.name == b.name && a.start == b.start)
+        };
+        match USER.get() {
+            Some(added) if same(added) => Ok(()),
+            Some(_) => Err(Error::Variant("other variants of the user's were added already".into())),
+            None => USER
+                .set(variants)
+                .map_err(|_| Error::Variant("the user's variants were added already".into())),
+        }
+    }
+
+    /// The named variants: the built-in ones, then the user's.
+    fn every_named() -> Result<impl Iterator<Item = &'static Variant>> {
+        Ok(Variant::builtin()?.iter().chain(USER.get().into_iter().flatten()))
+    }
+
+    /// The user's variants ([`Variant::add_user`]), in the order given.
+    pub fn user() -> &'static [Variant] {
+        USER.get().map_or(&[], Vec::as_slice)
     }
 
     /// The standard start on `board` for `classes`: white on those classes'
@@ -228,25 +382,12 @@ impl Variant {
     ///
     /// [`Error::UnknownVariant`] when no variant has that name.
     pub fn named(name: &str) -> Result<Variant> {
-        if let Some(v) = Variant::builtin()?.iter().find(|v| v.name == name) {
+        if let Some(v) = Variant::every_named()?.find(|v| v.name == name) {
             return Ok(v.clone());
         }
         let unknown = || Error::UnknownVariant(name.to_owned());
-        let (size, classes): (&str, &[Class]) = if let Some(size) = name.strip_suffix("-full") {
-            (size, &Class::ALL)
-        } else if let Some(size) = name.strip_suffix("-a2") {
-            (size, &[Class::Odd])
-        } else if let Some(size) = name.strip_suffix("-a1") {
-            (size, &[Class::Even])
-        } else {
-            return Err(unknown());
-        };
-        let (rows, cols) = size.split_once('x').ok_or_else(unknown)?;
-        let board = Board::new(
-            rows.parse().map_err(|_| unknown())?,
-            cols.parse().map_err(|_| unknown())?,
-        )
-        .map_err(Error::Variant)?;
+        let ((rows, cols), classes) = standard_size(name).ok_or_else(unknown)?;
+        let board = Board::new(rows, cols).map_err(Error::Variant)?;
         Variant::standard(board, classes)
     }
 
@@ -264,9 +405,8 @@ impl Variant {
             Some(name) => Variant::named(name)?,
             None => {
                 let counts = |p: &Position| Class::ALL.map(|c| p.counts(c));
-                let candidates: Vec<Variant> = Variant::builtin()?
-                    .iter()
-                    .filter(|v| v.board() == position.board() && counts(&v.start) == counts(position))
+                let candidates: Vec<Variant> = Variant::every_named()?
+                    .filter(|v| v.board().whole() == position.board().whole() && counts(&v.start) == counts(position))
                     .cloned()
                     .collect();
                 match candidates.len() {
@@ -298,15 +438,26 @@ impl Variant {
     }
 
     /// Checks that `position` is a position of this variant: same board,
-    /// bishops only on the variant's classes and in its numbers, and no
-    /// bishop attacked.
+    /// bishops only on the variant's classes and in its numbers, none on a
+    /// hole, and no bishop attacked.
     ///
     /// # Errors
     ///
     /// A [`PositionError`] naming every problem found.
     pub fn check(&self, position: &Position) -> std::result::Result<(), PositionError> {
+        self.adopt(position).map(drop)
+    }
+
+    /// `position`, checked as [`Variant::check`] does, on this variant's
+    /// board: a position string names only the board's size, and the
+    /// variant says which squares are cut out of it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Variant::check`].
+    pub fn adopt(&self, position: &Position) -> std::result::Result<Position, PositionError> {
         let mut err = PositionError::new(&position.to_string());
-        if position.board() != self.board() {
+        if position.board().whole() != self.board().whole() {
             err.push(
                 Refusals::COUNTS,
                 format!(
@@ -318,6 +469,7 @@ impl Variant {
             );
             return Err(err);
         }
+        let position = position.on(self.board())?;
         for class in Class::ALL {
             let have = position.counts(class);
             let want = self.start.counts(class);
@@ -365,7 +517,25 @@ impl Variant {
                 ),
             );
         }
-        err.or_ok(())
+        err.or_ok(position)
+    }
+
+    /// `position` on this variant's board, without checking it again when
+    /// it stands there already: for the query API, whose positions come
+    /// either from [`Variant::adopt`] or from a string naming only a size.
+    ///
+    /// # Errors
+    ///
+    /// As [`Variant::check`], when `position` was not on the board yet.
+    pub fn placed<'a>(
+        &self,
+        position: &'a Position,
+    ) -> std::result::Result<std::borrow::Cow<'a, Position>, PositionError> {
+        if position.board() == self.board() {
+            Ok(std::borrow::Cow::Borrowed(position))
+        } else {
+            self.adopt(position).map(std::borrow::Cow::Owned)
+        }
     }
 
     /// Whether the variant is one of the named ones of `variants/` rather
@@ -437,6 +607,39 @@ impl Variant {
             .zip(parts.iter().copied())
             .collect();
         Position::from_parts(self.board(), &pairs)
+    }
+}
+
+/// The size and classes a standard name `RxC-a1`, `RxC-a2` or `RxC-full`
+/// gives, if `name` is one (the size unchecked).
+fn standard_size(name: &str) -> Option<((u32, u32), &'static [Class])> {
+    let (size, classes): (&str, &[Class]) = if let Some(size) = name.strip_suffix("-full") {
+        (size, &Class::ALL)
+    } else if let Some(size) = name.strip_suffix("-a2") {
+        (size, &[Class::Odd])
+    } else if let Some(size) = name.strip_suffix("-a1") {
+        (size, &[Class::Even])
+    } else {
+        return None;
+    };
+    let (rows, cols) = size.split_once('x')?;
+    Some(((rows.parse().ok()?, cols.parse().ok()?), classes))
+}
+
+/// Refuses a variant name that could not name its database file: at most
+/// 64 ASCII letters, digits, `-`, `_` and `.`, not starting with `.` or `-`.
+fn check_name(name: &str) -> std::result::Result<(), String> {
+    let fine = !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && !name.starts_with(['.', '-'])
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if fine {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` is not a variant name: 1 to {MAX_NAME_LEN} ASCII letters, digits, `-`, `_` and `.`, not starting with `.` or `-`",
+            crate::text::clip(name, 80)
+        ))
     }
 }
 

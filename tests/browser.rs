@@ -79,7 +79,10 @@ struct Session<'a> {
 
 impl<'a> Session<'a> {
     fn new(driver: &'a Driver) -> Session<'a> {
-        let profile = fresh_dir("browser-profile");
+        // Each session its own profile: the tests run side by side.
+        static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let profile = fresh_dir(&format!("browser-profile-{n}"));
         std::fs::create_dir_all(&profile).unwrap();
         let args = [
             "--headless",
@@ -343,4 +346,66 @@ fn play_a_move_undo_it_and_take_a_screenshot_in_chromium() {
     session.wait_text("#remoteness", "0");
     assert_eq!(session.text("#status"), "solved!");
     assert_eq!(session.text("#played"), "18", "3 moves played, then the 15 of the line");
+}
+
+#[test]
+#[ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver; .ci/run installs them and runs this with --ignored"]
+fn a_board_with_a_hole_and_a_17_row_board_are_drawn_and_played_in_chromium() {
+    let dir = fresh_dir("browser-holes");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("7x6-d4.json");
+    std::fs::write(
+        &file,
+        r#"{"name": "7x6-d4", "description": "7x6 less d4", "start": "7_6_a1-a3-a5_g1-g3-g5", "holes": ["d4"]}"#,
+    )
+    .unwrap();
+    bishops::Variant::add_user(vec![bishops::Variant::from_file(&file).unwrap()]).unwrap();
+    // The page solves only small variants on demand: 17x4-a1 is solved first.
+    let tall = bishops::Variant::named("17x4-a1").unwrap();
+    bishops::Tablebase::new(&dir).variant_table(tall).unwrap();
+    let server = Server::start(&dir);
+    let driver = Driver::start();
+    let session = Session::new(&driver);
+
+    // The hole is drawn as one, and nothing can be done with it.
+    session.goto(&server.url("/?position=7_6_a1-a3-a5_g1-g3-g5&variant=7x6-d4"));
+    session.wait_text("#remoteness", "19");
+    let hole = session.script(
+        "const e = document.querySelector('[data-square=\"d4\"]');
+         return [e.classList.contains('hole'), e.disabled, e.getAttribute('aria-label')];",
+    );
+    assert_eq!(hole, json!([true, true, "d4, a hole"]));
+    // c3's diagonal towards e5 ends at the hole.
+    session.click("[data-square=\"a1\"]");
+    session.wait_text("[data-square=\"c3\"] .dest", "18");
+    let beyond = session.script("return document.querySelector('[data-square=\"e5\"] .dest');");
+    assert_eq!(beyond, Value::Null, "no move crosses the hole");
+    session.click("[data-square=\"b2\"]");
+    assert_eq!(session.text("#played"), "1");
+
+    // Seventeen rows, on a desktop and at 390 px wide: the board fits and
+    // a move is played on each.
+    for (width, height) in [(1280, 900), (390, 844)] {
+        session.post("/window/rect", &json!({"width": width, "height": height}));
+        session.goto(&server.url("/?position=17_4_a1-a3_q1-q3"));
+        session.wait_attribute("#board", "aria-busy", "false");
+        let shown = session.script(
+            "const board = document.getElementById('board').getBoundingClientRect();
+             return [document.querySelectorAll('#board .sq').length, document.documentElement.scrollWidth,
+                     window.innerWidth, board.right];",
+        );
+        assert_eq!(shown[0], 68, "17 rows of 4: {shown}");
+        let [scroll, inner, right] = [1, 2, 3].map(|i| shown[i].as_f64().unwrap());
+        assert!(scroll <= inner && right <= inner, "the page fits {width} px: {shown}");
+        let before = session.text("#remoteness");
+        session.click("[data-square=\"a1\"]");
+        session.click("[data-square=\"b2\"]");
+        assert_eq!(session.text("#played"), "1");
+        assert_ne!(
+            session.text("#remoteness"),
+            "",
+            "the new position has its remoteness ({before} before)"
+        );
+    }
+    session.screenshot(&Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-17-rows-phone.png"));
 }

@@ -230,6 +230,10 @@ pub struct Header {
     pub variant: String,
     /// The variant's start position.
     pub start: String,
+    /// The holes of the variant's board, joined by `-` as a position joins
+    /// squares; absent when it has none (as in files of before holes).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub holes: String,
     /// The class number.
     pub class: usize,
     /// The search that wrote it, which says how its table keeps a
@@ -603,6 +607,16 @@ fn write_table(out: &mut impl Write, table: StoredRef<'_>) -> std::io::Result<()
     Ok(())
 }
 
+/// The holes of `variant`'s board as [`Header::holes`] names them.
+fn holes(variant: &Variant) -> String {
+    variant
+        .board()
+        .holes()
+        .map(|sq| sq.to_string())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 /// Saves and finds the checkpoints of one solve: the
 /// [`ShareCheckpoints`](crate::solver::ShareCheckpoints) a [`Plan::solve_with`](crate::solver::Plan::solve_with)
 /// or [`Plan::solve_two_bit_with`](crate::solver::Plan::solve_two_bit_with)
@@ -717,6 +731,7 @@ impl<'a> Checkpointer<'a> {
         expect("method", header.method.clone(), method.to_owned())?;
         expect("variant", header.variant.clone(), self.variant.name().to_owned())?;
         expect("start", header.start.clone(), self.start.clone())?;
+        expect("holes", header.holes.clone(), holes(self.variant))?;
         expect("class", Class::name_of(header.class), class.name().to_owned())?;
         // A share of this worker's search, or no share at all.
         match (self.share, header.share.as_ref().map(|s| (s.rank, s.ranks))) {

@@ -211,6 +211,7 @@ impl ShareCheckpoints for Checkpointer<'_> {
             format: FORMAT,
             variant: self.variant.name().to_owned(),
             start: self.start.clone(),
+            holes: super::holes(self.variant),
             class: snapshot.class.index(),
             method: snapshot.table.coding().method().to_owned(),
             length: range.end - range.start,

@@ -18,6 +18,13 @@ pub struct Cli {
     /// Threads for solving (default: one per core).
     #[arg(long, global = true, env = "BISHOPS_THREADS")]
     pub threads: Option<usize>,
+    /// A variant of your own: a JSON file like those of `variants/`, which
+    /// may cut squares out of the board (`holes`). May be given again.
+    #[arg(long = "variant-file", global = true, value_name = "FILE")]
+    pub variant_files: Vec<PathBuf>,
+    /// A directory of variant files: every `*.json` in it, as --variant-file.
+    #[arg(long = "variants", global = true, value_name = "DIR")]
+    pub variant_dirs: Vec<PathBuf>,
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,

@@ -60,6 +60,7 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
     }
     let db = cli.db.as_path();
     check_threads(cli.threads)?;
+    add_user_variants(&cli.variant_files, &cli.variant_dirs)?;
     crate::storage::check_dir(db)?;
     let tablebase = || Tablebase::new(db).with_notes(|note| eprintln!("bishops: {note}"));
     match cli.command {
@@ -93,6 +94,22 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
         // Answered above, before the database directory was looked at.
         Command::Completions(_) | Command::Man(_) => Ok(()),
     }
+}
+
+/// Reads the variant files of `--variant-file` and `--variants` and adds
+/// them to the named variants, before any command looks a name up.
+fn add_user_variants(files: &[PathBuf], dirs: &[PathBuf]) -> Result<()> {
+    if files.is_empty() && dirs.is_empty() {
+        return Ok(());
+    }
+    let mut variants = Vec::new();
+    for dir in dirs {
+        variants.extend(crate::variant::Variant::from_dir(dir)?);
+    }
+    for file in files {
+        variants.push(crate::variant::Variant::from_file(file)?);
+    }
+    crate::variant::Variant::add_user(variants)
 }
 
 /// Writes the manual page of `bishops`, or of one of its commands.

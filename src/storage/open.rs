@@ -266,11 +266,13 @@ fn check_header(conn: &Connection, variant: &Variant) -> Checked<Layout> {
     }
     if meta("variant")?.as_deref() != Some(variant.name())
         || meta("start")?.as_deref() != Some(&variant.start().to_string())
+        || meta("board")?.as_deref() != Some(&variant.board().to_string())
     {
         return Err(Fault::Wrong(format!(
-            "is not of variant {} with start {}",
+            "is not of variant {} with start {} on {}",
             variant.name(),
-            variant.start()
+            variant.start(),
+            variant.board()
         )));
     }
     let layout = meta("layout")?;

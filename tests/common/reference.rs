@@ -4,6 +4,8 @@
 //!
 //! Rules:
 //! - Board of `rows` x `cols`, squares `(row, col)`, 0-based, row 0 at the bottom.
+//! - Some squares may be holes: a hole holds no bishop, and a diagonal ends
+//!   at it as at the board's edge.
 //! - A bishop attacks along its four diagonals up to and including the first
 //!   occupied square (occupied by a bishop of either colour).
 //! - A placement is legal when no bishop stands on a square attacked by a
@@ -58,28 +60,56 @@ enum Cell {
 pub struct Reference {
     pub rows: u8,
     pub cols: u8,
+    /// Squares cut out of the board.
+    pub holes: Vec<(u8, u8)>,
 }
 
 impl Reference {
     /// A reference solver for a board with `rows` rows and `cols` columns.
     pub fn new(rows: u8, cols: u8) -> Self {
-        Reference { rows, cols }
+        Reference {
+            rows,
+            cols,
+            holes: Vec::new(),
+        }
     }
 
-    /// The square one step from `sq` in direction `(dr, dc)`, if on the board.
+    /// A reference solver for a `rows` x `cols` board less the squares `holes`.
+    pub fn with_holes(rows: u8, cols: u8, holes: &[(u8, u8)]) -> Self {
+        Reference {
+            rows,
+            cols,
+            holes: holes.to_vec(),
+        }
+    }
+
+    /// The square one step from `sq` in direction `(dr, dc)`, if on the
+    /// board and not a hole.
     fn step(&self, sq: (u8, u8), (dr, dc): (i32, i32)) -> Option<(u8, u8)> {
         let r = sq.0 as i32 + dr;
         let c = sq.1 as i32 + dc;
         if r >= 0 && r < self.rows as i32 && c >= 0 && c < self.cols as i32 {
-            Some((r as u8, c as u8))
+            let next = (r as u8, c as u8);
+            (!self.holes.contains(&next)).then_some(next)
         } else {
             None
         }
     }
 
+    /// The squares of colour class `parity` that are not holes.
+    pub fn class_squares(&self, parity: u8) -> Vec<(u8, u8)> {
+        colour_class(self.rows, self.cols, parity)
+            .into_iter()
+            .filter(|sq| !self.holes.contains(sq))
+            .collect()
+    }
+
     /// A rows x cols grid with every bishop of `p` written in.
     fn grid(&self, p: &Placement) -> Vec<Vec<Cell>> {
         let mut g = vec![vec![Cell::Empty; self.cols as usize]; self.rows as usize];
+        for &(r, c) in p.white.iter().chain(&p.black) {
+            assert!(!self.holes.contains(&(r, c)), "a bishop on a hole");
+        }
         for &(r, c) in &p.white {
             assert!(r < self.rows && c < self.cols, "white square off board");
             assert_eq!(g[r as usize][c as usize], Cell::Empty, "square used twice");

@@ -39,6 +39,7 @@ async function api(path, options) {
 }
 
 const probes = new Map(); // "variant|position" -> probe: undo and redo need no request
+const holesOf = new Map(); // variant -> the set of its board's holes, from its probes
 
 async function probe(position, variant) {
   const key = `${variant || ""}|${position}`;
@@ -300,6 +301,9 @@ function renderBoard(position, probeHere) {
   }
   // The classes the variant uses: a square of another class never holds a bishop.
   const used = new Set([...position.white, ...position.black].map((s) => classOf(...squareRowCol(s))));
+  // The squares cut out of the variant's board, as its probes name them.
+  if (probeHere) holesOf.set(probeHere.variant, new Set(probeHere.holes || []));
+  const holes = (probeHere && holesOf.get(probeHere.variant)) || holesOf.get(game.variant) || new Set();
   const last = here().move ? here().move.split("-") : [];
   const destinations = new Map(game.selected ? movesFrom(game.selected).map((m) => [m.move.split("-")[1], m]) : []);
   // Without a selection, each bishop that can move carries a dot of its best move's colour.
@@ -321,6 +325,14 @@ function renderBoard(position, probeHere) {
       cell.dataset.square = name;
       if (classOf(row, col) === 0) cell.classList.add("dark");
       if (!used.has(classOf(row, col))) cell.classList.add("off");
+      if (holes.has(name)) {
+        // A hole holds no bishop and stops every diagonal: nothing to click.
+        cell.classList.add("hole");
+        cell.disabled = true;
+        cell.setAttribute("aria-label", `${name}, a hole`);
+        board.appendChild(cell);
+        continue;
+      }
       const colour = position.white.includes(name) ? "white" : position.black.includes(name) ? "black" : null;
       let label = name;
       if (colour) {

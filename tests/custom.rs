@@ -1,0 +1,363 @@
+//! Variants of the user's own, read from files: boards with holes and starts
+//! other than a full back row. Every one is solved by the crate, by both
+//! methods that keep a whole table, and by the independent reference solver
+//! of `tests/common/reference.rs` (given the holes as plain squares), and
+//! the two must agree on every legal position of every class, and on which
+//! positions are legal.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bishops::solver::{Method, Plan};
+use bishops::{Bitboard, Board, Class, Error, Part, Square, Symmetries, Variant};
+use common::reference::{Placement, Reference};
+
+/// A scratch directory of this test process, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        static MADE: AtomicUsize = AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("bishops-custom-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    /// Writes `text` to the file `name` and returns its path.
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The variant of a file holding `json`.
+fn variant(json: &str) -> Variant {
+    let scratch = Scratch::new("one");
+    Variant::from_file(&scratch.file("v.json", json)).unwrap_or_else(|e| panic!("{json}: {e}"))
+}
+
+fn pair(sq: Square) -> (u8, u8) {
+    (sq.row(), sq.col())
+}
+
+/// Solves `variant` by the crate (the byte table and the two-bit table) and
+/// by the reference, and compares every legal position of every class.
+fn agrees_with_reference(variant: &Variant) {
+    let name = variant.name();
+    let board = variant.board();
+    let holes: Vec<(u8, u8)> = board.holes().map(pair).collect();
+    let reference = Reference::with_holes(board.rows(), board.cols(), &holes);
+    let bytes = Plan::new(variant, Method::Tight).solve(&mut |_| {}).unwrap();
+    let two = Plan::new(variant, Method::Tight).solve_two_bit(&mut |_| {}).unwrap();
+    for (k, spec) in variant.classes().iter().enumerate() {
+        let parity = spec.class.index() as u8;
+        let in_class = |squares: &[Square]| -> Vec<(u8, u8)> {
+            squares
+                .iter()
+                .copied()
+                .map(pair)
+                .filter(|&(r, c)| (r + c) % 2 == parity)
+                .collect()
+        };
+        let start = variant.start();
+        let goal = Placement::new(in_class(start.black()), in_class(start.white()));
+        let distances = reference.solve(&goal);
+        let legal = reference.legal_placements(&reference.class_squares(parity), goal.white.len(), goal.black.len());
+        let cells = |squares: &[(u8, u8)]| -> Bitboard {
+            squares
+                .iter()
+                .map(|&(r, c)| spec.geometry.cell(Square::new(r, c)).expect("a square of the class"))
+                .collect()
+        };
+        let mut reachable = 0;
+        for placement in &legal {
+            let part = Part {
+                white: cells(&placement.white),
+                black: cells(&placement.black),
+            };
+            let want = distances.get(placement).copied();
+            reachable += u64::from(want.is_some());
+            let cell = bytes.cell(k, spec.index.rank(part));
+            assert!(cell.is_legal(), "{name} class {k}: {placement:?} is legal");
+            assert_eq!(
+                cell.remoteness().map(|r| u32::from(r.0)),
+                want,
+                "{name} class {k}: {placement:?}"
+            );
+            assert_eq!(
+                two.residue(k, part),
+                want.map(|d| (d % 3) as u8),
+                "{name} class {k}: the two-bit table at {placement:?}"
+            );
+        }
+        let stats = &bytes.classes[k].stats;
+        assert_eq!(stats.legal, legal.len() as u64, "{name} class {k}: legal positions");
+        assert_eq!(stats.reachable, reachable, "{name} class {k}: reachable positions");
+        assert_eq!(two.classes[k].stats, *stats, "{name} class {k}: two-bit stats");
+    }
+}
+
+#[test]
+fn a_hole_in_the_class_of_the_5x4_puzzle() {
+    let v = variant(r#"{"name": "5x4-c3", "description": "5x4 less c3", "start": "5_4_a1-a3_e1-e3", "holes": ["c3"]}"#);
+    assert_eq!(v.board().to_string(), "5x4 (holes c3)");
+    assert_eq!(v.classes()[0].geometry.len(), 9);
+    agrees_with_reference(&v);
+}
+
+#[test]
+fn holes_in_both_classes_of_the_full_5x4_puzzle() {
+    let v = variant(
+        r#"{"name": "5x4-full-holed", "description": "both classes, a hole in each",
+            "start": "5_4_a1-a2-a3-a4_e1-e2-e3-e4", "holes": ["b2", "d2"]}"#,
+    );
+    assert_eq!(v.classes().len(), 2);
+    agrees_with_reference(&v);
+}
+
+#[test]
+fn a_7x6_with_two_holes() {
+    let v = variant(
+        r#"{"name": "7x6-holed", "description": "7x6 less d3 and c4",
+            "start": "7_6_a1-a3-a5_g1-g3-g5", "holes": ["d3", "c4"]}"#,
+    );
+    agrees_with_reference(&v);
+}
+
+#[test]
+fn a_centre_hole_keeps_the_symmetries_and_an_off_centre_one_breaks_them() {
+    // 7x5 is odd by odd: the standard a2 class has the group of 4, and the
+    // board's centre d3 is one of its squares. The group is found from the
+    // rules, holes and all: cutting out the centre keeps all of it, a pair
+    // of holes that mirror left to right keeps the left-right mirror alone,
+    // one hole off the centre line leaves the identity.
+    let group = |holes: &str| {
+        let v = variant(&format!(
+            r#"{{"name": "7x5-a2-holed", "description": "holed", "start": "7_5_a2-a4_g2-g4", "holes": [{holes}]}}"#
+        ));
+        let spec = &v.classes()[0];
+        (Symmetries::of(&spec.geometry, spec.goal).order(), v)
+    };
+    let (whole, _) = group("");
+    let (centred, centred_variant) = group(r#""d3""#);
+    let (paired, paired_variant) = group(r#""c2", "c4""#);
+    let (off, off_variant) = group(r#""c2""#);
+    assert_eq!((whole, centred, paired, off), (4, 4, 2, 1));
+    agrees_with_reference(&centred_variant);
+    agrees_with_reference(&paired_variant);
+    agrees_with_reference(&off_variant);
+}
+
+#[test]
+fn a_start_that_is_not_a_back_row_on_a_tall_board() {
+    // Three bishops a side in the a1 class of a 9x5 board, not on the
+    // first and last rows.
+    let v = variant(
+        r#"{"name": "9x5-middle", "description": "three a side, off the back rows",
+            "start": "9_5_b2-b4-c3_g3-h2-h4"}"#,
+    );
+    assert_eq!(v.goal().to_string(), "9_5_g3-h2-h4_b2-b4-c3");
+    agrees_with_reference(&v);
+}
+
+#[test]
+fn positions_on_holes_and_moves_through_them_are_refused() {
+    let v = variant(r#"{"name": "5x4-c3", "description": "5x4 less c3", "start": "5_4_a1-a3_e1-e3", "holes": ["c3"]}"#);
+    let on_hole = "5_4_a1-c3_e1-e3".parse().unwrap();
+    let err = v.check(&on_hole).unwrap_err();
+    assert!(
+        err.to_string().contains("c3 is a hole of the 5x4 (holes c3) board"),
+        "{err}"
+    );
+    // b2-d4 crosses c3.
+    let position = v.adopt(&"5_4_a1-b2_e1-e3".parse().unwrap()).unwrap();
+    let err = position.try_play("b2-d4".parse().unwrap()).unwrap_err();
+    assert_eq!(err.to_string(), "the hole at c3 blocks the way from b2 to d4");
+    assert!(position.moves().iter().all(|(mv, _)| mv.to_string() != "b2-d4"));
+    assert!(position.diagram().contains('#'));
+}
+
+#[test]
+fn bad_variant_files_get_one_line_naming_the_field() {
+    let scratch = Scratch::new("bad");
+    let cases = [
+        (
+            r#"{"name": "x", "description": "d", "start": "5_4_a1-a3_e1-e3", "holes": ["z9"]}"#,
+            "`holes`",
+        ),
+        (
+            r#"{"name": "x", "description": "d", "start": "5_4_a1-a3_e1-e3", "holes": ["c3", "c3"]}"#,
+            "named twice",
+        ),
+        (
+            r#"{"name": "x", "description": "d", "start": "5_4_a1-a3_e1-e3", "holes": ["a1"]}"#,
+            "a1 is a hole",
+        ),
+        (
+            r#"{"name": "x", "description": "d", "start": "5_4_a1-a3_e1"}"#,
+            "`start`",
+        ),
+        (
+            r#"{"name": "../x", "description": "d", "start": "5_4_a1-a3_e1-e3"}"#,
+            "`name`",
+        ),
+        (
+            r#"{"name": "x", "description": "d", "start": "5_4_a1-a3_e1-e3", "colour": 1}"#,
+            "unknown field `colour`",
+        ),
+        (
+            r#"{"name": "x", "start": "5_4_a1-a3_e1-e3"}"#,
+            "missing field `description`",
+        ),
+        (
+            r#"{"name": "x", "description": "d", "start": "5_4_a1-c3_e1-e3"}"#,
+            "attacks",
+        ),
+        (r#"[1, 2"#, "expected"),
+    ];
+    for (text, want) in cases {
+        let err = Variant::from_file(&scratch.file("bad.json", text)).unwrap_err();
+        let line = err.to_string();
+        assert!(matches!(err, Error::Variant(_)), "{text}: {line}");
+        assert!(line.contains(want) && !line.contains('\n'), "{text}: {line}");
+        assert!(line.contains("bad.json"), "{text}: {line}");
+    }
+    let big = "x".repeat(70_000);
+    let line = Variant::from_file(&scratch.file("big.json", &big))
+        .unwrap_err()
+        .to_string();
+    assert!(line.contains("over 65536 bytes"), "{line}");
+    let missing = Variant::from_file(&scratch.0.join("missing.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("missing.json"), "{missing}");
+    let dir = Variant::from_file(&scratch.0).unwrap_err().to_string();
+    assert!(dir.contains("a directory"), "{dir}");
+}
+
+#[test]
+fn a_hole_can_bring_a_board_within_the_class_limit() {
+    // 13x10 has 65 squares in each class; a hole in each leaves 64.
+    assert!(Board::new(13, 10).is_err());
+    let (a1, a2) = (Square::new(0, 0), Square::new(0, 1));
+    let board = Board::holed(13, 10, &[a1, a2]).unwrap();
+    assert_eq!(board.class_squares(Class::Even), 64);
+    assert_eq!(board.class_squares(Class::Odd), 64);
+    assert!(Board::holed(13, 10, &[a1]).is_err());
+}
+
+/// Runs the binary in `dir` with `args`: (exit code, stdout, stderr).
+fn bishops(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bishops"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("BISHOPS_DB")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_command_line_reads_variant_files_and_never_uses_a_table_for_another_file_of_the_name() {
+    let scratch = Scratch::new("cli");
+    let dir = scratch.0.as_path();
+    let file = |holes: &str| {
+        scratch.file(
+            "mine.json",
+            &format!(r#"{{"name": "mine", "description": "5x4 less {holes}", "start": "5_4_a1-a3_e1-e3", "holes": ["{holes}"]}}"#),
+        );
+    };
+    file("c3");
+    let library = variant(&std::fs::read_to_string(dir.join("mine.json")).unwrap());
+    let solution = Plan::new(&library, Method::Tight).solve(&mut |_| {}).unwrap();
+    let start = solution.cell(0, library.class_hashes(library.start())[0]);
+    let (code, out, err) = bishops(
+        dir,
+        &[
+            "--variant-file",
+            "mine.json",
+            "query",
+            "--variant",
+            "mine",
+            "5_4_a1-b2_e1-e3",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("variant     mine") && out.contains("c . . # ."), "{out}");
+    let shown = |out: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix("remoteness"))
+            .map(|r| r.trim().to_owned())
+    };
+    let (code, out, err) = bishops(
+        dir,
+        &[
+            "--variant-file",
+            "mine.json",
+            "query",
+            "--variant",
+            "mine",
+            "5_4_a1-a3_e1-e3",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let want = start.remoteness().map_or("-".to_owned(), |r| r.0.to_string());
+    assert_eq!(shown(&out).as_deref(), Some(want.as_str()), "{out}");
+    // The same name, another board: the table on disk is not this variant's.
+    file("b2");
+    let (code, _, err) = bishops(
+        dir,
+        &[
+            "--variant-file",
+            "mine.json",
+            "query",
+            "--variant",
+            "mine",
+            "5_4_a1-a3_e1-e3",
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("is not of variant mine with start 5_4_a1-a3_e1-e3 on 5x4 (holes b2)"),
+        "{err}"
+    );
+    // A directory of files; the same name twice is refused.
+    let (code, out, err) = bishops(dir, &["--variants", ".", "variants"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().any(|l| l.starts_with("mine ")), "{out}");
+    let (code, _, err) = bishops(dir, &["--variants", ".", "--variant-file", "mine.json", "variants"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("taken by another variant file") && err.lines().count() == 1,
+        "{err}"
+    );
+    // A position on a hole, through the command line.
+    let (code, _, err) = bishops(
+        dir,
+        &[
+            "--variant-file",
+            "mine.json",
+            "query",
+            "--variant",
+            "mine",
+            "5_4_a1-b2_e1-e3",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("b2 is a hole"), "{err}");
+}
