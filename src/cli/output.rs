@@ -106,6 +106,41 @@ pub fn left(seconds: f64) -> String {
     }
 }
 
+/// `rows` (the header first) as aligned columns, each as wide as its widest
+/// cell, however large the numbers: a column marked in `right` aligned to
+/// the right, the others to the left, two spaces between, and the last
+/// one unpadded.
+pub fn columns(rows: &[Vec<String>], right: &[bool]) -> String {
+    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..count)
+        .map(|k| {
+            rows.iter()
+                .filter_map(|r| r.get(k))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut text = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (k, cell) in row.iter().enumerate() {
+            if k > 0 {
+                line.push_str("  ");
+            }
+            let width = if k + 1 == row.len() { 0 } else { widths[k] };
+            if right.get(k).copied().unwrap_or(false) {
+                line += &format!("{cell:>width$}");
+            } else {
+                line += &format!("{cell:<width$}");
+            }
+        }
+        text += line.trim_end();
+        text.push('\n');
+    }
+    text
+}
+
 /// A number, or `-` when there is none.
 pub fn shown(value: Option<impl ToString>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| v.to_string())
@@ -146,6 +181,26 @@ mod tests {
         let e = write_text(&mut out, "answer\n").unwrap_err();
         assert_eq!(e.to_string(), "stdout: it is closed, so the answer cannot be written");
         assert!(out.flush().is_ok(), "nothing was taken to flush");
+    }
+
+    #[test]
+    fn columns_stay_aligned_for_the_largest_numbers() {
+        let rows: Vec<Vec<String>> = [
+            ["variant", "legal (board)", "start"],
+            ["5x4", "100", "5_4_a1-a3_e1-e3"],
+            ["12x10", "1745937339612467287401", "12_10_…"],
+        ]
+        .iter()
+        .map(|r| r.map(str::to_owned).to_vec())
+        .collect();
+        let text = columns(&rows, &[false, true, false]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "5x4                         100  5_4_a1-a3_e1-e3");
+        assert_eq!(lines[2], "12x10    1745937339612467287401  12_10_…");
+        // Each number ends where its header does.
+        let end = |line: &str, word: &str| line.find(word).unwrap() + word.len();
+        assert_eq!(end(lines[0], "(board)"), end(lines[1], "100"));
+        assert_eq!(end(lines[0], "(board)"), end(lines[2], "401"));
     }
 
     #[test]

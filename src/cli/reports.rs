@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::args::StatsArgs;
-use super::output::{shown, write_json, write_text};
+use super::output::{columns, shown, write_json, write_text};
 use crate::board::Class;
 use crate::error::Result;
 use crate::report;
@@ -21,26 +21,25 @@ pub fn variants(db: &Path, json: bool, out: &mut dyn Write) -> Result<()> {
         return write_json(out, &document);
     }
     let reports = document.variants;
-    let mut text = format!(
-        "{:<10} {:<28} {:>16} {:>8} {:<7} {}\n",
-        "variant", "hash sizes", "legal (board)", "start r", "solved", "start"
-    );
+    let header = ["variant", "hash sizes", "legal (board)", "start r", "solved", "start"];
+    let mut rows = vec![header.map(str::to_owned).to_vec()];
     for r in &reports {
         let sizes: Vec<String> = r.classes.iter().map(|c| c.hash_size.to_string()).collect();
-        text += &format!(
-            "{:<10} {:<28} {:>16} {:>8} {:<7} {}\n",
-            r.name,
+        let solved = match (&r.problem, r.solved) {
+            (Some(_), _) => "damaged",
+            (None, true) => "yes",
+            (None, false) => "no",
+        };
+        rows.push(vec![
+            r.name.clone(),
             sizes.join(" x "),
             shown(r.legal_positions),
             shown(r.start_remoteness),
-            match (&r.problem, r.solved) {
-                (Some(_), _) => "damaged",
-                (None, true) => "yes",
-                (None, false) => "no",
-            },
-            r.start
-        );
+            solved.to_owned(),
+            r.start.clone(),
+        ]);
     }
+    let mut text = columns(&rows, &[false, false, true, true, false, false]);
     for r in &reports {
         if let Some(problem) = &r.problem {
             text += &format!("{}: {problem}\n", r.name);
