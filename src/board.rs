@@ -2,11 +2,12 @@
 
 use std::fmt;
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::square::{MAX_ROWS, Square};
 
-/// The most squares one colour class may have: a class fits a [`Bitboard`].
-pub const MAX_CLASS_SQUARES: usize = 64;
+/// The most squares one colour class may have: a class fits a
+/// [`Bitboard<u128>`](Bitboard).
+pub const MAX_CLASS_SQUARES: usize = 128;
 
 /// One of the two colour classes of squares.
 ///
@@ -56,7 +57,7 @@ impl Class {
 }
 
 /// A board: its size, `rows` × `cols`, and the squares cut out of it, if
-/// any. At most 26 rows and at most 64 squares per colour class.
+/// any. At most 26 rows and at most 128 squares per colour class.
 ///
 /// A *hole* is a square cut out of the board: it holds no bishop and stops
 /// every diagonal that meets it, as the board's edge does. The standard
@@ -71,7 +72,7 @@ impl Class {
 /// assert_eq!(board.to_string(), "5x4");
 /// assert_eq!(board.class_squares(Class::Even), 10);
 /// assert!(Board::new(27, 2).is_err());
-/// assert!(Board::new(12, 12).is_err()); // 72 squares per class
+/// assert!(Board::new(17, 16).is_err()); // 136 squares per class
 ///
 /// let holed = board.with_holes(&["c2".parse().unwrap()]).unwrap();
 /// assert_eq!(holed.to_string(), "5x4 (holes c2)");
@@ -99,7 +100,7 @@ impl Board {
     /// # Errors
     ///
     /// A one-line reason when the board has no rows or columns, more than 26
-    /// rows, or more than 64 squares in a colour class.
+    /// rows, or more than 128 squares in a colour class.
     pub fn new(rows: u32, cols: u32) -> Result<Board, String> {
         let board = Board::sized(rows, cols)?;
         board.check_classes()?;
@@ -146,7 +147,7 @@ impl Board {
     ///
     /// A one-line reason when a hole is off the board or named twice, when
     /// the board spans more than 256 squares, or when a class still has more
-    /// than 64 squares.
+    /// than 128 squares.
     pub fn with_holes(self, holes: &[Square]) -> Result<Board, String> {
         if holes.is_empty() {
             return Ok(self);
@@ -298,7 +299,7 @@ const DIRECTIONS: [(i8, i8); 4] = [(1, 1), (1, -1), (-1, 1), (-1, -1)];
 /// assert_eq!(geo.attacks(b2, bishops::Bitboard::EMPTY).count(), 5);
 /// ```
 #[derive(Clone, Debug)]
-pub struct Geometry {
+pub struct Geometry<W: Word = u64> {
     board: Board,
     class: Class,
     squares: Vec<Square>,
@@ -306,13 +307,31 @@ pub struct Geometry {
     cells: Vec<Option<u8>>,
     /// `rays[cell][d]`: the cells a bishop on `cell` sees in direction `d` on
     /// an empty board.
-    rays: Vec<[Bitboard; 4]>,
+    rays: Vec<[Bitboard<W>; 4]>,
 }
 
 impl Geometry {
-    /// The geometry of `class` on `board`.
+    /// The geometry of `class` on `board`, its sets in 64-bit words.
     pub fn new(board: Board, class: Class) -> Geometry {
+        Geometry::in_words(board, class)
+    }
+}
+
+impl<W: Word> Geometry<W> {
+    /// The geometry of `class` on `board`, its sets in words `W`.
+    ///
+    /// # Panics
+    ///
+    /// When the class has more cells than a `W` holds.
+    #[track_caller]
+    pub fn in_words(board: Board, class: Class) -> Geometry<W> {
         let squares: Vec<Square> = board.squares().filter(|&sq| Class::of(sq) == class).collect();
+        assert!(
+            squares.len() <= W::BITS as usize,
+            "{} squares in a class, more than a {}-bit word holds",
+            squares.len(),
+            W::BITS
+        );
         let mut cells = vec![None; usize::from(board.rows) * usize::from(board.cols)];
         for (cell, sq) in squares.iter().enumerate() {
             cells[usize::from(sq.row()) * usize::from(board.cols) + usize::from(sq.col())] = Some(cell as u8);
@@ -327,7 +346,7 @@ impl Geometry {
             .iter()
             .map(|sq| {
                 DIRECTIONS.map(|(dr, dc)| {
-                    let mut ray = Bitboard::EMPTY;
+                    let mut ray = Bitboard::<W>::EMPTY;
                     let (mut row, mut col) = (i16::from(sq.row()), i16::from(sq.col()));
                     loop {
                         row += i16::from(dr);
@@ -370,7 +389,7 @@ impl Geometry {
     }
 
     /// Every cell.
-    pub fn all(&self) -> Bitboard {
+    pub fn all(&self) -> Bitboard<W> {
         Bitboard::below(self.squares.len() as u8)
     }
 
@@ -394,7 +413,7 @@ impl Geometry {
     }
 
     /// The cells of the squares of `row`.
-    pub fn row(&self, row: u8) -> Bitboard {
+    pub fn row(&self, row: u8) -> Bitboard<W> {
         self.board
             .row_squares(row, self.class)
             .filter_map(|sq| self.cell(sq))
@@ -405,7 +424,7 @@ impl Geometry {
     /// empty board. Directions are numbered 0 to 3: up-right, up-left,
     /// down-right, down-left.
     #[inline]
-    pub fn ray(&self, cell: u8, direction: usize) -> Bitboard {
+    pub fn ray(&self, cell: u8, direction: usize) -> Bitboard<W> {
         self.rays[usize::from(cell)][direction]
     }
 
@@ -413,7 +432,7 @@ impl Geometry {
     /// along each diagonal up to and including the first occupied cell.
     /// Inlined where it is called: it sits in the searches' inner loops.
     #[inline]
-    pub fn attacks(&self, cell: u8, occupied: Bitboard) -> Bitboard {
+    pub fn attacks(&self, cell: u8, occupied: Bitboard<W>) -> Bitboard<W> {
         let rays = &self.rays[usize::from(cell)];
         let mut attacks = Bitboard::EMPTY;
         for (d, &ray) in rays.iter().enumerate() {
@@ -428,7 +447,7 @@ impl Geometry {
     }
 
     /// The cells attacked by any bishop of `bishops` when `occupied` block.
-    pub fn attacks_of(&self, bishops: Bitboard, occupied: Bitboard) -> Bitboard {
+    pub fn attacks_of(&self, bishops: Bitboard<W>, occupied: Bitboard<W>) -> Bitboard<W> {
         bishops
             .iter()
             .fold(Bitboard::EMPTY, |acc, cell| acc | self.attacks(cell, occupied))
@@ -506,6 +525,8 @@ mod tests {
         assert!(Board::new(27, 1).is_err());
         assert!(Board::new(26, 4).is_ok());
         assert!(Board::new(11, 11).is_ok()); // 61 squares in the larger class
-        assert!(Board::new(13, 10).is_err());
+        assert!(Board::new(16, 16).is_ok()); // 128 squares in each class
+        assert!(Board::new(17, 16).is_err());
+        assert!(Board::new(1, 256).is_err());
     }
 }

@@ -19,7 +19,7 @@
 //! The hash is stable: databases and exports name positions by it, and
 //! [`HASH_VERSION`] changes whenever it does.
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::rules::Part;
 
 /// The version of the hash scheme, written into every database.
@@ -31,6 +31,12 @@ pub const HASH_SCHEME: &str = "R(n,w,b): rank(W)*C(n-w,b) + rank(B among cells w
 /// `BINOMIAL[k][n]` = C(n, k) for n, k ≤ 64 (0 when k > n). Indexed by `k`
 /// first: a rank reads one short row per bishop count, which stays in cache.
 static BINOMIAL: [[u64; 65]; 65] = binomial_table();
+
+/// `WIDE[k][n]` = C(n, k) for n, k ≤ 128, or `u64::MAX` where that does not
+/// fit 64 bits (C(128, 64) is about 2^124). A rank of a set of `k` cells is
+/// a sum of entries no larger than itself, so an index whose size fits 64
+/// bits ([`DenseIndex::new`] checks) never reads a saturated entry.
+static WIDE: [[u64; 129]; 129] = wide_table();
 
 const fn binomial_table() -> [[u64; 65]; 65] {
     let mut table = [[0u64; 65]; 65];
@@ -48,21 +54,44 @@ const fn binomial_table() -> [[u64; 65]; 65] {
     table
 }
 
-/// C(n, k), the number of `k`-subsets of `n` things, for n, k ≤ 64.
+const fn wide_table() -> [[u64; 129]; 129] {
+    let mut table = [[0u64; 129]; 129];
+    let mut n = 0;
+    while n <= 128 {
+        table[0][n] = 1;
+        let mut k = 1;
+        while k <= n {
+            table[k][n] = table[k - 1][n - 1].saturating_add(if k < n { table[k][n - 1] } else { 0 });
+            k += 1;
+        }
+        n += 1;
+    }
+    table
+}
+
+/// C(n, k), the number of `k`-subsets of `n` things, for n, k ≤ 128;
+/// `u64::MAX` where it does not fit 64 bits.
 ///
 /// # Examples
 ///
 /// ```
 /// assert_eq!(bishops::index::binomial(10, 2), 45);
 /// assert_eq!(bishops::index::binomial(2, 3), 0);
+/// assert_eq!(bishops::index::binomial(78, 6), 256_851_595);
+/// assert_eq!(bishops::index::binomial(128, 64), u64::MAX);
 /// ```
 #[inline]
 pub fn binomial(n: u32, k: u32) -> u64 {
-    BINOMIAL[k as usize][n as usize]
+    if n <= 64 {
+        BINOMIAL[k as usize][n as usize]
+    } else {
+        WIDE[k as usize][n as usize]
+    }
 }
 
-/// The rows C(·, 1), C(·, 2), … of the binomial table, for the inner loops
-/// that rank a set by walking its cells and these rows side by side.
+/// The rows C(·, 1), C(·, 2), … of the binomial table for n ≤ 64, for the
+/// inner loops that rank a set by walking its cells and these rows side by
+/// side.
 #[inline]
 pub(crate) fn binomial_rows() -> &'static [[u64; 65]] {
     &BINOMIAL[1..]
@@ -76,11 +105,11 @@ pub(crate) fn binomial_rows() -> &'static [[u64; 65]] {
 /// use bishops::{Bitboard, index};
 ///
 /// // The 2-sets in colex order: {0,1} {0,2} {1,2} {0,3} …
-/// assert_eq!(index::colex_rank(Bitboard(0b0101)), 1);
-/// assert_eq!(index::colex_unrank(3, 2), Bitboard(0b1001));
+/// assert_eq!(index::colex_rank(Bitboard(0b0101u64)), 1);
+/// assert_eq!(index::colex_unrank(3, 2), Bitboard(0b1001u64));
 /// ```
 #[inline]
-pub fn colex_rank(set: Bitboard) -> u64 {
+pub fn colex_rank<W: Word>(set: Bitboard<W>) -> u64 {
     set.iter()
         .enumerate()
         .map(|(i, cell)| binomial(u32::from(cell), i as u32 + 1))
@@ -88,10 +117,10 @@ pub fn colex_rank(set: Bitboard) -> u64 {
 }
 
 /// The set of `k` cells with colexicographic rank `rank`: the inverse of
-/// [`colex_rank`]. `rank` must be below C(64, k).
-pub fn colex_unrank(mut rank: u64, k: u32) -> Bitboard {
+/// [`colex_rank`]. `rank` must be below C(`W::BITS`, k).
+pub fn colex_unrank<W: Word>(mut rank: u64, k: u32) -> Bitboard<W> {
     let mut set = Bitboard::EMPTY;
-    let mut top = 64u32;
+    let mut top = W::BITS;
     for i in (1..=k).rev() {
         // The largest cell c < top with C(c, i) <= rank.
         let mut c = top - 1;
@@ -114,21 +143,21 @@ pub fn colex_unrank(mut rank: u64, k: u32) -> Bitboard {
 /// ```
 /// use bishops::{Bitboard, index};
 ///
-/// let within = Bitboard(0b1011_0110);
-/// let set = Bitboard(0b1000_0100);
+/// let within = Bitboard(0b1011_0110u64);
+/// let set = Bitboard(0b1000_0100u64);
 /// assert_eq!(index::rank_within(set, within), index::colex_rank(index::compress(set, within)));
 /// ```
 #[inline]
-pub fn rank_within(set: Bitboard, within: Bitboard) -> u64 {
+pub fn rank_within<W: Word>(set: Bitboard<W>, within: Bitboard<W>) -> u64 {
     set.iter()
         .enumerate()
-        .map(|(i, cell)| binomial((within.0 & ((1u64 << cell) - 1)).count_ones(), i as u32 + 1))
+        .map(|(i, cell)| binomial((within & Bitboard::below(cell)).count(), i as u32 + 1))
         .sum()
 }
 
 /// Renumbers the cells of `set` (all inside `within`) as their positions
 /// among the cells of `within`: a software `pext`.
-pub fn compress(set: Bitboard, within: Bitboard) -> Bitboard {
+pub fn compress<W: Word>(set: Bitboard<W>, within: Bitboard<W>) -> Bitboard<W> {
     let mut out = Bitboard::EMPTY;
     for (i, cell) in within.iter().enumerate() {
         if set.contains(cell) {
@@ -140,7 +169,7 @@ pub fn compress(set: Bitboard, within: Bitboard) -> Bitboard {
 
 /// The inverse of [`compress`]: the cells of `within` at the positions in
 /// `set`, a software `pdep`.
-pub fn expand(set: Bitboard, within: Bitboard) -> Bitboard {
+pub fn expand<W: Word>(set: Bitboard<W>, within: Bitboard<W>) -> Bitboard<W> {
     let mut out = Bitboard::EMPTY;
     for (i, cell) in within.iter().enumerate() {
         if set.contains(i as u8) {
@@ -165,31 +194,71 @@ pub fn expand(set: Bitboard, within: Bitboard) -> Bitboard {
 /// assert_eq!(index.unrank(hash), part);
 /// ```
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub struct DenseIndex {
+pub struct DenseIndex<W: Word = u64> {
     cells: u32,
     white: u32,
     black: u32,
     /// C(cells − white, black): how many black placements each white set has.
     per_white: u64,
+    /// The word the placements' sets are kept in.
+    word: std::marker::PhantomData<W>,
 }
 
 impl DenseIndex {
-    /// The index of `white` and `black` bishops on `cells` cells.
+    /// The index of `white` and `black` bishops on `cells` cells, its
+    /// placements in 64-bit words.
     ///
     /// # Panics
     ///
-    /// When there are more than 64 cells or more bishops than cells.
+    /// As [`DenseIndex::in_words`].
     #[track_caller]
     pub fn new(cells: u32, white: u32, black: u32) -> DenseIndex {
+        DenseIndex::in_words(cells, white, black)
+    }
+
+    /// R(n, w, b) for `white` and `black` bishops on `cells` cells, when
+    /// there are at most 128 cells, no more bishops than cells and R fits
+    /// 64 bits (it does for every board of at most 128 squares a class and
+    /// 12 bishops a class); `None` otherwise.
+    ///
+    /// ```
+    /// use bishops::DenseIndex;
+    /// assert_eq!(DenseIndex::size(78, 6, 6), Some(256_851_595 * 156_238_908));
+    /// assert_eq!(DenseIndex::size(128, 20, 20), None);
+    /// ```
+    pub fn size(cells: u32, white: u32, black: u32) -> Option<u64> {
+        if cells > 128 || white + black > cells {
+            return None;
+        }
+        let exact = |n: u32, k: u32| {
+            // C(n, k) fits 64 bits exactly when the table holds less than MAX.
+            Some(binomial(n, k)).filter(|&c| c != u64::MAX)
+        };
+        exact(cells, white)?.checked_mul(exact(cells - white, black)?)
+    }
+}
+
+impl<W: Word> DenseIndex<W> {
+    /// The index of `white` and `black` bishops on `cells` cells, its
+    /// placements in words `W`.
+    ///
+    /// # Panics
+    ///
+    /// When there are more than 128 cells, more bishops than cells, or
+    /// more placements than 64 bits count ([`DenseIndex::size`] says).
+    #[track_caller]
+    pub fn in_words(cells: u32, white: u32, black: u32) -> DenseIndex<W> {
         assert!(
-            cells <= 64 && white + black <= cells,
-            "{white}+{black} bishops on {cells} cells"
+            cells <= W::BITS && DenseIndex::size(cells, white, black).is_some(),
+            "{white}+{black} bishops on {cells} cells: no 64-bit hash in {}-bit words",
+            W::BITS
         );
         DenseIndex {
             cells,
             white,
             black,
             per_white: binomial(cells - white, black),
+            word: std::marker::PhantomData,
         }
     }
 
@@ -205,7 +274,7 @@ impl DenseIndex {
 
     /// The hash of `part`, which must have the right numbers of bishops on
     /// cells below `n`.
-    pub fn rank(&self, part: Part) -> u64 {
+    pub fn rank(&self, part: Part<W>) -> u64 {
         debug_assert_eq!(part.white.count(), self.white);
         debug_assert_eq!(part.black.count(), self.black);
         let free = !part.white & Bitboard::below(self.cells as u8);
@@ -213,7 +282,7 @@ impl DenseIndex {
     }
 
     /// The placement with hash `hash`, which must be below [`len`](Self::len).
-    pub fn unrank(&self, hash: u64) -> Part {
+    pub fn unrank(&self, hash: u64) -> Part<W> {
         let white = colex_unrank(hash / self.per_white, self.white);
         let free = !white & Bitboard::below(self.cells as u8);
         let black = expand(colex_unrank(hash % self.per_white, self.black), free);
@@ -336,7 +405,7 @@ mod tests {
             let max = binomial(64, k);
             for rank in [0, 1, max / 3, max / 2, max - 1] {
                 if rank < max {
-                    let set = colex_unrank(rank, k);
+                    let set: Bitboard = colex_unrank(rank, k);
                     assert_eq!(set.count(), k);
                     assert_eq!(colex_rank(set), rank);
                 }

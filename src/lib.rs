@@ -71,7 +71,7 @@ pub mod text;
 pub mod tight;
 mod variant;
 
-pub use bitboard::{Bitboard, Cells};
+pub use bitboard::{Bitboard, Cells, Word};
 pub use board::{Board, Class, Geometry, MAX_CLASS_SQUARES};
 pub use error::{Error, Result};
 pub use index::DenseIndex;

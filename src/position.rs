@@ -5,6 +5,7 @@ use std::str::FromStr;
 
 use bitflags::bitflags;
 
+use crate::bitboard::Word;
 use crate::board::{Board, Class, Geometry};
 use crate::rules::{Colour, Part};
 use crate::square::Square;
@@ -153,7 +154,7 @@ impl Position {
 
     /// The position with the bishops of `parts` (one per class, as cells of
     /// the matching geometry).
-    pub fn from_parts(board: Board, parts: &[(&Geometry, Part)]) -> Position {
+    pub fn from_parts<W: Word>(board: Board, parts: &[(&Geometry<W>, Part<W>)]) -> Position {
         let mut white = Vec::new();
         let mut black = Vec::new();
         for (geo, part) in parts {
@@ -198,7 +199,7 @@ impl Position {
     }
 
     /// The bishops of one class, as cells of `geo`.
-    pub fn part(&self, geo: &Geometry) -> Part {
+    pub fn part<W: Word>(&self, geo: &Geometry<W>) -> Part<W> {
         let cells = |squares: &[Square]| squares.iter().filter_map(|&sq| geo.cell(sq)).collect();
         Part {
             white: cells(&self.white),
@@ -222,8 +223,10 @@ impl Position {
         }
     }
 
-    fn geometries(&self) -> [Geometry; 2] {
-        Class::ALL.map(|class| Geometry::new(self.board, class))
+    /// The geometry of each class, in words wide enough for any board:
+    /// the rules of a whole position are not where the time goes.
+    fn geometries(&self) -> [Geometry<u128>; 2] {
+        Class::ALL.map(|class| Geometry::in_words(self.board, class))
     }
 
     /// A bishop that stands attacked, as `(attacker, victim)`, if any: the
@@ -624,7 +627,7 @@ mod tests {
         assert_eq!(refusal("5_4_a1_e1_x").reasons, Refusals::FIELDS);
         assert_eq!(refusal("x_4_a1_e1").reasons, Refusals::BOARD);
         assert_eq!(refusal("27_4_a1_e1").reasons, Refusals::BOARD);
-        assert_eq!(refusal("12_12_a1_e1").reasons, Refusals::BOARD);
+        assert_eq!(refusal("17_16_a1_e1").reasons, Refusals::BOARD);
         assert_eq!(refusal("5_4_a1-a0_e1").reasons, Refusals::SQUARE);
         assert_eq!(refusal("5_4_a1-f1_e1").reasons, Refusals::SQUARE);
         assert_eq!(refusal("5_4_a1-a5_e1").reasons, Refusals::SQUARE);

@@ -4,7 +4,7 @@
 //! that class's cells, because the two classes never interact. Whole-board
 //! positions are split into parts by [`Position::part`](crate::Position::part).
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::board::Geometry;
 
 /// The colour of a bishop.
@@ -33,22 +33,22 @@ pub enum Colour {
 /// assert_eq!(moves, 4);
 /// ```
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default, PartialOrd, Ord)]
-pub struct Part {
+pub struct Part<W: Word = u64> {
     /// Cells of the white bishops.
-    pub white: Bitboard,
+    pub white: Bitboard<W>,
     /// Cells of the black bishops.
-    pub black: Bitboard,
+    pub black: Bitboard<W>,
 }
 
-impl Part {
+impl<W: Word> Part<W> {
     /// Every occupied cell.
-    pub fn occupied(self) -> Bitboard {
+    pub fn occupied(self) -> Bitboard<W> {
         self.white | self.black
     }
 
     /// The same cells with the colours exchanged: the goal of a start.
     #[must_use]
-    pub fn swapped(self) -> Part {
+    pub fn swapped(self) -> Part<W> {
         Part {
             white: self.black,
             black: self.white,
@@ -56,7 +56,7 @@ impl Part {
     }
 
     /// The bishops of `colour`.
-    pub fn of(self, colour: Colour) -> Bitboard {
+    pub fn of(self, colour: Colour) -> Bitboard<W> {
         match colour {
             Colour::White => self.white,
             Colour::Black => self.black,
@@ -68,7 +68,7 @@ impl Part {
     /// This uses the fact that a placement is legal exactly when the black
     /// bishops avoid every cell the white bishops attack with only white
     /// bishops blocking (see [`safe_cells`]).
-    pub fn is_legal(self, geo: &Geometry) -> bool {
+    pub fn is_legal(self, geo: &Geometry<W>) -> bool {
         self.black.is_subset(safe_cells(geo, self.white))
     }
 
@@ -77,7 +77,7 @@ impl Part {
     /// the part after the move is legal. `self` must be legal. The moves come
     /// in the order of [`find_move`](Self::find_move): black bishops first.
     #[inline]
-    pub fn for_each_move(self, geo: &Geometry, mut f: impl FnMut(Colour, u8, u8, Part)) {
+    pub fn for_each_move(self, geo: &Geometry<W>, mut f: impl FnMut(Colour, u8, u8, Part<W>)) {
         self.find_move(geo, |colour, from, to, after| -> Option<()> {
             f(colour, from, to, after);
             None
@@ -116,7 +116,7 @@ impl Part {
     /// assert!(white.is_some());
     /// ```
     #[inline]
-    pub fn find_move<T>(self, geo: &Geometry, mut f: impl FnMut(Colour, u8, u8, Part) -> Option<T>) -> Option<T> {
+    pub fn find_move<T>(self, geo: &Geometry<W>, mut f: impl FnMut(Colour, u8, u8, Part<W>) -> Option<T>) -> Option<T> {
         self.find_pseudo_legal_move(geo, safe_cells(geo, self.white), |colour, from, to, after| {
             // A black move to a safe cell is legal; a white one may not be.
             if colour == Colour::White && !after.is_legal(geo) {
@@ -139,9 +139,9 @@ impl Part {
     #[inline]
     pub(crate) fn find_pseudo_legal_move<T>(
         self,
-        geo: &Geometry,
-        safe: Bitboard,
-        mut f: impl FnMut(Colour, u8, u8, Part) -> Option<T>,
+        geo: &Geometry<W>,
+        safe: Bitboard<W>,
+        mut f: impl FnMut(Colour, u8, u8, Part<W>) -> Option<T>,
     ) -> Option<T> {
         let occupied = self.occupied();
         let empty = !occupied & geo.all();
@@ -175,7 +175,7 @@ impl Part {
 
     /// The first pair (attacker, victim) of opposite colours where the
     /// attacker sees the victim, if any, in cell order of the victim.
-    pub fn first_attack(self, geo: &Geometry) -> Option<(u8, u8)> {
+    pub fn first_attack(self, geo: &Geometry<W>) -> Option<(u8, u8)> {
         let occupied = self.occupied();
         for victim in occupied {
             let enemies = if self.white.contains(victim) {
@@ -197,7 +197,7 @@ impl Part {
 /// A placement is legal exactly when every black bishop stands on one of
 /// these. If a white bishop saw a black one through a gap that another black
 /// bishop fills, that nearer black bishop would be attacked.
-pub fn safe_cells(geo: &Geometry, white: Bitboard) -> Bitboard {
+pub fn safe_cells<W: Word>(geo: &Geometry<W>, white: Bitboard<W>) -> Bitboard<W> {
     !(geo.attacks_of(white, white) | white) & geo.all()
 }
 

@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::board::Geometry;
 use crate::index::{DenseIndex, binomial, colex_rank, colex_unrank, expand, rank_within};
 use crate::rules::{Part, safe_cells};
@@ -42,24 +42,24 @@ use crate::rules::{Part, safe_cells};
 /// assert_eq!(index.unrank(i), start);
 /// ```
 #[derive(Clone, Debug)]
-pub struct TightIndex {
-    dense: DenseIndex,
+pub struct TightIndex<W: Word = u64> {
+    dense: DenseIndex<W>,
     white: u32,
     black: u32,
     /// `offsets[r]`: the first tight index of the white set of colex rank
     /// `r`; one more entry holds the total.
     offsets: Vec<u64>,
     /// `safe[r]`: the cells where black may stand beside white set `r`.
-    safe: Vec<Bitboard>,
+    safe: Vec<Bitboard<W>>,
 }
 
-impl TightIndex {
+impl<W: Word> TightIndex<W> {
     /// Builds the tables for `white` and `black` bishops on `geo`, in
     /// parallel: one safe set and one offset per white set.
-    pub fn new(geo: &Geometry, white: u32, black: u32) -> TightIndex {
+    pub fn new(geo: &Geometry<W>, white: u32, black: u32) -> TightIndex<W> {
         let n = geo.len() as u32;
         let whites = binomial(n, white);
-        let safe: Vec<Bitboard> = (0..whites as usize)
+        let safe: Vec<Bitboard<W>> = (0..whites as usize)
             .into_par_iter()
             .with_min_len(1024)
             .map(|r| safe_cells(geo, colex_unrank(r as u64, white)))
@@ -72,7 +72,7 @@ impl TightIndex {
         }
         offsets.push(total);
         TightIndex {
-            dense: DenseIndex::new(n, white, black),
+            dense: DenseIndex::in_words(n, white, black),
             white,
             black,
             offsets,
@@ -118,13 +118,13 @@ impl TightIndex {
     }
 
     /// The safe cells of the white set of colex rank `r`.
-    pub fn safe(&self, r: u64) -> Bitboard {
+    pub fn safe(&self, r: u64) -> Bitboard<W> {
         self.safe[r as usize]
     }
 
     /// The tight index of a legal `part`, `None` when it is illegal.
     #[inline]
-    pub fn rank(&self, part: Part) -> Option<u64> {
+    pub fn rank(&self, part: Part<W>) -> Option<u64> {
         self.rank_in_block(colex_rank(part.white), part.black)
     }
 
@@ -132,7 +132,7 @@ impl TightIndex {
     /// `r`, when it lies among the block's safe cells: [`rank`](Self::rank)
     /// with the white set's rank already known.
     #[inline]
-    pub fn rank_in_block(&self, r: u64, black: Bitboard) -> Option<u64> {
+    pub fn rank_in_block(&self, r: u64, black: Bitboard<W>) -> Option<u64> {
         let safe = self.safe[r as usize];
         black
             .is_subset(safe)
@@ -151,7 +151,7 @@ impl TightIndex {
 
     /// The placement of tight index `i`, which must be below
     /// [`len`](Self::len).
-    pub fn unrank(&self, i: u64) -> Part {
+    pub fn unrank(&self, i: u64) -> Part<W> {
         // The last white set whose block starts at or before i.
         let r = self.offsets.partition_point(|&o| o <= i) as u64 - 1;
         self.unrank_in_block(r, i)
@@ -160,7 +160,7 @@ impl TightIndex {
     /// The placement of tight index `i`, which must lie in the block of
     /// white-set rank `r`: [`unrank`](Self::unrank) with the block already
     /// known.
-    pub fn unrank_in_block(&self, r: u64, i: u64) -> Part {
+    pub fn unrank_in_block(&self, r: u64, i: u64) -> Part<W> {
         debug_assert!(self.block(r).contains(&i), "{i} is not in block {r}");
         let safe = self.safe[r as usize];
         Part {
@@ -182,8 +182,35 @@ impl TightIndex {
 
     /// Bytes the tables take in memory.
     pub fn table_bytes(&self) -> u64 {
-        (self.offsets.len() * 8 + self.safe.len() * 8) as u64
+        (self.offsets.len() * 8 + self.safe.len() * size_of::<Bitboard<W>>()) as u64
     }
+}
+
+/// The number of white sets and of legal placements of `white` and `black`
+/// bishops on `geo`, counted as [`TightIndex::new`] numbers them (one safe
+/// set per white set, C(|safe|, black) placements in its block) without
+/// keeping any table: for boards whose index would not fit in memory, or
+/// that no search runs on yet.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::{Board, Class, Geometry, TightIndex, tight};
+///
+/// let geo = Geometry::new(Board::new(7, 6).unwrap(), Class::Even);
+/// assert_eq!(tight::legal_count(&geo, 3, 3), (1330, TightIndex::new(&geo, 3, 3).len()));
+/// // 17x8 has 68 squares a class: its sets need 128-bit words.
+/// let wide: Geometry<u128> = Geometry::in_words(Board::new(17, 8).unwrap(), Class::Even);
+/// assert_eq!(tight::legal_count(&wide, 1, 1).0, 68);
+/// ```
+pub fn legal_count<W: Word>(geo: &Geometry<W>, white: u32, black: u32) -> (u64, u64) {
+    let whites = binomial(geo.len() as u32, white);
+    let legal = (0..whites as usize)
+        .into_par_iter()
+        .with_min_len(4096)
+        .map(|r| binomial(safe_cells(geo, colex_unrank(r as u64, white)).count(), black))
+        .sum();
+    (whites, legal)
 }
 
 /// Asks the processor to start loading the cache line of `value` (a hint:
@@ -213,28 +240,38 @@ pub(crate) fn prefetch<T>(value: &T) {
 /// let all: Vec<Bitboard> = Subsets::new(Bitboard(0b1101), 2).collect();
 /// assert_eq!(all, [Bitboard(0b0101), Bitboard(0b1001), Bitboard(0b1100)]);
 /// ```
-#[derive(Clone, Debug)]
-pub struct Subsets {
-    cells: [u8; 64],
+#[derive(Clone)]
+pub struct Subsets<W: Word = u64> {
+    cells: W::PerCell<u8>,
     m: usize,
-    picks: [u8; 64],
+    picks: W::PerCell<u8>,
     k: usize,
     started: bool,
     /// The subset the picks stand for.
-    set: Bitboard,
+    set: Bitboard<W>,
 }
 
-impl Subsets {
+impl<W: Word> std::fmt::Debug for Subsets<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subsets")
+            .field("cells", &&self.cells.as_ref()[..self.m])
+            .field("k", &self.k)
+            .field("set", &self.set)
+            .finish()
+    }
+}
+
+impl<W: Word> Subsets<W> {
     /// The `k`-subsets of `within`.
-    pub fn new(within: Bitboard, k: u32) -> Subsets {
-        let mut cells = [0u8; 64];
+    pub fn new(within: Bitboard<W>, k: u32) -> Subsets<W> {
+        let mut cells = W::per_cell(0u8);
         let mut m = 0;
         for cell in within {
-            cells[m] = cell;
+            cells.as_mut()[m] = cell;
             m += 1;
         }
-        let mut picks = [0u8; 64];
-        for (i, p) in picks.iter_mut().enumerate() {
+        let mut picks = W::per_cell(0u8);
+        for (i, p) in picks.as_mut().iter_mut().enumerate() {
             *p = i as u8;
         }
         let mut subsets = Subsets {
@@ -249,25 +286,30 @@ impl Subsets {
         subsets
     }
 
-    fn current(&self) -> Bitboard {
-        self.picks[..self.k]
+    fn current(&self) -> Bitboard<W> {
+        self.picks.as_ref()[..self.k]
             .iter()
-            .fold(Bitboard::EMPTY, |acc, &p| acc.with(self.cells[usize::from(p)]))
+            .fold(Bitboard::EMPTY, |acc, &p| acc.with(self.cells.as_ref()[usize::from(p)]))
     }
 }
 
-impl Iterator for Subsets {
-    type Item = Bitboard;
+impl<W: Word> Iterator for Subsets<W> {
+    type Item = Bitboard<W>;
 
     #[inline(always)]
-    fn next(&mut self) -> Option<Bitboard> {
+    fn next(&mut self) -> Option<Bitboard<W>> {
         // Colex successor: most steps raise the lowest pick, which moves one
         // cell; this short path is inlined into the searches' block loops.
         if self.started && self.k > 1 {
-            let p = usize::from(self.picks[0]);
-            if p + 1 < usize::from(self.picks[1]) {
-                self.picks[0] += 1;
-                self.set = self.set.without(self.cells[p & 63]).with(self.cells[(p + 1) & 63]);
+            let picks = self.picks.as_mut();
+            let p = usize::from(picks[0]);
+            if p + 1 < usize::from(picks[1]) {
+                picks[0] += 1;
+                // Cells are below `W::BITS`, which the mask tells the
+                // compiler: no bounds checks.
+                let mask = W::BITS as usize - 1;
+                let cells = self.cells.as_ref();
+                self.set = self.set.without(cells[p & mask]).with(cells[(p + 1) & mask]);
                 return Some(self.set);
             }
         }
@@ -275,27 +317,28 @@ impl Iterator for Subsets {
     }
 }
 
-impl Subsets {
+impl<W: Word> Subsets<W> {
     /// The rest of [`next`](Iterator::next): the first subset, a single
     /// pick, or a carry into the higher picks.
     #[cold]
     #[inline(never)]
-    fn step(&mut self) -> Option<Bitboard> {
+    fn step(&mut self) -> Option<Bitboard<W>> {
         if !self.started {
             self.started = true;
             return (self.k <= self.m).then_some(self.set);
         }
         // Raise the lowest pick that can rise, reset the ones below.
         for i in 0..self.k {
+            let picks = self.picks.as_mut();
             let limit = if i + 1 < self.k {
-                usize::from(self.picks[i + 1])
+                usize::from(picks[i + 1])
             } else {
                 self.m
             };
-            if usize::from(self.picks[i]) + 1 < limit {
-                self.picks[i] += 1;
-                for j in 0..i {
-                    self.picks[j] = j as u8;
+            if usize::from(picks[i]) + 1 < limit {
+                picks[i] += 1;
+                for (j, pick) in picks[..i].iter_mut().enumerate() {
+                    *pick = j as u8;
                 }
                 self.set = self.current();
                 return Some(self.set);
@@ -319,7 +362,7 @@ impl Subsets {
 /// ```
 /// use bishops::{Bitboard, tight::{Subsets, for_each_run}};
 ///
-/// let within = Bitboard(0b1011_0110);
+/// let within = Bitboard(0b1011_0110u64);
 /// let mut sets = Vec::new();
 /// for_each_run(within, 3, |upper, lows| sets.extend(lows.iter().map(|&low| upper | low)));
 /// assert_eq!(sets, Subsets::new(within, 3).collect::<Vec<_>>());
@@ -328,8 +371,9 @@ impl Subsets {
 /// Always inlined: the searches call it from functions compiled for more
 /// instructions than the baseline, and `f` must be compiled there too.
 #[inline(always)]
-pub fn for_each_run(within: Bitboard, k: u32, mut f: impl FnMut(Bitboard, &[Bitboard])) {
-    let mut lows = [Bitboard::EMPTY; 64];
+pub fn for_each_run<W: Word>(within: Bitboard<W>, k: u32, mut f: impl FnMut(Bitboard<W>, &[Bitboard<W>])) {
+    let mut lows = W::per_cell(Bitboard::<W>::EMPTY);
+    let lows = lows.as_mut();
     let mut m = 0;
     for (slot, cell) in lows.iter_mut().zip(within) {
         *slot = Bitboard::single(cell);
@@ -389,6 +433,56 @@ mod tests {
     }
 
     #[test]
+    fn wide_words_count_and_number_what_narrow_ones_do() {
+        for (rows, cols, w, b) in [(5, 4, 2, 2), (7, 6, 3, 3), (9, 6, 3, 2)] {
+            let board = Board::new(rows, cols).unwrap();
+            for class in Class::ALL {
+                let narrow: Geometry = Geometry::new(board, class);
+                let wide: Geometry<u128> = Geometry::in_words(board, class);
+                let (a, b2) = (TightIndex::new(&narrow, w, b), TightIndex::new(&wide, w, b));
+                assert_eq!(a.len(), b2.len());
+                assert_eq!(legal_count(&wide, w, b), (a.white_sets(), a.len()));
+                for i in (0..a.len()).step_by(7) {
+                    let (p, q) = (a.unrank(i), b2.unrank(i));
+                    assert_eq!((p.white.0 as u128, p.black.0 as u128), (q.white.0, q.black.0));
+                    assert_eq!(b2.rank(q), Some(i));
+                    assert_eq!(a.to_hash(i), b2.to_hash(i));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_class_of_more_than_64_cells_is_counted_and_numbered_in_128_bit_words() {
+        // 17x8's a1 class: 68 cells. With one bishop a side the count is
+        // direct: white anywhere, black on a cell the white bishop does not
+        // see (and not on it).
+        let geo: Geometry<u128> = Geometry::in_words(Board::new(17, 8).unwrap(), Class::Even);
+        assert_eq!(geo.len(), 68);
+        let direct: u64 = (0..68u8)
+            .map(|c| u64::from(67 - geo.attacks(c, Bitboard::EMPTY).count()))
+            .sum();
+        let index = TightIndex::new(&geo, 1, 1);
+        assert_eq!(index.len(), direct);
+        assert_eq!(legal_count(&geo, 1, 1), (68, direct));
+        // Numbering: every legal placement of two a side, ranked and back,
+        // in the order of the public hash, on cells past 64 too.
+        let index = TightIndex::new(&geo, 2, 2);
+        let mut last = None;
+        let mut high = 0;
+        for i in (0..index.len()).step_by(997) {
+            let part = index.unrank(i);
+            assert!(part.is_legal(&geo));
+            assert_eq!(index.rank(part), Some(i));
+            let hash = index.to_hash(i);
+            assert!(last.is_none_or(|l| l < hash));
+            last = Some(hash);
+            high += usize::from(part.occupied().last().is_some_and(|c| c >= 64));
+        }
+        assert!(high > 0, "no placement used a cell past 64");
+    }
+
+    #[test]
     fn known_legal_counts() {
         let count =
             |rows, cols, k| TightIndex::new(&Geometry::new(Board::new(rows, cols).unwrap(), Class::Even), k, k).len();
@@ -397,7 +491,7 @@ mod tests {
 
     #[test]
     fn subsets_follow_rank_within() {
-        let within = Bitboard(0b1011_0110_1101);
+        let within = Bitboard(0b1011_0110_1101u64);
         for k in 0..=within.count() {
             let mut n = 0;
             for (j, set) in Subsets::new(within, k).enumerate() {
@@ -408,7 +502,7 @@ mod tests {
             }
             assert_eq!(n, binomial(within.count(), k));
         }
-        assert_eq!(Subsets::new(Bitboard(0b11), 3).count(), 0);
+        assert_eq!(Subsets::new(Bitboard(0b11u64), 3).count(), 0);
     }
 
     #[test]

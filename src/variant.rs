@@ -42,6 +42,10 @@ struct VariantFile {
     known: Option<Known>,
 }
 
+/// The most squares a class of a variant may have: the searches, tables
+/// and queries keep a class's cells in 64-bit words.
+pub const SOLVED_CLASS_SQUARES: usize = 64;
+
 /// The most bytes a variant file may have: the largest start names a few
 /// hundred squares.
 const MAX_FILE_BYTES: u64 = 64 * 1024;
@@ -137,9 +141,18 @@ impl Variant {
                 "variant {name}: the start or goal is illegal ({attacker} attacks {victim})"
             )));
         }
-        let classes: Vec<ClassSpec> = Class::ALL
-            .into_iter()
-            .filter(|&class| start.counts(class) != (0, 0))
+        let used = Class::ALL.into_iter().filter(|&class| start.counts(class) != (0, 0));
+        if let Some(class) = used
+            .clone()
+            .find(|&c| start.board().class_squares(c) > SOLVED_CLASS_SQUARES)
+        {
+            return Err(Error::Variant(format!(
+                "variant {name}: {} squares in the {} class; boards of more than {SOLVED_CLASS_SQUARES} squares a class are not solved yet",
+                start.board().class_squares(class),
+                class.name()
+            )));
+        }
+        let classes: Vec<ClassSpec> = used
             .map(|class| {
                 let geometry = Geometry::new(start.board(), class);
                 let part = start.part(&geometry);

@@ -247,14 +247,24 @@ fn bad_variant_files_get_one_line_naming_the_field() {
 }
 
 #[test]
-fn a_hole_can_bring_a_board_within_the_class_limit() {
-    // 13x10 has 65 squares in each class; a hole in each leaves 64.
-    assert!(Board::new(13, 10).is_err());
+fn a_hole_in_each_class_brings_13x10_within_the_boards_that_are_solved() {
+    // 13x10 has 65 squares in each class, one more than a search keeps in a
+    // 64-bit word; a hole in each class leaves 64.
     let (a1, a2) = (Square::new(0, 0), Square::new(0, 1));
     let board = Board::holed(13, 10, &[a1, a2]).unwrap();
     assert_eq!(board.class_squares(Class::Even), 64);
     assert_eq!(board.class_squares(Class::Odd), 64);
-    assert!(Board::holed(13, 10, &[a1]).is_err());
+    let whole = Variant::named("13x10-full").unwrap_err().to_string();
+    assert!(whole.contains("65 squares in the a1 class"), "{whole}");
+    let holed = variant(
+        r#"{"name": "13x10-holed", "description": "13x10 less a1 and a2, a bishop a side in each class",
+            "start": "13_10_a3-a4_m3-m4", "holes": ["a1", "a2"]}"#,
+    );
+    assert_eq!(
+        holed.classes().iter().map(|c| c.geometry.len()).collect::<Vec<_>>(),
+        [64, 64]
+    );
+    agrees_with_reference(&holed);
 }
 
 /// Runs the binary in `dir` with `args`: (exit code, stdout, stderr).
@@ -360,4 +370,27 @@ fn the_command_line_reads_variant_files_and_never_uses_a_table_for_another_file_
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("b2 is a hole"), "{err}");
+}
+
+#[test]
+fn classes_past_64_squares_are_counted_as_the_reference_counts_them() {
+    // The tight index's count in 128-bit words against the reference's
+    // enumeration of legal placements, on classes of 68 and 78 squares.
+    for (rows, cols, class, white, black) in [
+        (17, 8, Class::Even, 2, 1),
+        (13, 12, Class::Odd, 1, 2),
+        (17, 8, Class::Odd, 2, 2),
+    ] {
+        let board = Board::new(rows, cols).unwrap();
+        let geo: bishops::Geometry<u128> = bishops::Geometry::in_words(board, class);
+        assert!(geo.len() > 64);
+        let reference = Reference::new(rows as u8, cols as u8);
+        let placements = reference.legal_placements(&reference.class_squares(class.index() as u8), white, black);
+        let (_, legal) = bishops::tight::legal_count(&geo, white as u32, black as u32);
+        assert_eq!(
+            legal,
+            placements.len() as u64,
+            "{rows}x{cols} class {class:?}, {white} + {black}"
+        );
+    }
 }
