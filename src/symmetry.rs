@@ -33,7 +33,7 @@
 //! odd by odd all three: a group of 4. 12x10 has exactly the half turn with
 //! the colours exchanged.
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::board::{Board, Geometry};
 use crate::index::{binomial, rank_within};
 use crate::rules::Part;
@@ -136,14 +136,14 @@ impl Mirror {
     /// The left-right mirror from the cells of `from` to those of `to`, if
     /// it maps every cell of `from` to a cell of `to`, one to one, and every
     /// ray to the mirrored ray.
-    pub fn left_right(from: &Geometry, to: &Geometry) -> Option<Mirror> {
+    pub fn left_right<W: Word>(from: &Geometry<W>, to: &Geometry<W>) -> Option<Mirror> {
         Mirror::of_motion(Motion::LeftRight, from, to)
     }
 
     /// The map `motion` gives from the cells of `from` to those of `to`, if
     /// it maps every cell of `from` to a cell of `to`, one to one, and every
     /// ray to a ray.
-    fn of_motion(motion: Motion, from: &Geometry, to: &Geometry) -> Option<Mirror> {
+    fn of_motion<W: Word>(motion: Motion, from: &Geometry<W>, to: &Geometry<W>) -> Option<Mirror> {
         let board = from.board();
         Mirror::verified(from, to, motion.directions(), |sq| motion.square(board, sq))
     }
@@ -151,9 +151,9 @@ impl Mirror {
     /// The map of every cell of `from` to the cell of `to` on the square
     /// `square` gives, if that is one to one and sends each ray of direction
     /// `d` to the ray of direction `directions[d]`.
-    fn verified(
-        from: &Geometry,
-        to: &Geometry,
+    fn verified<W: Word>(
+        from: &Geometry<W>,
+        to: &Geometry<W>,
         directions: [usize; 4],
         square: impl Fn(Square) -> Square,
     ) -> Option<Mirror> {
@@ -164,7 +164,7 @@ impl Mirror {
             .map(|cell| to.cell(square(from.square(cell))))
             .collect::<Option<Vec<u8>>>()?;
         let mirror = Mirror { map };
-        let image: Bitboard = mirror.map.iter().copied().collect();
+        let image: Bitboard<W> = mirror.map.iter().copied().collect();
         if image != to.all() {
             return None;
         }
@@ -194,7 +194,7 @@ impl Mirror {
     }
 
     /// The image of a set of cells.
-    pub fn cells(&self, set: Bitboard) -> Bitboard {
+    pub fn cells<W: Word>(&self, set: Bitboard<W>) -> Bitboard<W> {
         set.iter().map(|c| self.cell(c)).collect()
     }
 
@@ -205,14 +205,21 @@ impl Mirror {
     /// `source` holds the image block's cells and `out` receives this
     /// block's, each in colex order of the `black`-bishop sets among the
     /// safe cells.
-    pub fn block(&self, safe: Bitboard, black: u32, image_safe: Bitboard, source: &[u8], out: &mut [u8]) {
+    pub fn block<W: Word>(
+        &self,
+        safe: Bitboard<W>,
+        black: u32,
+        image_safe: Bitboard<W>,
+        source: &[u8],
+        out: &mut [u8],
+    ) {
         for (cell, set) in out.iter_mut().zip(Subsets::new(safe, black)) {
             *cell = source[rank_within(self.cells(set), image_safe) as usize];
         }
     }
 
     /// The image of a part: each bishop moved to its mirror square.
-    pub fn part(&self, part: Part) -> Part {
+    pub fn part<W: Word>(&self, part: Part<W>) -> Part<W> {
         Part {
             white: self.cells(part.white),
             black: self.cells(part.black),
@@ -220,15 +227,21 @@ impl Mirror {
     }
 }
 
+/// A cell map of a [`Symmetry`]: room for the 128 cells of the widest class.
+type CellMap = [u8; 128];
+
 /// The image of `set` under the cell map `map` (cells beyond the class map
 /// to 0 and are never asked for). Inlined into the searches' inner loops.
 #[inline]
-fn map_cells(map: &[u8; 64], set: Bitboard) -> Bitboard {
-    let mut image = 0u64;
+fn map_cells<W: Word>(map: &CellMap, set: Bitboard<W>) -> Bitboard<W> {
+    // Cells are below `W::BITS`, which the masks tell the compiler: no
+    // bounds checks, no overlong shifts.
+    let mask = W::BITS - 1;
+    let mut image = W::ZERO;
     let mut bits = set.0;
-    while bits != 0 {
-        image |= 1 << (map[bits.trailing_zeros() as usize & 63] & 63);
-        bits &= bits - 1;
+    while bits != W::ZERO {
+        image |= W::ONE << (u32::from(map[(bits.trailing_zeros() & mask) as usize]) & mask);
+        bits = bits & (bits - W::ONE);
     }
     Bitboard(image)
 }
@@ -261,7 +274,7 @@ pub struct Symmetry {
     /// The class's cells.
     len: u8,
     /// `map[c]`: the cell of the image of cell `c`'s square; 0 beyond the class.
-    map: [u8; 64],
+    map: CellMap,
 }
 
 impl Symmetry {
@@ -269,9 +282,9 @@ impl Symmetry {
     /// of the class of `geo` whose goal is `goal`: `None` unless the motion
     /// sends every cell of the class to a cell of the class and every ray to
     /// a ray (checked ray by ray), and the goal to itself.
-    pub fn new(geo: &Geometry, motion: Motion, exchange: bool, goal: Part) -> Option<Symmetry> {
+    pub fn new<W: Word>(geo: &Geometry<W>, motion: Motion, exchange: bool, goal: Part<W>) -> Option<Symmetry> {
         let mirror = Mirror::of_motion(motion, geo, geo)?;
-        let mut map = [0u8; 64];
+        let mut map = [0u8; 128];
         map[..mirror.map.len()].copy_from_slice(&mirror.map);
         let symmetry = Symmetry {
             motion,
@@ -283,8 +296,8 @@ impl Symmetry {
     }
 
     /// The identity of the class of `geo`.
-    pub fn identity(geo: &Geometry) -> Symmetry {
-        let mut map = [0u8; 64];
+    pub fn identity<W: Word>(geo: &Geometry<W>) -> Symmetry {
+        let mut map = [0u8; 128];
         for (c, m) in map.iter_mut().enumerate().take(geo.len()) {
             *m = c as u8;
         }
@@ -328,14 +341,14 @@ impl Symmetry {
 
     /// The image of a set of cells.
     #[inline]
-    pub fn cells(&self, set: Bitboard) -> Bitboard {
+    pub fn cells<W: Word>(&self, set: Bitboard<W>) -> Bitboard<W> {
         map_cells(&self.map, set)
     }
 
     /// The image of a part: its cells mapped, and the colours exchanged
     /// when the symmetry exchanges them.
     #[inline]
-    pub fn part(&self, part: Part) -> Part {
+    pub fn part<W: Word>(&self, part: Part<W>) -> Part<W> {
         let (white, black) = (self.cells(part.white), self.cells(part.black));
         if self.exchange {
             Part {
@@ -351,7 +364,7 @@ impl Symmetry {
     /// `other.part(self.part(p))`.
     #[must_use]
     pub fn then(&self, other: &Symmetry) -> Symmetry {
-        let mut map = [0u8; 64];
+        let mut map = [0u8; 128];
         for (image, &cell) in map.iter_mut().zip(&self.map).take(usize::from(self.len)) {
             *image = other.map[usize::from(cell)];
         }
@@ -371,15 +384,15 @@ pub const MAX_IMAGES: usize = 3;
 /// The images of a position under a class's symmetries, each once, the
 /// position itself left out ([`Symmetries::images`]).
 #[derive(Copy, Clone, Debug, Default)]
-pub struct Images {
-    parts: [Part; MAX_IMAGES],
+pub struct Images<W: Word = u64> {
+    parts: [Part<W>; MAX_IMAGES],
     len: usize,
 }
 
-impl Images {
+impl<W: Word> Images<W> {
     /// The images.
     #[inline]
-    pub fn as_slice(&self) -> &[Part] {
+    pub fn as_slice(&self) -> &[Part<W>] {
         &self.parts[..self.len]
     }
 }
@@ -424,7 +437,7 @@ impl Symmetries {
     /// Every symmetry of the class of `geo` whose goal is `goal`: each of
     /// the four motions, with and without the colours exchanged, that
     /// [`Symmetry::new`] verifies.
-    pub fn of(geo: &Geometry, goal: Part) -> Symmetries {
+    pub fn of<W: Word>(geo: &Geometry<W>, goal: Part<W>) -> Symmetries {
         let mut elements = vec![Symmetry::identity(geo)];
         for motion in Motion::ALL {
             for exchange in [false, true] {
@@ -438,7 +451,7 @@ impl Symmetries {
     }
 
     /// The identity alone: a search that uses no symmetry.
-    pub fn trivial(geo: &Geometry) -> Symmetries {
+    pub fn trivial<W: Word>(geo: &Geometry<W>) -> Symmetries {
         Symmetries {
             elements: vec![Symmetry::identity(geo)],
         }
@@ -473,12 +486,12 @@ impl Symmetries {
 
     /// The order the canonical position is the least in.
     #[inline]
-    fn key(part: Part) -> (u64, u64) {
+    fn key<W: Word>(part: Part<W>) -> (W, W) {
         (part.white.0, part.black.0)
     }
 
     /// The canonical position of the orbit of `part`: the least of its images.
-    pub fn canonical(&self, part: Part) -> Part {
+    pub fn canonical<W: Word>(&self, part: Part<W>) -> Part<W> {
         self.elements
             .iter()
             .map(|s| s.part(part))
@@ -487,7 +500,7 @@ impl Symmetries {
     }
 
     /// Whether `part` is the canonical position of its orbit.
-    pub fn is_canonical(&self, part: Part) -> bool {
+    pub fn is_canonical<W: Word>(&self, part: Part<W>) -> bool {
         self.elements[1..]
             .iter()
             .all(|s| Symmetries::key(part) <= Symmetries::key(s.part(part)))
@@ -495,7 +508,7 @@ impl Symmetries {
 
     /// The images of `part` other than itself, each once.
     #[inline]
-    pub fn images(&self, part: Part) -> Images {
+    pub fn images<W: Word>(&self, part: Part<W>) -> Images<W> {
         let mut images = Images::default();
         for s in &self.elements[1..] {
             let image = s.part(part);
@@ -513,20 +526,20 @@ impl Symmetries {
     /// symmetry besides the identity; with more, some blocks that hold none
     /// may pass (and [`block_test`](Self::block_test) then says no to each
     /// of their positions).
-    pub fn may_hold_canonical(&self, white: Bitboard, safe: Bitboard, black: u32) -> bool {
+    pub fn may_hold_canonical<W: Word>(&self, white: Bitboard<W>, safe: Bitboard<W>, black: u32) -> bool {
         self.elements[1..].iter().all(|s| {
             if s.exchange {
                 // The image's white set is the black set mapped; the largest
                 // of those is the top `black` cells of the mapped safe cells.
-                let (mut image, mut top) = (s.cells(safe).0, 0u64);
+                let (mut image, mut top) = (s.cells(safe), Bitboard::EMPTY);
                 for _ in 0..black {
-                    if image == 0 {
+                    let Some(high) = image.last() else {
                         return false;
-                    }
-                    let high = 1 << (63 - image.leading_zeros());
-                    top |= high;
-                    image ^= high;
+                    };
+                    top = top.with(high);
+                    image = image.without(high);
                 }
+                let top = top.0;
                 white.0 <= top
             } else {
                 s.cells(white).0 >= white.0
@@ -539,7 +552,7 @@ impl Symmetries {
     /// a symmetry that keeps the colours maps `white` below itself, so that
     /// none of them is canonical.
     #[inline]
-    pub fn block_test(&self, white: Bitboard) -> Option<BlockTest<'_>> {
+    pub fn block_test<W: Word>(&self, white: Bitboard<W>) -> Option<BlockTest<'_, W>> {
         let identity = &self.elements[0].map;
         let mut test = BlockTest {
             white,
@@ -569,29 +582,32 @@ impl Symmetries {
 
 /// One comparison of [`BlockTest`] against one symmetry.
 #[derive(Copy, Clone, Debug)]
-enum Check<'a> {
+enum Check<'a, W: Word> {
     /// The colours are exchanged: the image's white set is the black set
     /// mapped, and on a tie its black set is `mapped_white`.
-    Exchange { map: &'a [u8; 64], mapped_white: Bitboard },
+    Exchange {
+        map: &'a CellMap,
+        mapped_white: Bitboard<W>,
+    },
     /// The colours are kept and the white set is its own image: the image's
     /// black set decides.
-    Keep { map: &'a [u8; 64] },
+    Keep { map: &'a CellMap },
 }
 
 /// Whether positions of one block are canonical ([`Symmetries::block_test`]):
 /// what depends only on the white set is worked out once.
 #[derive(Copy, Clone, Debug)]
-pub struct BlockTest<'a> {
-    white: Bitboard,
-    checks: [Check<'a>; MAX_IMAGES],
+pub struct BlockTest<'a, W: Word = u64> {
+    white: Bitboard<W>,
+    checks: [Check<'a, W>; MAX_IMAGES],
     len: usize,
 }
 
-impl BlockTest<'_> {
+impl<W: Word> BlockTest<'_, W> {
     /// Whether the position of the block with black set `black` is
     /// canonical: not above any of its images.
     #[inline]
-    pub fn is_canonical(&self, black: Bitboard) -> bool {
+    pub fn is_canonical(&self, black: Bitboard<W>) -> bool {
         for check in &self.checks[..self.len] {
             match *check {
                 Check::Exchange { map, mapped_white } => {
@@ -625,17 +641,17 @@ impl BlockTest<'_> {
     /// and they tend to pass together: on 7x5 the product guessed 27% low,
     /// the least 5% high). What a partitioned search weighs a block's
     /// positions by when it balances work.
-    pub fn canonical_share(&self, safe: Bitboard, black: u32) -> f64 {
+    pub fn canonical_share(&self, safe: Bitboard<W>, black: u32) -> f64 {
         self.checks[..self.len]
             .iter()
             .map(|check| match *check {
                 Check::Exchange { map, .. } => {
                     let image = map_cells(map, safe);
-                    let all = binomial(image.0.count_ones(), black);
+                    let all = binomial(image.count(), black);
                     if all == 0 {
                         0.0
                     } else {
-                        1.0 - subsets_below(image.0, black, self.white.0) as f64 / all as f64
+                        1.0 - subsets_below(image, black, self.white) as f64 / all as f64
                     }
                 }
                 Check::Keep { .. } => 0.5,
@@ -645,11 +661,11 @@ impl BlockTest<'_> {
 }
 
 /// How many sets of `k` cells of `cells` are below `bound` as numbers.
-fn subsets_below(cells: u64, mut k: u32, bound: u64) -> u64 {
+fn subsets_below<W: Word>(cells: Bitboard<W>, mut k: u32, bound: Bitboard<W>) -> u64 {
     let mut below = 0;
-    for c in (0..64).rev() {
-        let lower = (cells & ((1u64 << c) - 1)).count_ones();
-        match (bound >> c & 1 == 1, cells >> c & 1 == 1) {
+    for c in (0..W::BITS as u8).rev() {
+        let lower = (cells & Bitboard::below(c)).count();
+        match (bound.contains(c), cells.contains(c)) {
             // Leaving out a cell the bound has puts the set below it,
             // whatever the lower cells.
             (true, false) => return below + binomial(lower, k),
@@ -685,6 +701,87 @@ mod tests {
             let black = Bitboard(seed.rotate_left(23)) & all & !white;
             Part { white, black }
         })
+    }
+
+    #[test]
+    fn wide_words_find_the_symmetries_and_images_narrow_ones_do() {
+        let widen = |p: Part| Part::<u128> {
+            white: Bitboard(u128::from(p.white.0)),
+            black: Bitboard(u128::from(p.black.0)),
+        };
+        for (rows, cols) in [(7u32, 5u32), (9, 7), (8, 4), (9, 6)] {
+            let board = Board::new(rows, cols).unwrap();
+            for class in Class::ALL {
+                let narrow: Geometry = Geometry::new(board, class);
+                let wide: Geometry<u128> = Geometry::in_words(board, class);
+                let top = board.rows() - 1;
+                let goal = Part {
+                    white: narrow.row(top),
+                    black: narrow.row(0),
+                };
+                let group = Symmetries::of(&narrow, goal);
+                let wide_group = Symmetries::of(&wide, widen(goal));
+                assert_eq!(group.names(), wide_group.names(), "{board} {class:?}");
+                for part in random_parts(narrow.all(), u64::from(rows * 16 + cols), 200) {
+                    let images: Vec<Part<u128>> = group.images(part).as_slice().iter().map(|&p| widen(p)).collect();
+                    assert_eq!(images, wide_group.images(widen(part)).as_slice());
+                    assert_eq!(widen(group.canonical(part)), wide_group.canonical(widen(part)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_class_of_72_squares_has_the_group_of_4_and_its_images_keep_the_rules() {
+        // 13x11, odd by odd: the standard a1 class has 72 squares.
+        let geo: Geometry<u128> = Geometry::in_words(Board::new(13, 11).unwrap(), Class::Even);
+        assert_eq!(geo.len(), 72);
+        let goal = Part {
+            white: geo.row(12),
+            black: geo.row(0),
+        };
+        let group = Symmetries::of(&geo, goal);
+        assert_eq!(group.order(), 4);
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut legal = 0;
+        for _ in 0..4000 {
+            let mut draw = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            // A few bishops each, anywhere in the class.
+            let mut part = Part::<u128>::default();
+            for k in 0..6 {
+                let cell = (draw() % 72) as u8;
+                if !part.occupied().contains(cell) {
+                    if k % 2 == 0 {
+                        part.white = part.white.with(cell);
+                    } else {
+                        part.black = part.black.with(cell);
+                    }
+                }
+            }
+            legal += usize::from(part.is_legal(&geo));
+            for s in group.others() {
+                let image = s.part(part);
+                assert_eq!(part.is_legal(&geo), image.is_legal(&geo));
+                if part.is_legal(&geo) {
+                    let mut moves = Vec::new();
+                    part.for_each_move(&geo, |_, _, _, after| moves.push(s.part(after)));
+                    let mut image_moves = Vec::new();
+                    image.for_each_move(&geo, |_, _, _, after| image_moves.push(after));
+                    moves.sort();
+                    image_moves.sort();
+                    assert_eq!(moves, image_moves);
+                }
+            }
+            let mut orbit = vec![part];
+            orbit.extend_from_slice(group.images(part).as_slice());
+            assert_eq!(orbit.iter().filter(|&&p| group.is_canonical(p)).count(), 1);
+        }
+        assert!(legal > 200, "only {legal} legal draws");
     }
 
     /// Asserts that `map` carries `part` on `from` to `image` on `to` as a
@@ -863,7 +960,11 @@ mod tests {
             for k in 0..=cells.count_ones() + 1 {
                 for bound in [0u64, 1, 0b110, 0b1010_0000, 0x8000_0000_0000_0000, u64::MAX] {
                     let listed = Subsets::new(Bitboard(cells), k).filter(|t| t.0 < bound).count() as u64;
-                    assert_eq!(subsets_below(cells, k, bound), listed, "{cells:#x} {k} {bound:#x}");
+                    assert_eq!(
+                        subsets_below(Bitboard(cells), k, Bitboard(bound)),
+                        listed,
+                        "{cells:#x} {k} {bound:#x}"
+                    );
                 }
             }
         }

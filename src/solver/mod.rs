@@ -645,7 +645,7 @@ fn derive_by_mirror(source: &ClassSolution, mirror: &Mirror, index: &TightIndex)
             return;
         }
         // Every position of the block has the same white set, and so does its image.
-        let image_rank = colex_rank(mirror.cells(colex_unrank(r, index.white())));
+        let image_rank = colex_rank(mirror.cells(colex_unrank::<u64>(r, index.white())));
         let range = source.index.block(image_rank);
         mirror.block(
             index.safe(r),

@@ -86,7 +86,7 @@ impl Database {
                     if block.is_empty() {
                         return None;
                     }
-                    let image = colex_rank(mirror.cells(colex_unrank(r, index.white())));
+                    let image = colex_rank(mirror.cells(colex_unrank::<u64>(r, index.white())));
                     let codes: Vec<u8> = source_index
                         .block(image)
                         .map(|i| source.get(i).unwrap_or(UNREACHABLE_CODE))
