@@ -45,6 +45,15 @@ pub trait Word:
     fn trailing_zeros(self) -> u32;
     /// How many bits above the highest set one.
     fn leading_zeros(self) -> u32;
+    /// The word with its lowest set bit cleared (0 stays 0).
+    fn clear_lowest(self) -> Self;
+    /// The bits of `self` at the set bits of `mask`, packed at the bottom:
+    /// `pext`, one instruction for 64 bits and two for 128.
+    ///
+    /// # Safety
+    ///
+    /// Only where the processor has BMI2 (x86-64; elsewhere it panics).
+    unsafe fn pext(self, mask: Self) -> Self;
 }
 
 macro_rules! word {
@@ -70,8 +79,45 @@ macro_rules! word {
             fn leading_zeros(self) -> u32 {
                 <$t>::leading_zeros(self)
             }
+            #[inline(always)]
+            fn clear_lowest(self) -> $t {
+                self & self.wrapping_sub(1)
+            }
+            #[inline(always)]
+            unsafe fn pext(self, mask: $t) -> $t {
+                // SAFETY: the caller's: BMI2 is there.
+                unsafe { pext_words(self as u128, mask as u128) as $t }
+            }
         }
     };
+}
+
+/// `pext` of a word of up to 128 bits as two 64-bit ones: the high half's
+/// bits go above as many bits as the low half of the mask has.
+///
+/// # Safety
+///
+/// Only where the processor has BMI2.
+#[inline(always)]
+unsafe fn pext_words(value: u128, mask: u128) -> u128 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::_pext_u64;
+        let (low_mask, high_mask) = (mask as u64, (mask >> 64) as u64);
+        // SAFETY: the caller's: BMI2 is there.
+        let low = unsafe { _pext_u64(value as u64, low_mask) };
+        if high_mask == 0 {
+            return u128::from(low);
+        }
+        // SAFETY: as above.
+        let high = unsafe { _pext_u64((value >> 64) as u64, high_mask) };
+        u128::from(low) | u128::from(high) << low_mask.count_ones()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (value, mask);
+        unreachable!("pext is only called where BMI2 was found")
+    }
 }
 
 word!(u64, 64);

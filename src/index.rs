@@ -89,14 +89,6 @@ pub fn binomial(n: u32, k: u32) -> u64 {
     }
 }
 
-/// The rows C(·, 1), C(·, 2), … of the binomial table for n ≤ 64, for the
-/// inner loops that rank a set by walking its cells and these rows side by
-/// side.
-#[inline]
-pub(crate) fn binomial_rows() -> &'static [[u64; 65]] {
-    &BINOMIAL[1..]
-}
-
 /// The colexicographic rank of a set among the sets of its size.
 ///
 /// # Examples

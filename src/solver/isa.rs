@@ -10,7 +10,7 @@
 //! only where [`Bmi2::detect`] found the instructions. Everything that work
 //! inlines, `count_ones` and `trailing_zeros` included, then uses them.
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::index::compress;
 
 /// An instruction set the kernel's inner loops are compiled for.
@@ -20,8 +20,8 @@ pub(super) trait Isa: Copy + Send + Sync {
     const PEXT: bool;
 
     /// The cells of `set` renumbered as their positions among the cells of
-    /// `within` ([`compress`]).
-    fn compress(self, set: u64, within: u64) -> u64;
+    /// `within` ([`compress`]), in words of either width.
+    fn compress<W: Word>(self, set: W, within: W) -> W;
 }
 
 /// Any processor: ranks go through per-block tables.
@@ -32,7 +32,7 @@ impl Isa for Tables {
     const PEXT: bool = false;
 
     #[inline]
-    fn compress(self, set: u64, within: u64) -> u64 {
+    fn compress<W: Word>(self, set: W, within: W) -> W {
         compress(Bitboard(set), Bitboard(within)).0
     }
 }
@@ -62,9 +62,9 @@ impl Isa for Bmi2 {
     const PEXT: bool = true;
 
     #[inline(always)]
-    fn compress(self, set: u64, within: u64) -> u64 {
+    fn compress<W: Word>(self, set: W, within: W) -> W {
         // SAFETY: a `Bmi2` exists only where `detect` found BMI2.
-        unsafe { std::arch::x86_64::_pext_u64(set, within) }
+        unsafe { set.pext(within) }
     }
 }
 
@@ -87,6 +87,26 @@ impl Best {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compress_agrees_in_128_bit_words() {
+        let within = 0xF0F0_0000_0000_0000_0000_0000_0000_0003u128 | 0b1011u128 << 60;
+        for set in [
+            0u128,
+            1,
+            0b1000u128 << 60,
+            within,
+            0x1010_0000_0000_0000_0000_0000_0000_0002,
+        ] {
+            let set = set & within;
+            let expected = compress(Bitboard(set), Bitboard(within)).0;
+            assert_eq!(Tables.compress(set, within), expected);
+            #[cfg(target_arch = "x86_64")]
+            if let Some(isa) = Bmi2::detect() {
+                assert_eq!(isa.compress(set, within), expected);
+            }
+        }
+    }
 
     #[test]
     fn compress_agrees_everywhere() {

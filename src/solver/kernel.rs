@@ -11,9 +11,9 @@
 //! BMI2 ([`Isa`]), none of those tables is built: a black set is ranked as
 //! the colex rank of its cells renumbered among the safe cells by one `pext`.
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::board::Geometry;
-use crate::index::{binomial_rows, colex_rank, colex_unrank};
+use crate::index::{colex_rank, colex_unrank};
 use crate::rules::Part;
 use crate::tight::TightIndex;
 
@@ -24,15 +24,15 @@ use super::isa::Isa;
 #[derive(Clone, Debug)]
 pub(super) struct Ranker {
     /// `pos[c]`: how many cells of `within` lie below cell `c`, for the
-    /// cells `c` of `within`.
-    pos: [u8; 64],
+    /// cells `c` of `within`: room for the 128 cells of the widest class.
+    pos: [u8; 128],
 }
 
 impl Ranker {
     #[inline]
-    pub(super) fn new(within: Bitboard) -> Ranker {
+    pub(super) fn new<W: Word>(within: Bitboard<W>) -> Ranker {
         // Only the cells of `within` are ever looked up.
-        let mut pos = [0u8; 64];
+        let mut pos = [0u8; 128];
         for (k, c) in within.iter().enumerate() {
             pos[usize::from(c)] = k as u8;
         }
@@ -42,18 +42,19 @@ impl Ranker {
     /// The colex rank of `set`, a subset of `within`, among the subsets of
     /// `within` of its size.
     #[inline]
-    pub(super) fn rank(&self, set: Bitboard) -> u64 {
+    pub(super) fn rank<W: Word>(&self, set: Bitboard<W>) -> u64 {
         let mut rank = 0;
         let mut bits = set.0;
         // The i-th cell (from 0) adds C(pos, i + 1). Cells and positions are
-        // below 64, which the masks tell the compiler: no bounds checks.
-        for row in binomial_rows() {
-            if bits == 0 {
+        // below `W::BITS`, which the masks tell the compiler: no bounds checks.
+        let mask = W::BITS as usize - 1;
+        for i in 0..64 {
+            if bits == W::ZERO {
                 break;
             }
-            let cell = bits.trailing_zeros() as usize & 63;
-            bits &= bits - 1;
-            rank += row[usize::from(self.pos[cell]) & 63];
+            let cell = bits.trailing_zeros() as usize & mask;
+            bits = bits.clear_lowest();
+            rank += colex_entry::<W>(i, usize::from(self.pos[cell]));
         }
         rank
     }
@@ -61,19 +62,57 @@ impl Ranker {
     /// As [`rank`](Self::rank), for the set whose cells, lowest first, are
     /// `cells`.
     #[inline]
-    fn rank_cells(&self, cells: &[u8]) -> u64 {
+    fn rank_cells<W: Word>(&self, cells: &[u8]) -> u64 {
+        let mask = W::BITS as usize - 1;
         cells
             .iter()
-            .zip(binomial_rows())
-            .map(|(&cell, row)| row[usize::from(self.pos[usize::from(cell) & 63]) & 63])
+            .enumerate()
+            .map(|(i, &cell)| colex_entry::<W>(i, usize::from(self.pos[usize::from(cell) & mask])))
             .sum()
     }
 }
 
 /// `COLEX[i][n]` = C(n, i + 1): what a cell at position `n` adds to a colex
-/// rank as the `i`-th cell of its set (from 0). [`binomial_rows`] with 64
-/// columns, so that masked indices need no bounds check.
+/// rank as the `i`-th cell of its set (from 0): rows of 64 columns, so
+/// that masked indices need no bounds check.
 static COLEX: [[u64; 64]; 64] = colex_table();
+
+/// [`COLEX`] with 128 columns, for classes of more than 64 cells:
+/// `u64::MAX` where C(n, i + 1) does not fit 64 bits, which no rank of a
+/// 64-bit index reaches.
+static COLEX_WIDE: [[u64; 128]; 64] = colex_wide_table();
+
+const fn colex_wide_table() -> [[u64; 128]; 64] {
+    let mut table = [[0u64; 128]; 64];
+    let mut n = 0;
+    while n < 128 {
+        let mut i = 0;
+        while i < 64 {
+            // C(n, i + 1) by Pascal's rule from the row above.
+            table[i][n] = if n == 0 {
+                0
+            } else if i == 0 {
+                n as u64
+            } else {
+                table[i - 1][n - 1].saturating_add(table[i][n - 1])
+            };
+            i += 1;
+        }
+        n += 1;
+    }
+    table
+}
+
+/// C(n, i + 1) from the table for words `W`: the branch is on a constant,
+/// so each width compiles to one table read.
+#[inline(always)]
+fn colex_entry<W: Word>(i: usize, n: usize) -> u64 {
+    if W::BITS == 64 {
+        COLEX[i & 63][n & 63]
+    } else {
+        COLEX_WIDE[i & 63][n & 127]
+    }
+}
 
 const fn colex_table() -> [[u64; 64]; 64] {
     // Pascal's rule over C(n, k) for k ≤ 64, as the binomial table.
@@ -100,12 +139,12 @@ const fn colex_table() -> [[u64; 64]; 64] {
 /// The colex rank of `bits` among the sets of its size: [`colex_rank`] for
 /// the inner loops, where `trailing_zeros` is one instruction.
 #[inline(always)]
-fn colex_bits(mut bits: u64) -> u64 {
+fn colex_bits<W: Word>(mut bits: W) -> u64 {
     let mut rank = 0;
     let mut i = 0;
-    while bits != 0 {
-        rank += COLEX[i & 63][bits.trailing_zeros() as usize & 63];
-        bits &= bits - 1;
+    while bits != W::ZERO {
+        rank += colex_entry::<W>(i, bits.trailing_zeros() as usize);
+        bits = bits.clear_lowest();
         i += 1;
     }
     rank
@@ -113,13 +152,13 @@ fn colex_bits(mut bits: u64) -> u64 {
 
 /// [`colex_bits`] for a set of at most `N` cells, unrolled: three
 /// instructions a row. The rows past the set's last cell add nothing: their
-/// cell is `trailing_zeros(0) = 64`, masked to 0, and C(0, i + 1) = 0.
+/// cell is `trailing_zeros(0) = W::BITS`, masked to 0, and C(0, i + 1) = 0.
 #[inline(always)]
-fn colex_fixed<const N: usize>(mut bits: u64) -> u64 {
+fn colex_fixed<const N: usize, W: Word>(mut bits: W) -> u64 {
     let mut rank = 0;
-    for row in &COLEX[..N] {
-        rank += row[bits.trailing_zeros() as usize & 63];
-        bits &= bits.wrapping_sub(1);
+    for i in 0..N {
+        rank += colex_entry::<W>(i, bits.trailing_zeros() as usize);
+        bits = bits.clear_lowest();
     }
     rank
 }
@@ -127,11 +166,11 @@ fn colex_fixed<const N: usize>(mut bits: u64) -> u64 {
 /// [`colex_bits`] for a set of `len` cells: unrolled for up to 4 cells or
 /// up to [`LISTED`], so that one well-predicted branch picks the loop.
 #[inline(always)]
-fn colex_len(bits: u64, len: usize) -> u64 {
+fn colex_len<W: Word>(bits: W, len: usize) -> u64 {
     if len <= 4 {
-        colex_fixed::<4>(bits)
+        colex_fixed::<4, W>(bits)
     } else if len <= LISTED {
-        colex_fixed::<LISTED>(bits)
+        colex_fixed::<LISTED, W>(bits)
     } else {
         colex_bits(bits)
     }
@@ -146,10 +185,10 @@ const LISTED: usize = 8;
 /// in the block it leads to), whose white set is `white`, whose safe cells
 /// are `safe` and whose positions start at `start`.
 #[derive(Clone, Debug)]
-struct WhiteMove {
-    forbid: Bitboard,
-    white: Bitboard,
-    safe: Bitboard,
+struct WhiteMove<W: Word> {
+    forbid: Bitboard<W>,
+    white: Bitboard<W>,
+    safe: Bitboard<W>,
     start: u64,
     /// The colex rank of `white`: the block the move leads to.
     target: u64,
@@ -164,7 +203,7 @@ pub(super) enum Via {
     White(usize),
 }
 
-impl Block {
+impl<W: Word> Block<W> {
     /// How many white moves leave the block (of those kept).
     pub(super) fn white_moves(&self) -> usize {
         self.white_moves.len()
@@ -181,15 +220,15 @@ impl Block {
 /// What every position of one block shares: the white set, the cells black
 /// may use, where the block starts, and the white moves out of it.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Block {
-    pub(super) white: Bitboard,
+pub(super) struct Block<W: Word = u64> {
+    pub(super) white: Bitboard<W>,
     /// The cells black may use beside `white`.
-    pub(super) safe: Bitboard,
+    pub(super) safe: Bitboard<W>,
     /// The tight index of the block's first position.
     pub(super) start: u64,
     /// The ranker of `safe`, when the block was filled for [`Tables`](super::isa::Tables).
     ranker: Option<Ranker>,
-    white_moves: Vec<WhiteMove>,
+    white_moves: Vec<WhiteMove<W>>,
     /// The ranker of each white move's safe cells, in the order of
     /// `white_moves`, when the block was filled for [`Tables`](super::isa::Tables).
     move_rankers: Vec<Ranker>,
@@ -199,7 +238,7 @@ pub(super) struct Block {
     pub(super) black_moves: bool,
     /// Scratch space for the black sets a push expands together
     /// ([`Kernel::each_neighbour_routed_in`]), kept to reuse its allocation.
-    pub(super) blacks: Vec<Bitboard>,
+    pub(super) blacks: Vec<Bitboard<W>>,
     /// Scratch space for a search split between workers: for each white
     /// move, `None` when it leads into the worker's own blocks, else the
     /// bit of its halo that its neighbour `j` has, less `j` (wrapping).
@@ -208,16 +247,16 @@ pub(super) struct Block {
 
 /// The moves of one class over its tight index.
 #[derive(Clone, Debug)]
-pub(super) struct Kernel<'a> {
-    geo: &'a Geometry,
-    index: &'a TightIndex,
+pub(super) struct Kernel<'a, W: Word = u64> {
+    geo: &'a Geometry<W>,
+    index: &'a TightIndex<W>,
     /// Black bishops per position, when at most [`LISTED`].
     listed: Option<usize>,
     black: usize,
 }
 
-impl<'a> Kernel<'a> {
-    pub(super) fn new(geo: &'a Geometry, index: &'a TightIndex) -> Kernel<'a> {
+impl<'a, W: Word> Kernel<'a, W> {
+    pub(super) fn new(geo: &'a Geometry<W>, index: &'a TightIndex<W>) -> Kernel<'a, W> {
         let black = index.black() as usize;
         Kernel {
             geo,
@@ -230,9 +269,9 @@ impl<'a> Kernel<'a> {
     /// Calls `f` with the colex rank of every block a white move out of
     /// block `r` leads to that black bishops do not block, each time a move
     /// leads there: the blocks a worker's halo holds, worked out without
-    /// filling a [`Block`].
+    /// filling a [`Block<W>`].
     pub(super) fn white_targets(&self, r: u64, mut f: impl FnMut(u64)) {
-        let white = colex_unrank(r, self.index.white());
+        let white: Bitboard<W> = colex_unrank(r, self.index.white());
         self.each_white_move(white, self.index.safe(r), |_| true, |_, target, _, _| f(target));
     }
 
@@ -245,10 +284,10 @@ impl<'a> Kernel<'a> {
     #[inline(always)]
     fn each_white_move(
         &self,
-        white: Bitboard,
-        safe: Bitboard,
+        white: Bitboard<W>,
+        safe: Bitboard<W>,
         keep: impl Fn(u64) -> bool,
-        mut f: impl FnMut(Bitboard, u64, Bitboard, Bitboard),
+        mut f: impl FnMut(Bitboard<W>, u64, Bitboard<W>, Bitboard<W>),
     ) {
         for from in white {
             let rest = white.without(from);
@@ -281,8 +320,8 @@ impl<'a> Kernel<'a> {
     /// allocation: the white moves [`each_white_move`](Self::each_white_move)
     /// gives, and the tables `isa` ranks with, built only if it needs them.
     #[inline(always)]
-    pub(super) fn block_in<I: Isa>(&self, _isa: I, r: u64, block: &mut Block, keep: impl Fn(u64) -> bool) {
-        let white = colex_unrank(r, self.index.white());
+    pub(super) fn block_in<I: Isa>(&self, _isa: I, r: u64, block: &mut Block<W>, keep: impl Fn(u64) -> bool) {
+        let white: Bitboard<W> = colex_unrank(r, self.index.white());
         block.white = white;
         block.safe = self.index.safe(r);
         block.start = self.index.block(r).start;
@@ -311,8 +350,8 @@ impl<'a> Kernel<'a> {
     pub(super) fn neighbours_in<I: Isa>(
         &self,
         isa: I,
-        block: &Block,
-        black: Bitboard,
+        block: &Block<W>,
+        black: Bitboard<W>,
         mut f: impl FnMut(u64) -> bool,
     ) -> bool {
         self.neighbours_via_in(
@@ -336,9 +375,9 @@ impl<'a> Kernel<'a> {
     pub(super) fn neighbours_via_in<I: Isa>(
         &self,
         isa: I,
-        block: &Block,
-        black: Bitboard,
-        mut f: impl FnMut(u64, Part, Via) -> bool,
+        block: &Block<W>,
+        black: Bitboard<W>,
+        mut f: impl FnMut(u64, Part<W>, Via) -> bool,
     ) -> bool {
         (block.black_moves && self.black_neighbours(isa, block, black, &mut f))
             || self.white_neighbours(isa, block, black, f)
@@ -358,10 +397,10 @@ impl<'a> Kernel<'a> {
     pub(super) fn each_neighbour_routed_in<I: Isa>(
         &self,
         isa: I,
-        block: &Block,
-        blacks: &[Bitboard],
+        block: &Block<W>,
+        blacks: &[Bitboard<W>],
         mut away: impl FnMut(u64),
-        mut f: impl FnMut(u64, Part, Via),
+        mut f: impl FnMut(u64, Part<W>, Via),
     ) -> u64 {
         let mut neighbours = 0;
         if block.black_moves {
@@ -406,14 +445,14 @@ impl<'a> Kernel<'a> {
     fn black_neighbours<I: Isa>(
         &self,
         isa: I,
-        block: &Block,
-        black: Bitboard,
-        mut f: impl FnMut(u64, Part, Via) -> bool,
+        block: &Block<W>,
+        black: Bitboard<W>,
+        mut f: impl FnMut(u64, Part<W>, Via) -> bool,
     ) -> bool {
         let occupied = block.white | black;
         // Safe cells hold no white bishop already.
         let empty = block.safe & !black;
-        let rank = |after: Bitboard| {
+        let rank = |after: Bitboard<W>| {
             if I::PEXT {
                 colex_len(isa.compress(after.0, block.safe.0), self.black)
             } else {
@@ -442,11 +481,11 @@ impl<'a> Kernel<'a> {
     fn white_neighbours<I: Isa>(
         &self,
         isa: I,
-        block: &Block,
-        black: Bitboard,
-        mut f: impl FnMut(u64, Part, Via) -> bool,
+        block: &Block<W>,
+        black: Bitboard<W>,
+        mut f: impl FnMut(u64, Part<W>, Via) -> bool,
     ) -> bool {
-        let part = |m: &WhiteMove| Part { white: m.white, black };
+        let part = |m: &WhiteMove<W>| Part { white: m.white, black };
         if I::PEXT {
             for (k, m) in block.white_moves.iter().enumerate() {
                 if (black & m.forbid).is_empty()
@@ -477,7 +516,7 @@ impl<'a> Kernel<'a> {
         }
         let cells = &cells[..len];
         for (k, (m, ranker)) in moves {
-            if (black & m.forbid).is_empty() && f(m.start + ranker.rank_cells(cells), part(m), Via::White(k)) {
+            if (black & m.forbid).is_empty() && f(m.start + ranker.rank_cells::<W>(cells), part(m), Via::White(k)) {
                 return true;
             }
         }
@@ -495,13 +534,13 @@ mod tests {
 
     #[test]
     fn ranker_agrees_with_rank_within() {
-        let within = Bitboard(0b1011_0110_1101_0011);
+        let within = Bitboard(0b1011_0110_1101_0011u64);
         let ranker = Ranker::new(within);
         for k in 0..=within.count() {
             for set in Subsets::new(within, k) {
                 assert_eq!(ranker.rank(set), rank_within(set, within));
                 let cells: Vec<u8> = set.iter().collect();
-                assert_eq!(ranker.rank_cells(&cells), rank_within(set, within));
+                assert_eq!(ranker.rank_cells::<u64>(&cells), rank_within(set, within));
                 assert_eq!(colex_bits(set.0), crate::index::colex_rank(set));
                 assert_eq!(colex_len(set.0, k as usize), crate::index::colex_rank(set));
             }
@@ -510,12 +549,15 @@ mod tests {
             for n in 0..64 {
                 assert_eq!(COLEX[i as usize][n as usize], crate::index::binomial(n, i + 1));
             }
+            for n in 0..128 {
+                assert_eq!(COLEX_WIDE[i as usize][n as usize], crate::index::binomial(n, i + 1));
+            }
         }
     }
 
     /// Checks that neighbour `n` of block `r` was reached the way `via`
     /// says: in the block by a black move, in the white move's block by one.
-    fn check_via(index: &TightIndex, block: &Block, r: u64, n: u64, via: Via) {
+    fn check_via<W: Word>(index: &TightIndex<W>, block: &Block<W>, r: u64, n: u64, via: Via) {
         let (target, start) = match via {
             Via::Black => (r, block.start),
             Via::White(k) => block.white_target(k),
@@ -525,12 +567,12 @@ mod tests {
     }
 
     /// Checks every neighbour `kernel` gives with `isa` against the rules.
-    fn check_neighbours<I: Isa>(kernel: &Kernel, isa: I, geo: &Geometry, index: &TightIndex) {
-        let mut block = Block::default();
+    fn check_neighbours<I: Isa, W: Word>(kernel: &Kernel<W>, isa: I, geo: &Geometry<W>, index: &TightIndex<W>) {
+        let mut block = Block::<W>::default();
         for r in 0..index.white_sets() {
             kernel.block_in(isa, r, &mut block, |_| true);
             // Position by position, against the rules.
-            let blacks: Vec<Bitboard> = Subsets::new(index.safe(r), index.black()).collect();
+            let blacks: Vec<Bitboard<W>> = Subsets::new(index.safe(r), index.black()).collect();
             let mut one_by_one = Vec::new();
             for (j, &black) in blacks.iter().enumerate() {
                 let part = index.unrank(block.start + j as u64);
@@ -564,6 +606,22 @@ mod tests {
             together.sort_unstable_by_key(|&(n, after)| (n, after.white.0, after.black.0));
             one_by_one.sort_unstable_by_key(|&(n, after)| (n, after.white.0, after.black.0));
             assert_eq!(together, one_by_one);
+        }
+    }
+
+    #[test]
+    fn neighbours_in_128_bit_words_are_the_legal_moves() {
+        // Classes of 68 and 72 cells: 17x8's a1 and 13x11's a1.
+        for (rows, cols, w, b) in [(17, 8, 1, 2), (13, 11, 2, 1)] {
+            let geo: Geometry<u128> = Geometry::in_words(Board::new(rows, cols).unwrap(), Class::Even);
+            assert!(geo.len() > 64);
+            let index = TightIndex::new(&geo, w, b);
+            let kernel = Kernel::new(&geo, &index);
+            check_neighbours(&kernel, Tables, &geo, &index);
+            #[cfg(target_arch = "x86_64")]
+            if let Some(isa) = super::super::isa::Bmi2::detect() {
+                check_neighbours(&kernel, isa, &geo, &index);
+            }
         }
     }
 
