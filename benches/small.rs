@@ -138,5 +138,64 @@ fn checksums(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, index, solves, checksums);
+/// What 128-bit words cost against 64-bit ones on one class that fits
+/// both (9x8's a1 class, 36 cells, 4 + 4 bishops): counting the legal
+/// positions (the tight index's safe sets), ranking and unranking them,
+/// and generating their moves by the rules. The searches' kernel is timed
+/// by whole solves once it runs wide.
+fn words(c: &mut Criterion) {
+    use bishops::tight::legal_count;
+    use bishops::{Board, Class, Geometry, Part, Word};
+    fn class<W: Word>() -> (Geometry<W>, TightIndex<W>) {
+        let geo = Geometry::in_words(Board::new(9, 8).unwrap(), Class::Even);
+        let index = TightIndex::new(&geo, 4, 4);
+        (geo, index)
+    }
+    let (narrow, narrow_index) = class::<u64>();
+    let (wide, wide_index) = class::<u128>();
+    let legal = narrow_index.len();
+    assert_eq!(legal, wide_index.len());
+    let step = (legal / 2000) as usize;
+    let mut group = c.benchmark_group("words");
+    group.sample_size(20);
+    fn count<W: Word>(geo: &Geometry<W>, legal: u64) {
+        assert_eq!(legal_count(black_box(geo), 4, 4).1, legal);
+    }
+    group.bench_function("9x8-a1 legal count, u64", |b| b.iter(|| count(&narrow, legal)));
+    group.bench_function("9x8-a1 legal count, u128", |b| b.iter(|| count(&wide, legal)));
+    fn ranks<W: Word>(index: &TightIndex<W>, step: usize) {
+        for i in (0..index.len()).step_by(step) {
+            assert_eq!(index.rank(index.unrank(black_box(i))), Some(i));
+        }
+    }
+    group.bench_function("9x8-a1 tight unrank+rank 2000, u64", |b| {
+        b.iter(|| ranks(&narrow_index, step))
+    });
+    group.bench_function("9x8-a1 tight unrank+rank 2000, u128", |b| {
+        b.iter(|| ranks(&wide_index, step))
+    });
+    let narrow_parts: Vec<Part> = (0..legal).step_by(step).map(|i| narrow_index.unrank(i)).collect();
+    let wide_parts: Vec<Part<u128>> = (0..legal).step_by(step).map(|i| wide_index.unrank(i)).collect();
+    fn moves<W: Word>(geo: &Geometry<W>, parts: &[Part<W>]) -> u64 {
+        let mut n = 0;
+        for &part in parts {
+            black_box(part).for_each_move(geo, |_, _, _, after| {
+                black_box(after);
+                n += 1;
+            });
+        }
+        n
+    }
+    let expected = moves(&narrow, &narrow_parts);
+    assert_eq!(moves(&wide, &wide_parts), expected);
+    group.bench_function("9x8-a1 moves of 2000 positions, u64", |b| {
+        b.iter(|| assert_eq!(moves(&narrow, &narrow_parts), expected))
+    });
+    group.bench_function("9x8-a1 moves of 2000 positions, u128", |b| {
+        b.iter(|| assert_eq!(moves(&wide, &wide_parts), expected))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, index, solves, checksums, words);
 criterion_main!(benches);
