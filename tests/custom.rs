@@ -328,6 +328,25 @@ fn the_command_line_reads_variant_files_and_never_uses_a_table_for_another_file_
     assert_eq!(code, 0, "{err}");
     let want = start.remoteness().map_or("-".to_owned(), |r| r.0.to_string());
     assert_eq!(shown(&out).as_deref(), Some(want.as_str()), "{out}");
+    // `play --variant` alone starts from the variant's start, holes drawn.
+    let mut play = std::process::Command::new(env!("CARGO_BIN_EXE_bishops"))
+        .current_dir(dir)
+        .args(["--variant-file", "mine.json", "play", "--variant", "mine"])
+        .env_remove("BISHOPS_DB")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    play.stdin.take().unwrap().write_all(b"quit\n").unwrap();
+    let played = play.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&played.stdout);
+    assert!(played.status.success(), "{}", String::from_utf8_lossy(&played.stderr));
+    assert!(
+        out.contains("variant mine, from 5_4_a1-a3_e1-e3") && out.contains("c . . # ."),
+        "{out}"
+    );
     // The same name, another board: the table on disk is not this variant's.
     file("b2");
     let (code, _, err) = bishops(

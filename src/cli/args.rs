@@ -233,7 +233,7 @@ pub struct VerifyArgs {
 #[derive(Args, Debug)]
 pub struct PlayArgs {
     /// A position like `5_4_a1-a3_e1-e3`, or a variant name to start from
-    /// its start (default: 5x4).
+    /// its start (default: the start of `--variant`, or of 5x4).
     pub start: Option<String>,
     /// The variant, when the position's own board and counts should not decide.
     #[arg(long)]

@@ -23,7 +23,10 @@ pub fn play(tablebase: &Tablebase, args: PlayArgs, input: &mut dyn BufRead, out:
     let start = match args.start.as_deref() {
         Some(text) if text.contains('_') => text.parse::<Position>()?,
         Some(name) => Variant::named(name)?.start().clone(),
-        None => Variant::named("5x4")?.start().clone(),
+        // `--variant` alone starts from that variant's start.
+        None => Variant::named(args.variant.as_deref().unwrap_or("5x4"))?
+            .start()
+            .clone(),
     };
     let table = tablebase.table(&start, args.variant.as_deref())?;
     let mut game = Game::new(table, start)?;
