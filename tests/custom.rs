@@ -133,6 +133,11 @@ fn a_7x6_with_two_holes() {
             "start": "7_6_a1-a3-a5_g1-g3-g5", "holes": ["d3", "c4"]}"#,
     );
     agrees_with_reference(&v);
+    // The board the browser test plays on.
+    let v = variant(
+        r#"{"name": "7x6-d4", "description": "7x6 less d4", "start": "7_6_a1-a3-a5_g1-g3-g5", "holes": ["d4"]}"#,
+    );
+    agrees_with_reference(&v);
 }
 
 #[test]
@@ -375,6 +380,15 @@ fn the_command_line_reads_variant_files_and_never_uses_a_table_for_another_file_
         err.contains("taken by another variant file") && err.lines().count() == 1,
         "{err}"
     );
+    // `bench` solves in fresh processes, which are told of the same files.
+    scratch.file(
+        "known.json",
+        r#"{"name": "7x6-d4", "description": "7x6 less d4", "start": "7_6_a1-a3-a5_g1-g3-g5", "holes": ["d4"],
+            "known": {"source": "this program's solve", "legal": [52614], "start_remoteness": 19, "max_remoteness": 20}}"#,
+    );
+    let (code, out, err) = bishops(dir, &["--variant-file", "known.json", "bench", "7x6-d4"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("7x6-d4"), "{out}");
     // A position on a hole, through the command line.
     let (code, _, err) = bishops(
         dir,

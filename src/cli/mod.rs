@@ -61,6 +61,11 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
     let db = cli.db.as_path();
     check_threads(cli.threads)?;
     add_user_variants(&cli.variant_files, &cli.variant_dirs)?;
+    // What a fresh process needs to find the same variants (`bench`).
+    let variant_args: Vec<std::ffi::OsString> = (cli.variant_files.iter().map(|f| ("--variant-file", f)))
+        .chain(cli.variant_dirs.iter().map(|d| ("--variants", d)))
+        .flat_map(|(flag, path)| [flag.into(), path.into()])
+        .collect();
     crate::storage::check_dir(db)?;
     let tablebase = || Tablebase::new(db).with_notes(|note| eprintln!("bishops: {note}"));
     match cli.command {
@@ -72,7 +77,7 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
             }
             solve::solve(db, args, out)
         }
-        Command::Bench(args) => solve::bench(args, cli.threads, out),
+        Command::Bench(args) => solve::bench(args, cli.threads, &variant_args, out),
         Command::Query(args) => query::query(&tablebase(), args, out),
         Command::Line(args) => query::line(&tablebase(), args, out),
         Command::Verify(args) => verify::verify(&tablebase(), args, input, out),

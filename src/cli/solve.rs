@@ -413,8 +413,15 @@ struct BenchRow {
 /// Times `bishops solve V --force --json` in a fresh process per variant, so
 /// each peak memory is its own, and checks each answer: the solve itself
 /// refuses to write an answer that contradicts the variant's known values,
-/// and a variant without them is refused here.
-pub fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Result<()> {
+/// and a variant without them is refused here. `variant_args` are the
+/// `--variant-file` and `--variants` options this process was given, passed
+/// on so that each fresh process knows the same variants.
+pub fn bench(
+    args: BenchArgs,
+    threads: Option<usize>,
+    variant_args: &[std::ffi::OsString],
+    out: &mut dyn Write,
+) -> Result<()> {
     let names: Vec<String> = if args.variants.is_empty() {
         BENCH_VARIANTS.iter().map(|s| s.to_string()).collect()
     } else {
@@ -432,7 +439,7 @@ pub fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Re
             ))
         })?;
         let mut command = Command::new(&exe);
-        command.arg("--db").arg(&dir);
+        command.arg("--db").arg(&dir).args(variant_args);
         if let Some(t) = threads {
             command.arg("--threads").arg(t.to_string());
         }
@@ -471,17 +478,21 @@ pub fn bench(args: BenchArgs, threads: Option<usize>, out: &mut dyn Write) -> Re
         });
         if !args.json {
             let r = rows.last().expect("just pushed");
+            // Rows are printed as each solve ends: the name column is as
+            // wide as the longest name asked for, and the numbers' columns
+            // hold 13x10's class positions and any rate this machine reaches.
+            let width = names.iter().map(String::len).max().unwrap_or(0).max("variant".len());
             if rows.len() == 1 {
                 writeln!(
                     out,
-                    "{:<8} {:>12} {:>9} {:>9} {:>9} {:>12} {:>9} {:>6} {:>6}",
+                    "{:<width$} {:>12} {:>9} {:>9} {:>9} {:>12} {:>9} {:>6} {:>6}",
                     "variant", "class pos", "wall s", "solve s", "write s", "positions/s", "peak MiB", "start", "max"
                 )
                 .map_err(stdout_error)?;
             }
             writeln!(
                 out,
-                "{:<8} {:>12} {:>9.3} {:>9.3} {:>9.3} {:>12.0} {:>9.0} {:>6} {:>6}",
+                "{:<width$} {:>12} {:>9.3} {:>9.3} {:>9.3} {:>12.0} {:>9.0} {:>6} {:>6}",
                 r.variant,
                 r.positions,
                 r.wall_seconds,
