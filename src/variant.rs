@@ -156,16 +156,24 @@ impl Variant {
             .map(|class| {
                 let geometry = Geometry::new(start.board(), class);
                 let part = start.part(&geometry);
-                let index = DenseIndex::new(geometry.len() as u32, part.white.count(), part.black.count());
-                ClassSpec {
+                let (cells, white, black) = (geometry.len() as u32, part.white.count(), part.black.count());
+                // A start of the user's may put down more bishops than a
+                // 64-bit hash can number the placements of.
+                if DenseIndex::size(cells, white, black).is_none() {
+                    return Err(Error::Variant(format!(
+                        "variant {name}: {white} + {black} bishops on the {cells} squares of the {} class have more placements than a 64-bit hash numbers",
+                        class.name()
+                    )));
+                }
+                Ok(ClassSpec {
                     class,
                     geometry,
                     start: part,
                     goal: part.swapped(),
-                    index,
-                }
+                    index: DenseIndex::new(cells, white, black),
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         if classes.is_empty() {
             return Err(Error::Variant(format!("variant {name}: the start has no bishops")));
         }
