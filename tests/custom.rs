@@ -434,3 +434,47 @@ fn classes_past_64_squares_are_counted_as_the_reference_counts_them() {
         );
     }
 }
+
+#[test]
+fn damaged_variant_files_are_refused_or_read_never_a_panic() {
+    // A valid file with bytes changed, cut or repeated at random: every
+    // one is read or refused with one line, and a variant read is sound.
+    let scratch = Scratch::new("fuzz");
+    let valid = br#"{"name": "7x6-holed", "description": "7x6 less d3 and c4", "start": "7_6_a1-a3-a5_g1-g3-g5", "holes": ["d3", "c4"]}"#;
+    let alphabet = b"0123456789_-x,:[]{}\" abcdefghz";
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut read, mut refused) = (0, 0);
+    for _ in 0..3000 {
+        let mut text = valid.to_vec();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() % text.len() as u64) as usize;
+            match next() % 3 {
+                0 => text[at] = alphabet[(next() % alphabet.len() as u64) as usize],
+                1 => {
+                    text.remove(at);
+                }
+                _ => text.insert(at, alphabet[(next() % alphabet.len() as u64) as usize]),
+            }
+        }
+        let path = scratch.0.join("v.json");
+        std::fs::write(&path, &text).unwrap();
+        match Variant::from_file(&path) {
+            Ok(v) => {
+                read += 1;
+                assert!(v.start().attack().is_none() && v.goal().attack().is_none());
+                assert!(v.classes().iter().all(|c| c.counts().0 == c.counts().1));
+            }
+            Err(e) => {
+                refused += 1;
+                assert!(!e.to_string().contains('\n'), "{e}");
+            }
+        }
+    }
+    assert!(read > 0 && refused > 0, "{read} read, {refused} refused");
+}
