@@ -308,17 +308,13 @@ fn the_command_line_reads_variant_files_and_never_uses_a_table_for_another_file_
     let library = variant(&std::fs::read_to_string(dir.join("mine.json")).unwrap());
     let solution = Plan::new(&library, Method::Tight).solve(&mut |_| {}).unwrap();
     let start = solution.cell(0, library.class_hashes(library.start())[0]);
-    let (code, out, err) = bishops(
-        dir,
-        &[
-            "--variant-file",
-            "mine.json",
-            "query",
-            "--variant",
-            "mine",
-            "5_4_a1-b2_e1-e3",
-        ],
-    );
+    let query_mine = |position: &str| {
+        bishops(
+            dir,
+            &["--variant-file", "mine.json", "query", "--variant", "mine", position],
+        )
+    };
+    let (code, out, err) = query_mine("5_4_a1-b2_e1-e3");
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("variant     mine") && out.contains("c . . # ."), "{out}");
     let shown = |out: &str| {
@@ -326,17 +322,7 @@ fn the_command_line_reads_variant_files_and_never_uses_a_table_for_another_file_
             .find_map(|l| l.strip_prefix("remoteness"))
             .map(|r| r.trim().to_owned())
     };
-    let (code, out, err) = bishops(
-        dir,
-        &[
-            "--variant-file",
-            "mine.json",
-            "query",
-            "--variant",
-            "mine",
-            "5_4_a1-a3_e1-e3",
-        ],
-    );
+    let (code, out, err) = query_mine("5_4_a1-a3_e1-e3");
     assert_eq!(code, 0, "{err}");
     let want = start.remoteness().map_or("-".to_owned(), |r| r.0.to_string());
     assert_eq!(shown(&out).as_deref(), Some(want.as_str()), "{out}");
@@ -361,17 +347,7 @@ fn the_command_line_reads_variant_files_and_never_uses_a_table_for_another_file_
     );
     // The same name, another board: the table on disk is not this variant's.
     file("b2");
-    let (code, _, err) = bishops(
-        dir,
-        &[
-            "--variant-file",
-            "mine.json",
-            "query",
-            "--variant",
-            "mine",
-            "5_4_a1-a3_e1-e3",
-        ],
-    );
+    let (code, _, err) = query_mine("5_4_a1-a3_e1-e3");
     assert_ne!(code, 0);
     assert!(
         err.contains("is not of variant mine with start 5_4_a1-a3_e1-e3 on 5x4 (holes b2)"),
@@ -397,17 +373,7 @@ fn the_command_line_reads_variant_files_and_never_uses_a_table_for_another_file_
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("7x6-d4"), "{out}");
     // A position on a hole, through the command line.
-    let (code, _, err) = bishops(
-        dir,
-        &[
-            "--variant-file",
-            "mine.json",
-            "query",
-            "--variant",
-            "mine",
-            "5_4_a1-b2_e1-e3",
-        ],
-    );
+    let (code, _, err) = query_mine("5_4_a1-b2_e1-e3");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("b2 is a hole"), "{err}");
 }
