@@ -39,22 +39,24 @@ static BINOMIAL: [[u64; 65]; 65] = binomial_table();
 static WIDE: [[u64; 129]; 129] = wide_table();
 
 const fn binomial_table() -> [[u64; 65]; 65] {
+    // The wide table's corner: C(64, 32) < 2^63, so none of it saturated.
+    let wide = wide_table();
     let mut table = [[0u64; 65]; 65];
-    let mut n = 0;
-    while n <= 64 {
-        table[0][n] = 1;
-        let mut k = 1;
-        while k <= n {
-            // C(64, 32) < 2^63, so no row of the table overflows.
-            table[k][n] = table[k - 1][n - 1] + if k < n { table[k][n - 1] } else { 0 };
-            k += 1;
+    let mut k = 0;
+    while k <= 64 {
+        let mut n = 0;
+        while n <= 64 {
+            table[k][n] = wide[k][n];
+            n += 1;
         }
-        n += 1;
+        k += 1;
     }
     table
 }
 
-const fn wide_table() -> [[u64; 129]; 129] {
+/// Pascal's rule over C(n, k) for n, k ≤ 128, saturating at `u64::MAX`:
+/// the one place the binomial tables (here and the kernel's) are computed.
+pub(crate) const fn wide_table() -> [[u64; 129]; 129] {
     let mut table = [[0u64; 129]; 129];
     let mut n = 0;
     while n <= 128 {

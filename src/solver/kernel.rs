@@ -83,22 +83,16 @@ static COLEX: [[u64; 64]; 64] = colex_table();
 static COLEX_WIDE: [[u64; 128]; 64] = colex_wide_table();
 
 const fn colex_wide_table() -> [[u64; 128]; 64] {
+    let binomial = crate::index::wide_table();
     let mut table = [[0u64; 128]; 64];
-    let mut n = 0;
-    while n < 128 {
-        let mut i = 0;
-        while i < 64 {
-            // C(n, i + 1) by Pascal's rule from the row above.
-            table[i][n] = if n == 0 {
-                0
-            } else if i == 0 {
-                n as u64
-            } else {
-                table[i - 1][n - 1].saturating_add(table[i][n - 1])
-            };
-            i += 1;
+    let mut i = 0;
+    while i < 64 {
+        let mut n = 0;
+        while n < 128 {
+            table[i][n] = binomial[i + 1][n];
+            n += 1;
         }
-        n += 1;
+        i += 1;
     }
     table
 }
@@ -115,22 +109,15 @@ fn colex_entry<W: Word>(i: usize, n: usize) -> u64 {
 }
 
 const fn colex_table() -> [[u64; 64]; 64] {
-    // Pascal's rule over C(n, k) for k ≤ 64, as the binomial table.
-    let mut binomial = [[0u64; 64]; 65];
-    let mut n = 0;
-    while n < 64 {
-        binomial[0][n] = 1;
-        let mut k = 1;
-        while k <= n {
-            binomial[k][n] = binomial[k - 1][n - 1] + if k < n { binomial[k][n - 1] } else { 0 };
-            k += 1;
-        }
-        n += 1;
-    }
+    let binomial = crate::index::wide_table();
     let mut table = [[0u64; 64]; 64];
     let mut i = 0;
     while i < 64 {
-        table[i] = binomial[i + 1];
+        let mut n = 0;
+        while n < 64 {
+            table[i][n] = binomial[i + 1][n];
+            n += 1;
+        }
         i += 1;
     }
     table
