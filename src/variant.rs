@@ -262,7 +262,7 @@ impl Variant {
     /// let dir = std::env::temp_dir().join(format!("bishops-doc-variant-{}", std::process::id()));
     /// std::fs::create_dir_all(&dir).unwrap();
     /// let file = dir.join("holed.json");
-    /// std::fs::write(&file, r#"{"name": "holed", "description": "5x4 less c2",
+    /// std::fs::write(&file, r#"{"name": "holed", "description": "5x4 less c3",
     ///     "start": "5_4_a1-a3_e1-e3", "holes": ["c3"]}"#).unwrap();
     /// let variant = bishops::Variant::from_file(&file).unwrap();
     /// assert_eq!(variant.board().to_string(), "5x4 (holes c3)");
@@ -559,8 +559,8 @@ impl Variant {
         }
     }
 
-    /// Whether the variant is one of the named ones of `variants/` rather
-    /// than a standard start made up for its board.
+    /// Whether the variant comes from a file (of `variants/`, or one of the
+    /// user's) rather than being a standard start made up for its board.
     pub fn is_named(&self) -> bool {
         self.named
     }
