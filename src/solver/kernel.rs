@@ -75,27 +75,12 @@ impl Ranker {
 /// `COLEX[i][n]` = C(n, i + 1): what a cell at position `n` adds to a colex
 /// rank as the `i`-th cell of its set (from 0): rows of 64 columns, so
 /// that masked indices need no bounds check.
-static COLEX: [[u64; 64]; 64] = colex_table();
+static COLEX: [[u64; 64]; 64] = colex_table::<64>();
 
 /// [`COLEX`] with 128 columns, for classes of more than 64 cells:
 /// `u64::MAX` where C(n, i + 1) does not fit 64 bits, which no rank of a
 /// 64-bit index reaches.
-static COLEX_WIDE: [[u64; 128]; 64] = colex_wide_table();
-
-const fn colex_wide_table() -> [[u64; 128]; 64] {
-    let binomial = crate::index::wide_table();
-    let mut table = [[0u64; 128]; 64];
-    let mut i = 0;
-    while i < 64 {
-        let mut n = 0;
-        while n < 128 {
-            table[i][n] = binomial[i + 1][n];
-            n += 1;
-        }
-        i += 1;
-    }
-    table
-}
+static COLEX_WIDE: [[u64; 128]; 64] = colex_table::<128>();
 
 /// C(n, i + 1) from the table for words `W`: the branch is on a constant,
 /// so each width compiles to one table read.
@@ -108,13 +93,15 @@ fn colex_entry<W: Word>(i: usize, n: usize) -> u64 {
     }
 }
 
-const fn colex_table() -> [[u64; 64]; 64] {
+/// `table[i][n]` = C(n, i + 1) for cells `n` below `N`: [`COLEX`] and
+/// [`COLEX_WIDE`], cut from the one binomial table.
+const fn colex_table<const N: usize>() -> [[u64; N]; 64] {
     let binomial = crate::index::wide_table();
-    let mut table = [[0u64; 64]; 64];
+    let mut table = [[0u64; N]; 64];
     let mut i = 0;
     while i < 64 {
         let mut n = 0;
-        while n < 64 {
+        while n < N {
             table[i][n] = binomial[i + 1][n];
             n += 1;
         }
