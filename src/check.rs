@@ -66,6 +66,8 @@ use crate::storage::{Database, Layout};
 use crate::symmetry::Mirror;
 use crate::system::{available_memory, human_bytes};
 use crate::tight::{Subsets, TightIndex};
+use crate::variant::Width;
+use crate::variant::by_width;
 use crate::variant::{ClassSpec, Variant};
 
 /// What to check.
@@ -133,9 +135,19 @@ pub fn check(
     options: CheckOptions,
     progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<CheckReport> {
+    by_width!(variant, W => check_in::<W>(dir, variant, options, progress))
+}
+
+/// [`check`] of a variant whose classes are in words `W`.
+fn check_in<W: Width>(
+    dir: &Path,
+    variant: &Variant,
+    options: CheckOptions,
+    progress: &mut (dyn FnMut(u64, u64) + Send),
+) -> Result<CheckReport> {
     let started = Instant::now();
-    let database = Database::open(dir, variant)?;
-    let indices: Vec<TightIndex> = variant.classes().iter().map(|s| s.tight_index()).collect();
+    let database = Database::<W>::open_in(dir, variant)?;
+    let indices: Vec<TightIndex<W>> = variant.specs::<W>().iter().map(|s| s.tight_index()).collect();
     let total: u64 = indices
         .iter()
         .map(|i| options.sample.map_or(i.len(), |n| n.min(i.len())))
@@ -145,7 +157,7 @@ pub fn check(
     // The residues of the last searched class read, for a sample of the
     // class that mirrors it.
     let mut source: Option<(usize, Mod3Table)> = None;
-    for (k, (spec, index)) in variant.classes().iter().zip(&indices).enumerate() {
+    for (k, (spec, index)) in variant.specs::<W>().iter().zip(&indices).enumerate() {
         let class = if database.layout() == Layout::Residues {
             let progress = &mut |n| progress(done + n, total);
             residues_class(&database, variant, &indices, k, options, &mut source, progress)?
@@ -167,7 +179,7 @@ pub fn check(
         mode: if options.sample.is_some() { "sample" } else { "full" },
         seed: options.sample.map(|_| options.seed),
         checked: done,
-        legal: indices.iter().map(TightIndex::len).sum(),
+        legal: indices.iter().map(TightIndex::<W>::len).sum(),
         proof: options.sample.is_none(),
         seconds: started.elapsed().as_secs_f64(),
         classes,
@@ -178,16 +190,16 @@ pub fn check(
 /// sample: a class stored as the mirror image of another is sampled
 /// through that class's residues. `source` keeps the residues of the last
 /// searched class read, so that the class mirroring it reads none.
-fn residues_class(
-    database: &Database,
+fn residues_class<W: Width>(
+    database: &Database<W>,
     variant: &Variant,
-    indices: &[TightIndex],
+    indices: &[TightIndex<W>],
     k: usize,
     options: CheckOptions,
     source: &mut Option<(usize, Mod3Table)>,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<ClassCheck> {
-    let (spec, index) = (&variant.classes()[k], &indices[k]);
+    let (spec, index) = (&variant.specs::<W>()[k], &indices[k]);
     let stored = &database.classes()[k].stats;
     let max = stored.max_remoteness();
     let mut residues_of = |from: usize| match source.take() {
@@ -199,7 +211,7 @@ fn residues_class(
         let class = sample_mirrored_residues(
             (spec, index),
             mirror,
-            (&variant.classes()[from], &indices[from], &residues),
+            (&variant.specs::<W>()[from], &indices[from], &residues),
             max,
             (k, n, options.seed),
             progress,
@@ -307,17 +319,17 @@ fn with_progress<T>(progress: &mut (dyn FnMut(u64) + Send), work: impl FnOnce(&A
     })
 }
 
-fn bad_position(database: &Database, spec: &ClassSpec, part: Part, problem: &str) -> Error {
+fn bad_position<W: Width>(database: &Database<W>, spec: &ClassSpec<W>, part: Part<W>, problem: &str) -> Error {
     database.corrupt(fails_at(spec, part, problem))
 }
 
 /// Checks every position of class `k`: reads the table into memory in
 /// index order, then checks it ([`check_cells`]).
-fn check_class(
-    database: &Database,
+fn check_class<W: Width>(
+    database: &Database<W>,
     k: usize,
-    spec: &ClassSpec,
-    index: &TightIndex,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<ClassCheck> {
     let mut table = Vec::with_capacity(index.len() as usize);
@@ -353,9 +365,9 @@ fn check_class(
 ///
 /// The problem, one line as [`Database::corrupt`] takes it: the first
 /// position (in index order) that breaks a rule, or the counts that differ.
-pub fn check_cells(
-    spec: &ClassSpec,
-    index: &TightIndex,
+pub fn check_cells<W: Width>(
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     table: &[u8],
     stored: &ClassStats,
     progress: &mut (dyn FnMut(u64) + Send),
@@ -441,9 +453,9 @@ pub fn check_cells(
 /// The problem, one line as [`Database::corrupt`] takes it, naming a
 /// position: residues that cannot be resolved, or the first position that
 /// breaks a rule, or counts that differ.
-pub fn check_residues(
-    spec: &ClassSpec,
-    index: &TightIndex,
+pub fn check_residues<W: Width>(
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     residues: &Mod3Table,
     max: Option<Remoteness>,
     stored: &ClassStats,
@@ -478,9 +490,9 @@ pub fn check_residues(
 ///
 /// The problem, one line as [`Database::corrupt`] takes it, of the first
 /// failing sample in draw order, naming a position.
-pub fn sample_residues(
-    spec: &ClassSpec,
-    index: &TightIndex,
+pub fn sample_residues<W: Width>(
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     residues: &Mod3Table,
     max: Option<Remoteness>,
     drawn: (usize, u64, u64),
@@ -498,10 +510,10 @@ pub fn sample_residues(
 /// # Errors
 ///
 /// As [`sample_residues`].
-pub fn sample_mirrored_residues(
-    checked: (&ClassSpec, &TightIndex),
+pub fn sample_mirrored_residues<W: Width>(
+    checked: (&ClassSpec<W>, &TightIndex<W>),
     mirror: &Mirror,
-    source: (&ClassSpec, &TightIndex, &Mod3Table),
+    source: (&ClassSpec<W>, &TightIndex<W>, &Mod3Table),
     max: Option<Remoteness>,
     drawn: (usize, u64, u64),
     progress: &mut (dyn FnMut(u64) + Send),
@@ -512,10 +524,10 @@ pub fn sample_mirrored_residues(
 /// The sample check of the class `spec` (class `k`, tight index `index`):
 /// `n` positions drawn with `seed`, each checked in the class of `source`
 /// as itself, or as its image under `mirror` when there is one.
-fn sample_through(
-    (spec, index): (&ClassSpec, &TightIndex),
+fn sample_through<W: Width>(
+    (spec, index): (&ClassSpec<W>, &TightIndex<W>),
     mirror: Option<&Mirror>,
-    (source, source_index, residues): (&ClassSpec, &TightIndex, &Mod3Table),
+    (source, source_index, residues): (&ClassSpec<W>, &TightIndex<W>, &Mod3Table),
     max: Option<Remoteness>,
     (k, n, seed): (usize, u64, u64),
     progress: &mut (dyn FnMut(u64) + Send),
@@ -577,11 +589,11 @@ fn limit_of(max: Option<Remoteness>) -> u16 {
 /// Checks the `n` positions `drawn(0..n)` gives (each a placement and its
 /// tight index in `walker`'s class) in parallel ([`check_sample`]),
 /// telling `progress` as they go; the first failure in draw order.
-fn sample_drawn(
-    walker: &exact::Walker<'_>,
+fn sample_drawn<W: Width>(
+    walker: &exact::Walker<'_, W>,
     limit: u16,
     n: u64,
-    drawn: impl Fn(u64) -> (Part, u64) + Sync,
+    drawn: impl Fn(u64) -> (Part<W>, u64) + Sync,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> std::result::Result<(), String> {
     let failure = with_progress(progress, |done| {
@@ -620,20 +632,20 @@ impl Hasher for IndexHasher {
 
 /// The buffers of one thread's samples.
 #[derive(Default)]
-struct SampleScratch {
+struct SampleScratch<W: Width> {
     /// Descent values learnt in this sample, by tight index.
     known: HashMap<u64, Known, BuildHasherDefault<IndexHasher>>,
     path: Vec<u64>,
-    neighbours: Vec<Part>,
+    neighbours: Vec<Part<W>>,
 }
 
 /// Checks one drawn position `part` (tight index `i`): see [`sample_residues`].
-fn check_sample(
-    walker: &exact::Walker<'_>,
-    part: Part,
+fn check_sample<W: Width>(
+    walker: &exact::Walker<'_, W>,
+    part: Part<W>,
     i: u64,
     limit: u16,
-    scratch: &mut SampleScratch,
+    scratch: &mut SampleScratch<W>,
 ) -> std::result::Result<(), String> {
     let spec = walker.spec;
     let (index, residues) = (walker.index, walker.residues);
@@ -654,7 +666,7 @@ fn check_sample(
     }
     let descent_failed = |e: exact::DescentError| format!("fails the check: {e}");
     // The full descent of a position, sharing what earlier walks learnt.
-    let value = |q: Part, j: u64, here: u8, budget: u16, known: &mut HashMap<_, _, _>, path: &mut Vec<u64>| {
+    let value = |q: Part<W>, j: u64, here: u8, budget: u16, known: &mut HashMap<_, _, _>, path: &mut Vec<u64>| {
         let found = walker
             .walk(q, j, here, budget, &mut |k| known.get(&k).copied(), path)
             .map_err(descent_failed)?;
@@ -739,7 +751,7 @@ fn check_sample(
 }
 
 /// The problem of `part` breaking a rule, as [`Database::corrupt`] takes it.
-fn fails_at(spec: &ClassSpec, part: Part, problem: &str) -> String {
+fn fails_at<W: Width>(spec: &ClassSpec<W>, part: Part<W>, problem: &str) -> String {
     let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
     format!("fails the check at {position}, which {problem}")
 }
@@ -755,18 +767,18 @@ fn splitmix_at(state: u64, j: u64) -> u64 {
 /// its neighbours read from the database one lookup at a time, telling
 /// `progress(done)` the samples checked so far, as [`sample_residues`]
 /// does.
-fn sample_class(
-    database: &Database,
+fn sample_class<W: Width>(
+    database: &Database<W>,
     k: usize,
-    spec: &ClassSpec,
-    index: &TightIndex,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     (n, seed): (u64, u64),
     progress: &mut dyn FnMut(u64),
 ) -> Result<ClassCheck> {
     let mut state = sample_state(seed, k);
     let n = n.min(index.len());
     let every = n.div_ceil(PROGRESS_STEPS).max(1);
-    let cell = |part: Part| database.cell(k, spec.index.rank(part));
+    let cell = |part: Part<W>| database.cell(k, spec.index.rank(part));
     for j in 0..n {
         if j % every == 0 && j > 0 {
             progress(j);

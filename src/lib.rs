@@ -82,4 +82,4 @@ pub use square::{MAX_ROWS, Square};
 pub use symmetry::{BlockTest, Images, Mirror, Motion, Symmetries, Symmetry};
 pub use tablebase::{Line, MoveValue, Probe, Status, Table, Tablebase, Value, Verification};
 pub use tight::TightIndex;
-pub use variant::{ClassSpec, Known, Variant};
+pub use variant::{ClassSpec, Known, Variant, Width};

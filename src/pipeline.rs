@@ -35,7 +35,8 @@ use crate::solver::search::Transport;
 use crate::solver::{ClassStats, Event, Method, Plan, ShareCheckpoints, Streamed, Tables};
 use crate::storage::{self, Layout};
 use crate::system::{available_memory, free_disk, human_bytes};
-use crate::variant::Variant;
+use crate::variant::by_width;
+use crate::variant::{Variant, Width};
 
 /// How a solve runs.
 #[derive(Copy, Clone, Debug, Default)]
@@ -140,8 +141,26 @@ pub struct Solved {
 #[derive(Debug)]
 pub struct SolvePlan<'a> {
     variant: &'a Variant,
-    plan: Plan<'a>,
+    plan: Planned<'a>,
     options: SolveOptions,
+}
+
+/// The plan of a solve, in the word its variant's classes need: chosen
+/// once, when the solve is planned.
+#[derive(Debug)]
+enum Planned<'a> {
+    Narrow(Plan<'a, u64>),
+    Wide(Plan<'a, u128>),
+}
+
+/// Runs `$body` with `$p` the [`Plan`] of `$planned`, whatever its word.
+macro_rules! on_plan {
+    ($planned:expr, $p:ident => $body:expr) => {
+        match $planned {
+            Planned::Narrow($p) => $body,
+            Planned::Wide($p) => $body,
+        }
+    };
 }
 
 impl<'a> SolvePlan<'a> {
@@ -154,11 +173,11 @@ impl<'a> SolvePlan<'a> {
     /// available, or than `options.max_memory`.
     pub fn new(variant: &'a Variant, options: SolveOptions) -> Result<SolvePlan<'a>> {
         // The tight index's tables come first: one safe set and offset per white set.
-        let index_bytes = variant
-            .classes()
+        let index_bytes = by_width!(variant, W => variant
+            .specs::<W>()
             .iter()
-            .map(|s| binomial(s.geometry.len() as u32, s.counts().0).saturating_mul(16))
-            .fold(0u64, u64::saturating_add);
+            .map(|s| binomial(s.geometry.len() as u32, s.counts().0).saturating_mul(8 + size_of::<W>() as u64))
+            .fold(0u64, u64::saturating_add));
         // The index tables are built only when they fit in the memory the
         // machine has: then the whole need is known, and a refusal by the
         // cap (--max-memory) names it, not the index tables' part.
@@ -173,23 +192,30 @@ impl<'a> SolvePlan<'a> {
             )));
         }
         let available = memory_limit(options.max_memory);
-        let plan = Plan::new(variant, options.method.unwrap_or_default());
-        let plan = match options.method {
-            Some(_) => plan,
-            // A byte per position while it takes at most half the memory,
-            // so that a large solve leaves the machine room to work; else
-            // two bits, at about 1.2 times the time (and when neither fits,
-            // the refusal names the smaller need).
-            None if available.is_some_and(|a| plan.memory_bytes() > a / 2) => plan.with_method(Method::TwoBit),
-            None => plan,
+        let method = options.method.unwrap_or_default();
+        let mut plan = if variant.is_wide() {
+            Planned::Wide(Plan::in_words(variant, method))
+        } else {
+            Planned::Narrow(Plan::in_words(variant, method))
         };
-        check_memory(variant, &plan, available, options.max_memory)?;
+        // A byte per position while it takes at most half the memory, so
+        // that a large solve leaves the machine room to work; else two
+        // bits, at about 1.2 times the time (and when neither fits, the
+        // refusal names the smaller need).
+        if options.method.is_none() && available.is_some_and(|a| on_plan!(&plan, p => p.memory_bytes()) > a / 2) {
+            plan = match plan {
+                Planned::Narrow(p) => Planned::Narrow(p.with_method(Method::TwoBit)),
+                Planned::Wide(p) => Planned::Wide(p.with_method(Method::TwoBit)),
+            };
+        }
+        let (need, method) = on_plan!(&plan, p => (p.memory_bytes(), p.method()));
+        check_memory(variant, need, method, available, options.max_memory)?;
         Ok(SolvePlan { variant, plan, options })
     }
 
     /// The search the solve runs.
     pub fn method(&self) -> Method {
-        self.plan.method()
+        on_plan!(&self.plan, p => p.method())
     }
 
     /// Bytes of disk the solve needs at most: the database as SQLite
@@ -250,9 +276,9 @@ impl<'a> SolvePlan<'a> {
     fn searched(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.legal()
             .into_iter()
-            .zip(self.plan.white_sets())
+            .zip(on_plan!(&self.plan, p => p.white_sets()))
             .enumerate()
-            .filter(|&(k, _)| !self.plan.is_mirrored(k))
+            .filter(|&(k, _)| !self.is_mirrored(k))
             .map(|(_, sizes)| sizes)
     }
 
@@ -287,9 +313,9 @@ impl<'a> SolvePlan<'a> {
     /// its own over them ([`disk_bytes`](Self::disk_bytes) counts those).
     pub fn checkpoint_bytes(&self, dir: &Path) -> u64 {
         self.variant
-            .classes()
-            .iter()
-            .filter_map(|spec| std::fs::symlink_metadata(checkpoint::path(dir, self.variant.name(), spec.class)).ok())
+            .class_list()
+            .into_iter()
+            .filter_map(|class| std::fs::symlink_metadata(checkpoint::path(dir, self.variant.name(), class)).ok())
             .filter(std::fs::Metadata::is_file)
             .map(|m| m.len())
             .sum()
@@ -297,17 +323,17 @@ impl<'a> SolvePlan<'a> {
 
     /// Legal positions per class.
     pub fn legal(&self) -> Vec<u64> {
-        self.plan.legal()
+        on_plan!(&self.plan, p => p.legal())
     }
 
     /// How many classes are derived from a mirror image instead of searched.
     pub fn mirrored(&self) -> usize {
-        (0..self.legal().len()).filter(|&k| self.plan.is_mirrored(k)).count()
+        (0..self.legal().len()).filter(|&k| self.is_mirrored(k)).count()
     }
 
     /// The peak memory of the solve, in bytes.
     pub fn memory_bytes(&self) -> u64 {
-        self.plan.memory_bytes()
+        on_plan!(&self.plan, p => p.memory_bytes())
     }
 
     /// One line saying what the solve will do and need, in memory and on
@@ -318,7 +344,7 @@ impl<'a> SolvePlan<'a> {
         let chosen = if self.options.method.is_none() && self.method() == Method::TwoBit {
             format!(
                 ", as a byte per position would need {}, over half the memory",
-                human_bytes(self.plan.byte_memory_bytes(Method::Tight))
+                human_bytes(on_plan!(&self.plan, p => p.byte_memory_bytes(Method::Tight)))
             )
         } else {
             String::new()
@@ -403,21 +429,13 @@ impl<'a> SolvePlan<'a> {
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
         let mut layers = Vec::new();
         let mut observe_layers = recording(&mut layers, observe);
-        // The search's tables, owned here and lent to the checks and the write.
-        let (bytes, two_bit);
         let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
             Some(c) => c,
             None => &mut no_checkpoints,
         };
-        let found = if self.plan.method() == Method::TwoBit {
-            two_bit = self.plan.solve_two_bit_with(checkpoints, &mut observe_layers)?;
-            Tables::TwoBit(&two_bit)
-        } else {
-            bytes = self.plan.solve_with(checkpoints, &mut observe_layers)?;
-            Tables::Bytes(&bytes)
-        };
+        let (written, solve_seconds) =
+            on_plan!(self.plan, plan => solve_and_write(plan, layout, dir, checkpoints, &mut observe_layers)?);
         drop(observe_layers);
-        let written = check_and_write(variant, layout, dir, found);
         if self.options.checkpoints.is_some() {
             // Written, or refused with a wrong answer, which may come from
             // a resumed checkpoint: either way the next solve starts over.
@@ -429,7 +447,7 @@ impl<'a> SolvePlan<'a> {
         Ok(Solved {
             checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
             path: written.path,
-            solve_seconds: found.elapsed().as_secs_f64(),
+            solve_seconds,
             write_seconds: written.seconds,
             audited: written.audited,
             legal,
@@ -467,72 +485,109 @@ impl<'a> SolvePlan<'a> {
         observe: &mut dyn FnMut(Event),
         note: &mut dyn FnMut(&str),
     ) -> Result<Option<Solved>> {
-        match self.plan.method() {
-            Method::Tight => {}
-            Method::TwoBit => return self.shares_on(dir, transport, observe, note, Plan::search_two_bit_shares),
+        let two_bit = match self.method() {
+            Method::Tight => false,
+            Method::TwoBit => true,
             other => {
                 return Err(Error::Usage(format!(
                     "the {} search does not run across MPI ranks: use --method tight or two-bit",
                     other.name()
                 )));
             }
-        }
-        self.shares_on(dir, transport, observe, note, Plan::search_shares)
+        };
+        let SolvePlan { variant, plan, options } = self;
+        on_plan!(plan, plan => if two_bit {
+            shares_on(variant, options, plan, dir, transport, observe, note, Plan::search_two_bit_shares)
+        } else {
+            shares_on(variant, options, plan, dir, transport, observe, note, Plan::search_shares)
+        })
     }
 
-    /// [`run_on`](Self::run_on) by the search `search` runs (the byte or
-    /// the two-bit one, [`Plan::search_two_bit_shares`]): each worker keeps
-    /// only its share, and worker 0 writes the database (the residues
-    /// layout for two bits) as the cells come. Checkpoints as for the byte
-    /// search: every worker saves its share and removes it once the
-    /// database is written.
-    fn shares_on<T: Transport + ?Sized, D: Cells>(
-        self,
-        dir: &Path,
-        transport: &mut T,
-        observe: &mut dyn FnMut(Event),
-        note: &mut dyn FnMut(&str),
-        search: impl FnOnce(Plan<'a>, &mut T, &mut dyn ShareCheckpoints, &mut dyn FnMut(Event)) -> Result<Shares<D>>,
-    ) -> Result<Option<Solved>> {
-        let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
-        let mut checkpointer = rank_checkpointer(variant, self.options.checkpoints, dir, transport, note)?;
-        let mut no_checkpoints = crate::solver::NoCheckpoints;
-        let checkpoints: &mut dyn ShareCheckpoints = match checkpointer.as_mut() {
-            Some(c) => c,
-            None => &mut no_checkpoints,
-        };
-        let mut layers = Vec::new();
-        let shares = search(self.plan, transport, checkpoints, &mut recording(&mut layers, observe))?;
-        let asked = self.options.checkpoints.is_some();
-        let sent = Sent {
-            mirrored: shares.mirrored(),
-            elapsed: shares.elapsed(),
-            residues: D::RESIDUES,
-        };
-        let summary = shares.summary(&*transport);
-        let written = write_shares(
-            variant,
-            layout,
-            dir,
-            transport,
-            summary,
-            &shares.searched(),
-            sent,
-            &|transport, k, sink| shares.send(transport, k, sink),
-        );
-        let Some(written) = settle(transport, dir, variant, asked, written)? else {
-            return Ok(None);
-        };
-        Ok(Some(Solved {
-            checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
-            path: written.path,
-            solve_seconds: shares.elapsed().as_secs_f64(),
-            write_seconds: written.seconds,
-            audited: written.audited,
-            legal,
-            layers,
-        }))
+    /// Whether class `k` will be derived from a mirror image.
+    fn is_mirrored(&self, k: usize) -> bool {
+        on_plan!(&self.plan, p => p.is_mirrored(k))
     }
+}
+
+/// [`SolvePlan::run_with_notes`]'s search by `plan` and its write: the
+/// write's result and the seconds the search took.
+fn solve_and_write<W: Width>(
+    plan: Plan<'_, W>,
+    layout: Option<Layout>,
+    dir: &Path,
+    checkpoints: &mut dyn crate::solver::ShareCheckpoints,
+    observe: &mut dyn FnMut(Event),
+) -> Result<(Result<Written>, f64)> {
+    let variant = plan.variant();
+    // The search's tables, owned here and lent to the checks and the write.
+    let (bytes, two_bit);
+    let found = if plan.method() == Method::TwoBit {
+        two_bit = plan.solve_two_bit_with(checkpoints, observe)?;
+        Tables::TwoBit(&two_bit)
+    } else {
+        bytes = plan.solve_with(checkpoints, observe)?;
+        Tables::Bytes(&bytes)
+    };
+    Ok((
+        check_and_write(variant, layout, dir, found),
+        found.elapsed().as_secs_f64(),
+    ))
+}
+
+/// [`SolvePlan::run_on`] by the search `search` runs (the byte or the
+/// two-bit one, [`Plan::search_two_bit_shares`]): each worker keeps only
+/// its share, and worker 0 writes the database (the residues layout for
+/// two bits) as the cells come. Checkpoints as for the byte search: every
+/// worker saves its share and removes it once the database is written.
+#[allow(clippy::too_many_arguments)]
+fn shares_on<'a, W: Width, T: Transport + ?Sized, D: Cells>(
+    variant: &'a Variant,
+    options: SolveOptions,
+    plan: Plan<'a, W>,
+    dir: &Path,
+    transport: &mut T,
+    observe: &mut dyn FnMut(Event),
+    note: &mut dyn FnMut(&str),
+    search: impl FnOnce(Plan<'a, W>, &mut T, &mut dyn ShareCheckpoints, &mut dyn FnMut(Event)) -> Result<Shares<D, W>>,
+) -> Result<Option<Solved>> {
+    let (layout, legal) = (options.layout, plan.legal());
+    let mut checkpointer = rank_checkpointer(variant, options.checkpoints, dir, transport, note)?;
+    let mut no_checkpoints = crate::solver::NoCheckpoints;
+    let checkpoints: &mut dyn ShareCheckpoints = match checkpointer.as_mut() {
+        Some(c) => c,
+        None => &mut no_checkpoints,
+    };
+    let mut layers = Vec::new();
+    let shares = search(plan, transport, checkpoints, &mut recording(&mut layers, observe))?;
+    let asked = options.checkpoints.is_some();
+    let sent = Sent {
+        mirrored: shares.mirrored(),
+        elapsed: shares.elapsed(),
+        residues: D::RESIDUES,
+    };
+    let summary = shares.summary(&*transport);
+    let written = write_shares(
+        variant,
+        layout,
+        dir,
+        transport,
+        summary,
+        &shares.searched(),
+        sent,
+        &|transport, k, sink| shares.send(transport, k, sink),
+    );
+    let Some(written) = settle(transport, dir, variant, asked, written)? else {
+        return Ok(None);
+    };
+    Ok(Some(Solved {
+        checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
+        path: written.path,
+        solve_seconds: shares.elapsed().as_secs_f64(),
+        write_seconds: written.seconds,
+        audited: written.audited,
+        legal,
+        layers,
+    }))
 }
 
 /// What every worker does with what [`write_shares`] gave it: settles the
@@ -654,7 +709,7 @@ fn write_shares<T: Transport + ?Sized>(
         residues: sent.residues,
         cells: std::cell::RefCell::new(&mut pipe),
     };
-    Some(check_and_write(variant, layout, dir, Tables::Streamed(&streamed)))
+    Some(by_width!(variant, W => check_and_write(variant, layout, dir, Tables::<W>::Streamed(&streamed))))
 }
 
 /// Checks what `found` says of `variant` against its known answers and
@@ -665,14 +720,19 @@ fn write_shares<T: Transport + ?Sized>(
 ///
 /// [`Error::Mismatch`] when the answer contradicts the known values
 /// (nothing is written); what the write ran into.
-fn check_and_write(variant: &Variant, layout: Option<Layout>, dir: &Path, found: Tables<'_>) -> Result<Written> {
+fn check_and_write<W: Width>(
+    variant: &Variant,
+    layout: Option<Layout>,
+    dir: &Path,
+    found: Tables<'_, W>,
+) -> Result<Written> {
     check_known(variant, &answer(found, variant)?)?;
     let writing = Instant::now();
     // A seed of its own each solve: nothing outside the process knows
     // which positions the check will look at.
     let seed = crate::index::clock_seed();
     let audited = std::cell::Cell::new((0, 0.0));
-    let vet = |database: &storage::Database| {
+    let vet = |database: &storage::Database<W>| {
         let began = Instant::now();
         let checked = database.audit(variant, storage::AUDIT_SAMPLES, seed).map_err(|e| match e {
             Error::Corrupt { problem, .. } => Error::Mismatch(format!(
@@ -769,8 +829,13 @@ fn memory_limit(limit: Option<u64>) -> Option<u64> {
 /// Refuses a solve whose whole need (tables, index tables and search, by
 /// the method `plan` runs) is more than `limit` bytes: the memory available,
 /// or the cap `max_memory` when that is what limits.
-fn check_memory(variant: &Variant, plan: &Plan<'_>, limit: Option<u64>, max_memory: Option<u64>) -> Result<()> {
-    let need = plan.memory_bytes();
+fn check_memory(
+    variant: &Variant,
+    need: u64,
+    method: Method,
+    limit: Option<u64>,
+    max_memory: Option<u64>,
+) -> Result<()> {
     match limit {
         Some(limit) if need > limit => {
             let by = if max_memory == Some(limit) {
@@ -782,7 +847,7 @@ fn check_memory(variant: &Variant, plan: &Plan<'_>, limit: Option<u64>, max_memo
                 "variant {} needs about {} of memory to solve ({} search), {by}",
                 variant.name(),
                 human_bytes(need),
-                plan.method().name(),
+                method.name(),
             )))
         }
         _ => Ok(()),
@@ -794,8 +859,8 @@ fn check_memory(variant: &Variant, plan: &Plan<'_>, limit: Option<u64>, max_memo
 /// # Errors
 ///
 /// [`Error::Mismatch`] when a two-bit table fails a descent.
-fn answer(tables: Tables<'_>, variant: &Variant) -> Result<Answer> {
-    let classes = variant.classes().len();
+fn answer<W: Width>(tables: Tables<'_, W>, variant: &Variant) -> Result<Answer> {
+    let classes = variant.class_count();
     let start = (0..classes)
         .map(|k| tables.start(variant, k))
         .collect::<Result<Vec<_>>>()?;

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::position::Position;
 use crate::remoteness::Remoteness;
 use crate::storage::Database;
-use crate::variant::Variant;
+use crate::variant::{Variant, Width, by_width};
 
 /// The size of one colour class of a variant.
 #[derive(Clone, Debug, Serialize)]
@@ -102,32 +102,20 @@ pub fn variants(dir: &Path) -> Result<VariantsReport> {
     let mut reports = Vec::new();
     let named = Variant::builtin()?.iter().chain(Variant::user());
     for variant in named.chain(&standard_solved(dir)?) {
-        let opened = Database::open(dir, variant);
+        let opened = by_width!(variant, W => Database::<W>::open_in(dir, variant).map(|d| d.metadata().clone()));
         let (solved, problem) = match &opened {
             Ok(_) => (true, None),
             Err(Error::NotSolved { .. }) => (false, None),
             Err(e) => (false, Some(e.public_message())),
         };
-        let meta = opened.as_ref().ok().map(Database::metadata);
+        let meta = opened.as_ref().ok();
         reports.push(VariantReport {
             name: variant.name().to_owned(),
             description: variant.description().to_owned(),
             board: variant.board().to_string(),
             start: variant.start().to_string(),
             goal: variant.goal().to_string(),
-            classes: variant
-                .classes()
-                .iter()
-                .map(|s| ClassSize {
-                    class: s.class.index(),
-                    class_name: s.class.name(),
-                    squares: s.geometry.len(),
-                    white: s.counts().0,
-                    black: s.counts().1,
-                    hash_size: s.index.len(),
-                    symmetries: crate::symmetry::Symmetries::of(&s.geometry, s.goal).names(),
-                })
-                .collect(),
+            classes: by_width!(variant, W => class_sizes::<W>(variant)),
             solved,
             problem,
             legal_positions: meta.and_then(|m| m.legal_positions),
@@ -135,6 +123,21 @@ pub fn variants(dir: &Path) -> Result<VariantsReport> {
         });
     }
     Ok(VariantsReport { variants: reports })
+}
+
+/// The size of each class of `variant`, whose classes are in words `W`.
+fn class_sizes<W: Width>(variant: &Variant) -> Vec<ClassSize> {
+    (variant.specs::<W>().iter())
+        .map(|s| ClassSize {
+            class: s.class.index(),
+            class_name: s.class.name(),
+            squares: s.geometry.len(),
+            white: s.counts().0,
+            black: s.counts().1,
+            hash_size: s.index.len(),
+            symmetries: crate::symmetry::Symmetries::of(&s.geometry, s.goal).names(),
+        })
+        .collect()
 }
 
 /// The standard variants (`RxC-a1`, `RxC-a2`, `RxC-full`) that have a
@@ -276,13 +279,13 @@ pub fn convolve(histograms: &[Vec<u64>]) -> Vec<u128> {
 
 impl BoardReport {
     /// The whole board of `classes` of `variant`.
-    fn of(variant: &Variant, classes: &[ClassReport]) -> BoardReport {
+    fn of<W: Width>(variant: &Variant, classes: &[ClassReport]) -> BoardReport {
         let histogram = convolve(&classes.iter().map(|c| c.histogram.clone()).collect::<Vec<_>>());
         let legal = classes.iter().map(|c| u128::from(c.legal)).product();
         let reachable = classes.iter().map(|c| u128::from(c.reachable)).product();
         let hardest = classes
             .iter()
-            .zip(variant.classes())
+            .zip(variant.specs::<W>())
             .map(|(c, spec)| c.hardest.first().map(|h| (&spec.geometry, spec.index.unrank(h.hash))))
             .collect::<Option<Vec<_>>>()
             .map(|parts| {
@@ -310,9 +313,14 @@ impl BoardReport {
 /// when the database is missing; [`Error::Corrupt`] when it is not trusted.
 pub fn stats(dir: &Path, name: &str) -> Result<StatsReport> {
     let variant = Variant::named(name)?;
-    let database = Database::open(dir, &variant)?;
+    by_width!(variant, W => stats_in::<W>(dir, &variant))
+}
+
+/// [`stats`] of `variant`, whose classes are in words `W`.
+fn stats_in<W: Width>(dir: &Path, variant: &Variant) -> Result<StatsReport> {
+    let database = Database::<W>::open_in(dir, variant)?;
     let classes = variant
-        .classes()
+        .specs::<W>()
         .iter()
         .zip(database.classes())
         .map(|(spec, record)| {
@@ -343,7 +351,7 @@ pub fn stats(dir: &Path, name: &str) -> Result<StatsReport> {
         .collect::<Vec<ClassReport>>();
     let meta = database.metadata();
     Ok(StatsReport {
-        board: BoardReport::of(&variant, &classes),
+        board: BoardReport::of::<W>(variant, &classes),
         variant: variant.name().to_owned(),
         path: database.path().to_path_buf(),
         start: variant.start().to_string(),

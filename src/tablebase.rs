@@ -433,6 +433,7 @@ impl Tablebase {
     ///
     /// As [`Tablebase::table`].
     pub fn variant_table(&self, variant: Variant) -> Result<Table> {
+        variant.refuse_wide("a table's lookup (query, line, play, verify, serve)")?;
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(slots.entry(variant.name().to_owned()).or_default())

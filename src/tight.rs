@@ -46,11 +46,49 @@ pub struct TightIndex<W: Word = u64> {
     dense: DenseIndex<W>,
     white: u32,
     black: u32,
+    /// Where each white set's block starts.
+    layout: Layout,
+    /// `safe[r]`: the cells where black may stand beside white set `r`.
+    safe: Vec<Bitboard<W>>,
+}
+
+/// How a [`TightIndex`] is cut into blocks, one per white set, whatever
+/// word its sets are kept in: what a search's shares and checkpoints need
+/// of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
     /// `offsets[r]`: the first tight index of the white set of colex rank
     /// `r`; one more entry holds the total.
     offsets: Vec<u64>,
-    /// `safe[r]`: the cells where black may stand beside white set `r`.
-    safe: Vec<Bitboard<W>>,
+}
+
+impl Layout {
+    /// The number of legal placements.
+    pub fn len(&self) -> u64 {
+        *self.offsets.last().expect("offsets end with the total")
+    }
+
+    /// Whether no placement is legal.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of white sets, which is the number of blocks.
+    pub fn white_sets(&self) -> u64 {
+        self.offsets.len() as u64 - 1
+    }
+
+    /// The range of tight indices whose white set has colex rank `r`.
+    pub fn block(&self, r: u64) -> Range<u64> {
+        self.offsets[r as usize]..self.offsets[r as usize + 1]
+    }
+
+    /// The colex rank of the white set whose block holds tight index `i`
+    /// (the last block starting at or before `i`, so never an empty one when
+    /// `i` is below [`len`](Self::len)).
+    pub fn block_of(&self, i: u64) -> u64 {
+        (self.offsets.partition_point(|&o| o <= i) as u64).saturating_sub(1)
+    }
 }
 
 impl<W: Word> TightIndex<W> {
@@ -75,14 +113,14 @@ impl<W: Word> TightIndex<W> {
             dense: DenseIndex::in_words(n, white, black),
             white,
             black,
-            offsets,
+            layout: Layout { offsets },
             safe,
         }
     }
 
     /// The number of legal placements.
     pub fn len(&self) -> u64 {
-        *self.offsets.last().expect("offsets end with the total")
+        self.layout.len()
     }
 
     /// Whether no placement is legal.
@@ -93,6 +131,11 @@ impl<W: Word> TightIndex<W> {
     /// The number of white sets, which is the number of blocks.
     pub fn white_sets(&self) -> u64 {
         self.safe.len() as u64
+    }
+
+    /// How the index is cut into blocks.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     /// The white bishops of each placement.
@@ -107,14 +150,14 @@ impl<W: Word> TightIndex<W> {
 
     /// The range of tight indices whose white set has colex rank `r`.
     pub fn block(&self, r: u64) -> Range<u64> {
-        self.offsets[r as usize]..self.offsets[r as usize + 1]
+        self.layout.block(r)
     }
 
     /// The colex rank of the white set whose block holds tight index `i`
     /// (the last block starting at or before `i`, so never an empty one when
     /// `i` is below [`len`](Self::len)).
     pub fn block_of(&self, i: u64) -> u64 {
-        (self.offsets.partition_point(|&o| o <= i) as u64).saturating_sub(1)
+        self.layout.block_of(i)
     }
 
     /// The safe cells of the white set of colex rank `r`.
@@ -136,7 +179,7 @@ impl<W: Word> TightIndex<W> {
         let safe = self.safe[r as usize];
         black
             .is_subset(safe)
-            .then(|| self.offsets[r as usize] + rank_within(black, safe))
+            .then(|| self.layout.offsets[r as usize] + rank_within(black, safe))
     }
 
     /// Asks the processor to start loading the tables of block `r`, which
@@ -145,7 +188,7 @@ impl<W: Word> TightIndex<W> {
     /// next ones' tables while they rank the ones already fetched.
     #[inline]
     pub(crate) fn prefetch_block(&self, r: u64) {
-        prefetch(&self.offsets[r as usize]);
+        prefetch(&self.layout.offsets[r as usize]);
         prefetch(&self.safe[r as usize]);
     }
 
@@ -153,7 +196,7 @@ impl<W: Word> TightIndex<W> {
     /// [`len`](Self::len).
     pub fn unrank(&self, i: u64) -> Part<W> {
         // The last white set whose block starts at or before i.
-        let r = self.offsets.partition_point(|&o| o <= i) as u64 - 1;
+        let r = self.layout.offsets.partition_point(|&o| o <= i) as u64 - 1;
         self.unrank_in_block(r, i)
     }
 
@@ -165,7 +208,7 @@ impl<W: Word> TightIndex<W> {
         let safe = self.safe[r as usize];
         Part {
             white: colex_unrank(r, self.white),
-            black: expand(colex_unrank(i - self.offsets[r as usize], self.black), safe),
+            black: expand(colex_unrank(i - self.layout.offsets[r as usize], self.black), safe),
         }
     }
 
@@ -182,7 +225,7 @@ impl<W: Word> TightIndex<W> {
 
     /// Bytes the tables take in memory.
     pub fn table_bytes(&self) -> u64 {
-        (self.offsets.len() * 8 + self.safe.len() * size_of::<Bitboard<W>>()) as u64
+        (self.layout.offsets.len() * 8 + self.safe.len() * size_of::<Bitboard<W>>()) as u64
     }
 }
 
@@ -393,6 +436,20 @@ pub fn for_each_run<W: Word>(within: Bitboard<W>, k: u32, mut f: impl FnMut(Bitb
             None => m,
         };
         f(upper, &lows[..len]);
+    }
+}
+
+/// Calls `f` with `run` (a run of [`for_each_run`]) in pieces of at most 64
+/// positions, so that a piece's matches fit a 64-bit mask: the run itself
+/// when a word holds at most 64 cells, as it is decided at compile time.
+#[inline(always)]
+pub fn for_each_piece<W: Word>(run: &[Bitboard<W>], mut f: impl FnMut(&[Bitboard<W>])) {
+    if W::BITS <= 64 {
+        f(run);
+    } else {
+        for piece in run.chunks(64) {
+            f(piece);
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use crate::bitboard::Word;
 use crate::board::{Board, Class, Geometry};
 use crate::error::{Error, Result};
 use crate::index::{DenseIndex, combine};
@@ -13,6 +14,22 @@ use crate::position::{Position, PositionError, Refusals};
 use crate::rules::Part;
 use crate::square::Square;
 use crate::tight::TightIndex;
+
+/// Runs `$body` with `$w` the [`Width`] of `$variant`'s classes: compiled
+/// once for `u64` and once for `u128`, the one run chosen by
+/// [`Variant::is_wide`], once a call.
+macro_rules! by_width {
+    ($variant:expr, $w:ident => $body:expr) => {
+        if $variant.is_wide() {
+            type $w = u128;
+            $body
+        } else {
+            type $w = u64;
+            $body
+        }
+    };
+}
+pub(crate) use by_width;
 
 /// The named variants, one JSON file each in `variants/`, built into the
 /// binary so that it runs from anywhere.
@@ -26,6 +43,7 @@ const VARIANT_FILES: &[(&str, &str)] = &[
     ("11x8.json", include_str!("../variants/11x8.json")),
     ("11x10.json", include_str!("../variants/11x10.json")),
     ("12x10.json", include_str!("../variants/12x10.json")),
+    ("17x8.json", include_str!("../variants/17x8.json")),
 ];
 
 /// A file of `variants/`, or one of the user's own.
@@ -41,10 +59,6 @@ struct VariantFile {
     #[serde(default)]
     known: Option<Known>,
 }
-
-/// The most squares a class of a variant may have: the searches, tables
-/// and queries keep a class's cells in 64-bit words.
-pub const SOLVED_CLASS_SQUARES: usize = 64;
 
 /// The most bytes a variant file may have: the largest start names a few
 /// hundred squares.
@@ -73,22 +87,72 @@ pub struct Known {
     pub max_remoteness: u16,
 }
 
-/// One colour class that a variant uses: its geometry, start, goal and hash.
+/// One colour class that a variant uses: its geometry, start, goal and
+/// hash, with its cells in words `W` (`u64` up to 64 squares, `u128` up
+/// to 128: see [`Width`]).
 #[derive(Clone, Debug)]
-pub struct ClassSpec {
+pub struct ClassSpec<W: Word = u64> {
     /// Which class.
     pub class: Class,
     /// The class's cells and rays.
-    pub geometry: Geometry,
+    pub geometry: Geometry<W>,
     /// The start's bishops in this class.
-    pub start: Part,
+    pub start: Part<W>,
     /// The goal's bishops in this class: the start with colours swapped.
-    pub goal: Part,
+    pub goal: Part<W>,
     /// The public hash of this class's placements.
-    pub index: DenseIndex,
+    pub index: DenseIndex<W>,
 }
 
-impl ClassSpec {
+/// The word a variant's classes keep their cells in, chosen once per
+/// variant: `u64` when every class has at most 64 squares, else `u128`.
+/// Code that works on a variant's classes is generic over it, compiled
+/// for both, and picks one by [`Variant::is_wide`].
+pub trait Width: Word {
+    /// The classes of `variant`, when they are kept in this word.
+    fn specs(variant: &Variant) -> Option<&[ClassSpec<Self>]>;
+}
+
+impl Width for u64 {
+    fn specs(variant: &Variant) -> Option<&[ClassSpec<u64>]> {
+        match &variant.classes {
+            Specs::Narrow(specs) => Some(specs),
+            Specs::Wide(_) => None,
+        }
+    }
+}
+
+impl Width for u128 {
+    fn specs(variant: &Variant) -> Option<&[ClassSpec<u128>]> {
+        match &variant.classes {
+            Specs::Wide(specs) => Some(specs),
+            Specs::Narrow(_) => None,
+        }
+    }
+}
+
+/// A variant's classes, in the word its widest class needs.
+#[derive(Clone, Debug)]
+enum Specs {
+    Narrow(Vec<ClassSpec<u64>>),
+    Wide(Vec<ClassSpec<u128>>),
+}
+
+impl<W: Word> ClassSpec<W> {
+    /// The class's spec from the part of `start` on it.
+    fn new(start: &Position, class: Class) -> ClassSpec<W> {
+        let geometry = Geometry::in_words(start.board(), class);
+        let part = start.part(&geometry);
+        let (cells, white, black) = (geometry.len() as u32, part.white.count(), part.black.count());
+        ClassSpec {
+            class,
+            geometry,
+            start: part,
+            goal: part.swapped(),
+            index: DenseIndex::in_words(cells, white, black),
+        }
+    }
+
     /// How many (white, black) bishops the class holds.
     pub fn counts(&self) -> (u32, u32) {
         (self.start.white.count(), self.start.black.count())
@@ -102,7 +166,7 @@ impl ClassSpec {
     /// let spec = &variant.classes()[0];
     /// assert_eq!(spec.tight_index().len(), bishops::TightIndex::new(&spec.geometry, 2, 2).len());
     /// ```
-    pub fn tight_index(&self) -> TightIndex {
+    pub fn tight_index(&self) -> TightIndex<W> {
         let (white, black) = self.counts();
         TightIndex::new(&self.geometry, white, black)
     }
@@ -128,7 +192,7 @@ pub struct Variant {
     name: String,
     description: String,
     start: Position,
-    classes: Vec<ClassSpec>,
+    classes: Specs,
     known: Option<Known>,
     /// Whether it comes from a file of `variants/`.
     named: bool,
@@ -141,52 +205,39 @@ impl Variant {
                 "variant {name}: the start or goal is illegal ({attacker} attacks {victim})"
             )));
         }
-        let used = Class::ALL.into_iter().filter(|&class| start.counts(class) != (0, 0));
-        if let Some(class) = used
-            .clone()
-            .find(|&c| start.board().class_squares(c) > SOLVED_CLASS_SQUARES)
-        {
-            return Err(Error::Variant(format!(
-                "variant {name}: {} squares in the {} class; boards of more than {SOLVED_CLASS_SQUARES} squares a class are not solved yet",
-                start.board().class_squares(class),
-                class.name()
-            )));
-        }
-        let classes: Vec<ClassSpec> = used
-            .map(|class| {
-                let geometry = Geometry::new(start.board(), class);
-                let part = start.part(&geometry);
-                let (cells, white, black) = (geometry.len() as u32, part.white.count(), part.black.count());
-                // A start of the user's may put down more bishops than a
-                // 64-bit hash can number the placements of.
-                if DenseIndex::size(cells, white, black).is_none() {
-                    return Err(Error::Variant(format!(
-                        "variant {name}: {white} + {black} bishops on the {cells} squares of the {} class have more placements than a 64-bit hash numbers",
-                        class.name()
-                    )));
-                }
-                Ok(ClassSpec {
-                    class,
-                    geometry,
-                    start: part,
-                    goal: part.swapped(),
-                    index: DenseIndex::new(cells, white, black),
-                })
-            })
-            .collect::<Result<_>>()?;
-        if classes.is_empty() {
+        let used: Vec<Class> = Class::ALL
+            .into_iter()
+            .filter(|&class| start.counts(class) != (0, 0))
+            .collect();
+        if used.is_empty() {
             return Err(Error::Variant(format!("variant {name}: the start has no bishops")));
         }
-        // Bishops never change colour or class, so the goal (colours swapped)
-        // is a position of the same puzzle only with as many of each.
-        if let Some(spec) = classes.iter().find(|s| s.counts().0 != s.counts().1) {
-            return Err(Error::Variant(format!(
-                "variant {name}: the start has {} white and {} black bishops on the {} squares; a swap needs as many of each",
-                spec.counts().0,
-                spec.counts().1,
-                spec.class.name()
-            )));
+        for &class in &used {
+            let (cells, (white, black)) = (start.board().class_squares(class), start.counts(class));
+            // A start of the user's may put down more bishops than a
+            // 64-bit hash can number the placements of.
+            if DenseIndex::size(cells as u32, white as u32, black as u32).is_none() {
+                return Err(Error::Variant(format!(
+                    "variant {name}: {white} + {black} bishops on the {cells} squares of the {} class have more placements than a 64-bit hash numbers",
+                    class.name()
+                )));
+            }
+            // Bishops never change colour or class, so the goal (colours
+            // swapped) is a position of the same puzzle only with as many
+            // of each.
+            if white != black {
+                return Err(Error::Variant(format!(
+                    "variant {name}: the start has {white} white and {black} black bishops on the {} squares; a swap needs as many of each",
+                    class.name()
+                )));
+            }
         }
+        let wide = used.iter().any(|&c| start.board().class_squares(c) > 64);
+        let classes = if wide {
+            Specs::Wide(used.iter().map(|&c| ClassSpec::new(&start, c)).collect())
+        } else {
+            Specs::Narrow(used.iter().map(|&c| ClassSpec::new(&start, c)).collect())
+        };
         Ok(Variant {
             name,
             description,
@@ -239,9 +290,9 @@ impl Variant {
         let mut variant =
             Variant::from_start(spec.name, spec.description, start).map_err(|e| bad(format!("`start`: {e}")))?;
         if let Some(known) = &spec.known
-            && known.legal.len() != variant.classes.len()
+            && known.legal.len() != variant.class_count()
         {
-            return Err(bad(format!("`known.legal` needs {} entries", variant.classes.len())));
+            return Err(bad(format!("`known.legal` needs {} entries", variant.class_count())));
         }
         variant.known = spec.known;
         variant.named = true;
@@ -595,18 +646,85 @@ impl Variant {
         self.start.swapped()
     }
 
-    /// The classes that take part, `Even` first.
+    /// The classes that take part, `Even` first, of a variant of at most
+    /// 64 squares a class: code for any variant asks for
+    /// [`specs`](Self::specs) in the word [`is_wide`](Self::is_wide) says.
+    ///
+    /// # Panics
+    ///
+    /// When a class has more than 64 squares ([`is_wide`](Self::is_wide)).
+    #[track_caller]
     pub fn classes(&self) -> &[ClassSpec] {
-        &self.classes
+        self.specs::<u64>()
+    }
+
+    /// The classes that take part, `Even` first, their cells in words `W`.
+    ///
+    /// # Panics
+    ///
+    /// When `W` is not the variant's width ([`is_wide`](Self::is_wide)
+    /// says which).
+    #[track_caller]
+    pub fn specs<W: Width>(&self) -> &[ClassSpec<W>] {
+        W::specs(self).unwrap_or_else(|| {
+            panic!(
+                "variant {} keeps its classes in {}-bit words, not {}",
+                self.name,
+                if self.is_wide() { 128 } else { 64 },
+                W::BITS
+            )
+        })
+    }
+
+    /// Whether a class has more than 64 squares, so that its cells are kept
+    /// in 128-bit words.
+    pub fn is_wide(&self) -> bool {
+        matches!(self.classes, Specs::Wide(_))
+    }
+
+    /// Refuses a variant of more than 64 squares a class for `what`, a part
+    /// of the program that reads only narrower ones so far.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`] naming the class and what does take the variant.
+    pub fn refuse_wide(&self, what: &str) -> Result<()> {
+        if !self.is_wide() {
+            return Ok(());
+        }
+        let board = self.board();
+        let (class, squares) = (self.class_list().into_iter())
+            .map(|c| (c, board.class_squares(c)))
+            .find(|&(_, n)| n > 64)
+            .expect("a wide variant has a class of more than 64 squares");
+        Err(Error::Usage(format!(
+            "variant {} has {squares} squares in the {} class: {what} reads boards of at most 64 squares a class so far (solve, check, stats and variants take it)",
+            self.name,
+            class.name()
+        )))
+    }
+
+    /// How many classes take part.
+    pub fn class_count(&self) -> usize {
+        match &self.classes {
+            Specs::Narrow(s) => s.len(),
+            Specs::Wide(s) => s.len(),
+        }
+    }
+
+    /// The classes that take part, `Even` first.
+    pub fn class_list(&self) -> Vec<Class> {
+        by_width!(self, W => self.specs::<W>().iter().map(|s| s.class).collect())
     }
 
     /// The hash of each class part of `position`, in class order. The
     /// position must be one of this variant's.
     pub fn class_hashes(&self, position: &Position) -> Vec<u64> {
-        self.classes
+        by_width!(self, W => self
+            .specs::<W>()
             .iter()
             .map(|spec| spec.index.rank(position.part(&spec.geometry)))
-            .collect()
+            .collect())
     }
 
     /// The public hash of `position`: the class hashes in mixed radix.
@@ -616,13 +734,13 @@ impl Variant {
 
     /// R(n, w, b) of each class.
     pub fn hash_sizes(&self) -> Vec<u64> {
-        self.classes.iter().map(|spec| spec.index.len()).collect()
+        by_width!(self, W => self.specs::<W>().iter().map(|spec| spec.index.len()).collect())
     }
 
     /// The position whose class parts are `parts`, in class order.
-    pub fn position(&self, parts: &[Part]) -> Position {
-        let pairs: Vec<(&Geometry, Part)> = self
-            .classes
+    pub fn position<W: Width>(&self, parts: &[Part<W>]) -> Position {
+        let pairs: Vec<(&Geometry<W>, Part<W>)> = self
+            .specs::<W>()
             .iter()
             .map(|s| &s.geometry)
             .zip(parts.iter().copied())

@@ -474,10 +474,10 @@ fn line_from_the_start_of_5x4_full_reaches_the_goal_in_36() {
 // ---------------------------------------------------------------------------
 
 /// The named variants small enough to solve in a test; `9x6`, `9x8`,
-/// `11x8`, `11x10` and `12x10` are listed after them and solved only by
+/// `11x8`, `11x10`, `12x10` and `17x8` are listed after them and solved only by
 /// `bishops bench` or by hand.
 const ALL: [&str; 4] = ["5x4", "7x4", "7x6", "5x4-full"];
-const LARGE: [&str; 5] = ["9x6", "9x8", "11x8", "11x10", "12x10"];
+const LARGE: [&str; 6] = ["9x6", "9x8", "11x8", "11x10", "12x10", "17x8"];
 const FILES: [&str; 4] = ["5x4-full.sqlite", "5x4.sqlite", "7x4.sqlite", "7x6.sqlite"];
 
 fn solved_flags(db: &Db) -> Vec<(String, bool)> {

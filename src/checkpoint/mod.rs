@@ -168,9 +168,9 @@ pub fn is_checkpoint(file: &Path) -> bool {
 /// [`Error::DbPath`] naming the path and what it is.
 pub fn check_files(dir: &Path, variant: &Variant) -> Result<()> {
     variant
-        .classes()
-        .iter()
-        .try_for_each(|spec| check_file(&path(dir, variant.name(), spec.class)))
+        .class_list()
+        .into_iter()
+        .try_for_each(|class| check_file(&path(dir, variant.name(), class)))
 }
 
 /// Refuses a checkpoint path that holds anything but a regular file.
@@ -190,9 +190,9 @@ fn check_file(file: &Path) -> Result<()> {
 /// [`WriteLock`](crate::storage::WriteLock).
 pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
     let wholes = variant
-        .classes()
-        .iter()
-        .map(|spec| path(dir, variant.name(), spec.class));
+        .class_list()
+        .into_iter()
+        .map(|class| path(dir, variant.name(), class));
     let shares = rank_files::rank_files(dir, variant).into_iter().map(|(file, _)| file);
     let removed = wholes
         .chain(shares)
@@ -209,13 +209,13 @@ fn remove_temporary(dir: &Path, variant: &Variant) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        let ours = |s: &crate::variant::ClassSpec| {
-            let class = format!(".{}.{}.", variant.name(), s.class.name());
+        let ours = |c: Class| {
+            let class = format!(".{}.{}.", variant.name(), c.name());
             name.strip_prefix(&class).is_some_and(|rest| {
                 rest.starts_with("checkpoint.tmp-") || (rest.starts_with("rank-") && rest.contains(".checkpoint.tmp-"))
             })
         };
-        if variant.classes().iter().any(ours) && is_abandoned(name) {
+        if variant.class_list().into_iter().any(ours) && is_abandoned(name) {
             let _ = fs::remove_file(entry.path());
         }
     }
@@ -396,7 +396,7 @@ fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<()
     }
     // A share counts at most the class's positions of each layer; a
     // whole class, exactly them.
-    let whole = len == wanted.index.len();
+    let whole = len == wanted.layout.len();
     if own.len() != found.len() || own.iter().zip(found).any(|(o, f)| o > f || (whole && o != f)) {
         return Err(Refusal::inconsistent("counts other layers of its own than the class's"));
     }
@@ -429,7 +429,7 @@ fn check_summary(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::resu
     if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
         return Err(Refusal::inconsistent("has a summary byte with unknown bits"));
     }
-    let (index, start, unseen) = (wanted.index, wanted.range.start, table.coding().unseen());
+    let (index, start, unseen) = (wanted.layout, wanted.range.start, table.coding().unseen());
     let (unflagged, in_current) = (0..summary.len())
         .into_par_iter()
         .with_min_len(1 << 10)
@@ -476,7 +476,7 @@ fn check_hardest(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::resu
     for &i in &hardest.own {
         if !range.contains(&i)
             || table.code(i - range.start) != newest
-            || summary[(wanted.index.block_of(i) - wanted.blocks.start) as usize] & CURRENT == 0
+            || summary[(wanted.layout.block_of(i) - wanted.blocks.start) as usize] & CURRENT == 0
         {
             return Err(Refusal::Inconsistent(format!(
                 "keeps position {i} as one of the hardest, not of the newest layer"
@@ -791,7 +791,7 @@ mod tests {
     pub(super) fn whole(index: &TightIndex, coding: Coding) -> Wanted<'_> {
         Wanted {
             class: Class::from_index(0).unwrap(),
-            index,
+            layout: index.layout(),
             coding,
             blocks: 0..index.white_sets(),
             range: 0..index.len(),

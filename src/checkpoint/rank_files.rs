@@ -46,8 +46,8 @@ pub fn rank_files(dir: &Path, variant: &Variant) -> Vec<(PathBuf, usize)> {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        let ranks = variant.classes().iter().find_map(|spec| {
-            let rest = name.strip_prefix(&format!(".{}.{}.rank-", variant.name(), spec.class.name()))?;
+        let ranks = variant.class_list().into_iter().find_map(|class| {
+            let rest = name.strip_prefix(&format!(".{}.{}.rank-", variant.name(), class.name()))?;
             let (rank, ranks) = rest.strip_suffix(".checkpoint")?.split_once("-of-")?;
             rank.parse::<usize>().ok()?;
             ranks.parse::<usize>().ok()

@@ -67,8 +67,8 @@ impl<'a> Checkpointer<'a> {
                 variant.name()
             )));
         }
-        for spec in variant.classes() {
-            check_file(&rank_path(dir, variant.name(), spec.class, rank, ranks))?;
+        for class in variant.class_list() {
+            check_file(&rank_path(dir, variant.name(), class, rank, ranks))?;
         }
         let mut checkpointer = Checkpointer::new(dir, variant, options, note);
         checkpointer.share = Some((rank, ranks));

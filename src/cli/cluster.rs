@@ -24,10 +24,12 @@ use mpi::traits::*;
 use super::args::SolveArgs;
 use super::solve::{LOG_LAYERS_FROM, SolveReport, chosen, lock, observer, options, print_json, trusted};
 use crate::error::{Error, Result};
+use crate::pipeline::SolveOptions;
 use crate::pipeline::SolvePlan;
 use crate::solver::mpi::{MpiTransport, abort_on_panic};
 use crate::solver::search::Transport;
 use crate::storage::Database;
+use crate::variant::{Variant, Width, by_width};
 
 /// Whether this process was started by an MPI launcher (`mpirun`,
 /// `mpiexec`, `srun`): Open MPI, MPICH and PMIx all say so in the
@@ -69,9 +71,32 @@ fn solve_ranks(db: &Path, args: &SolveArgs, transport: &mut MpiTransport, out: &
     let lead = transport.worker() == 0;
     let mut reports = Vec::new();
     for variant in &variants {
+        if let Some(report) = by_width!(variant, W => solve_share::<W>(db, variant, args, options, transport)?) {
+            if !args.json {
+                report.print(out)?;
+            }
+            reports.push(report);
+        }
+    }
+    if lead && args.json {
+        print_json(out, &reports)?;
+    }
+    Ok(())
+}
+
+/// This rank's part of the solve of `variant`: rank 0 gets what it has.
+fn solve_share<W: Width>(
+    db: &Path,
+    variant: &Variant,
+    args: &SolveArgs,
+    options: SolveOptions,
+    transport: &mut MpiTransport,
+) -> Result<Option<SolveReport>> {
+    let lead = transport.worker() == 0;
+    {
         let _lock = if lead { Some(lock(db, variant)?) } else { None };
         let existing = if lead && !args.force {
-            trusted(db, variant)?
+            trusted::<W>(db, variant)?
         } else {
             None
         };
@@ -98,20 +123,13 @@ fn solve_ranks(db: &Path, args: &SolveArgs, transport: &mut MpiTransport, out: &
         } else {
             None
         };
-        if lead {
-            let database = match existing {
-                Some(database) => database,
-                None => Database::open(db, variant)?,
-            };
-            let report = SolveReport::of(variant, &database, solved.as_ref());
-            if !args.json {
-                report.print(out)?;
-            }
-            reports.push(report);
+        if !lead {
+            return Ok(None);
         }
+        let database = match existing {
+            Some(database) => database,
+            None => Database::<W>::open_in(db, variant)?,
+        };
+        Ok(Some(SolveReport::of(variant, &database, solved.as_ref())))
     }
-    if lead && args.json {
-        print_json(out, &reports)?;
-    }
-    Ok(())
 }

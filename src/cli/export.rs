@@ -60,6 +60,7 @@ pub fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
         .as_deref()
         .map(|path| destination(path, db, args.force))
         .transpose()?;
+    variant.refuse_wide("export")?;
     let database = Database::open(db, &variant)?;
     // Checked before the first row goes out: a stream cannot be taken back.
     database.verify()?;

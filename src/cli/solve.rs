@@ -22,7 +22,7 @@ use crate::solver::Event;
 use crate::storage::{Database, WriteLock};
 use crate::system::human_bytes;
 use crate::system::peak_memory;
-use crate::variant::Variant;
+use crate::variant::{Variant, Width, by_width};
 
 /// The variants `bench` times unless told otherwise.
 pub const BENCH_VARIANTS: [&str; 4] = ["7x6", "9x6", "9x8", "11x8"];
@@ -123,12 +123,12 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
 ///
 /// [`Error::DbPath`] when the database path holds what a write would
 /// destroy.
-pub(super) fn trusted(db: &Path, variant: &Variant) -> Result<Option<Database>> {
+pub(super) fn trusted<W: Width>(db: &Path, variant: &Variant) -> Result<Option<Database<W>>> {
     // Besides its checksums, the rules at the goal, the start, the
     // hardest positions and a sample: what a forger edited with every
     // checksum recomputed is found there or by `check`.
     let seed = crate::index::clock_seed();
-    let opened = Database::open(db, variant)
+    let opened = Database::<W>::open_in(db, variant)
         .and_then(|d| d.verify().map(|()| d))
         .and_then(|d| d.audit(variant, crate::storage::AUDIT_SAMPLES, seed).map(|_| d));
     match opened {
@@ -213,7 +213,7 @@ pub(super) struct SolveReport {
 impl SolveReport {
     /// What `solve` did for `variant`, whose checked database is `database`:
     /// `solved` when it searched and wrote it now.
-    pub(super) fn of(variant: &Variant, database: &Database, solved: Option<&Solved>) -> SolveReport {
+    pub(super) fn of<W: Width>(variant: &Variant, database: &Database<W>, solved: Option<&Solved>) -> SolveReport {
         SolveReport {
             variant: variant.name().to_owned(),
             path: database.path().to_path_buf(),
@@ -261,18 +261,7 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
     let options = options(&args)?;
     let mut reports = Vec::new();
     for variant in &variants {
-        // Held until the database is written: a second solve of the variant
-        // into this directory waits here, then finds it solved.
-        let _lock = lock(db, variant)?;
-        let existing = if args.force { None } else { trusted(db, variant)? };
-        let (database, solved) = match existing {
-            Some(database) => (database, None),
-            None => {
-                let solved = solve_with_progress(db, variant, options)?;
-                (Database::open(db, variant)?, Some(solved))
-            }
-        };
-        let report = SolveReport::of(variant, &database, solved.as_ref());
+        let report = by_width!(variant, W => solve_one::<W>(db, variant, args.force, options)?);
         if !args.json {
             report.print(out)?;
         }
@@ -282,6 +271,23 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
         print_json(out, &reports)?;
     }
     Ok(())
+}
+
+/// Solves `variant` when its database is missing, not trusted, or
+/// `force`d, and says what it has.
+fn solve_one<W: Width>(db: &Path, variant: &Variant, force: bool, options: SolveOptions) -> Result<SolveReport> {
+    // Held until the database is written: a second solve of the variant
+    // into this directory waits here, then finds it solved.
+    let _lock = lock(db, variant)?;
+    let existing = if force { None } else { trusted::<W>(db, variant)? };
+    let (database, solved) = match existing {
+        Some(database) => (database, None),
+        None => {
+            let solved = solve_with_progress(db, variant, options)?;
+            (Database::<W>::open_in(db, variant)?, Some(solved))
+        }
+    };
+    Ok(SolveReport::of(variant, &database, solved.as_ref()))
 }
 
 /// The variants `solve` was asked for: named, or `--all`.

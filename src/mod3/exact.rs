@@ -38,6 +38,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::bitboard::Word;
 use crate::board::Geometry;
 use crate::index::{colex_rank, colex_unrank, rank_within};
 use crate::position::Position;
@@ -51,11 +52,11 @@ use super::Mod3Table;
 /// The answer of [`descend`]: the exact remoteness of a position and the
 /// position after one optimal move.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Descent {
+pub struct Descent<W: Word = u64> {
     /// The fewest moves to the goal.
     pub remoteness: Remoteness,
     /// The position one optimal move on; `None` at the goal.
-    pub best: Option<Part>,
+    pub best: Option<Part<W>>,
 }
 
 /// Why residues could not be descended: the table is not the remoteness
@@ -168,7 +169,7 @@ impl From<DescentError> for ResolveError {
 }
 
 /// The position string of `part`, the bishops of one class.
-pub(crate) fn position_string(geo: &Geometry, part: Part) -> String {
+pub(crate) fn position_string<W: Word>(geo: &Geometry<W>, part: Part<W>) -> String {
     Position::from_parts(geo.board(), &[(geo, part)]).to_string()
 }
 
@@ -204,13 +205,13 @@ pub(crate) fn position_string(geo: &Geometry, part: Part) -> String {
 /// // Too few steps allowed: refused, not looped on.
 /// assert!(exact::descend(&spec.geometry, spec.goal, spec.start, 17, residue).is_err());
 /// ```
-pub fn descend(
-    geo: &Geometry,
-    goal: Part,
-    part: Part,
+pub fn descend<W: Word>(
+    geo: &Geometry<W>,
+    goal: Part<W>,
+    part: Part<W>,
     max_steps: u16,
-    mut residue: impl FnMut(Part) -> Option<u8>,
-) -> Result<Option<Descent>, DescentError> {
+    mut residue: impl FnMut(Part<W>) -> Option<u8>,
+) -> Result<Option<Descent<W>>, DescentError> {
     let Some(mut here) = residue(part) else {
         if part == goal {
             return Err(DescentError::Goal {
@@ -258,11 +259,11 @@ pub fn descend(
 
 /// One walk over a class's residues in tight-index order, for [`resolve`]
 /// and the checks.
-pub(crate) struct Walker<'a> {
+pub(crate) struct Walker<'a, W: Word = u64> {
     /// The class.
-    pub spec: &'a ClassSpec,
+    pub spec: &'a ClassSpec<W>,
     /// Its tight index.
-    pub index: &'a TightIndex,
+    pub index: &'a TightIndex<W>,
     /// Its residues, in `index` order.
     pub residues: &'a Mod3Table,
 }
@@ -276,11 +277,11 @@ pub(crate) enum Known {
     AtLeast(u16),
 }
 
-impl Walker<'_> {
+impl<W: Word> Walker<'_, W> {
     /// The first neighbour of `at` (black moves first) whose residue is
     /// `want`, with its tight index.
     #[inline]
-    fn closer(&self, at: Part, want: u8) -> Option<(Part, u64)> {
+    fn closer(&self, at: Part<W>, want: u8) -> Option<(Part<W>, u64)> {
         self.find_neighbour(at, |after, k| {
             (self.residues.get(k) == Some(want)).then_some((after, k))
         })
@@ -294,7 +295,7 @@ impl Walker<'_> {
     /// once and it is ranked within the block; a white move is ranked by
     /// the index, which refuses the illegal ones.
     #[inline]
-    fn find_neighbour<T>(&self, at: Part, mut f: impl FnMut(Part, u64) -> Option<T>) -> Option<T> {
+    fn find_neighbour<T>(&self, at: Part<W>, mut f: impl FnMut(Part<W>, u64) -> Option<T>) -> Option<T> {
         let r = colex_rank(at.white);
         let (start, safe) = (self.index.block(r).start, self.index.safe(r));
         at.find_pseudo_legal_move(&self.spec.geometry, safe, |colour, _, _, after| {
@@ -314,7 +315,7 @@ impl Walker<'_> {
     /// indices walked, `i` first; the `t`-th has the value less `t`.
     pub fn walk(
         &self,
-        part: Part,
+        part: Part<W>,
         i: u64,
         here: u8,
         budget: u16,
@@ -356,12 +357,12 @@ impl Walker<'_> {
     }
 }
 
-impl Walker<'_> {
+impl<W: Word> Walker<'_, W> {
     /// [`walk`](Self::walk) to a value no higher than `limit`, whatever
     /// stops it otherwise refused as a [`ResolveError`] naming `part`.
     fn value(
         &self,
-        part: Part,
+        part: Part<W>,
         i: u64,
         here: u8,
         limit: u16,
@@ -394,7 +395,11 @@ fn limit_of(max: Option<Remoteness>) -> u16 {
 
 /// The tight index of the goal of `spec`, when its residue is 0 as it must
 /// be; else the refusal.
-fn checked_goal(spec: &ClassSpec, index: &TightIndex, residues: &Mod3Table) -> Result<u64, ResolveError> {
+fn checked_goal<W: Word>(
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    residues: &Mod3Table,
+) -> Result<u64, ResolveError> {
     if residues.len() != index.len() {
         return Err(ResolveError::Length {
             table: residues.len(),
@@ -437,9 +442,9 @@ const UNRESOLVED: u8 = Cell::ILLEGAL.0;
 /// A [`ResolveError`] naming a position: a descent fails ([`DescentError`]),
 /// or a value is above `max` or [`Cell::MAX_REMOTENESS`]; or the table's
 /// length is not the class's.
-pub fn resolve(
-    spec: &ClassSpec,
-    index: &TightIndex,
+pub fn resolve<W: Word>(
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     residues: &Mod3Table,
     max: Option<Remoteness>,
 ) -> Result<Vec<u8>, ResolveError> {
@@ -565,13 +570,13 @@ impl Memo {
 /// let start = index.rank(spec.start).unwrap();
 /// assert_eq!(resolver.cell(spec.start, start, &mut Vec::new()).unwrap(), Cell(18));
 /// ```
-pub struct Resolver<'a> {
-    walker: Walker<'a>,
+pub struct Resolver<'a, W: Word = u64> {
+    walker: Walker<'a, W>,
     memo: Memo,
     limit: u16,
 }
 
-impl<'a> Resolver<'a> {
+impl<'a, W: Word> Resolver<'a, W> {
     /// A resolver of the class `spec`, whose tight index is `index` and
     /// residues `residues`, no value above `max` (the class's stored
     /// largest remoteness), with a memo of at most `memo_bytes`.
@@ -581,12 +586,12 @@ impl<'a> Resolver<'a> {
     /// [`ResolveError::Length`] when the table is not the class's, a
     /// [`DescentError::Goal`] when the goal's residue is not 0.
     pub fn new(
-        spec: &'a ClassSpec,
-        index: &'a TightIndex,
+        spec: &'a ClassSpec<W>,
+        index: &'a TightIndex<W>,
         residues: &'a Mod3Table,
         max: Option<Remoteness>,
         memo_bytes: u64,
-    ) -> Result<Resolver<'a>, ResolveError> {
+    ) -> Result<Resolver<'a, W>, ResolveError> {
         let goal = checked_goal(spec, index, residues)?;
         let memo = Memo::new(memo_bytes);
         memo.put(goal, 0);
@@ -604,7 +609,7 @@ impl<'a> Resolver<'a> {
     /// # Errors
     ///
     /// A [`ResolveError`] naming a position, as [`resolve`] gives.
-    pub fn cell(&self, part: Part, i: u64, path: &mut Vec<u64>) -> Result<Cell, ResolveError> {
+    pub fn cell(&self, part: Part<W>, i: u64, path: &mut Vec<u64>) -> Result<Cell, ResolveError> {
         let Some(here) = self.walker.residues.get(i) else {
             return Ok(Cell::UNREACHABLE);
         };

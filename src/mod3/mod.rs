@@ -11,9 +11,9 @@ pub mod exact;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::remoteness::Cell;
-use crate::tight::{TightIndex, for_each_run};
+use crate::tight::{TightIndex, for_each_piece, for_each_run};
 
 /// The code of a position no layer has reached: left so, it is unreachable.
 pub(crate) const UNSEEN: u8 = 3;
@@ -261,20 +261,33 @@ impl<'a> Codes<'a> {
     /// enumeration at a time ([`for_each_run`]), whose codes are tested
     /// together, a black set made only for those that match.
     #[inline(always)]
-    pub(crate) fn scan(&self, index: &TightIndex, r: u64, safe: Bitboard, want: u8, mut f: impl FnMut(u64, Bitboard)) {
+    pub(crate) fn scan<W: Word>(
+        &self,
+        index: &TightIndex<W>,
+        r: u64,
+        safe: Bitboard<W>,
+        want: u8,
+        mut f: impl FnMut(u64, Bitboard<W>),
+    ) {
         let mut start = index.block(r).start;
         for_each_run(
             safe,
             index.black(),
             #[inline(always)]
             |upper, lows| {
-                let mut hits = self.matching(start, lows.len(), want);
-                while hits != 0 {
-                    let k = hits.trailing_zeros() as usize;
-                    hits &= hits - 1;
-                    f(start + k as u64, upper | lows[k]);
-                }
-                start += lows.len() as u64;
+                for_each_piece(
+                    lows,
+                    #[inline(always)]
+                    |lows| {
+                        let mut hits = self.matching(start, lows.len(), want);
+                        while hits != 0 {
+                            let k = hits.trailing_zeros() as usize;
+                            hits &= hits - 1;
+                            f(start + k as u64, upper | lows[k]);
+                        }
+                        start += lows.len() as u64;
+                    },
+                );
             },
         );
     }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64};
 
 use crate::board::Class;
 use crate::error::Result;
-use crate::tight::TightIndex;
+use crate::tight::Layout;
 
 /// What a worker's saved share says of itself, for the workers to agree
 /// on a resume: whether its search was over, the class's layer counts, and
@@ -208,8 +208,8 @@ impl SnapshotRef<'_> {
 pub struct Wanted<'a> {
     /// The class searched.
     pub class: Class,
-    /// Its tight index.
-    pub index: &'a TightIndex,
+    /// How its tight index is cut into blocks.
+    pub layout: &'a Layout,
     /// How the table keeps a position.
     pub coding: Coding,
     /// The worker's white-set ranks.

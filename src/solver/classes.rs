@@ -22,12 +22,13 @@ use super::table::Table;
 use super::table::bytes::ByteTable;
 use super::table::codes::CodeTable;
 use super::{ClassSolution, ClassStats, ClassTable, Plan, ShareCheckpoints, Solution};
+use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::mod3::Mod3Table;
 use crate::remoteness::Remoteness;
 use crate::symmetry::Mirror;
 use crate::tight::TightIndex;
-use crate::variant::Variant;
+use crate::variant::{Variant, Width};
 
 /// The most bytes of its share a worker sends worker 0 in one exchange:
 /// well under MPI's 2^31 elements a message.
@@ -38,9 +39,9 @@ pub type Sink<'a> = &'a mut dyn FnMut(&[u8]) -> Result<()>;
 
 /// One worker's share of every class of a variant after the search, of a
 /// table whose shares are `D`: [`ByteShares`] or [`TwoBitShares`].
-pub struct Shares<D> {
+pub struct Shares<D, W: Word = u64> {
     /// Each class's tight index, which cuts a share into blocks.
-    indices: Vec<TightIndex>,
+    indices: Vec<TightIndex<W>>,
     mirrors: Vec<Option<(usize, Mirror)>>,
     /// For each searched class, this worker's share, of the partition its
     /// search ended with.
@@ -50,12 +51,12 @@ pub struct Shares<D> {
 }
 
 /// A variant searched by bytes a position, split between workers.
-pub type ByteShares = Shares<Vec<u8>>;
+pub type ByteShares<W = u64> = Shares<Vec<u8>, W>;
 
 /// A variant searched by two bits a position, split between workers.
-pub type TwoBitShares = Shares<Mod3Table>;
+pub type TwoBitShares<W = u64> = Shares<Mod3Table, W>;
 
-impl<'a> Plan<'a> {
+impl<'a, W: Width> Plan<'a, W> {
     /// Searches every class not the mirror image of another with the byte
     /// search split between the workers `transport` reaches, every one of
     /// which runs this with the same plan, saving and resuming its share
@@ -71,7 +72,7 @@ impl<'a> Plan<'a> {
         transport: &mut X,
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
-    ) -> Result<ByteShares> {
+    ) -> Result<ByteShares<W>> {
         self.shares::<ByteTable, X>(transport, checkpoints, true, observe)
     }
 
@@ -82,7 +83,7 @@ impl<'a> Plan<'a> {
         transport: &mut X,
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
-    ) -> Result<TwoBitShares> {
+    ) -> Result<TwoBitShares<W>> {
         self.shares::<CodeTable, X>(transport, checkpoints, true, observe)
     }
 
@@ -91,7 +92,7 @@ impl<'a> Plan<'a> {
     /// image there of that class's start (`u64::MAX` for an illegal one).
     /// What a checkpoint of the class holds the remoteness of.
     pub fn watched(&self, k: usize) -> Vec<u64> {
-        let (specs, index) = (self.variant.classes(), &self.indices[k]);
+        let (specs, index) = (self.variant.specs::<W>(), &self.indices[k]);
         let starts = self.variant.class_hashes(self.variant.start());
         let mut watch = vec![index.rank(specs[k].index.unrank(starts[k])).unwrap_or(u64::MAX)];
         let partner = self.mirrors.iter().position(|m| matches!(m, Some((j, _)) if *j == k));
@@ -114,11 +115,11 @@ impl<'a> Plan<'a> {
         checkpoints: &mut dyn ShareCheckpoints,
         exchanges: bool,
         observe: &mut dyn FnMut(Event),
-    ) -> Result<Shares<T::Done>> {
+    ) -> Result<Shares<T::Done, W>> {
         let lead = transport.worker() == 0;
         let mut quiet = |_| {};
         let observe: &mut dyn FnMut(Event) = if lead { observe } else { &mut quiet };
-        let specs = self.variant.classes();
+        let specs = self.variant.specs::<W>();
         let mut shares = Vec::with_capacity(specs.len());
         let mut stats = vec![ClassStats::default(); specs.len()];
         let mut starts = vec![None; specs.len()];
@@ -153,7 +154,7 @@ impl<'a> Plan<'a> {
             };
             let partition = Partition::by_work(spec, index, transport.workers())?;
             let class = ClassSearch::new(self.variant.name(), spec, index, &partition);
-            let share = search_on::<T, X>(&class, transport, asked, checkpoints, exchanges, observe)?;
+            let share = search_on::<T, X, W>(&class, transport, asked, checkpoints, exchanges, observe)?;
             let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));
             let reachable = share.layers.iter().sum();
             let of = |hardest: Vec<u64>, legal: u64| ClassStats {
@@ -181,7 +182,7 @@ impl<'a> Plan<'a> {
     }
 }
 
-impl<D> Shares<D> {
+impl<D, W: Word> Shares<D, W> {
     /// The statistics of every class and the start's remoteness in each,
     /// at worker 0 (the others get `None`): known to every worker already.
     pub fn summary<X: Transport + ?Sized>(&self, transport: &X) -> Option<Summary> {
@@ -213,9 +214,12 @@ impl<D> Shares<D> {
 
     /// The solution of `variant`, whose every class this worker searched
     /// alone: the share of each searched class is its whole table.
-    pub(super) fn into_solution(self, variant: &Variant) -> Solution<D> {
+    pub(super) fn into_solution(self, variant: &Variant) -> Solution<D, W>
+    where
+        W: Width,
+    {
         let classes = variant
-            .classes()
+            .specs::<W>()
             .iter()
             .zip(self.indices)
             .zip(self.mirrors)
@@ -252,15 +256,15 @@ pub trait Cells: Sized {
     const RESIDUES: bool;
 
     /// [`Shares::send`] for shares of this kind, errors included.
-    fn send<X: Transport + ?Sized>(
-        shares: &Shares<Self>,
+    fn send<X: Transport + ?Sized, W: Word>(
+        shares: &Shares<Self, W>,
         transport: &mut X,
         k: usize,
         sink: Option<Sink<'_>>,
     ) -> Result<()>;
 }
 
-impl<D: Cells> Shares<D> {
+impl<D: Cells, W: Word> Shares<D, W> {
     /// Sends the cells of searched class `k` to worker 0, one worker's
     /// share after another in pieces of at most [`PIECE`] bytes; worker 0
     /// hands them, in tight-index order, to `sink` (which the others pass
@@ -279,8 +283,8 @@ impl<D: Cells> Shares<D> {
 impl Cells for Vec<u8> {
     const RESIDUES: bool = false;
 
-    fn send<X: Transport + ?Sized>(
-        shares: &ByteShares,
+    fn send<X: Transport + ?Sized, W: Word>(
+        shares: &ByteShares<W>,
         transport: &mut X,
         k: usize,
         sink: Option<Sink<'_>>,
@@ -302,8 +306,8 @@ impl Cells for Vec<u8> {
 impl Cells for Mod3Table {
     const RESIDUES: bool = true;
 
-    fn send<X: Transport + ?Sized>(
-        shares: &TwoBitShares,
+    fn send<X: Transport + ?Sized, W: Word>(
+        shares: &TwoBitShares<W>,
         transport: &mut X,
         k: usize,
         sink: Option<Sink<'_>>,
@@ -395,7 +399,7 @@ fn byte_pieces(cells: Range<u64>) -> Vec<(Range<u64>, u64)> {
 /// of packed codes (or one block, should a block take more): each piece's
 /// blocks, with the bytes they take. Blocks without positions take none,
 /// and pieces of no bytes are left out.
-fn packed_pieces(index: &TightIndex, blocks: Range<u64>, most: u64) -> Vec<(Range<u64>, u64)> {
+fn packed_pieces<W: Word>(index: &TightIndex<W>, blocks: Range<u64>, most: u64) -> Vec<(Range<u64>, u64)> {
     let mut pieces = Vec::new();
     let (mut from, mut bytes) = (blocks.start, 0);
     for r in blocks.clone() {

@@ -5,6 +5,7 @@
 //! memory than [`search`](super::search) on large boards but is easy to
 //! check, and the tests hold the two to the same answers.
 
+use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::index::{binomial, colex_unrank, compress};
 use crate::remoteness::Cell;
@@ -25,7 +26,12 @@ const MAX_DENSE_ENTRIES: u64 = 1 << 32;
 ///
 /// [`Error::TooLarge`] when the dense index is over 2^32 entries or
 /// a remoteness would not fit a [`Cell`].
-pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
+pub fn search<W: Word>(
+    name: &str,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    observe: &mut dyn FnMut(Event),
+) -> Result<Vec<u8>> {
     let len = spec.index.len();
     if len > MAX_DENSE_ENTRIES {
         return Err(Error::TooLarge(format!(
@@ -82,7 +88,7 @@ pub fn search(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dy
 ///
 /// Hashes are grouped by white set, so each white set's safe cells are
 /// computed once and each black set is checked with one subset test.
-fn legal_cells(spec: &ClassSpec) -> Vec<u8> {
+fn legal_cells<W: Word>(spec: &ClassSpec<W>) -> Vec<u8> {
     let (white, black) = spec.counts();
     let n = spec.geometry.len() as u32;
     let per_white = binomial(n - white, black);

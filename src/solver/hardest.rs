@@ -6,6 +6,7 @@
 //! other way to name them.
 
 use crate::bitboard::Bitboard;
+use crate::bitboard::Word;
 use crate::index::{DenseIndex, binomial, colex_rank};
 use crate::rules::Part;
 use crate::symmetry::Mirror;
@@ -60,17 +61,17 @@ impl Lowest {
 /// The public hashes of the mirror images of positions, in the class that
 /// mirrors the searched one.
 #[derive(Clone, Copy)]
-pub(super) struct MirrorHashes<'a> {
+pub(super) struct MirrorHashes<'a, W: Word = u64> {
     /// From the searched class's cells to the mirroring class's.
     mirror: &'a Mirror,
     /// The mirroring class's public hash.
-    dense: &'a DenseIndex,
+    dense: &'a DenseIndex<W>,
     /// Black placements per white set in the public hash: C(n − w, b).
     per_white: u64,
 }
 
-impl<'a> MirrorHashes<'a> {
-    pub(super) fn new(mirror: &'a Mirror, dense: &'a DenseIndex, spec: &ClassSpec) -> MirrorHashes<'a> {
+impl<'a, W: Word> MirrorHashes<'a, W> {
+    pub(super) fn new(mirror: &'a Mirror, dense: &'a DenseIndex<W>, spec: &ClassSpec<W>) -> MirrorHashes<'a, W> {
         let (white, black) = spec.counts();
         MirrorHashes {
             mirror,
@@ -80,7 +81,7 @@ impl<'a> MirrorHashes<'a> {
     }
 
     /// The public hash of the image of `part`.
-    pub(super) fn hash(&self, part: Part) -> u64 {
+    pub(super) fn hash(&self, part: Part<W>) -> u64 {
         self.dense.rank(self.mirror.part(part))
     }
 
@@ -90,7 +91,7 @@ impl<'a> MirrorHashes<'a> {
     /// finds has a white set whose image ranks above the hardest found so
     /// far, and is passed over without a whole hash.
     #[inline]
-    pub(super) fn lower_bound(&self, white: Bitboard) -> u64 {
+    pub(super) fn lower_bound(&self, white: Bitboard<W>) -> u64 {
         colex_rank(self.mirror.cells(white)) * self.per_white
     }
 }

@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use crate::bitboard::Word;
 use crate::index::{colex_rank, colex_unrank};
 use crate::rules::Part;
 use crate::symmetry::{MAX_IMAGES, Symmetries};
@@ -14,7 +15,11 @@ use crate::tight::TightIndex;
 /// Whether each block of the white-set ranks `blocks` may hold a canonical
 /// position of `symmetries` ([`Symmetries::may_hold_canonical`]): the
 /// blocks a layer visits at all; from the first of `blocks`.
-pub(super) fn canonical_blocks_in(symmetries: &Symmetries, index: &TightIndex, blocks: Range<u64>) -> Vec<bool> {
+pub(super) fn canonical_blocks_in<W: Word>(
+    symmetries: &Symmetries,
+    index: &TightIndex<W>,
+    blocks: Range<u64>,
+) -> Vec<bool> {
     (blocks.start as usize..blocks.end as usize)
         .into_par_iter()
         .with_min_len(1024)
@@ -34,16 +39,16 @@ pub(super) const IMAGES: usize = 16;
 /// The images of positions a layer has found, waiting to be set in one
 /// batch ([`set_images`]).
 #[derive(Default)]
-pub(super) struct Batch {
-    pub(super) images: [Part; IMAGES + MAX_IMAGES],
+pub(super) struct Batch<W: Word> {
+    pub(super) images: [Part<W>; IMAGES + MAX_IMAGES],
     pub(super) len: usize,
 }
 
-impl Batch {
+impl<W: Word> Batch<W> {
     /// Adds the images of `part` other than itself, each once; returns
     /// whether the batch is full (it has room for one more position's).
     #[inline]
-    pub(super) fn push(&mut self, symmetries: &Symmetries, part: Part) -> bool {
+    pub(super) fn push(&mut self, symmetries: &Symmetries, part: Part<W>) -> bool {
         match symmetries.others() {
             [] => {}
             // One symmetry besides the identity, as on every board but
@@ -79,11 +84,11 @@ impl Batch {
 /// one another. Always inlined, into searches that may be compiled for
 /// more instructions than the baseline.
 #[inline(always)]
-pub(super) fn set_images(
-    index: &TightIndex,
-    batch: &mut Batch,
+pub(super) fn set_images<W: Word>(
+    index: &TightIndex<W>,
+    batch: &mut Batch<W>,
     touch: impl Fn(u64),
-    mut set: impl FnMut(u64, u64, Part) -> u64,
+    mut set: impl FnMut(u64, u64, Part<W>) -> u64,
 ) -> u64 {
     let images = &batch.images[..batch.len];
     let mut blocks = [0u64; IMAGES + MAX_IMAGES];

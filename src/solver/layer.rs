@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
+use crate::bitboard::Word;
 use crate::board::Class;
 use crate::error::Error;
 use crate::remoteness::Cell;
@@ -84,7 +85,7 @@ pub(super) fn too_deep(name: &str, deepest: u16) -> Error {
 pub(super) const BYTE_DEEPEST: u16 = Cell::MAX_REMOTENESS as u16;
 
 /// The tight index of the goal of `spec`, where a search starts.
-pub(super) fn goal_index(spec: &ClassSpec, index: &TightIndex) -> u64 {
+pub(super) fn goal_index<W: Word>(spec: &ClassSpec<W>, index: &TightIndex<W>) -> u64 {
     index.rank(spec.goal).expect("a variant's goal is legal")
 }
 
@@ -117,11 +118,11 @@ pub(super) fn report_saved(class: Class, found: &[u64], legal: u64, observe: &mu
 /// thread's scratch and state go from block to block boxed: moving them by
 /// value, a few hundred bytes a block, was 1.3 ms of a 1.7 ms small layer
 /// of 9x8.
-pub(super) fn each_block<S: Send>(
+pub(super) fn each_block<S: Send, W: Word>(
     blocks: Range<u64>,
     wanted: impl Fn(u64) -> bool + Sync,
     state: impl Fn() -> S + Sync + Send,
-    work: impl Fn(u64, &mut Block, &mut S) + Sync,
+    work: impl Fn(u64, &mut Block<W>, &mut S) + Sync,
     merge: impl Fn(S, S) -> S + Sync + Send,
 ) -> S {
     // u64 ranges are not indexed for rayon where usize is 32 bits.

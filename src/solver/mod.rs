@@ -79,13 +79,14 @@ use rayon::prelude::*;
 
 use crate::mod3::{self, exact};
 
+use crate::bitboard::Word;
 use crate::board::Class;
 use crate::error::Result;
 use crate::index::{DenseIndex, colex_rank, colex_unrank};
 use crate::remoteness::{Cell, Remoteness};
 use crate::symmetry::Mirror;
 use crate::tight::TightIndex;
-use crate::variant::{ClassSpec, Variant};
+use crate::variant::{ClassSpec, Variant, Width};
 use hardest::Lowest;
 use search::ChannelTransport;
 
@@ -117,11 +118,11 @@ impl Method {
 /// The tables one search filled, as a writer or a reader of its answers
 /// takes them.
 #[derive(Clone, Copy, Debug)]
-pub enum Tables<'a> {
+pub enum Tables<'a, W: Word = u64> {
     /// A byte a position, from the byte searches.
-    Bytes(&'a Solution),
+    Bytes(&'a Solution<Vec<u8>, W>),
     /// Two bits a position, from the two-bit search.
-    TwoBit(&'a TwoBitSolution),
+    TwoBit(&'a TwoBitSolution<W>),
     /// Not held in this process: handed over as they come.
     Streamed(&'a Streamed<'a>),
 }
@@ -163,7 +164,7 @@ impl std::fmt::Debug for Streamed<'_> {
     }
 }
 
-impl<'a> Tables<'a> {
+impl<'a, W: Width> Tables<'a, W> {
     /// The statistics of class `k`.
     pub fn stats(&self, k: usize) -> &'a ClassStats {
         match *self {
@@ -201,7 +202,7 @@ impl<'a> Tables<'a> {
     /// fails the descent: no search leaves such a table, and nothing is to
     /// be written from it.
     pub fn start(&self, variant: &Variant, k: usize) -> Result<Option<Remoteness>> {
-        let (spec, hash) = (&variant.classes()[k], variant.class_hashes(variant.start())[k]);
+        let (spec, hash) = (&variant.specs::<W>()[k], variant.class_hashes(variant.start())[k]);
         match *self {
             Tables::Bytes(s) => Ok(s.cell(k, hash).remoteness()),
             // The start's, known before the cells come.
@@ -237,13 +238,13 @@ pub enum ClassTable<D = Vec<u8>> {
 
 /// The solved table of one colour class.
 #[derive(Clone, Debug)]
-pub struct ClassSolution<D = Vec<u8>> {
+pub struct ClassSolution<D = Vec<u8>, W: Word = u64> {
     /// The class.
     pub class: Class,
     /// The public hash of the class.
-    pub dense: DenseIndex,
+    pub dense: DenseIndex<W>,
     /// The tight index of the class; its own table follows its order.
-    pub index: TightIndex,
+    pub index: TightIndex<W>,
     /// Its table, or the class whose table answers for it.
     pub table: ClassTable<D>,
     /// What the table holds: exact counts and hardest positions, whichever
@@ -251,7 +252,7 @@ pub struct ClassSolution<D = Vec<u8>> {
     pub stats: ClassStats,
 }
 
-impl<D> ClassSolution<D> {
+impl<D, W: Word> ClassSolution<D, W> {
     /// Whether the class is answered through the other class's mirror image.
     pub fn is_mirrored(&self) -> bool {
         matches!(self.table, ClassTable::Mirrored { .. })
@@ -270,18 +271,18 @@ impl<D> ClassSolution<D> {
 /// search gives one: a byte a position (`Solution`, the default), or the
 /// two-bit codes ([`TwoBitSolution`]).
 #[derive(Clone, Debug)]
-pub struct Solution<D = Vec<u8>> {
+pub struct Solution<D = Vec<u8>, W: Word = u64> {
     /// One per class of the variant, in class order.
-    pub classes: Vec<ClassSolution<D>>,
+    pub classes: Vec<ClassSolution<D, W>>,
     /// Time spent solving, building the indices included.
     pub elapsed: Duration,
 }
 
 /// A variant solved by the two-bit search: each searched class's
 /// remoteness mod 3.
-pub type TwoBitSolution = Solution<mod3::Mod3Table>;
+pub type TwoBitSolution<W = u64> = Solution<mod3::Mod3Table, W>;
 
-impl Solution {
+impl<W: Word> Solution<Vec<u8>, W> {
     /// The cell of public hash `hash` in class `k`: [`Cell::ILLEGAL`] when
     /// no legal position has it. A mirrored class answers through its source.
     pub fn cell(&self, k: usize, hash: u64) -> Cell {
@@ -312,10 +313,10 @@ impl Solution {
     }
 }
 
-impl TwoBitSolution {
+impl<W: Word> TwoBitSolution<W> {
     /// The remoteness mod 3 of `part` in class `k`, `None` when it is
     /// unreachable or illegal.
-    pub fn residue(&self, k: usize, part: crate::rules::Part) -> Option<u8> {
+    pub fn residue(&self, k: usize, part: crate::rules::Part<W>) -> Option<u8> {
         let class = &self.classes[k];
         match &class.table {
             ClassTable::Own(table) => table.get(class.index.rank(part)?),
@@ -333,9 +334,9 @@ impl TwoBitSolution {
     pub fn descend(
         &self,
         k: usize,
-        spec: &ClassSpec,
-        part: crate::rules::Part,
-    ) -> std::result::Result<Option<exact::Descent>, exact::DescentError> {
+        spec: &ClassSpec<W>,
+        part: crate::rules::Part<W>,
+    ) -> std::result::Result<Option<exact::Descent<W>>, exact::DescentError> {
         let max = self.classes[k].stats.max_remoteness().map_or(0, |r| r.0);
         exact::descend(&spec.geometry, spec.goal, part, max, |p| self.residue(k, p))
     }
@@ -344,7 +345,7 @@ impl TwoBitSolution {
 /// For each class of `specs`, the earlier class it is the left-right mirror
 /// image of, start included, and the verified map from its cells to that
 /// class's: such a class is answered through the other, not searched.
-pub fn mirrors(specs: &[ClassSpec]) -> Vec<Option<(usize, Mirror)>> {
+pub fn mirrors<W: Word>(specs: &[ClassSpec<W>]) -> Vec<Option<(usize, Mirror)>> {
     specs
         .iter()
         .enumerate()
@@ -360,20 +361,30 @@ pub fn mirrors(specs: &[ClassSpec]) -> Vec<Option<(usize, Mirror)>> {
 /// What a solve will do and need, worked out before it starts: the tight
 /// index of each class and which class is derived by symmetry.
 #[derive(Debug)]
-pub struct Plan<'a> {
+pub struct Plan<'a, W: Word = u64> {
     variant: &'a Variant,
     method: Method,
-    indices: Vec<TightIndex>,
+    indices: Vec<TightIndex<W>>,
     /// For each class, the earlier class it mirrors and the verified map.
     mirrors: Vec<Option<(usize, Mirror)>>,
     started: Instant,
 }
 
 impl<'a> Plan<'a> {
-    /// Plans a solve of `variant` by `method`, building the tight indices.
+    /// Plans a solve of `variant`, a variant of at most 64 squares a class,
+    /// by `method`, building the tight indices: [`Plan::in_words`] in
+    /// 64-bit words.
     pub fn new(variant: &'a Variant, method: Method) -> Plan<'a> {
+        Plan::in_words(variant, method)
+    }
+}
+
+impl<'a, W: Width> Plan<'a, W> {
+    /// Plans a solve of `variant` by `method`, building the tight indices,
+    /// its classes in words `W` (the word [`Variant::is_wide`] says).
+    pub fn in_words(variant: &'a Variant, method: Method) -> Plan<'a, W> {
         let started = Instant::now();
-        let specs = variant.classes();
+        let specs = variant.specs::<W>();
         let indices = specs.iter().map(|s| s.tight_index()).collect();
         let mirrors = mirrors(specs);
         Plan {
@@ -386,8 +397,13 @@ impl<'a> Plan<'a> {
     }
 
     /// The same plan, run by `method`.
-    pub fn with_method(self, method: Method) -> Plan<'a> {
+    pub fn with_method(self, method: Method) -> Plan<'a, W> {
         Plan { method, ..self }
+    }
+
+    /// The variant the plan solves.
+    pub fn variant(&self) -> &'a Variant {
+        self.variant
     }
 
     /// The search the plan runs.
@@ -397,12 +413,12 @@ impl<'a> Plan<'a> {
 
     /// Legal positions per class.
     pub fn legal(&self) -> Vec<u64> {
-        self.indices.iter().map(TightIndex::len).collect()
+        self.indices.iter().map(TightIndex::<W>::len).collect()
     }
 
     /// White sets (blocks of the tight index) per class.
     pub fn white_sets(&self) -> Vec<u64> {
-        self.indices.iter().map(TightIndex::white_sets).collect()
+        self.indices.iter().map(TightIndex::<W>::white_sets).collect()
     }
 
     /// Whether class `k` will be derived from a mirror image.
@@ -425,8 +441,8 @@ impl<'a> Plan<'a> {
     /// are all held until written; a mirrored class keeps none) and the
     /// index tables, plus what the search of the largest class holds besides.
     pub fn byte_memory_bytes(&self, method: Method) -> u64 {
-        let tables: u64 = self.searched().map(TightIndex::len).sum();
-        let index: u64 = self.indices.iter().map(TightIndex::table_bytes).sum();
+        let tables: u64 = self.searched().map(TightIndex::<W>::len).sum();
+        let index: u64 = self.indices.iter().map(TightIndex::<W>::table_bytes).sum();
         let search = match method {
             // The bitmap of the class being searched, a bit per position,
             // and its per-block summary and canonical-block flags.
@@ -438,7 +454,7 @@ impl<'a> Plan<'a> {
             // The dense table of the class and its frontier.
             Method::Dense => self
                 .variant
-                .classes()
+                .specs::<W>()
                 .iter()
                 .zip(&self.indices)
                 .map(|(s, i)| s.index.len() + 8 * i.len())
@@ -456,12 +472,12 @@ impl<'a> Plan<'a> {
     pub fn two_bit_memory_bytes(&self) -> u64 {
         let tables: u64 = self.searched().map(|i| mod3::code_words(i.len()) * 8).sum();
         let summaries = self.searched().map(|i| 2 * i.white_sets()).max().unwrap_or(0);
-        let index: u64 = self.indices.iter().map(TightIndex::table_bytes).sum();
+        let index: u64 = self.indices.iter().map(TightIndex::<W>::table_bytes).sum();
         tables + summaries + index
     }
 
     /// The tight index of each class searched, not mirrored.
-    fn searched(&self) -> impl Iterator<Item = &TightIndex> {
+    fn searched(&self) -> impl Iterator<Item = &TightIndex<W>> {
         self.indices
             .iter()
             .zip(&self.mirrors)
@@ -475,7 +491,7 @@ impl<'a> Plan<'a> {
     /// # Errors
     ///
     /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness does not fit a [`Remoteness`].
-    pub fn solve_two_bit(self, observe: &mut dyn FnMut(Event)) -> Result<TwoBitSolution> {
+    pub fn solve_two_bit(self, observe: &mut dyn FnMut(Event)) -> Result<TwoBitSolution<W>> {
         self.solve_two_bit_with(&mut NoCheckpoints, observe)
     }
 
@@ -492,7 +508,7 @@ impl<'a> Plan<'a> {
         self,
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
-    ) -> Result<TwoBitSolution> {
+    ) -> Result<TwoBitSolution<W>> {
         // A variant in one process is searched as by the one worker of a
         // job whose exchanges do nothing, and says nothing of them.
         let variant = self.variant;
@@ -507,7 +523,7 @@ impl<'a> Plan<'a> {
     ///
     /// [`Error::TooLarge`](crate::Error::TooLarge) when a table does not fit the dense method's
     /// limit or a remoteness does not fit a [`Cell`].
-    pub fn solve(self, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
+    pub fn solve(self, observe: &mut dyn FnMut(Event)) -> Result<Solution<Vec<u8>, W>> {
         self.solve_with(&mut NoCheckpoints, observe)
     }
 
@@ -523,7 +539,7 @@ impl<'a> Plan<'a> {
         self,
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
-    ) -> Result<Solution> {
+    ) -> Result<Solution<Vec<u8>, W>> {
         if self.method == Method::Dense {
             return self.solve_dense(observe);
         }
@@ -535,9 +551,9 @@ impl<'a> Plan<'a> {
 
     /// Solves every class by the dense search, the simple one, a class
     /// that mirrors another through it.
-    fn solve_dense(self, observe: &mut dyn FnMut(Event)) -> Result<Solution> {
-        let (specs, name) = (self.variant.classes(), self.variant.name());
-        let mut classes: Vec<ClassSolution> = Vec::with_capacity(specs.len());
+    fn solve_dense(self, observe: &mut dyn FnMut(Event)) -> Result<Solution<Vec<u8>, W>> {
+        let (specs, name) = (self.variant.specs::<W>(), self.variant.name());
+        let mut classes: Vec<ClassSolution<Vec<u8>, W>> = Vec::with_capacity(specs.len());
         for (k, (spec, index)) in specs.iter().zip(self.indices).enumerate() {
             observe(Event::Counted {
                 class: spec.class,
@@ -600,7 +616,7 @@ pub fn solve(variant: &Variant, observe: &mut dyn FnMut(Event)) -> Result<Soluti
 /// table: the counts are the source's, and the hardest positions are the
 /// images of the source's positions of the largest remoteness, lowest
 /// public hash (`dense`) first.
-fn mirrored_stats(source: &ClassSolution, mirror: &Mirror, dense: &DenseIndex) -> ClassStats {
+fn mirrored_stats<W: Word>(source: &ClassSolution<Vec<u8>, W>, mirror: &Mirror, dense: &DenseIndex<W>) -> ClassStats {
     let cells = source.own().expect("a class mirrors a searched one");
     let back = mirror.inverse();
     let index = &source.index;
@@ -628,7 +644,7 @@ fn mirrored_stats(source: &ClassSolution, mirror: &Mirror, dense: &DenseIndex) -
 
 /// The table of a class whose positions mirror those of `source`'s class:
 /// each position's remoteness is its mirror image's.
-fn derive_by_mirror(source: &ClassSolution, mirror: &Mirror, index: &TightIndex) -> Vec<u8> {
+fn derive_by_mirror<W: Word>(source: &ClassSolution<Vec<u8>, W>, mirror: &Mirror, index: &TightIndex<W>) -> Vec<u8> {
     let source_cells = source.own().expect("a class mirrors a searched one");
     let mut cells = vec![0u8; index.len() as usize];
     // One slice of the table per block, so blocks fill in parallel.

@@ -1,6 +1,7 @@
 //! What a solved class table says as a whole: its histogram of remoteness
 //! and its hardest positions.
 
+use crate::bitboard::Word;
 use crate::remoteness::{Cell, Remoteness};
 use crate::tight::TightIndex;
 
@@ -23,7 +24,7 @@ pub struct ClassStats {
 
 impl ClassStats {
     /// Counts `cells`, the table of `index` in tight order.
-    pub fn of(cells: &[u8], index: &TightIndex) -> ClassStats {
+    pub fn of<W: Word>(cells: &[u8], index: &TightIndex<W>) -> ClassStats {
         let mut histogram = [0u64; 256];
         for &byte in cells {
             histogram[usize::from(byte)] += 1;

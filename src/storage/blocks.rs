@@ -8,6 +8,7 @@ use rusqlite::{Connection, Statement, params};
 use super::block::{BlockAt, own_blocks};
 use super::checksum::block_checksum;
 use super::fault::{Checked, Fault, RowOr};
+use crate::bitboard::Word;
 use crate::tight::TightIndex;
 
 /// The statement that stores one block: class, white rank, data, checksum.
@@ -39,14 +40,19 @@ impl<'c> Writer<'c> {
 
 /// Writes the byte table `all` of class number `class` (a cell per
 /// position in the order of `index`): a row per non-empty block.
-pub(super) fn write_class(tx: &Connection, class: usize, index: &TightIndex, all: &[u8]) -> rusqlite::Result<()> {
+pub(super) fn write_class<W: Word>(
+    tx: &Connection,
+    class: usize,
+    index: &TightIndex<W>,
+    all: &[u8],
+) -> rusqlite::Result<()> {
     let mut writer = Writer::new(tx, class)?;
     own_blocks(index, all).try_for_each(|(r, cells)| writer.block(r, cells))
 }
 
 /// Reads the cells of the block `at` and checks them: as many as it has
 /// positions, each a remoteness or unreachable, matching its checksum.
-pub(super) fn read_block(conn: &Connection, at: &BlockAt) -> Checked<Vec<u8>> {
+pub(super) fn read_block<W: Word>(conn: &Connection, at: &BlockAt<W>) -> Checked<Vec<u8>> {
     let (data, checksum) = read_row(conn, at, at.len)?;
     at.check_cells(&data, checksum)?;
     Ok(data)
@@ -54,7 +60,7 @@ pub(super) fn read_block(conn: &Connection, at: &BlockAt) -> Checked<Vec<u8>> {
 
 /// The stored data of the block `at` and its stored checksum, the data
 /// checked to be `bytes` long.
-pub(super) fn read_row(conn: &Connection, at: &BlockAt, bytes: u64) -> Checked<(Vec<u8>, i64)> {
+pub(super) fn read_row<W: Word>(conn: &Connection, at: &BlockAt<W>, bytes: u64) -> Checked<(Vec<u8>, i64)> {
     let (data, checksum) = conn
         .prepare_cached("SELECT data, checksum FROM blocks WHERE class = ?1 AND white = ?2")?
         .query_row(params![at.class as i64, at.white as i64], |r| {

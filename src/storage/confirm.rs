@@ -35,6 +35,7 @@ use crate::position::Position;
 use crate::remoteness::Remoteness;
 use crate::rules::Part;
 use crate::variant::Variant;
+use crate::variant::Width;
 
 /// Positions of each class that a solve's check of its own table draws at
 /// random ([`Database::audit`]), besides the goal, the start and the
@@ -69,7 +70,7 @@ enum Within {
     Above,
 }
 
-impl Database {
+impl<W: Width> Database<W> {
     /// What a solve checks of its own table, written whole but not yet
     /// renamed into place ([`write_vetted`](super::write_vetted)), before it
     /// becomes the variant's database (and `solve` again before it says a
@@ -95,12 +96,12 @@ impl Database {
     pub fn audit(&self, variant: &Variant, samples: u64, seed: u64) -> Result<u64> {
         let mut checked = 0;
         let mut walks = Walks::default();
-        for (k, spec) in variant.classes().iter().enumerate() {
+        for (k, spec) in variant.specs::<W>().iter().enumerate() {
             let stats = &self.classes[k].stats;
             let space = spec.index.len();
             // Each hardest hash was found legal when the file was opened;
             // each is at the class's largest remoteness.
-            let hardest: Vec<Part> = (stats.hardest.iter().filter(|&&h| h < space))
+            let hardest: Vec<Part<W>> = (stats.hardest.iter().filter(|&&h| h < space))
                 .map(|&h| spec.index.unrank(h))
                 .collect();
             for &part in &hardest {
@@ -153,7 +154,7 @@ impl Database {
     ///
     /// [`Error::Corrupt`](crate::Error::Corrupt) naming what breaks a rule,
     /// or what reading the table ran into.
-    pub fn confirm(&self, k: usize, part: Part, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
+    pub fn confirm(&self, k: usize, part: Part<W>, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
         let spec = &self.specs[k];
         let broken = |problem: String| {
             let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
@@ -214,7 +215,13 @@ impl Database {
     /// # Errors
     ///
     /// As [`confirm`](Database::confirm).
-    pub fn confirm_position(&self, k: usize, part: Part, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
+    pub fn confirm_position(
+        &self,
+        k: usize,
+        part: Part<W>,
+        value: Option<Remoteness>,
+        walks: &mut Walks,
+    ) -> Result<()> {
         if self.metadata.layout != Layout::Residues {
             return self.confirm(k, part, value, walks);
         }
@@ -244,7 +251,7 @@ impl Database {
     pub fn confirm_beside(
         &self,
         k: usize,
-        part: Part,
+        part: Part<W>,
         value: Option<Remoteness>,
         beside: Option<Remoteness>,
         walks: &mut Walks,
@@ -260,7 +267,7 @@ impl Database {
 
     /// Checks that the descent of `part` in class `k` of a residues table
     /// gives `value`: that many moves to the goal, or none.
-    fn descends_in(&self, k: usize, part: Part, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
+    fn descends_in(&self, k: usize, part: Part<W>, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
         let found = self.within(k, part, value.map_or(0, |r| r.0), walks)?;
         let agrees = match value {
             None => found == Within::Unreachable,
@@ -286,7 +293,7 @@ impl Database {
     ///
     /// [`Error::Corrupt`](crate::Error::Corrupt) when the table has no
     /// entry for it, or its descent fails; what reading the table ran into.
-    pub fn value(&self, k: usize, part: Part, walks: &mut Walks) -> Result<Option<Remoteness>> {
+    pub fn value(&self, k: usize, part: Part<W>, walks: &mut Walks) -> Result<Option<Remoteness>> {
         let max = self.classes[k].stats.max_remoteness().map_or(0, |r| r.0);
         match self.within(k, part, max, walks)? {
             Within::Unreachable => Ok(None),
@@ -302,7 +309,7 @@ impl Database {
     /// The value of the legal part `part` of class `k`, settled as far as
     /// `bound`: one lookup in the byte layouts, a descent of at most
     /// `bound` steps in the residues layout.
-    fn within(&self, k: usize, part: Part, bound: u16, walks: &mut Walks) -> Result<Within> {
+    fn within(&self, k: usize, part: Part<W>, bound: u16, walks: &mut Walks) -> Result<Within> {
         if self.metadata.layout != Layout::Residues {
             let cell = self.cell(k, self.specs[k].index.rank(part))?;
             if !cell.is_legal() {
@@ -323,7 +330,7 @@ impl Database {
     /// The descent of `part` in class `k` of a residues table, at most
     /// `bound` steps, ended early by what `walks` knows; records what it
     /// learns there.
-    fn walk(&self, k: usize, part: Part, bound: u16, walks: &mut Walks) -> Result<Within> {
+    fn walk(&self, k: usize, part: Part<W>, bound: u16, walks: &mut Walks) -> Result<Within> {
         let spec = &self.specs[k];
         if let Some(&Known::Exact(v)) = walks.known.get(&(k, spec.index.rank(part))) {
             return Ok(if v <= bound { Within::Exact(v) } else { Within::Above });

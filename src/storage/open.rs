@@ -27,11 +27,23 @@ use crate::remoteness::{Cell, Remoteness};
 use crate::symmetry::Mirror;
 use crate::text::clip;
 use crate::variant::Variant;
+use crate::variant::Width;
 
 /// For each class, the class it is stored as the mirror image of, and how.
 type Mirrors = Vec<Option<(usize, Mirror)>>;
 
 impl Database {
+    /// [`Database::open_in`] of a variant of at most 64 squares a class.
+    ///
+    /// # Errors
+    ///
+    /// As [`Database::open_in`].
+    pub fn open(dir: &Path, variant: &Variant) -> Result<Database> {
+        Database::open_in(dir, variant)
+    }
+}
+
+impl<W: Width> Database<W> {
     /// Opens the database of `variant` in `dir` and checks everything it
     /// says short of reading its tables whole: that it is complete, of this
     /// format and hash version and of this variant's start; that its header
@@ -46,7 +58,10 @@ impl Database {
     /// file (or a link to one: a directory, a FIFO, a device, a socket),
     /// which is left unopened; [`Error::Corrupt`] when there is a file that
     /// cannot be trusted.
-    pub fn open(dir: &Path, variant: &Variant) -> Result<Database> {
+    ///
+    /// Its classes are in words `W`, the word
+    /// [`Variant::is_wide`](crate::Variant::is_wide) says.
+    pub fn open_in(dir: &Path, variant: &Variant) -> Result<Database<W>> {
         Database::open_sharing(dir, variant, Arc::new(BlockCache::new(BLOCK_CACHE_BYTES)))
     }
 
@@ -61,7 +76,7 @@ impl Database {
     /// As [`Database::open`], and [`Error::Corrupt`] when the file is no
     /// longer the one this database opened (another was written in its
     /// place since).
-    pub fn reopen(&self, variant: &Variant) -> Result<Database> {
+    pub fn reopen(&self, variant: &Variant) -> Result<Database<W>> {
         let dir = (self.path.parent())
             .filter(|dir| !dir.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
@@ -69,7 +84,7 @@ impl Database {
         // not reach this database's memory before the file is known to be
         // the same one.
         let mut again = Database::open_sharing(dir, variant, Arc::new(BlockCache::new(BLOCK_CACHE_BYTES)))?;
-        let checksums = |db: &Database| db.classes.iter().map(|c| c.checksum.clone()).collect::<Vec<_>>();
+        let checksums = |db: &Database<W>| db.classes.iter().map(|c| c.checksum.clone()).collect::<Vec<_>>();
         if again.metadata != self.metadata || checksums(&again) != checksums(self) {
             return Err(self.corrupt("was replaced by another file while it was open".into()));
         }
@@ -78,7 +93,7 @@ impl Database {
     }
 
     /// [`Database::open`], keeping checked blocks in `cache`.
-    fn open_sharing(dir: &Path, variant: &Variant, cache: Arc<BlockCache>) -> Result<Database> {
+    fn open_sharing(dir: &Path, variant: &Variant, cache: Arc<BlockCache>) -> Result<Database<W>> {
         check_dir(dir)?;
         Database::open_at(path(dir, variant.name()), variant, cache)
     }
@@ -86,7 +101,7 @@ impl Database {
     /// Opens the file `file` as the database of `variant`, with every check
     /// of [`Database::open`]: a database written whole but not yet renamed
     /// into place, for the solve's check of its own table before it is.
-    pub(super) fn open_file(file: &Path, variant: &Variant) -> Result<Database> {
+    pub(super) fn open_file(file: &Path, variant: &Variant) -> Result<Database<W>> {
         Database::open_at(
             file.to_path_buf(),
             variant,
@@ -95,7 +110,7 @@ impl Database {
     }
 
     /// [`Database::open`] of the file `path`, keeping checked blocks in `cache`.
-    fn open_at(path: std::path::PathBuf, variant: &Variant, cache: Arc<BlockCache>) -> Result<Database> {
+    fn open_at(path: std::path::PathBuf, variant: &Variant, cache: Arc<BlockCache>) -> Result<Database<W>> {
         let len = file_length(&path, variant)?;
         let untrusted = |fault| match fault {
             Fault::Read(e) => corrupt(&path, variant, format!("cannot be read ({})", clip(&e.to_string(), 80))),
@@ -103,13 +118,13 @@ impl Database {
         };
         let conn = connect(&path, len).map_err(untrusted)?;
         let layout = check_header(&conn, variant).map_err(untrusted)?;
-        let (classes, mirrors) = check_classes(&conn, variant).map_err(untrusted)?;
+        let (classes, mirrors) = check_classes::<W>(&conn, variant).map_err(untrusted)?;
         let metadata = Metadata::read(&conn, variant, layout).map_err(untrusted)?;
         let database = Database {
             conn,
             path,
             metadata,
-            specs: variant.classes().to_vec(),
+            specs: variant.specs::<W>().to_vec(),
             classes,
             mirrors,
             cache,
@@ -288,9 +303,9 @@ fn check_header(conn: &Connection, variant: &Variant) -> Checked<Layout> {
 /// class of the variant, each consistent with the variant and itself, and
 /// a class marked mirrored only where the variant's class is the mirror
 /// image of class 0, with its counts. Returns the records and the mirrors.
-fn check_classes(conn: &Connection, variant: &Variant) -> Checked<(Vec<ClassRecord>, Mirrors)> {
+fn check_classes<W: Width>(conn: &Connection, variant: &Variant) -> Checked<(Vec<ClassRecord>, Mirrors)> {
     let raw = read_classes(conn)?;
-    let expected: Vec<i64> = variant.classes().iter().map(|s| s.class.index() as i64).collect();
+    let expected: Vec<i64> = variant.specs::<W>().iter().map(|s| s.class.index() as i64).collect();
     let found: Vec<i64> = raw.iter().map(|c| c.class).collect();
     if expected != found {
         return Err(Fault::Wrong(format!(
@@ -299,10 +314,10 @@ fn check_classes(conn: &Connection, variant: &Variant) -> Checked<(Vec<ClassReco
     }
     let starts = variant.class_hashes(variant.start());
     let goals = variant.class_hashes(&variant.goal());
-    let variant_mirrors = crate::solver::mirrors(variant.classes());
+    let variant_mirrors = crate::solver::mirrors(variant.specs::<W>());
     let mut classes: Vec<ClassRecord> = Vec::new();
     let mut mirrors = Vec::new();
-    for (k, (spec, raw)) in variant.classes().iter().zip(&raw).enumerate() {
+    for (k, (spec, raw)) in variant.specs::<W>().iter().zip(&raw).enumerate() {
         let damaged = |what: RecordFault| {
             Fault::Wrong(format!(
                 "has a damaged record of class {}: {what}",

@@ -16,6 +16,7 @@ use super::fault::Fault;
 use super::residues::{UNREACHABLE_CODE, code_at};
 use super::schema::{ClassRecord, Layout, Metadata};
 use super::{blocks, residues, rows};
+use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::index::{colex_rank, rank_within};
 use crate::mod3::exact;
@@ -24,6 +25,7 @@ use crate::rules::{Part, safe_cells};
 use crate::symmetry::Mirror;
 use crate::text::clip;
 use crate::variant::ClassSpec;
+use crate::variant::Width;
 
 /// How many bytes of checked blocks a [`Database`] and the databases
 /// [reopened](Database::reopen) from it keep in memory, together: a probe
@@ -42,11 +44,11 @@ const RECENT_BLOCKS: usize = 8;
 pub(super) type RecentBlock = ((usize, u64), Arc<[u8]>);
 
 /// An open, checked database of one variant.
-pub struct Database {
+pub struct Database<W: Word = u64> {
     pub(super) conn: Connection,
     pub(super) path: PathBuf,
     pub(super) metadata: Metadata,
-    pub(super) specs: Vec<ClassSpec>,
+    pub(super) specs: Vec<ClassSpec<W>>,
     pub(super) classes: Vec<ClassRecord>,
     /// For each class stored as the mirror image of another: that class and
     /// the map from this class's cells to its.
@@ -61,13 +63,13 @@ pub struct Database {
     pub(super) recent: RefCell<Vec<RecentBlock>>,
 }
 
-impl std::fmt::Debug for Database {
+impl<W: Word> std::fmt::Debug for Database<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Database").field("path", &self.path).finish()
     }
 }
 
-impl Database {
+impl<W: Width> Database<W> {
     /// When the `k`-th class is stored as the mirror image of another: that
     /// class's place and the map from this class's cells to its.
     pub fn mirror_of(&self, k: usize) -> Option<(usize, &Mirror)> {
@@ -217,7 +219,7 @@ impl Database {
 
     /// The cells of the block `at` of a class stored as the mirror image of
     /// class `from`: one source block, checked as it is read, permuted.
-    fn read_mirrored(&self, at: &BlockAt, from: usize, mirror: &Mirror) -> Result<Vec<u8>> {
+    fn read_mirrored(&self, at: &BlockAt<W>, from: usize, mirror: &Mirror) -> Result<Vec<u8>> {
         let image = mirror.cells(at.white_set);
         let source = self.read_block(from, colex_rank(image))?;
         if source.len() as u64 != at.len {
@@ -233,7 +235,7 @@ impl Database {
     }
 
     /// The error for this file when reading the block `at` found `fault`.
-    fn block_fault(&self, at: &BlockAt, fault: Fault) -> Error {
+    fn block_fault(&self, at: &BlockAt<W>, fault: Fault) -> Error {
         match fault {
             Fault::Read(e) => self.read_error(e),
             Fault::Wrong(what) => self.corrupt(format!(
@@ -246,7 +248,7 @@ impl Database {
 
     /// The legal part of class `k` whose hash is `hash`; `None` when no legal
     /// position has that hash.
-    pub(super) fn legal_part(&self, k: usize, hash: u64) -> Option<Part> {
+    pub(super) fn legal_part(&self, k: usize, hash: u64) -> Option<Part<W>> {
         let spec = &self.specs[k];
         if hash >= spec.index.len() {
             return None;
@@ -259,7 +261,7 @@ impl Database {
 
     /// What the table holds for the legal part `part` of class `k`: its
     /// cell, or in the residues layout its two-bit code.
-    fn stored(&self, k: usize, part: Part) -> Result<u8> {
+    fn stored(&self, k: usize, part: Part<W>) -> Result<u8> {
         // A mirrored class is answered by the image position in its source:
         // one cell read, not a whole block permuted.
         if let Some((from, mirror)) = &self.mirrors[k] {
@@ -271,7 +273,7 @@ impl Database {
 
     /// The remoteness mod 3 of the legal part `part` of class `k` in the
     /// residues layout, `None` when it cannot reach the goal.
-    pub(super) fn residue(&self, k: usize, part: Part) -> Result<Option<u8>> {
+    pub(super) fn residue(&self, k: usize, part: Part<W>) -> Result<Option<u8>> {
         let code = self.stored(k, part)?;
         Ok((code != UNREACHABLE_CODE).then_some(code))
     }
@@ -287,7 +289,7 @@ impl Database {
     /// closer neighbour, takes more steps than the class's largest
     /// remoteness, or ends at a goal whose residue is not 0: a table no
     /// search leaves.
-    fn descend(&self, k: usize, part: Part) -> Result<Option<Remoteness>> {
+    fn descend(&self, k: usize, part: Part<W>) -> Result<Option<Remoteness>> {
         let spec = &self.specs[k];
         let record = &self.classes[k];
         let max = record.stats.max_remoteness().map_or(0, |r| r.0);

@@ -12,6 +12,7 @@ use super::block::BlockAt;
 use super::blocks;
 use super::checksum::{Checksum, RunningChecksum, block_checksum};
 use super::fault::{Checked, Fault};
+use crate::bitboard::Word;
 use crate::solver::{ClassTable, TwoBitSolution};
 
 /// Block checksums of the two-bit tables are computed this many white sets
@@ -91,7 +92,11 @@ pub fn code_at(bytes: &[u8], i: usize) -> u8 {
 /// Writes the blocks of the searched class `k` of `solution`, and returns
 /// the class checksum: that of the block checksums (each as 8 bytes,
 /// little-endian) in white-set order, so that it is computed in parallel.
-pub(super) fn write_class(tx: &Connection, solution: &TwoBitSolution, k: usize) -> rusqlite::Result<Checksum> {
+pub(super) fn write_class<W: Word>(
+    tx: &Connection,
+    solution: &TwoBitSolution<W>,
+    k: usize,
+) -> rusqlite::Result<Checksum> {
     let class = solution.classes[k].class.index() as i64;
     let mut block_row = tx.prepare(blocks::INSERT)?;
     let mut checksum = RunningChecksum::default();
@@ -108,7 +113,7 @@ pub(super) fn write_class(tx: &Connection, solution: &TwoBitSolution, k: usize) 
 
 /// The packed two-bit block (see [`pack`]) of each white set in `range` of
 /// the searched class `k`, with its checksum; empty blocks are left out.
-fn residue_blocks(solution: &TwoBitSolution, k: usize, range: Range<u64>) -> Vec<(u64, Vec<u8>, Checksum)> {
+fn residue_blocks<W: Word>(solution: &TwoBitSolution<W>, k: usize, range: Range<u64>) -> Vec<(u64, Vec<u8>, Checksum)> {
     let class = &solution.classes[k];
     let ClassTable::Own(table) = &class.table else {
         unreachable!("only a searched class has blocks of its own")
@@ -130,7 +135,7 @@ fn residue_blocks(solution: &TwoBitSolution, k: usize, range: Range<u64>) -> Vec
 /// Reads the two-bit codes of the block `at` and checks them: packed in as
 /// many bytes as its positions take, matching its checksum, padded with 3.
 /// Returns them with the block's checksum, which they were checked against.
-pub(super) fn read_block(conn: &Connection, at: &BlockAt) -> Checked<(Vec<u8>, Checksum)> {
+pub(super) fn read_block<W: Word>(conn: &Connection, at: &BlockAt<W>) -> Checked<(Vec<u8>, Checksum)> {
     let (data, sum) = read_packed(conn, at)?;
     let codes = unpack(&data, at.len as usize).ok_or_else(bad_padding)?;
     Ok((codes, sum))
@@ -139,7 +144,7 @@ pub(super) fn read_block(conn: &Connection, at: &BlockAt) -> Checked<(Vec<u8>, C
 /// Reads the packed two-bit codes of the block `at` and checks them as
 /// [`read_block`] does, leaving them packed: each is then read alone with
 /// [`code_at`]. Returns them with the block's checksum.
-pub(super) fn read_packed(conn: &Connection, at: &BlockAt) -> Checked<(Vec<u8>, Checksum)> {
+pub(super) fn read_packed<W: Word>(conn: &Connection, at: &BlockAt<W>) -> Checked<(Vec<u8>, Checksum)> {
     let (data, stored) = blocks::read_row(conn, at, at.len.div_ceil(4))?;
     let sum = block_checksum(at.class, at.white, &data);
     if sum.signed() != stored {

@@ -8,6 +8,7 @@ use rusqlite::{Connection, Statement, params};
 use super::block::{BlockAt, own_blocks};
 use super::checksum::block_checksum;
 use super::fault::{Checked, Fault, RowOr};
+use crate::bitboard::Word;
 use crate::index::{binomial, colex_unrank};
 use crate::remoteness::Cell;
 use crate::rules::Part;
@@ -16,16 +17,16 @@ use crate::variant::ClassSpec;
 
 /// Writes the blocks of one class as rows: a row per position, a checksum
 /// per block.
-pub(super) struct Writer<'c, 'a> {
+pub(super) struct Writer<'c, 'a, W: Word> {
     row: Statement<'c>,
     row_checksum: Statement<'c>,
-    spec: &'a ClassSpec,
-    index: &'a TightIndex,
+    spec: &'a ClassSpec<W>,
+    index: &'a TightIndex<W>,
 }
 
-impl<'c, 'a> Writer<'c, 'a> {
+impl<'c, 'a, W: Word> Writer<'c, 'a, W> {
     /// A writer of the rows of the class `spec`, whose tight index is `index`.
-    pub(super) fn new(tx: &'c Connection, spec: &'a ClassSpec, index: &'a TightIndex) -> rusqlite::Result<Self> {
+    pub(super) fn new(tx: &'c Connection, spec: &'a ClassSpec<W>, index: &'a TightIndex<W>) -> rusqlite::Result<Self> {
         Ok(Writer {
             row: tx.prepare("INSERT INTO positions (class, hash, remoteness) VALUES (?1, ?2, ?3)")?,
             row_checksum: tx.prepare("INSERT INTO row_checksums (class, white, checksum) VALUES (?1, ?2, ?3)")?,
@@ -52,7 +53,12 @@ impl<'c, 'a> Writer<'c, 'a> {
 
 /// Writes the byte table `all` of the class `spec` (a cell per position in
 /// the order of `index`): a row per position, a checksum per block.
-pub(super) fn write_class(tx: &Connection, spec: &ClassSpec, index: &TightIndex, all: &[u8]) -> rusqlite::Result<()> {
+pub(super) fn write_class<W: Word>(
+    tx: &Connection,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    all: &[u8],
+) -> rusqlite::Result<()> {
     let mut writer = Writer::new(tx, spec, index)?;
     own_blocks(index, all).try_for_each(|(r, cells)| writer.block(r, cells))
 }
@@ -61,7 +67,7 @@ pub(super) fn write_class(tx: &Connection, spec: &ClassSpec, index: &TightIndex,
 /// colex order of their black sets, and checks them: a row at every legal
 /// hash and nowhere else, each a remoteness or unreachable, matching the
 /// block's checksum.
-pub(super) fn read_block(conn: &Connection, spec: &ClassSpec, at: &BlockAt) -> Checked<Vec<u8>> {
+pub(super) fn read_block<W: Word>(conn: &Connection, spec: &ClassSpec<W>, at: &BlockAt<W>) -> Checked<Vec<u8>> {
     let cells = read_cells(conn, spec, at)?;
     let stored = conn
         .prepare_cached("SELECT checksum FROM row_checksums WHERE class = ?1 AND white = ?2")?
@@ -73,7 +79,7 @@ pub(super) fn read_block(conn: &Connection, spec: &ClassSpec, at: &BlockAt) -> C
 
 /// The cells of the rows of the block `at`, each at the hash of the next
 /// legal position of the block.
-fn read_cells(conn: &Connection, spec: &ClassSpec, at: &BlockAt) -> Checked<Vec<u8>> {
+fn read_cells<W: Word>(conn: &Connection, spec: &ClassSpec<W>, at: &BlockAt<W>) -> Checked<Vec<u8>> {
     let (white_count, _) = spec.counts();
     let size = binomial(spec.geometry.len() as u32 - white_count, at.black);
     let low = at.white * size;

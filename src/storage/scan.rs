@@ -9,6 +9,7 @@ use super::checksum::RunningChecksum;
 use super::read::Database;
 use super::residues::{PACK_BATCH, UNREACHABLE_CODE};
 use super::schema::Layout;
+use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::index::{binomial, colex_rank, colex_unrank};
 use crate::mod3::Mod3Table;
@@ -19,6 +20,7 @@ use crate::solver::{ClassStats, HARDEST};
 use crate::symmetry::Mirror;
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
+use crate::variant::Width;
 
 /// The most memory a resolved read of a residues class keeps of values
 /// already found ([`Resolver`]), besides the residues.
@@ -28,7 +30,7 @@ const MEMO_BYTES: u64 = 256 << 20;
 /// hands them on in order.
 const WINDOW: u64 = 1 << 20;
 
-impl Database {
+impl<W: Width> Database<W> {
     /// The residues of the `k`-th class in tight-index order (the order of
     /// its blocks), each block checked as it is read: the whole two-bit
     /// table in memory, a quarter of a byte per position (a mirrored class
@@ -68,7 +70,7 @@ impl Database {
     /// block is a permutation of its image's block, built in parallel.
     fn mirrored_residues(&self, k: usize, from: usize, mirror: &Mirror) -> Result<Mod3Table> {
         let source = self.residues(from)?;
-        let index_of = |spec: &ClassSpec| spec.tight_index();
+        let index_of = |spec: &ClassSpec<W>| spec.tight_index();
         let (index, source_index) = (index_of(&self.specs[k]), index_of(&self.specs[from]));
         if source.len() != source_index.len() || index.len() != self.classes[k].stats.legal {
             return Err(self.corrupt(format!(
@@ -120,7 +122,7 @@ impl Database {
     /// # Errors
     ///
     /// What `f` returns, or [`Error::Corrupt`] when the table is damaged.
-    pub fn for_each_row(&self, k: usize, mut f: impl FnMut(u64, Part, Cell) -> Result<()>) -> Result<()> {
+    pub fn for_each_row(&self, k: usize, mut f: impl FnMut(u64, Part<W>, Cell) -> Result<()>) -> Result<()> {
         if self.metadata.layout == Layout::Residues {
             return self.for_each_resolved_row(k, f);
         }
@@ -143,12 +145,12 @@ impl Database {
     /// most [`MEMO_BYTES`]. The blocks are resolved a window at a time in
     /// parallel ([`Resolver`]) and handed to `f` in order; a position of a
     /// mirrored class is resolved as its image in the source.
-    fn for_each_resolved_row(&self, k: usize, mut f: impl FnMut(u64, Part, Cell) -> Result<()>) -> Result<()> {
+    fn for_each_resolved_row(&self, k: usize, mut f: impl FnMut(u64, Part<W>, Cell) -> Result<()>) -> Result<()> {
         let (source, mirror) = match &self.mirrors[k] {
             Some((from, mirror)) => (*from, Some(mirror)),
             None => (k, None),
         };
-        let index_of = |spec: &ClassSpec| spec.tight_index();
+        let index_of = |spec: &ClassSpec<W>| spec.tight_index();
         let (spec, source_spec) = (&self.specs[k], &self.specs[source]);
         let source_index = index_of(source_spec);
         let memo = MEMO_BYTES.min(8 * source_index.len().next_power_of_two());
@@ -390,8 +392,8 @@ fn byte_counts_agree(stats: &ClassStats, counts: &[u64; 256], hardest: Vec<u64>)
 /// Works out the cells of every block of `index` by `cells_of(path, r)`,
 /// a window of about [`WINDOW`] positions at a time in parallel, and hands
 /// them to `f(r, cells)` in block order; a refusal becomes `fault`'s error.
-fn in_windows(
-    index: &TightIndex,
+fn in_windows<W: Word>(
+    index: &TightIndex<W>,
     cells_of: impl Fn(&mut Vec<u64>, u64) -> std::result::Result<Vec<u8>, ResolveError> + Sync,
     fault: impl Fn(ResolveError) -> Error,
     mut f: impl FnMut(u64, &[u8]) -> Result<()>,

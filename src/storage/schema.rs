@@ -6,6 +6,7 @@
 use rusqlite::{Connection, OptionalExtension};
 
 use super::fault::{Checked, Fault};
+use crate::bitboard::Word;
 use crate::remoteness::{Cell, Remoteness};
 use crate::solver::{ClassStats, HARDEST, Solution};
 use crate::text::clip;
@@ -90,7 +91,7 @@ pub enum Layout {
 impl Layout {
     /// The layout for `solution`: rows while every class has at most
     /// [`ROWS_MAX_LEGAL`] legal positions, blocks beyond.
-    pub fn for_solution(solution: &Solution) -> Layout {
+    pub fn for_solution<W: Word>(solution: &Solution<Vec<u8>, W>) -> Layout {
         Layout::for_legal(solution.classes.iter().map(|c| c.stats.legal))
     }
 
@@ -271,8 +272,8 @@ pub(super) fn read_classes(conn: &Connection) -> rusqlite::Result<Vec<RawClass>>
 
 /// Checks a class row against the variant's class `spec` and against
 /// itself, and returns what it says; the error says what is wrong.
-pub(super) fn check_class(
-    spec: &ClassSpec,
+pub(super) fn check_class<W: Word>(
+    spec: &ClassSpec<W>,
     raw: &RawClass,
     start: u64,
     goal: u64,
@@ -315,7 +316,12 @@ pub(super) fn check_class(
 
 /// Checks that a class row describes the variant's class `spec`: its
 /// squares, bishops, hash size, start and goal.
-fn check_shape(spec: &ClassSpec, raw: &RawClass, start: u64, goal: u64) -> std::result::Result<(), RecordFault> {
+fn check_shape<W: Word>(
+    spec: &ClassSpec<W>,
+    raw: &RawClass,
+    start: u64,
+    goal: u64,
+) -> std::result::Result<(), RecordFault> {
     let (white, black) = spec.counts();
     let expected = [
         ("squares", raw.squares, spec.geometry.len() as i64),

@@ -12,13 +12,14 @@ use rusqlite::{Connection, Statement, params};
 use super::checksum::{Checksum, RunningChecksum, block_checksum};
 use super::schema::Layout;
 use super::{blocks, residues, rows};
+use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
 /// The writer of one class's blocks in its layout.
-enum Writer<'c, 'a> {
-    Rows(rows::Writer<'c, 'a>),
+enum Writer<'c, 'a, W: Word> {
+    Rows(rows::Writer<'c, 'a, W>),
     Blocks(blocks::Writer<'c>),
     Residues(Box<Residues<'c>>),
 }
@@ -34,9 +35,9 @@ struct Residues<'c> {
 /// Takes a class's cells in tight-index order (for the residues layout,
 /// its blocks packed), in pieces of any length, and writes every block of
 /// them as it completes.
-pub(super) struct Cutter<'c, 'a> {
-    writer: Writer<'c, 'a>,
-    index: &'a TightIndex,
+pub(super) struct Cutter<'c, 'a, W: Word> {
+    writer: Writer<'c, 'a, W>,
+    index: &'a TightIndex<W>,
     /// The white-set rank of the block being filled.
     next: u64,
     /// Its bytes so far.
@@ -45,11 +46,16 @@ pub(super) struct Cutter<'c, 'a> {
     checksum: RunningChecksum,
 }
 
-impl<'c, 'a> Cutter<'c, 'a> {
+impl<'c, 'a, W: Word> Cutter<'c, 'a, W> {
     /// A cutter of the cells of the class `spec`, whose tight index is
     /// `index`, into `layout`: bytes into rows or blocks, two-bit codes
     /// into residues.
-    pub(super) fn new(tx: &'c Connection, spec: &'a ClassSpec, index: &'a TightIndex, layout: Layout) -> Result<Self> {
+    pub(super) fn new(
+        tx: &'c Connection,
+        spec: &'a ClassSpec<W>,
+        index: &'a TightIndex<W>,
+        layout: Layout,
+    ) -> Result<Self> {
         let sql = |e| Error::Sqlite("the database being written".into(), e);
         let writer = match layout {
             Layout::Rows => Writer::Rows(rows::Writer::new(tx, spec, index).map_err(sql)?),

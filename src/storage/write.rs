@@ -21,7 +21,8 @@ use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::remoteness::Remoteness;
 use crate::solver::{ClassTable, Solution, Streamed, Tables, TwoBitSolution};
-use crate::variant::{ClassSpec, Variant};
+use crate::variant::by_width;
+use crate::variant::{ClassSpec, Variant, Width};
 
 /// Writes the database of `variant` into `dir`, atomically, and returns its
 /// path. The caller should hold the variant's [`WriteLock`](crate::storage::WriteLock).
@@ -30,7 +31,7 @@ use crate::variant::{ClassSpec, Variant};
 ///
 /// When the directory cannot be made or the file cannot be written; no file
 /// of the final name is touched then.
-pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathBuf> {
+pub fn write<W: Width>(dir: &Path, variant: &Variant, solution: &Solution<Vec<u8>, W>) -> Result<PathBuf> {
     write_with(dir, variant, solution, Layout::for_solution(solution))
 }
 
@@ -39,7 +40,12 @@ pub fn write(dir: &Path, variant: &Variant, solution: &Solution) -> Result<PathB
 /// # Errors
 ///
 /// As [`write()`].
-pub fn write_with(dir: &Path, variant: &Variant, solution: &Solution, layout: Layout) -> Result<PathBuf> {
+pub fn write_with<W: Width>(
+    dir: &Path,
+    variant: &Variant,
+    solution: &Solution<Vec<u8>, W>,
+    layout: Layout,
+) -> Result<PathBuf> {
     write_checked(dir, variant, &Tables::Bytes(solution), Some(layout), None)
 }
 
@@ -59,7 +65,7 @@ pub fn write_streamed<'a>(
     streamed: &'a Streamed<'a>,
     layout: Option<Layout>,
 ) -> Result<PathBuf> {
-    write_checked(dir, variant, &Tables::Streamed(streamed), layout, None)
+    by_width!(variant, W => write_checked(dir, variant, &Tables::<W>::Streamed(streamed), layout, None))
 }
 
 /// Writes a variant solved by the two-bit search ([`Layout::Residues`]),
@@ -68,14 +74,14 @@ pub fn write_streamed<'a>(
 /// # Errors
 ///
 /// As [`write()`].
-pub fn write_two_bit(dir: &Path, variant: &Variant, solution: &TwoBitSolution) -> Result<PathBuf> {
+pub fn write_two_bit<W: Width>(dir: &Path, variant: &Variant, solution: &TwoBitSolution<W>) -> Result<PathBuf> {
     write_checked(dir, variant, &Tables::TwoBit(solution), None, None)
 }
 
 /// A check of a database written whole, opened from its temporary file
 /// before it is renamed into place: an error refuses the write, and
 /// nothing of the final name is touched.
-pub type Vet<'a> = &'a dyn Fn(&Database) -> Result<()>;
+pub type Vet<'a, W = u64> = &'a dyn Fn(&Database<W>) -> Result<()>;
 
 /// Writes what a solve found, `tables`, as [`write()`] does, in `layout`
 /// or the one that suits them ([`Layout::for_solution`] for bytes, the
@@ -88,12 +94,12 @@ pub type Vet<'a> = &'a dyn Fn(&Database) -> Result<()>;
 ///
 /// As [`write()`] and [`write_streamed`]; [`Error::Usage`] for a layout
 /// that cannot hold the tables; what `vet` returns.
-pub fn write_vetted(
+pub fn write_vetted<W: Width>(
     dir: &Path,
     variant: &Variant,
-    tables: &Tables<'_>,
+    tables: &Tables<'_, W>,
     layout: Option<Layout>,
-    vet: Vet<'_>,
+    vet: Vet<'_, W>,
 ) -> Result<PathBuf> {
     write_checked(dir, variant, tables, layout, Some(vet))
 }
@@ -101,12 +107,12 @@ pub fn write_vetted(
 /// [`write_vetted`], or with no `vet` the file renamed into place as
 /// written: the writes of tables made by hand (the tests of `check`
 /// write wrong ones on purpose).
-fn write_checked(
+fn write_checked<W: Width>(
     dir: &Path,
     variant: &Variant,
-    tables: &Tables<'_>,
+    tables: &Tables<'_, W>,
     layout: Option<Layout>,
-    vet: Option<Vet<'_>>,
+    vet: Option<Vet<'_, W>>,
 ) -> Result<PathBuf> {
     let (layout, residues) = match tables {
         Tables::TwoBit(_) => (layout.unwrap_or(Layout::Residues), true),
@@ -147,7 +153,7 @@ fn write_checked(
 
 /// Writes the whole database of `variant` into the file `tmp`, in one
 /// transaction, and syncs it.
-fn write_file(tmp: &Path, variant: &Variant, solved: &Tables<'_>, layout: Layout) -> Result<()> {
+fn write_file<W: Width>(tmp: &Path, variant: &Variant, solved: &Tables<'_, W>, layout: Layout) -> Result<()> {
     let _ = fs::remove_file(tmp);
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let mut conn = create(tmp).map_err(sql)?;
@@ -190,11 +196,11 @@ struct Totals {
 
 /// Writes the table of every class in `layout` and its `classes` row, and
 /// returns what the metadata says of their whole.
-fn write_classes(
+fn write_classes<W: Width>(
     tx: &Connection,
     tmp: &Path,
     variant: &Variant,
-    solved: &Tables<'_>,
+    solved: &Tables<'_, W>,
     layout: Layout,
 ) -> Result<Totals> {
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
@@ -207,7 +213,7 @@ fn write_classes(
         reachable: 1,
     };
     let mut class_checksums = Vec::new();
-    for (k, spec) in variant.classes().iter().enumerate() {
+    for (k, spec) in variant.specs::<W>().iter().enumerate() {
         let checksum = write_table(tx, solved, spec, k, layout, &class_checksums)?;
         write_class_row(tx, solved, spec, k, (starts[k], goals[k]), checksum).map_err(sql)?;
         class_checksums.push(checksum);
@@ -225,10 +231,10 @@ fn write_classes(
 /// checksum. A mirrored class has no rows or blocks of its own and takes
 /// its source's checksum (in `sources`, those of the classes before it):
 /// every read of it is a checked read of the source.
-fn write_table(
+fn write_table<W: Width>(
     tx: &Connection,
-    solved: &Tables<'_>,
-    spec: &ClassSpec,
+    solved: &Tables<'_, W>,
+    spec: &ClassSpec<W>,
     k: usize,
     layout: Layout,
     sources: &[Checksum],
@@ -270,10 +276,10 @@ fn write_table(
 /// Writes the `classes` row of class `k`, whose start and goal have the
 /// class hashes `(start, goal)` and whose table has the class checksum
 /// `checksum`.
-fn write_class_row(
+fn write_class_row<W: Width>(
     tx: &Connection,
-    solved: &Tables<'_>,
-    spec: &ClassSpec,
+    solved: &Tables<'_, W>,
+    spec: &ClassSpec<W>,
     k: usize,
     (start, goal): (u64, u64),
     checksum: Checksum,
@@ -302,10 +308,10 @@ fn write_class_row(
 
 /// Writes the `meta` table, the header checksum last, over everything else
 /// the header holds.
-fn write_meta(
+fn write_meta<W: Width>(
     tx: &Connection,
     variant: &Variant,
-    solved: &Tables<'_>,
+    solved: &Tables<'_, W>,
     layout: Layout,
     totals: &Totals,
 ) -> rusqlite::Result<()> {

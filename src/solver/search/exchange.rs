@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::halo::{self, Halo, RUN, Reached};
 use super::share::{LayerStats, Message, Partition, Transport, words};
+use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::tight::TightIndex;
 
@@ -42,9 +43,9 @@ pub(super) struct Worked<'a> {
 /// it took), and sums the layer's counts over the workers, with the time
 /// each worked: `worked.busy` before this call, and in `receive`. The depth,
 /// direction and time are left for the caller to fill in.
-pub(super) fn end_layer<T: Transport + ?Sized>(
+pub(super) fn end_layer<T: Transport + ?Sized, W: Word>(
     transport: &mut T,
-    index: &TightIndex,
+    index: &TightIndex<W>,
     partition: &Partition,
     worked: Worked<'_>,
     mut receive: impl FnMut(&[Reached], Option<&mut Vec<Vec<Message>>>) -> Result<u64>,
@@ -123,9 +124,9 @@ pub(super) fn post_images<T: Transport + ?Sized>(
 ///
 /// [`Error::Exchange`] when the transport fails or a stream names a
 /// position outside this worker's range, and what `receive` returns.
-pub(super) fn take_images<T: Transport + ?Sized>(
+pub(super) fn take_images<T: Transport + ?Sized, W: Word>(
     transport: &mut T,
-    index: &TightIndex,
+    index: &TightIndex<W>,
     partition: &Partition,
     mut receive: impl FnMut(&[Reached]) -> Result<u64>,
 ) -> Result<u64> {
@@ -295,7 +296,13 @@ impl Outgoing {
 /// # Errors
 ///
 /// [`Error::Exchange`] when `m` names a position outside the worker's range.
-fn own_index(index: &TightIndex, partition: &Partition, me: usize, m: Message, near: u64) -> Result<Reached> {
+fn own_index<W: Word>(
+    index: &TightIndex<W>,
+    partition: &Partition,
+    me: usize,
+    m: Message,
+    near: u64,
+) -> Result<Reached> {
     if !partition.cells(me).contains(&m.index) {
         return Err(Error::Exchange(format!(
             "worker {me} was sent position {}, which it does not own",

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::recut::read_bits;
 use super::share::{Partition, Transport, words};
 use crate::bitboard::Bitboard;
+use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::solver::isa::Isa;
 use crate::solver::kernel::{Block, Kernel, Via};
@@ -63,7 +64,7 @@ pub(super) struct Reach {
 impl Reach {
     /// The moves out of no block: what a worker that owns every block
     /// starts from, having no halo to work out.
-    pub(super) fn none(index: &TightIndex) -> Reach {
+    pub(super) fn none<W: Word>(index: &TightIndex<W>) -> Reach {
         Reach {
             counts: vec![0; index.white_sets() as usize],
             blocks: 0..0,
@@ -71,7 +72,7 @@ impl Reach {
     }
 
     /// The moves out of `blocks`, counted.
-    pub(super) fn new(kernel: &Kernel<'_>, index: &TightIndex, blocks: Range<u64>) -> Reach {
+    pub(super) fn new<W: Word>(kernel: &Kernel<'_, W>, index: &TightIndex<W>, blocks: Range<u64>) -> Reach {
         let mut reach = Reach::none(index);
         reach.move_to(kernel, blocks);
         reach
@@ -79,7 +80,7 @@ impl Reach {
 
     /// Counts the moves out of `blocks` instead: takes away those of the
     /// blocks it no longer counts and adds those of the blocks it gains.
-    pub(super) fn move_to(&mut self, kernel: &Kernel<'_>, blocks: Range<u64>) {
+    pub(super) fn move_to<W: Word>(&mut self, kernel: &Kernel<'_, W>, blocks: Range<u64>) {
         for lost in without(&self.blocks, &blocks) {
             for r in lost {
                 kernel.white_targets(r, |t| self.counts[t as usize] -= 1);
@@ -126,9 +127,9 @@ impl Halo {
     /// of its blocks (`reach`, which counts those) and tells every other
     /// worker which of its blocks it needs: a collective step, which every
     /// worker runs before the first layer and after each move of ranges.
-    pub(super) fn new<T: Transport + ?Sized>(
+    pub(super) fn new<T: Transport + ?Sized, W: Word>(
         reach: &Reach,
-        index: &TightIndex,
+        index: &TightIndex<W>,
         partition: &Partition,
         me: usize,
         transport: &mut T,
@@ -190,9 +191,9 @@ impl Halo {
     /// halo (`frontier(i, n)`: bit `k` set when position `i + k` is in the
     /// frontier, for `k` below `n`, at most 64), and takes theirs into this
     /// worker's halo: a collective step. Returns the bytes sent.
-    pub(super) fn exchange<T: Transport + ?Sized>(
+    pub(super) fn exchange<T: Transport + ?Sized, W: Word>(
         &mut self,
-        index: &TightIndex,
+        index: &TightIndex<W>,
         me: usize,
         transport: &mut T,
         frontier: impl Fn(u64, usize) -> u64,
@@ -250,7 +251,7 @@ impl Halo {
     /// white move into its own blocks, else the bit of the halo that the
     /// move's neighbour `j` has, less `j` (wrapping). Returns whether any
     /// move leads to another worker's block.
-    pub(super) fn route(&self, partition: &Partition, me: usize, block: &mut Block) -> bool {
+    pub(super) fn route<W: Word>(&self, partition: &Partition, me: usize, block: &mut Block<W>) -> bool {
         let mine = partition.blocks(me);
         block.routes.clear();
         let mut crosses = false;
@@ -275,14 +276,14 @@ impl Halo {
     /// halo.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn pull_moves<I: Isa>(
+    pub(super) fn pull_moves<I: Isa, W: Word>(
         &self,
-        kernel: &Kernel,
+        kernel: &Kernel<'_, W>,
         isa: I,
         partition: &Partition,
         me: usize,
         r: u64,
-        block: &mut Block,
+        block: &mut Block<W>,
         current: impl Fn(u64) -> bool,
     ) -> Option<bool> {
         let mine = partition.blocks(me);
@@ -307,12 +308,12 @@ impl Halo {
     /// Adds the neighbours looked at, and those in the halo, to `looked`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn pull_hit<I: Isa>(
+    pub(super) fn pull_hit<I: Isa, W: Word>(
         &self,
-        kernel: &Kernel,
+        kernel: &Kernel<'_, W>,
         isa: I,
-        block: &Block,
-        black: Bitboard,
+        block: &Block<W>,
+        black: Bitboard<W>,
         routed: bool,
         looked: &mut (u64, u64),
         current: impl Fn(u64) -> bool,
@@ -394,9 +395,9 @@ impl Halo {
     ///
     /// [`Error::Exchange`] when the stream is not the bits of this
     /// worker's blocks in `from`'s halo, and what `take` returns.
-    pub(super) fn reached(
+    pub(super) fn reached<W: Word>(
         &self,
-        index: &TightIndex,
+        index: &TightIndex<W>,
         from: usize,
         stream: &[u8],
         mut take: impl FnMut(&[Reached]) -> Result<u64>,

@@ -52,6 +52,7 @@ pub use share::{ChannelTransport, LayerStats, Message, Partition, Transport};
 pub(super) use worker::search_on;
 pub use worker::{Asked, Share, TwoBitShare};
 
+use crate::bitboard::Word;
 use crate::error::Result;
 use crate::index::DenseIndex;
 use crate::symmetry::Mirror;
@@ -97,7 +98,12 @@ impl Partitioned {
 ///
 /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not
 /// fit a [`Cell`](crate::Cell).
-pub fn bytes(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn FnMut(Event)) -> Result<Vec<u8>> {
+pub fn bytes<W: Word>(
+    name: &str,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    observe: &mut dyn FnMut(Event),
+) -> Result<Vec<u8>> {
     bytes_with(name, spec, index, &mut NoCheckpoints, observe)
 }
 
@@ -107,14 +113,14 @@ pub fn bytes(name: &str, spec: &ClassSpec, index: &TightIndex, observe: &mut dyn
 /// # Errors
 ///
 /// As [`bytes`], and whatever `checkpoints` fails with.
-pub fn bytes_with(
+pub fn bytes_with<W: Word>(
     name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Vec<u8>> {
-    whole::<ByteTable>(name, spec, index, Asked::default(), checkpoints, observe).map(|share| share.table)
+    whole::<ByteTable, W>(name, spec, index, Asked::default(), checkpoints, observe).map(|share| share.table)
 }
 
 /// Searches one class by two bits a position (the remoteness mod 3), on
@@ -128,16 +134,16 @@ pub fn bytes_with(
 /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not
 /// fit a [`Remoteness`](crate::Remoteness), and whatever `checkpoints`
 /// fails with.
-pub fn two_bit_with(
+pub fn two_bit_with<W: Word>(
     name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    mirrored: Option<(&Mirror, &DenseIndex)>,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    mirrored: Option<(&Mirror, &DenseIndex<W>)>,
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<TwoBitShare> {
     let asked = Asked { mirrored, watch: &[] };
-    whole::<CodeTable>(name, spec, index, asked, checkpoints, observe)
+    whole::<CodeTable, W>(name, spec, index, asked, checkpoints, observe)
 }
 
 /// Searches one class of variant `name` a byte a position by `workers`
@@ -152,45 +158,45 @@ pub fn two_bit_with(
 /// [`Error::TooLarge`](crate::Error::TooLarge) when a remoteness would not
 /// fit a [`Cell`](crate::Cell), [`Error::Exchange`](crate::Error::Exchange)
 /// when a worker fails.
-pub fn threads(
+pub fn threads<W: Word>(
     name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     workers: usize,
     observe: &mut dyn FnMut(&LayerStats),
 ) -> Result<Partitioned> {
-    threads_of::<ByteTable>(name, spec, index, workers, Asked::default(), observe)
+    threads_of::<ByteTable, W>(name, spec, index, workers, Asked::default(), observe)
 }
 
 /// A whole class in one process: the search by one worker, whose
 /// exchanges do nothing and are not told of.
-fn whole<T: Table>(
+fn whole<T: Table, W: Word>(
     name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
-    asked: Asked<'_>,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    asked: Asked<'_, W>,
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
     let partition = Partition::by_work(spec, index, 1)?;
     let class = ClassSearch::new(name, spec, index, &partition);
     let solo = &mut ChannelTransport::solo();
-    search_on::<T, _>(&class, solo, asked, checkpoints, false, observe)
+    search_on::<T, _, W>(&class, solo, asked, checkpoints, false, observe)
 }
 
 /// [`threads`] into a table of kind `T`, finding what `asked` asks.
-fn threads_of<T: Table>(
+fn threads_of<T: Table, W: Word>(
     name: &str,
-    spec: &ClassSpec,
-    index: &TightIndex,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     workers: usize,
-    asked: Asked<'_>,
+    asked: Asked<'_, W>,
     observe: &mut dyn FnMut(&LayerStats),
 ) -> Result<Partitioned<T::Done>> {
     let partition = Partition::by_work(spec, index, workers)?;
     let class = ClassSearch::new(name, spec, index, &partition);
     let (shares, layers) = on_threads(workers, observe, |transport: &mut ChannelTransport, report| {
-        worker::run::<T, _>(&class, transport, asked, None, &mut NoCheckpoints, report)
+        worker::run::<T, _, W>(&class, transport, asked, None, &mut NoCheckpoints, report)
     })?;
     Ok(Partitioned { shares, layers })
 }
@@ -225,7 +231,7 @@ fn saving<T: Table, R: Send>(
         let me = transport.worker();
         let wanted = super::Wanted {
             class: spec.class,
-            index,
+            layout: index.layout(),
             coding: T::CODING,
             blocks: partition.blocks(me),
             range: partition.cells(me),
@@ -236,9 +242,10 @@ fn saving<T: Table, R: Send>(
         let mut note = |text: &str| notes.push(text.to_owned());
         let made = each(me, &wanted, &mut note, &mut |checkpoints| {
             let mut search = || {
-                let resume = worker::agree_on_resume::<T, _>(spec, index, &partition, transport, checkpoints, asked)?;
+                let resume =
+                    worker::agree_on_resume::<T, _, u64>(spec, index, &partition, transport, checkpoints, asked)?;
                 from = resume.as_ref().map_or(1, |(_, found)| found.len());
-                worker::run::<T, _>(&class, transport, asked, resume.map(|r| r.0), checkpoints, report)
+                worker::run::<T, _, u64>(&class, transport, asked, resume.map(|r| r.0), checkpoints, report)
             };
             share = Some(search());
         });
@@ -303,7 +310,7 @@ mod tests {
         [class.symmetries.clone(), Symmetries::trivial(&spec.geometry)].map(|symmetries| {
             let class = ClassSearch { symmetries, ..class };
             let solo = &mut ChannelTransport::solo();
-            search_on::<T, _>(&class, solo, asked, &mut NoCheckpoints, false, &mut |_| {}).unwrap()
+            search_on::<T, _, u64>(&class, solo, asked, &mut NoCheckpoints, false, &mut |_| {}).unwrap()
         })
     }
 

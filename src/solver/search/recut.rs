@@ -24,6 +24,7 @@ use std::ops::Range;
 use std::time::Duration;
 
 use super::share::{Partition, Transport, words};
+use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::tight::TightIndex;
 
@@ -161,9 +162,9 @@ impl Pace {
 ///
 /// [`Error::Exchange`] when the transport fails or a worker's answer does
 /// not decode or make a partition.
-pub(super) fn balanced_cut<T: Transport + ?Sized>(
+pub(super) fn balanced_cut<T: Transport + ?Sized, W: Word>(
     transport: &mut T,
-    index: &TightIndex,
+    index: &TightIndex<W>,
     partition: &Partition,
     work: &[u64],
     worth: Option<Worth>,

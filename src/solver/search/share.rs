@@ -11,6 +11,7 @@ use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
+use crate::bitboard::Word;
 use crate::board::Class;
 use crate::error::{Error, Result};
 use crate::symmetry::Symmetries;
@@ -47,7 +48,7 @@ impl Partition {
     /// # Errors
     ///
     /// [`Error::Usage`] when `workers` is 0.
-    pub fn balanced(index: &TightIndex, workers: usize) -> Result<Partition> {
+    pub fn balanced<W: Word>(index: &TightIndex<W>, workers: usize) -> Result<Partition> {
         if workers == 0 {
             return Err(Error::Usage("a partitioned search needs at least one worker".into()));
         }
@@ -72,7 +73,7 @@ impl Partition {
     /// # Errors
     ///
     /// [`Error::Usage`] when `workers` is 0.
-    pub fn by_work(spec: &ClassSpec, index: &TightIndex, workers: usize) -> Result<Partition> {
+    pub fn by_work<W: Word>(spec: &ClassSpec<W>, index: &TightIndex<W>, workers: usize) -> Result<Partition> {
         if workers == 0 {
             return Err(Error::Usage("a partitioned search needs at least one worker".into()));
         }
@@ -106,7 +107,7 @@ impl Partition {
 
     /// The partition of `index` whose workers own the white-set ranks
     /// between consecutive `bounds`.
-    pub(super) fn of_bounds(index: &TightIndex, bounds: Vec<u64>) -> Partition {
+    pub(super) fn of_bounds<W: Word>(index: &TightIndex<W>, bounds: Vec<u64>) -> Partition {
         let (blocks, len) = (index.white_sets(), index.len());
         let starts = bounds
             .iter()
@@ -442,26 +443,26 @@ pub(super) fn on_threads<R: Send>(
 
 /// What every worker of a search of one class knows alike: the class, its
 /// symmetries, and how it is cut.
-pub(in crate::solver) struct ClassSearch<'a> {
+pub(in crate::solver) struct ClassSearch<'a, W: Word = u64> {
     /// The variant's name, for the errors.
     pub name: &'a str,
-    pub spec: &'a ClassSpec,
-    pub index: &'a TightIndex,
+    pub spec: &'a ClassSpec<W>,
+    pub index: &'a TightIndex<W>,
     /// The symmetries whose orbits the search expands one position of.
     pub symmetries: Symmetries,
     pub partition: &'a Partition,
 }
 
-impl<'a> ClassSearch<'a> {
+impl<'a, W: Word> ClassSearch<'a, W> {
     /// The search of class `spec` of variant `name`, cut as `partition`,
     /// expanding one position of each orbit of the class's symmetries
     /// (found from the rules).
     pub(in crate::solver) fn new(
         name: &'a str,
-        spec: &'a ClassSpec,
-        index: &'a TightIndex,
+        spec: &'a ClassSpec<W>,
+        index: &'a TightIndex<W>,
         partition: &'a Partition,
-    ) -> ClassSearch<'a> {
+    ) -> ClassSearch<'a, W> {
         ClassSearch {
             name,
             spec,

@@ -50,6 +50,7 @@ use super::share::{
     ClassSearch, LayerStats, Message, Partition, Transport, agree, check_workers, save_now, saved, tell, words,
 };
 use crate::bitboard::Bitboard;
+use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::index::{DenseIndex, colex_rank, colex_unrank};
 use crate::rules::Part;
@@ -101,11 +102,11 @@ pub type TwoBitShare = Share<crate::mod3::Mod3Table>;
 
 /// What a worker is asked besides the codes.
 #[derive(Clone, Copy, Default)]
-pub struct Asked<'a> {
+pub struct Asked<'a, W: Word = u64> {
     /// When a class is the mirror image of this one: the map from this
     /// class's cells to that class's and that class's public hash. The
     /// search then keeps that class's hardest positions as well.
-    pub mirrored: Option<(&'a Mirror, &'a DenseIndex)>,
+    pub mirrored: Option<(&'a Mirror, &'a DenseIndex<W>)>,
     /// Tight indices whose remoteness every worker learns (the start's
     /// place in this class, say).
     pub watch: &'a [u64],
@@ -122,16 +123,16 @@ pub struct Asked<'a> {
 /// # Errors
 ///
 /// As [`run`].
-pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized>(
-    class: &ClassSearch<'_>,
+pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized, W: Word>(
+    class: &ClassSearch<'_, W>,
     transport: &mut X,
-    asked: Asked<'_>,
+    asked: Asked<'_, W>,
     checkpoints: &mut dyn ShareCheckpoints,
     exchanges: bool,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
     let (spec, index) = (class.spec, class.index);
-    let resume = agree_on_resume::<T, X>(spec, index, class.partition, transport, checkpoints, asked)?;
+    let resume = agree_on_resume::<T, X, W>(spec, index, class.partition, transport, checkpoints, asked)?;
     let lead = transport.worker() == 0;
     let (legal, mut total) = (index.len(), 1);
     if lead {
@@ -139,7 +140,7 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized>(
         total = report_saved(spec.class, saved, legal, observe);
     }
     let resume = resume.map(|(saved, _)| saved);
-    run::<T, X>(class, transport, asked, resume, checkpoints, &mut |layer| {
+    run::<T, X, W>(class, transport, asked, resume, checkpoints, &mut |layer| {
         if lead {
             tell(observe, spec.class, legal, &mut total, layer, exchanges);
         }
@@ -158,10 +159,10 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized>(
 /// position outside this worker's range or `resume` is not a share of
 /// this worker's range, what a save ran into, and [`Error::Stopped`] (on
 /// every worker) when the test hook of the checkpoints asks to stop.
-pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
-    class: &ClassSearch<'_>,
+pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized, W: Word>(
+    class: &ClassSearch<'_, W>,
     transport: &mut X,
-    asked: Asked<'_>,
+    asked: Asked<'_, W>,
     resume: Option<Snapshot<T>>,
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
@@ -225,11 +226,11 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized>(
 
 /// A worker in the layer loop: its share, what its checkpoint holds
 /// besides the codes, and what a layer's end leaves to take in.
-struct Searcher<'a, T> {
-    share: Holding<'a, T>,
+struct Searcher<'a, T, W: Word> {
+    share: Holding<'a, T, W>,
     known: Known,
     costs: Costs,
-    spec: &'a ClassSpec,
+    spec: &'a ClassSpec<W>,
     /// The positions whose remoteness every worker learns.
     watch: &'a [u64],
     /// The positions of the newest layer, over every worker.
@@ -240,7 +241,7 @@ struct Searcher<'a, T> {
     ended: (u64, (Lowest, Lowest)),
 }
 
-impl<T: Table> LayerWorker for Searcher<'_, T> {
+impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
     const DEEPEST: u16 = T::DEEPEST;
 
     fn scan_bound(found: &[u64]) -> u64 {
@@ -390,18 +391,18 @@ struct Known {
 /// # Errors
 ///
 /// [`Error::Exchange`] when the transport fails or a report does not decode.
-pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized>(
-    spec: &ClassSpec,
-    index: &TightIndex,
+pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized, W: Word>(
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
     partition: &Partition,
     transport: &mut X,
     checkpoints: &mut dyn ShareCheckpoints,
-    asked: Asked<'_>,
+    asked: Asked<'_, W>,
 ) -> Result<Option<(Snapshot<T>, Vec<u64>)>> {
     let me = transport.worker();
     let wanted = Wanted {
         class: spec.class,
-        index,
+        layout: index.layout(),
         coding: T::CODING,
         blocks: partition.blocks(me),
         range: partition.cells(me),
@@ -476,7 +477,7 @@ fn carried<T: Clone>(old: &[T], from: &Range<u64>, to: &Range<u64>, gained: impl
 /// About what share of the positions of each block of `blocks` are
 /// canonical under `symmetries` ([`BlockTest::canonical_share`]; none in a
 /// block whose white set says none is).
-fn canonical_shares(symmetries: &Symmetries, index: &TightIndex, blocks: Range<u64>) -> Vec<f32> {
+fn canonical_shares<W: Word>(symmetries: &Symmetries, index: &TightIndex<W>, blocks: Range<u64>) -> Vec<f32> {
     (blocks.start as usize..blocks.end as usize)
         .into_par_iter()
         .with_min_len(1 << 10)
@@ -660,11 +661,11 @@ fn counted(words: &[u64]) -> Option<(&[u64], &[u64])> {
 
 /// One worker's state: its share of the table and the summary of its
 /// blocks, and what it knows of the others' frontiers.
-struct Holding<'a, T> {
-    kernel: Kernel<'a>,
+struct Holding<'a, T, W: Word> {
+    kernel: Kernel<'a, W>,
     /// The instruction sets the kernel may use here.
     isa: Best,
-    index: &'a TightIndex,
+    index: &'a TightIndex<W>,
     /// The ranges of blocks the workers own now.
     partition: Partition,
     /// The ranges they owned when the search started, whose shares their
@@ -692,25 +693,25 @@ struct Holding<'a, T> {
     /// What a pull layer sees of other workers' codes, once one has run.
     halo: Option<Halo>,
     /// The public hashes of mirror images, when asked for.
-    mirror: Option<MirrorHashes<'a>>,
+    mirror: Option<MirrorHashes<'a, W>>,
 }
 
-impl<'a, T: Table> Holding<'a, T> {
+impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     /// The share of worker `me` of `partition` in the search of `spec` as
     /// it starts: `resumed`, or the goal at layer 0, written in when it is
     /// the worker's. Returns it, what it knows, the count of each layer
     /// over every worker, and whether the search is over already.
     #[allow(clippy::too_many_arguments)]
     fn start(
-        spec: &'a ClassSpec,
-        index: &'a TightIndex,
+        spec: &'a ClassSpec<W>,
+        index: &'a TightIndex<W>,
         partition: &'a Partition,
         me: usize,
         symmetries: &'a Symmetries,
-        asked: Asked<'a>,
-        mirror: Option<MirrorHashes<'a>>,
+        asked: Asked<'a, W>,
+        mirror: Option<MirrorHashes<'a, W>>,
         resumed: Option<Snapshot<T>>,
-    ) -> (Holding<'a, T>, Known, Vec<u64>, bool) {
+    ) -> (Holding<'a, T, W>, Known, Vec<u64>, bool) {
         let (blocks, range) = (partition.blocks(me), partition.cells(me));
         let goal = goal_index(spec, index);
         let fresh = resumed.is_none();
@@ -987,7 +988,7 @@ impl<'a, T: Table> Holding<'a, T> {
 
     /// The canonical test of block `r`'s positions; `None` when it holds none.
     #[inline]
-    fn block_test(&self, r: u64) -> Option<BlockTest<'_>> {
+    fn block_test(&self, r: u64) -> Option<BlockTest<'_, W>> {
         self.symmetries.block_test(colex_unrank(r, self.index.white()))
     }
 
@@ -1011,7 +1012,7 @@ impl<'a, T: Table> Holding<'a, T> {
     /// placement `part`) into the new layer: counts it, flags its block
     /// [`NEXT`] and offers it to the hardest candidates.
     #[inline]
-    fn wrote(&self, counts: &mut [u64; COUNTS], own: &mut Homes, i: u64, r: u64, part: Part) {
+    fn wrote(&self, counts: &mut [u64; COUNTS], own: &mut Homes, i: u64, r: u64, part: Part<W>) {
         self.wrote_lazily(counts, own, i, r, || part.white, || part);
     }
 
@@ -1024,8 +1025,8 @@ impl<'a, T: Table> Holding<'a, T> {
         own: &mut Homes,
         i: u64,
         r: u64,
-        white: impl FnOnce() -> Bitboard,
-        part: impl FnOnce() -> Part,
+        white: impl FnOnce() -> Bitboard<W>,
+        part: impl FnOnce() -> Part<W>,
     ) {
         counts[0] += 1;
         let summary = self.summary_of(r);
@@ -1051,7 +1052,7 @@ impl<'a, T: Table> Holding<'a, T> {
     #[allow(clippy::too_many_arguments)]
     fn write_images(
         &self,
-        batch: &mut Batch,
+        batch: &mut Batch<W>,
         next: u8,
         claim: Claim,
         counts: &mut [u64; COUNTS],
@@ -1082,7 +1083,7 @@ impl<'a, T: Table> Holding<'a, T> {
     }
 
     /// Layer `depth + 1` in block `r`, by a pull or a push.
-    fn block_layer(&self, r: u64, depth: u64, pull: bool, block: &mut Block, found: &mut Found) {
+    fn block_layer(&self, r: u64, depth: u64, pull: bool, block: &mut Block<W>, found: &mut Found) {
         #[cfg(target_arch = "x86_64")]
         if let Some(isa) = self.isa.bmi2 {
             // SAFETY: a `Bmi2` exists only where the processor has it.
@@ -1094,13 +1095,13 @@ impl<'a, T: Table> Holding<'a, T> {
     /// [`block_layer`](Self::block_layer) compiled for BMI2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
-    fn block_layer_bmi2(&self, isa: Bmi2, r: u64, depth: u64, pull: bool, block: &mut Block, found: &mut Found) {
+    fn block_layer_bmi2(&self, isa: Bmi2, r: u64, depth: u64, pull: bool, block: &mut Block<W>, found: &mut Found) {
         self.block_layer_in(isa, r, depth, pull, block, found);
     }
 
     /// [`block_layer`](Self::block_layer) for `isa`.
     #[inline(always)]
-    fn block_layer_in<I: Isa>(&self, isa: I, r: u64, depth: u64, pull: bool, block: &mut Block, found: &mut Found) {
+    fn block_layer_in<I: Isa>(&self, isa: I, r: u64, depth: u64, pull: bool, block: &mut Block<W>, found: &mut Found) {
         if pull {
             self.pull_block_in(isa, r, depth, block, found);
         } else {
@@ -1112,7 +1113,7 @@ impl<'a, T: Table> Holding<'a, T> {
     /// as layer `depth` claims its unseen neighbours here for `depth + 1`
     /// and sends the others to their owners, with their images.
     #[inline(always)]
-    fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+    fn push_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block<W>, found: &mut Found) {
         let (here, next) = (T::code(depth), T::code(depth + 1));
         let Some(test) = self.block_test(r) else {
             return;
@@ -1171,7 +1172,7 @@ impl<'a, T: Table> Holding<'a, T> {
     /// canonical positions; moves into blocks that hold no position of
     /// layer `depth` are not tried.
     #[inline(always)]
-    fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block, found: &mut Found) {
+    fn pull_block_in<I: Isa>(&self, isa: I, r: u64, depth: u64, block: &mut Block<W>, found: &mut Found) {
         let (here, next) = (T::code(depth), T::code(depth + 1));
         let Some(test) = self.block_test(r) else {
             return;

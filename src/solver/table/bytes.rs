@@ -20,11 +20,11 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::{Claim, Table};
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::remoteness::Cell;
 use crate::solver::boundary::{Coding, Stored, StoredRef};
 use crate::solver::layer::BYTE_DEEPEST;
-use crate::tight::{TightIndex, for_each_run, prefetch};
+use crate::tight::{TightIndex, for_each_piece, for_each_run, prefetch};
 
 /// A cell no search layer has reached yet; left so, it is unreachable.
 const UNSEEN: u8 = Cell::UNREACHABLE.0;
@@ -113,7 +113,14 @@ impl Table for ByteTable {
     }
 
     #[inline(always)]
-    fn scan(&self, index: &TightIndex, r: u64, safe: Bitboard, want: u8, mut f: impl FnMut(u64, Bitboard)) {
+    fn scan<W: Word>(
+        &self,
+        index: &TightIndex<W>,
+        r: u64,
+        safe: Bitboard<W>,
+        want: u8,
+        mut f: impl FnMut(u64, Bitboard<W>),
+    ) {
         let block = index.block(r);
         let mut cells = &self.cells[(block.start - self.base) as usize..(block.end - self.base) as usize];
         let mut start = block.start;
@@ -122,19 +129,25 @@ impl Table for ByteTable {
             index.black(),
             #[inline(always)]
             |upper, lows| {
-                let (run, rest) = cells.split_at(lows.len());
-                cells = rest;
-                // A run has at most 64 positions: one per cell of `safe`.
-                let mut hits = run
-                    .iter()
-                    .enumerate()
-                    .fold(0u64, |m, (i, c)| m | u64::from(c.load(Ordering::Relaxed) == want) << i);
-                while hits != 0 {
-                    let k = hits.trailing_zeros() as usize;
-                    hits &= hits - 1;
-                    f(start + k as u64, upper | lows[k]);
-                }
-                start += lows.len() as u64;
+                // A piece has at most 64 positions, and its matches fit a mask.
+                for_each_piece(
+                    lows,
+                    #[inline(always)]
+                    |lows| {
+                        let (run, rest) = cells.split_at(lows.len());
+                        cells = rest;
+                        let mut hits = run
+                            .iter()
+                            .enumerate()
+                            .fold(0u64, |m, (i, c)| m | u64::from(c.load(Ordering::Relaxed) == want) << i);
+                        while hits != 0 {
+                            let k = hits.trailing_zeros() as usize;
+                            hits &= hits - 1;
+                            f(start + k as u64, upper | lows[k]);
+                        }
+                        start += lows.len() as u64;
+                    },
+                );
             },
         );
     }

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::{Claim, Table};
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::mod3::{Codes, Mod3Table, UNSEEN, code_words, count_codes};
 use crate::solver::boundary::{Coding, Stored, StoredRef};
 use crate::tight::{TightIndex, prefetch};
@@ -97,7 +97,14 @@ impl Table for CodeTable {
     }
 
     #[inline(always)]
-    fn scan(&self, index: &TightIndex, r: u64, safe: Bitboard, want: u8, f: impl FnMut(u64, Bitboard)) {
+    fn scan<W: Word>(
+        &self,
+        index: &TightIndex<W>,
+        r: u64,
+        safe: Bitboard<W>,
+        want: u8,
+        f: impl FnMut(u64, Bitboard<W>),
+    ) {
         self.codes().scan(index, r, safe, want, f);
     }
 

@@ -13,7 +13,7 @@ pub(super) mod codes;
 
 use std::ops::Range;
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::tight::TightIndex;
 
 use super::boundary::{Coding, ShareCheckpoints, Snapshot, Stored, StoredRef, Wanted};
@@ -73,7 +73,14 @@ pub(super) trait Table: Sized + Sync {
 
     /// Calls `f(i, black)` for every position `i` of block `r` of `index`
     /// coded `want`, whose safe cells are `safe`.
-    fn scan(&self, index: &TightIndex, r: u64, safe: Bitboard, want: u8, f: impl FnMut(u64, Bitboard));
+    fn scan<W: Word>(
+        &self,
+        index: &TightIndex<W>,
+        r: u64,
+        safe: Bitboard<W>,
+        want: u8,
+        f: impl FnMut(u64, Bitboard<W>),
+    );
 
     /// How many of the positions `cells` are coded `want`.
     fn count(&self, cells: Range<u64>, want: u8) -> u64;
