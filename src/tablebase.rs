@@ -43,6 +43,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use serde::Serialize;
 
+use crate::bitboard::Word;
 use crate::board::Class;
 use crate::error::{Error, Result};
 use crate::pipeline::{SolveOptions, SolvePlan};
@@ -50,7 +51,7 @@ use crate::position::{Move, Position};
 use crate::remoteness::Remoteness;
 use crate::storage::{Database, Walks, WriteLock};
 use crate::text::clip;
-use crate::variant::Variant;
+use crate::variant::{Variant, Width};
 
 /// A variant whose dense index has at most this many entries in all is
 /// solved on the spot when its database is missing.
@@ -279,7 +280,7 @@ const PAGE_CACHE_KIB: u32 = 16 << 10;
 /// this variant only.
 #[derive(Default)]
 struct Slot {
-    database: Mutex<Option<Arc<Pool>>>,
+    database: Mutex<Option<Arc<Pools>>>,
 }
 
 /// The open connections to one variant's database, each checked as it was
@@ -287,15 +288,21 @@ struct Slot {
 /// ([`Database::reopen`]). A question takes a connection no other question
 /// is using, and waits for one when all are: as many questions about one
 /// variant are answered at once as there are connections.
-struct Pool {
-    idle: Mutex<Vec<Database>>,
+struct Pool<W: Word> {
+    idle: Mutex<Vec<Database<W>>>,
     /// Told when a connection is given back.
     returned: Condvar,
 }
 
-impl Pool {
+/// A variant's [`Pool`], in the word its classes are kept in.
+enum Pools {
+    Narrow(Pool<u64>),
+    Wide(Pool<u128>),
+}
+
+impl<W: Width> Pool<W> {
     /// A pool of `database` and `size - 1` more connections to its file.
-    fn open(database: Database, variant: &Variant, size: usize) -> Result<Pool> {
+    fn open(database: Database<W>, variant: &Variant, size: usize) -> Result<Pool<W>> {
         database.keep_pages(PAGE_CACHE_KIB)?;
         let mut idle = Vec::with_capacity(size);
         for _ in 1..size {
@@ -312,7 +319,7 @@ impl Pool {
 
     /// A connection no one else is using, given back when the lease is
     /// dropped.
-    fn take(&self) -> Lease<'_> {
+    fn take(&self) -> Lease<'_, W> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(database) = idle.pop() {
@@ -327,23 +334,23 @@ impl Pool {
 }
 
 /// A connection of a [`Pool`], taken by one question.
-struct Lease<'a> {
-    pool: &'a Pool,
+struct Lease<'a, W: Word> {
+    pool: &'a Pool<W>,
     /// Always there until the lease is dropped.
-    database: Option<Database>,
+    database: Option<Database<W>>,
 }
 
-impl Deref for Lease<'_> {
-    type Target = Database;
+impl<W: Word> Deref for Lease<'_, W> {
+    type Target = Database<W>;
 
-    fn deref(&self) -> &Database {
+    fn deref(&self) -> &Database<W> {
         self.database
             .as_ref()
             .expect("a lease holds its database until dropped")
     }
 }
 
-impl Drop for Lease<'_> {
+impl<W: Word> Drop for Lease<'_, W> {
     fn drop(&mut self) {
         if let Some(database) = self.database.take() {
             let mut idle = self.pool.idle.lock().unwrap_or_else(|e| e.into_inner());
@@ -433,7 +440,6 @@ impl Tablebase {
     ///
     /// As [`Tablebase::table`].
     pub fn variant_table(&self, variant: Variant) -> Result<Table> {
-        variant.refuse_wide("a table's lookup (query, line, play, verify, serve)")?;
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(slots.entry(variant.name().to_owned()).or_default())
@@ -442,8 +448,12 @@ impl Tablebase {
         let database = match held.as_ref() {
             Some(database) => Arc::clone(database),
             None => {
-                let database = self.open_or_solve(&variant)?;
-                let pool = Arc::new(Pool::open(database, &variant, self.connections)?);
+                let n = self.connections;
+                let pool = Arc::new(if variant.is_wide() {
+                    Pools::Wide(Pool::open(self.open_or_solve(&variant)?, &variant, n)?)
+                } else {
+                    Pools::Narrow(Pool::open(self.open_or_solve(&variant)?, &variant, n)?)
+                });
                 *held = Some(Arc::clone(&pool));
                 pool
             }
@@ -488,8 +498,8 @@ impl Tablebase {
         self.table(position, variant)?.probe(position)
     }
 
-    fn open_or_solve(&self, variant: &Variant) -> Result<Database> {
-        let not_solved = match Database::open(&self.dir, variant) {
+    fn open_or_solve<W: Width>(&self, variant: &Variant) -> Result<Database<W>> {
+        let not_solved = match Database::open_in(&self.dir, variant) {
             Err(e @ Error::NotSolved { .. }) => e,
             other => return other,
         };
@@ -517,7 +527,7 @@ impl Tablebase {
             })?
         };
         // Whoever held the lock may have solved it meanwhile.
-        if let Ok(database) = Database::open(&self.dir, variant) {
+        if let Ok(database) = Database::open_in(&self.dir, variant) {
             return Ok(database);
         }
         let standard = !variant.is_named();
@@ -544,7 +554,7 @@ impl Tablebase {
             done.solve_seconds,
             crate::text::path(&done.path)
         ));
-        Database::open(&self.dir, variant)
+        Database::open_in(&self.dir, variant)
     }
 
     /// Whether the policy lets `variant` be solved on demand, and if not,
@@ -597,7 +607,7 @@ impl Tablebase {
 #[derive(Clone)]
 pub struct Table {
     variant: Variant,
-    database: Arc<Pool>,
+    database: Arc<Pools>,
 }
 
 impl std::fmt::Debug for Table {
@@ -606,24 +616,29 @@ impl std::fmt::Debug for Table {
     }
 }
 
+/// The remoteness of each class part whose class hashes are `hashes`, as
+/// `db` stores them.
+fn stored_remoteness<W: Width>(db: &Database<W>, hashes: &[u64]) -> Result<Vec<Option<Remoteness>>> {
+    hashes
+        .iter()
+        .enumerate()
+        .map(|(k, &h)| db.remoteness_of(k, h))
+        .collect()
+}
+
 impl Table {
     /// The variant.
     pub fn variant(&self) -> &Variant {
         &self.variant
     }
 
-    /// A connection to the database, this question's until dropped.
-    fn database(&self) -> Lease<'_> {
-        self.database.take()
-    }
-
-    /// The remoteness of each class part, as stored.
-    fn class_remoteness(&self, db: &Database, hashes: &[u64]) -> Result<Vec<Option<Remoteness>>> {
-        hashes
-            .iter()
-            .enumerate()
-            .map(|(k, &h)| db.remoteness_of(k, h))
-            .collect()
+    /// The remoteness of each class part of the position whose class
+    /// hashes are `hashes`, as stored.
+    fn class_remoteness(&self, hashes: &[u64]) -> Result<Vec<Option<Remoteness>>> {
+        match &*self.database {
+            Pools::Narrow(pool) => stored_remoteness(&pool.take(), hashes),
+            Pools::Wide(pool) => stored_remoteness(&pool.take(), hashes),
+        }
     }
 
     /// The remoteness of `position`; `None` when it cannot reach the goal.
@@ -636,10 +651,7 @@ impl Table {
     /// for the position.
     pub fn remoteness(&self, position: &Position) -> Result<Option<Remoteness>> {
         let position = &*self.variant.placed(position)?;
-        let db = self.database();
-        Ok(total(
-            &self.class_remoteness(&db, &self.variant.class_hashes(position))?,
-        ))
+        Ok(total(&self.class_remoteness(&self.variant.class_hashes(position))?))
     }
 
     /// The remoteness and every legal move of `position`, each valued, checked
@@ -664,20 +676,32 @@ impl Table {
         position: &Position,
         known: Option<Vec<Option<Remoteness>>>,
     ) -> Result<(Probe, Vec<Vec<Option<Remoteness>>>)> {
-        let db = self.database();
+        match &*self.database {
+            Pools::Narrow(pool) => self.probe_in(&pool.take(), position, known),
+            Pools::Wide(pool) => self.probe_in(&pool.take(), position, known),
+        }
+    }
+
+    /// [`Table::probe_known`] by the connection `db`.
+    fn probe_in<W: Width>(
+        &self,
+        db: &Database<W>,
+        position: &Position,
+        known: Option<Vec<Option<Remoteness>>>,
+    ) -> Result<(Probe, Vec<Vec<Option<Remoteness>>>)> {
         let hashes = self.variant.class_hashes(position);
         // What the descents of this probe learn, in the residues layout.
         let mut walks = Walks::default();
         let parts = match known {
             Some(parts) => parts,
-            None => (self.variant.classes().iter().enumerate())
+            None => (self.variant.specs::<W>().iter().enumerate())
                 .map(|(k, spec)| db.value(k, position.part(&spec.geometry), &mut walks))
                 .collect::<Result<_>>()?,
         };
         let remoteness = total(&parts);
         // Every value shown is confirmed by the rules around it: the
         // position's in each class, and each move's.
-        for (k, spec) in self.variant.classes().iter().enumerate() {
+        for (k, spec) in self.variant.specs::<W>().iter().enumerate() {
             db.confirm_position(k, position.part(&spec.geometry), parts[k], &mut walks)?;
         }
         let mut moves = Vec::new();
@@ -685,7 +709,7 @@ impl Table {
         for (mv, after) in position.moves() {
             // A move changes one class: only that part is looked up again.
             let k = self.class_number(Class::of(mv.from));
-            let spec = &self.variant.classes()[k];
+            let spec = &self.variant.specs::<W>()[k];
             let mut after_parts = parts.clone();
             let part = after.part(&spec.geometry);
             after_parts[k] = db.remoteness_beside(k, spec.index.rank(part), parts[k])?;
@@ -741,9 +765,9 @@ impl Table {
 
     fn class_number(&self, class: Class) -> usize {
         self.variant
-            .classes()
-            .iter()
-            .position(|s| s.class == class)
+            .class_list()
+            .into_iter()
+            .position(|c| c == class)
             .expect("a legal move stays in a class of the variant")
     }
 
@@ -1009,10 +1033,13 @@ mod tests {
             }
         });
         // The three connections can be held at once, and are given back.
-        let held: Vec<_> = (0..3).map(|_| pool.database()).collect();
-        assert!(pool.database.idle.lock().unwrap().is_empty());
+        let Pools::Narrow(connections) = &*pool.database else {
+            panic!("5x4-full keeps its classes in 64-bit words");
+        };
+        let held: Vec<_> = (0..3).map(|_| connections.take()).collect();
+        assert!(connections.idle.lock().unwrap().is_empty());
         drop(held);
-        assert_eq!(pool.database.idle.lock().unwrap().len(), 3);
+        assert_eq!(connections.idle.lock().unwrap().len(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

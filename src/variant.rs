@@ -682,28 +682,6 @@ impl Variant {
         matches!(self.classes, Specs::Wide(_))
     }
 
-    /// Refuses a variant of more than 64 squares a class for `what`, a part
-    /// of the program that reads only narrower ones so far.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Usage`] naming the class and what does take the variant.
-    pub fn refuse_wide(&self, what: &str) -> Result<()> {
-        if !self.is_wide() {
-            return Ok(());
-        }
-        let board = self.board();
-        let (class, squares) = (self.class_list().into_iter())
-            .map(|c| (c, board.class_squares(c)))
-            .find(|&(_, n)| n > 64)
-            .expect("a wide variant has a class of more than 64 squares");
-        Err(Error::Usage(format!(
-            "variant {} has {squares} squares in the {} class: {what} reads boards of at most 64 squares a class so far (solve, check, stats and variants take it)",
-            self.name,
-            class.name()
-        )))
-    }
-
     /// How many classes take part.
     pub fn class_count(&self) -> usize {
         match &self.classes {

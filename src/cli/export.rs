@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use super::args::{ExportArgs, Format};
 use super::output::{progress_bar, stdout_error};
 use super::parquet;
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::checkpoint;
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
@@ -34,7 +34,7 @@ use crate::remoteness::Cell;
 use crate::rules::Part;
 use crate::storage::{self, Database};
 use crate::text;
-use crate::variant::{ClassSpec, Variant};
+use crate::variant::{ClassSpec, Variant, Width, by_width};
 
 /// `bishops export`: checks the whole database first, then streams it to
 /// stdout or to `-o PATH` (see the module for what PATH may be).
@@ -60,24 +60,30 @@ pub fn export(db: &Path, args: ExportArgs, out: &mut dyn Write) -> Result<()> {
         .as_deref()
         .map(|path| destination(path, db, args.force))
         .transpose()?;
-    variant.refuse_wide("export")?;
-    let database = Database::open(db, &variant)?;
+    by_width!(variant, W => export_in::<W>(&variant, Database::open_in(db, &variant)?, text, args.with_position, destination, out))
+}
+
+/// [`export`] of `variant`, whose classes are in words `W`, from
+/// `database` to `destination` (stdout when none).
+fn export_in<W: Width>(
+    variant: &Variant,
+    database: Database<W>,
+    text: Option<Text>,
+    with_position: bool,
+    destination: Option<Destination>,
+    out: &mut dyn Write,
+) -> Result<()> {
     // Checked before the first row goes out: a stream cannot be taken back.
     database.verify()?;
     let rows = |w: &mut (dyn Write + Send)| match text {
-        Some(text) => export_rows(&variant, &database, text, w),
-        None => export_parquet(&variant, &database, args.with_position, w),
+        Some(text) => export_rows(variant, &database, text, w),
+        None => export_parquet(variant, &database, with_position, w),
     };
     match destination {
         None => {
             let mut w = io::BufWriter::with_capacity(1 << 20, out);
-            export_rows(
-                &variant,
-                &database,
-                text.expect("Parquet is refused without -o"),
-                &mut w,
-            )
-            .map_err(naming(Path::new("stdout")))?;
+            export_rows(variant, &database, text.expect("Parquet is refused without -o"), &mut w)
+                .map_err(naming(Path::new("stdout")))?;
             w.flush().map_err(stdout_error)
         }
         Some(Destination::New(path)) => write_beside(&path, &path, None, rows, |tmp| {
@@ -430,7 +436,7 @@ enum Text {
 /// Formats the rows of one class fast: square names are spelled once per
 /// cell, and the white half of the position once per white set, since rows
 /// come grouped by white set.
-struct RowFormat {
+struct RowFormat<W: Word> {
     format: Text,
     /// `R_C_`.
     board: Vec<u8>,
@@ -440,13 +446,13 @@ struct RowFormat {
     /// lines: the class's name (`a1`), and in JSON its number beside it.
     tail: Vec<u8>,
     /// The white set of `head`, and `head`: everything before the black squares.
-    white: Option<Bitboard>,
+    white: Option<Bitboard<W>>,
     head: Vec<u8>,
     row: Vec<u8>,
 }
 
-impl RowFormat {
-    fn new(variant: &Variant, spec: &ClassSpec, format: Text) -> RowFormat {
+impl<W: Word> RowFormat<W> {
+    fn new(variant: &Variant, spec: &ClassSpec<W>, format: Text) -> RowFormat<W> {
         let geo = &spec.geometry;
         let (class, name) = (spec.class.index(), spec.class.name());
         RowFormat {
@@ -466,7 +472,7 @@ impl RowFormat {
         }
     }
 
-    fn squares(&self, set: Bitboard, out: &mut Vec<u8>) {
+    fn squares(&self, set: Bitboard<W>, out: &mut Vec<u8>) {
         for (i, cell) in set.into_iter().enumerate() {
             if i > 0 {
                 out.push(b'-');
@@ -476,7 +482,7 @@ impl RowFormat {
     }
 
     /// The bytes of one row.
-    fn row(&mut self, hash: u64, part: Part, cell: Cell) -> &[u8] {
+    fn row(&mut self, hash: u64, part: Part<W>, cell: Cell) -> &[u8] {
         if self.white != Some(part.white) {
             let mut head = std::mem::take(&mut self.head);
             head.clear();
@@ -535,9 +541,9 @@ fn decimal(mut n: u64, out: &mut Vec<u8>) {
 
 /// Streams every stored position of every class as Parquet
 /// ([`parquet::write`]), with a progress bar.
-fn export_parquet(
+fn export_parquet<W: Width>(
     variant: &Variant,
-    database: &Database,
+    database: &Database<W>,
     with_position: bool,
     w: &mut (dyn Write + Send),
 ) -> Result<()> {
@@ -552,7 +558,7 @@ fn export_parquet(
 /// Streams every stored position of every class, in class then hash order.
 /// For a variant with both classes each row is one class's part, named by
 /// its class hash; a whole position's remoteness is the sum of its parts'.
-fn export_rows(variant: &Variant, database: &Database, format: Text, w: &mut dyn Write) -> Result<()> {
+fn export_rows<W: Width>(variant: &Variant, database: &Database<W>, format: Text, w: &mut dyn Write) -> Result<()> {
     let total = database.classes().iter().map(|c| c.stats.legal).sum();
     let bar = progress_bar(Some(total));
     bar.set_message(format!("export {}", variant.name()));
@@ -560,7 +566,7 @@ fn export_rows(variant: &Variant, database: &Database, format: Text, w: &mut dyn
     if format == Text::Csv {
         writeln!(w, "position,hash,remoteness,class").map_err(io_err)?;
     }
-    for (k, spec) in variant.classes().iter().enumerate() {
+    for (k, spec) in variant.specs::<W>().iter().enumerate() {
         let mut rows = RowFormat::new(variant, spec, format);
         let mut since = 0u64;
         database.for_each_row(k, |hash, part, cell| {

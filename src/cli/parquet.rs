@@ -31,13 +31,13 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 
-use crate::bitboard::Bitboard;
+use crate::bitboard::{Bitboard, Word};
 use crate::error::{Error, Result};
 use crate::position::Position;
 use crate::remoteness::Cell;
 use crate::rules::Part;
 use crate::storage::Database;
-use crate::variant::{ClassSpec, Variant};
+use crate::variant::{ClassSpec, Variant, Width};
 
 /// Rows per row group: about 10 MB of compressed columns, few enough
 /// groups for 11x8's 353 million rows (337 of them).
@@ -87,7 +87,7 @@ struct Squares {
 }
 
 impl Squares {
-    fn push(&mut self, set: Bitboard, names: &[ByteArray]) {
+    fn push<W: Word>(&mut self, set: Bitboard<W>, names: &[ByteArray]) {
         for (k, cell) in set.iter().enumerate() {
             self.names.push(names[usize::from(cell)].clone());
             self.repeated.push(i16::from(k > 0));
@@ -102,9 +102,9 @@ impl Squares {
 ///
 /// What reading the database runs into; [`Error::Io`] when the output
 /// cannot be written.
-pub fn write(
+pub fn write<W: Width>(
     variant: &Variant,
-    database: &Database,
+    database: &Database<W>,
     w: &mut (dyn Write + Send),
     with_position: bool,
     bar: &ProgressBar,
@@ -112,7 +112,7 @@ pub fn write(
     let fail = |e: parquet::errors::ParquetError| Error::Io("output".into(), std::io::Error::other(e.to_string()));
     let schema = Arc::new(parse_message_type(&schema(with_position)).map_err(fail)?);
     let mut file = SerializedFileWriter::new(w, schema, Arc::new(properties(variant))).map_err(fail)?;
-    for (k, spec) in variant.classes().iter().enumerate() {
+    for (k, spec) in variant.specs::<W>().iter().enumerate() {
         let names = square_names(spec);
         let mut group = Group::default();
         database.for_each_row(k, |hash, part, cell| {
@@ -154,17 +154,17 @@ fn properties(variant: &Variant) -> WriterProperties {
 }
 
 /// The name of every cell of the class `spec`, as a Parquet string.
-fn square_names(spec: &ClassSpec) -> Vec<ByteArray> {
+fn square_names<W: Word>(spec: &ClassSpec<W>) -> Vec<ByteArray> {
     (0..spec.geometry.len())
         .map(|c| ByteArray::from(spec.geometry.square(c as u8).to_string().as_str()))
         .collect()
 }
 
 /// Adds the row of one class position to `group`.
-fn add_row(
+fn add_row<W: Word>(
     group: &mut Group,
-    spec: &ClassSpec,
-    (hash, part, cell): (u64, Part, Cell),
+    spec: &ClassSpec<W>,
+    (hash, part, cell): (u64, Part<W>, Cell),
     names: &[ByteArray],
     with_position: bool,
 ) {
@@ -187,7 +187,7 @@ fn add_row(
 }
 
 /// Writes `group` as one row group, its columns in schema order.
-fn write_group<W: Write + Send>(file: &mut SerializedFileWriter<W>, group: Group) -> parquet::errors::Result<()> {
+fn write_group<O: Write + Send>(file: &mut SerializedFileWriter<O>, group: Group) -> parquet::errors::Result<()> {
     let mut rows = file.next_row_group()?;
     let mut column = 0;
     while let Some(mut writer) = rows.next_column()? {
