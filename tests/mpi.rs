@@ -106,45 +106,51 @@ fn ranks_write_the_table_one_process_writes() {
 #[ignore = "needs mpirun: cargo test --features mpi --test mpi -- --ignored"]
 fn ranks_read_a_variant_file_and_write_the_table_one_process_writes() {
     // A board with holes in both classes, not mirror images of each other:
-    // every rank reads the file, and the tables are one process's.
+    // every rank reads the file, and the tables are one process's. Then a
+    // board of 78 squares a class, whose sets take 128-bit words.
     let files = fresh("variant-file");
     std::fs::create_dir_all(&files).unwrap();
-    let file = files.join("9x6-holed.json");
-    std::fs::write(
-        &file,
-        r#"{"name": "9x6-holed", "description": "9x6 less d3 and e5",
-            "start": "9_6_a1-a2-a3-a4-a5-a6_i1-i2-i3-i4-i5-i6", "holes": ["d3", "e5"]}"#,
-    )
-    .unwrap();
-    let file = file.to_str().unwrap();
-    for method in ["tight", "two-bit"] {
-        let single = fresh(&format!("single-holed-{method}"));
-        let path = single.to_str().unwrap();
-        let args = ["--variant-file", file, "solve", "9x6-holed", "--method", method];
-        succeeded(bishops(&[&["--db", path][..], &args].concat()), "one process");
-        let expected = succeeded(
-            bishops(&["--db", path, "--variant-file", file, "export", "9x6-holed"]),
-            "export",
-        )
-        .stdout;
-        assert!(expected.len() > 1000, "an export");
-        let dir = fresh(&format!("holed-{method}-2"));
-        let db = dir.to_str().unwrap();
-        succeeded(
-            mpirun(2, &[&["--db", db][..], &args].concat()).output().unwrap(),
-            &format!("9x6-holed by {method} on 2 ranks"),
-        );
-        let got = succeeded(
-            bishops(&["--db", db, "--variant-file", file, "export", "9x6-holed"]),
-            "export",
-        )
-        .stdout;
-        assert!(
-            got == expected,
-            "9x6-holed by {method} on 2 ranks: the export differs from one process's"
-        );
-        let _ = std::fs::remove_dir_all(&dir);
-        let _ = std::fs::remove_dir_all(&single);
+    let variants = [
+        (
+            "9x6-holed",
+            r#"{"name": "9x6-holed", "description": "9x6 less d3 and e5",
+                "start": "9_6_a1-a2-a3-a4-a5-a6_i1-i2-i3-i4-i5-i6", "holes": ["d3", "e5"]}"#,
+        ),
+        (
+            "13x12-two",
+            r#"{"name": "13x12-two", "description": "two a side on the a1 squares of 13x12",
+                "start": "13_12_a1-a3_m1-m3"}"#,
+        ),
+    ];
+    for (name, json) in variants {
+        let file = files.join(format!("{name}.json"));
+        std::fs::write(&file, json).unwrap();
+        let file = file.to_str().unwrap();
+        for method in ["tight", "two-bit"] {
+            let single = fresh(&format!("single-{name}-{method}"));
+            let path = single.to_str().unwrap();
+            let args = ["--variant-file", file, "solve", name, "--method", method];
+            succeeded(bishops(&[&["--db", path][..], &args].concat()), "one process");
+            let expected = succeeded(
+                bishops(&["--db", path, "--variant-file", file, "export", name]),
+                "export",
+            )
+            .stdout;
+            assert!(expected.len() > 1000, "an export");
+            let dir = fresh(&format!("{name}-{method}-2"));
+            let db = dir.to_str().unwrap();
+            succeeded(
+                mpirun(2, &[&["--db", db][..], &args].concat()).output().unwrap(),
+                &format!("{name} by {method} on 2 ranks"),
+            );
+            let got = succeeded(bishops(&["--db", db, "--variant-file", file, "export", name]), "export").stdout;
+            assert!(
+                got == expected,
+                "{name} by {method} on 2 ranks: the export differs from one process's"
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            let _ = std::fs::remove_dir_all(&single);
+        }
     }
 }
 
