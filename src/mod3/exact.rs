@@ -16,8 +16,10 @@
 //! At each step the walk prefers a closer neighbour reached by moving a
 //! *black* bishop: that keeps the white set, so the neighbour lies in the
 //! same block of the tight index (the same storage block), which makes
-//! database lookups hit the block cache. The path found is therefore *an*
-//! optimal path, not the first one in move order.
+//! database lookups hit the block cache; failing those, a white move that
+//! brings a bishop nearest the goal, which is most often closer too
+//! ([`Toward`]). The path found is therefore *an* optimal path, not the
+//! first one in move order.
 //!
 //! [`resolve`] turns a whole class's residues into its byte table (one
 //! [`Cell`] per position, in tight-index order) by descent with
@@ -224,6 +226,7 @@ pub fn descend<W: Word>(
     let mut at = part;
     let mut steps = 0u16;
     let mut best = None;
+    let toward = Toward::new(geo, goal);
     while at != goal {
         if steps >= max_steps {
             return Err(DescentError::TooLong {
@@ -232,8 +235,9 @@ pub fn descend<W: Word>(
             });
         }
         let closer = (here + 2) % 3;
-        let next = at
-            .find_move(geo, |_, _, _, after| (residue(after) == Some(closer)).then_some(after))
+        let next = toward
+            .closer(geo, at, closer, |p| Ok::<_, std::convert::Infallible>(residue(p)))
+            .unwrap_or_else(|never| match never {})
             .ok_or_else(|| DescentError::NoCloser {
                 position: position_string(geo, at),
                 residue: here,
@@ -255,6 +259,78 @@ pub fn descend<W: Word>(
         remoteness: Remoteness(steps),
         best,
     }))
+}
+
+/// The order a descent tries the moves of a position in, where each lookup
+/// of a position with another white set may read a block from disk: the
+/// black moves first, in move order (they keep the white set, so their
+/// block is the one at hand), then the white moves, those that bring a
+/// white bishop nearest the goal's white bishops first. Any closer
+/// neighbour gives the same remoteness; this order finds one after few
+/// blocks read. On the 17x8 start, `query` reads 243 blocks in it and
+/// 1,695 in plain move order.
+#[derive(Clone, Debug)]
+pub struct Toward {
+    /// For each cell, how far it is from the nearest cell of the goal's
+    /// white set: the larger of the rows and the columns between them.
+    distance: Vec<u16>,
+}
+
+impl Toward {
+    /// The order for descents to `goal` on `geo`.
+    pub fn new<W: Word>(geo: &Geometry<W>, goal: Part<W>) -> Toward {
+        let distance = (0..geo.len() as u8)
+            .map(|c| {
+                let at = geo.square(c);
+                (goal.white.into_iter())
+                    .map(|g| {
+                        let to = geo.square(g);
+                        u16::from(at.row().abs_diff(to.row()).max(at.col().abs_diff(to.col())))
+                    })
+                    .min()
+                    .unwrap_or(0)
+            })
+            .collect();
+        Toward { distance }
+    }
+
+    /// The first neighbour of `at` in this order whose residue, by
+    /// `residue`, is `want`; `Ok(None)` when none is. The first error of
+    /// `residue` ends the search.
+    pub fn closer<W: Word, E>(
+        &self,
+        geo: &Geometry<W>,
+        at: Part<W>,
+        want: u8,
+        mut residue: impl FnMut(Part<W>) -> Result<Option<u8>, E>,
+    ) -> Result<Option<Part<W>>, E> {
+        let mut failed = None;
+        let mut whites: Vec<(u16, Part<W>)> = Vec::new();
+        let mut check = |after: Part<W>| match residue(after) {
+            Ok(r) => (r == Some(want)).then_some(after),
+            Err(e) => {
+                failed = Some(e);
+                Some(after)
+            }
+        };
+        let mut found = at.find_move(geo, |colour, from, to, after| match colour {
+            Colour::Black => check(after),
+            Colour::White => {
+                // Lower first: the distance after the move, less before.
+                let gain = self.distance[usize::from(to)] + 64 - self.distance[usize::from(from)];
+                whites.push((gain, after));
+                None
+            }
+        });
+        if found.is_none() {
+            whites.sort_by_key(|&(gain, _)| gain);
+            found = whites.iter().find_map(|&(_, after)| check(after));
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
+    }
 }
 
 /// One walk over a class's residues in tight-index order, for [`resolve`]
@@ -629,6 +705,44 @@ impl<'a, W: Word> Resolver<'a, W> {
 mod tests {
     use super::*;
     use crate::Variant;
+
+    /// [`Toward`] asks of every move once, black ones first and then white
+    /// ones by how near the goal they bring a bishop; it stops at the first
+    /// closer neighbour, and at the first failed lookup.
+    #[test]
+    fn toward_tries_black_moves_first_then_white_ones_nearest_the_goal() {
+        let variant = Variant::named("7x6").unwrap();
+        for spec in variant.classes() {
+            let geo = &spec.geometry;
+            let toward = Toward::new(geo, spec.goal);
+            let mut moves = Vec::new();
+            spec.start.for_each_move(geo, |_, _, _, after| moves.push(after));
+            // No residue is 3: every move is asked about, none is closer.
+            let mut asked = Vec::new();
+            let none = toward.closer(geo, spec.start, 3, |after| {
+                asked.push(after);
+                Ok::<_, ()>(Some(0))
+            });
+            assert_eq!(none, Ok(None));
+            assert_eq!(asked.len(), moves.len());
+            assert!(moves.iter().all(|m| asked.contains(m)));
+            let whites = asked.iter().position(|a| a.white != spec.start.white).unwrap();
+            assert!(asked[whites..].iter().all(|a| a.white != spec.start.white));
+            let nearness =
+                |after: &Part| -> u16 { after.white.into_iter().map(|c| toward.distance[usize::from(c)]).sum() };
+            assert!(asked[whites..].windows(2).all(|w| nearness(&w[0]) <= nearness(&w[1])));
+            // The first closer one ends the search; so does the first error.
+            let target = asked[whites + 1];
+            let found = toward.closer(geo, spec.start, 1, |after| Ok::<_, ()>(Some(u8::from(after == target))));
+            assert_eq!(found, Ok(Some(target)));
+            let mut tried = 0;
+            let failed = toward.closer(geo, spec.start, 1, |_| {
+                tried += 1;
+                Err::<Option<u8>, _>("unreadable")
+            });
+            assert_eq!((failed, tried), (Err("unreadable"), 1));
+        }
+    }
 
     /// The bounded resolver gives every position the value the whole-class
     /// resolution gives, with a memo so small that entries keep replacing

@@ -31,6 +31,7 @@ use super::read::Database;
 use super::schema::Layout;
 use crate::error::Result;
 use crate::index::{sample_state, splitmix};
+use crate::mod3::exact::Toward;
 use crate::position::Position;
 use crate::remoteness::Remoteness;
 use crate::rules::Part;
@@ -339,6 +340,7 @@ impl<W: Width> Database<W> {
             return Ok(Within::Unreachable);
         };
         walks.path.clear();
+        let toward = Toward::new(&spec.geometry, spec.goal);
         let mut at = part;
         let mut steps = 0u16;
         let found = loop {
@@ -362,18 +364,7 @@ impl<W: Width> Database<W> {
                 break None;
             }
             let closer = (here + 2) % 3;
-            let mut failed = None;
-            let next = at.find_move(&spec.geometry, |_, _, _, after| match self.residue(k, after) {
-                Ok(residue) => (residue == Some(closer)).then_some(after),
-                Err(e) => {
-                    failed = Some(e);
-                    Some(after)
-                }
-            });
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            let Some(next) = next else {
+            let Some(next) = toward.closer(&spec.geometry, at, closer, |after| self.residue(k, after))? else {
                 return Err(self.corrupt(format!(
                     "gives hash {} of class {} no neighbour one move closer",
                     key.1,
