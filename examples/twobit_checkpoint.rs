@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let watch = plan.watched(0);
     let wanted = Wanted {
         class,
-        layout: index.layout(),
+        index: index.blocks(),
         coding: Coding::TwoBit,
         blocks: 0..index.white_sets(),
         range: 0..index.len(),

@@ -47,7 +47,7 @@ pub struct TightIndex<W: Word = u64> {
     white: u32,
     black: u32,
     /// Where each white set's block starts.
-    layout: Layout,
+    blocks: Blocks,
     /// `safe[r]`: the cells where black may stand beside white set `r`.
     safe: Vec<Bitboard<W>>,
 }
@@ -56,13 +56,13 @@ pub struct TightIndex<W: Word = u64> {
 /// word its sets are kept in: what a search's shares and checkpoints need
 /// of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Layout {
+pub struct Blocks {
     /// `offsets[r]`: the first tight index of the white set of colex rank
     /// `r`; one more entry holds the total.
     offsets: Vec<u64>,
 }
 
-impl Layout {
+impl Blocks {
     /// The number of legal placements.
     pub fn len(&self) -> u64 {
         *self.offsets.last().expect("offsets end with the total")
@@ -113,14 +113,14 @@ impl<W: Word> TightIndex<W> {
             dense: DenseIndex::in_words(n, white, black),
             white,
             black,
-            layout: Layout { offsets },
+            blocks: Blocks { offsets },
             safe,
         }
     }
 
     /// The number of legal placements.
     pub fn len(&self) -> u64 {
-        self.layout.len()
+        self.blocks.len()
     }
 
     /// Whether no placement is legal.
@@ -134,8 +134,8 @@ impl<W: Word> TightIndex<W> {
     }
 
     /// How the index is cut into blocks.
-    pub fn layout(&self) -> &Layout {
-        &self.layout
+    pub fn blocks(&self) -> &Blocks {
+        &self.blocks
     }
 
     /// The white bishops of each placement.
@@ -150,14 +150,14 @@ impl<W: Word> TightIndex<W> {
 
     /// The range of tight indices whose white set has colex rank `r`.
     pub fn block(&self, r: u64) -> Range<u64> {
-        self.layout.block(r)
+        self.blocks.block(r)
     }
 
     /// The colex rank of the white set whose block holds tight index `i`
     /// (the last block starting at or before `i`, so never an empty one when
     /// `i` is below [`len`](Self::len)).
     pub fn block_of(&self, i: u64) -> u64 {
-        self.layout.block_of(i)
+        self.blocks.block_of(i)
     }
 
     /// The safe cells of the white set of colex rank `r`.
@@ -179,7 +179,7 @@ impl<W: Word> TightIndex<W> {
         let safe = self.safe[r as usize];
         black
             .is_subset(safe)
-            .then(|| self.layout.offsets[r as usize] + rank_within(black, safe))
+            .then(|| self.blocks.offsets[r as usize] + rank_within(black, safe))
     }
 
     /// Asks the processor to start loading the tables of block `r`, which
@@ -188,7 +188,7 @@ impl<W: Word> TightIndex<W> {
     /// next ones' tables while they rank the ones already fetched.
     #[inline]
     pub(crate) fn prefetch_block(&self, r: u64) {
-        prefetch(&self.layout.offsets[r as usize]);
+        prefetch(&self.blocks.offsets[r as usize]);
         prefetch(&self.safe[r as usize]);
     }
 
@@ -196,7 +196,7 @@ impl<W: Word> TightIndex<W> {
     /// [`len`](Self::len).
     pub fn unrank(&self, i: u64) -> Part<W> {
         // The last white set whose block starts at or before i.
-        let r = self.layout.offsets.partition_point(|&o| o <= i) as u64 - 1;
+        let r = self.blocks.offsets.partition_point(|&o| o <= i) as u64 - 1;
         self.unrank_in_block(r, i)
     }
 
@@ -208,7 +208,7 @@ impl<W: Word> TightIndex<W> {
         let safe = self.safe[r as usize];
         Part {
             white: colex_unrank(r, self.white),
-            black: expand(colex_unrank(i - self.layout.offsets[r as usize], self.black), safe),
+            black: expand(colex_unrank(i - self.blocks.offsets[r as usize], self.black), safe),
         }
     }
 
@@ -225,7 +225,7 @@ impl<W: Word> TightIndex<W> {
 
     /// Bytes the tables take in memory.
     pub fn table_bytes(&self) -> u64 {
-        (self.layout.offsets.len() * 8 + self.safe.len() * size_of::<Bitboard<W>>()) as u64
+        (self.blocks.offsets.len() * 8 + self.safe.len() * size_of::<Bitboard<W>>()) as u64
     }
 }
 

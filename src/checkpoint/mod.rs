@@ -396,7 +396,7 @@ fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<()
     }
     // A share counts at most the class's positions of each layer; a
     // whole class, exactly them.
-    let whole = len == wanted.layout.len();
+    let whole = len == wanted.index.len();
     if own.len() != found.len() || own.iter().zip(found).any(|(o, f)| o > f || (whole && o != f)) {
         return Err(Refusal::inconsistent("counts other layers of its own than the class's"));
     }
@@ -429,7 +429,7 @@ fn check_summary(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::resu
     if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
         return Err(Refusal::inconsistent("has a summary byte with unknown bits"));
     }
-    let (index, start, unseen) = (wanted.layout, wanted.range.start, table.coding().unseen());
+    let (index, start, unseen) = (wanted.index, wanted.range.start, table.coding().unseen());
     let (unflagged, in_current) = (0..summary.len())
         .into_par_iter()
         .with_min_len(1 << 10)
@@ -476,7 +476,7 @@ fn check_hardest(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::resu
     for &i in &hardest.own {
         if !range.contains(&i)
             || table.code(i - range.start) != newest
-            || summary[(wanted.layout.block_of(i) - wanted.blocks.start) as usize] & CURRENT == 0
+            || summary[(wanted.index.block_of(i) - wanted.blocks.start) as usize] & CURRENT == 0
         {
             return Err(Refusal::Inconsistent(format!(
                 "keeps position {i} as one of the hardest, not of the newest layer"
@@ -791,7 +791,7 @@ mod tests {
     pub(super) fn whole(index: &TightIndex, coding: Coding) -> Wanted<'_> {
         Wanted {
             class: Class::from_index(0).unwrap(),
-            layout: index.layout(),
+            index: index.blocks(),
             coding,
             blocks: 0..index.white_sets(),
             range: 0..index.len(),

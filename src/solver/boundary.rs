@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64};
 
 use crate::board::Class;
 use crate::error::Result;
-use crate::tight::Layout;
+use crate::tight::Blocks;
 
 /// What a worker's saved share says of itself, for the workers to agree
 /// on a resume: whether its search was over, the class's layer counts, and
@@ -209,7 +209,7 @@ pub struct Wanted<'a> {
     /// The class searched.
     pub class: Class,
     /// How its tight index is cut into blocks.
-    pub layout: &'a Layout,
+    pub index: &'a Blocks,
     /// How the table keeps a position.
     pub coding: Coding,
     /// The worker's white-set ranks.

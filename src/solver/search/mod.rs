@@ -231,7 +231,7 @@ fn saving<T: Table, R: Send>(
         let me = transport.worker();
         let wanted = super::Wanted {
             class: spec.class,
-            layout: index.layout(),
+            index: index.blocks(),
             coding: T::CODING,
             blocks: partition.blocks(me),
             range: partition.cells(me),

@@ -402,7 +402,7 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized, W: Wor
     let me = transport.worker();
     let wanted = Wanted {
         class: spec.class,
-        layout: index.layout(),
+        index: index.blocks(),
         coding: T::CODING,
         blocks: partition.blocks(me),
         range: partition.cells(me),
