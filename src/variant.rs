@@ -676,6 +676,32 @@ impl Variant {
         })
     }
 
+    /// The same variant with its classes kept in 128-bit words, even where
+    /// 64 bits would do: to measure what the wider words cost on a board
+    /// both can hold, and to check the wide code against the narrow.
+    ///
+    /// ```
+    /// use bishops::Variant;
+    ///
+    /// let variant = Variant::named("9x6").unwrap();
+    /// let wide = variant.widened();
+    /// assert!(!variant.is_wide() && wide.is_wide());
+    /// assert_eq!(wide.specs::<u128>()[0].index.len(), variant.specs::<u64>()[0].index.len());
+    /// ```
+    pub fn widened(&self) -> Variant {
+        let start = &self.start;
+        let classes = Specs::Wide(
+            self.class_list()
+                .into_iter()
+                .map(|c| ClassSpec::new(start, c))
+                .collect(),
+        );
+        Variant {
+            classes,
+            ..self.clone()
+        }
+    }
+
     /// Whether a class has more than 64 squares, so that its cells are kept
     /// in 128-bit words.
     pub fn is_wide(&self) -> bool {

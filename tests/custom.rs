@@ -403,6 +403,22 @@ fn two_a_side_in_a_class_of_13x12_is_solved_as_the_reference_solves_it() {
 }
 
 #[test]
+fn boards_that_fit_64_bits_are_solved_alike_in_128_bit_words() {
+    // The wide code on boards the narrow code also solves: the same tables,
+    // position by position, as the reference's, holes included.
+    for v in [Variant::named("7x6").unwrap(), Variant::named("5x4-full").unwrap()] {
+        agrees_in::<u128>(&v.widened());
+    }
+    agrees_in::<u128>(
+        &variant(
+            r#"{"name": "7x6-holed", "description": "7x6 less d3 and c4",
+                "start": "7_6_a1-a3-a5_g1-g3-g5", "holes": ["d3", "c4"]}"#,
+        )
+        .widened(),
+    );
+}
+
+#[test]
 fn wide_boards_with_holes_and_other_starts_are_solved_as_the_reference_solves_them() {
     // 17x8 has 68 squares a class, 9x16 has 72.
     let boards = [
