@@ -197,5 +197,90 @@ fn words(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, index, solves, checksums, words);
+/// The kernel's rank of a black set among the safe cells of its white set:
+/// a `pext`, then a colex rank (here the library's, not the kernel's own
+/// unrolled one). One `pext` in 64-bit words (16x8's a1 class, 64 cells);
+/// two in 128-bit words where the safe cells reach past the 64th (17x8's a1
+/// class, 68 cells). The `pext` alone, then with the rank. 2048 pairs of (black set, safe
+/// cells) from white sets spread over each class, four black bishops on
+/// safe cells chosen by a fixed mix. Only where the processor has BMI2.
+fn pext(c: &mut Criterion) {
+    use bishops::index::{colex_rank, colex_unrank, compress};
+    use bishops::rules::safe_cells;
+    use bishops::{Bitboard, Board, Class, Geometry, Word};
+    #[cfg(target_arch = "x86_64")]
+    if !std::is_x86_feature_detected!("bmi2") {
+        eprintln!("pext: this processor has no BMI2, nothing timed");
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    return;
+    fn pairs<W: Word>(rows: u32) -> Vec<(W, W)> {
+        let geo: Geometry<W> = Geometry::in_words(Board::new(rows, 8).unwrap(), Class::Even);
+        let whites = bishops::index::binomial(geo.len() as u32, 4);
+        (0..2048u64)
+            .map(|i| {
+                let white = colex_unrank::<W>((i * 0x9e37_79b9) % whites, 4);
+                let safe = safe_cells(&geo, white);
+                let cells: Vec<u8> = safe.into_iter().collect();
+                let mut black = Bitboard::<W>::EMPTY;
+                let mut k = i;
+                while black.count() < 4.min(cells.len() as u32) {
+                    k = k
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    black = black.with(cells[(k >> 33) as usize % cells.len()]);
+                }
+                (black.0, safe.0)
+            })
+            .collect()
+    }
+    fn ranks<W: Word>(pairs: &[(W, W)]) -> u64 {
+        pairs
+            .iter()
+            // SAFETY: BMI2 was found above.
+            .map(|&(set, within)| colex_rank(Bitboard(unsafe { black_box(set).pext(within) })))
+            .fold(0, u64::wrapping_add)
+    }
+    fn packed<W: Word>(pairs: &[(W, W)]) -> u32 {
+        pairs
+            .iter()
+            // SAFETY: BMI2 was found above.
+            .map(|&(set, within)| unsafe { black_box(set).pext(within) }.count_ones())
+            .sum()
+    }
+    fn soft<W: Word>(pairs: &[(W, W)]) -> u64 {
+        (pairs.iter())
+            .map(|&(set, within)| colex_rank(compress(Bitboard(black_box(set)), Bitboard(within))))
+            .fold(0, u64::wrapping_add)
+    }
+    let narrow = pairs::<u64>(16);
+    let wide = pairs::<u128>(17);
+    let spanning = wide.iter().filter(|&&(_, safe)| safe >> 64 != 0).count();
+    eprintln!("pext: {spanning} of 2048 17x8 safe sets reach past the 64th cell");
+    let (expect_narrow, expect_wide) = (soft(&narrow), soft(&wide));
+    let mut group = c.benchmark_group("pext");
+    group.throughput(Throughput::Elements(2048));
+    group.bench_function("16x8-a1 pext of 2048 black sets, u64", |b| {
+        b.iter(|| assert_eq!(packed(&narrow), 4 * 2048))
+    });
+    group.bench_function("17x8-a1 pext of 2048 black sets, u128", |b| {
+        b.iter(|| assert_eq!(packed(&wide), 4 * 2048))
+    });
+    group.bench_function("16x8-a1 rank of 2048 black sets, u64 pext", |b| {
+        b.iter(|| assert_eq!(ranks(&narrow), expect_narrow))
+    });
+    group.bench_function("17x8-a1 rank of 2048 black sets, u128 pext", |b| {
+        b.iter(|| assert_eq!(ranks(&wide), expect_wide))
+    });
+    group.bench_function("16x8-a1 rank of 2048 black sets, software", |b| {
+        b.iter(|| assert_eq!(soft(&narrow), expect_narrow))
+    });
+    group.bench_function("17x8-a1 rank of 2048 black sets, software", |b| {
+        b.iter(|| assert_eq!(soft(&wide), expect_wide))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, index, solves, checksums, words, pext);
 criterion_main!(benches);
