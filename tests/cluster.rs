@@ -1,0 +1,160 @@
+//! `mpirun` across network hosts made on this machine by `scripts/cluster`:
+//! network namespaces joined by virtual Ethernet links to a switch, with
+//! addresses only between them. Ranks on different hosts talk TCP over the
+//! links (the tests read each link's byte counts), and the tables they
+//! write are, exported, byte for byte those of one process. The cluster is
+//! torn down however its command ends.
+//!
+//! Built only with `--features mpi`. The tests need root, iproute2 and
+//! `mpirun`, and are ignored otherwise: `.ci/run` runs them with `cargo
+//! test --features mpi --test cluster -- --ignored` where it is root.
+
+#![cfg(feature = "mpi")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_bishops");
+
+mod common;
+use common::succeeded;
+
+/// The script that makes the clusters.
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster")
+}
+
+/// A cluster name of this test process's own: `tag` and the process id.
+fn name(tag: &str) -> String {
+    format!("{tag}{}", std::process::id() % 100_000)
+}
+
+/// The namespaces of cluster `name` that are up.
+fn namespaces(name: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().expect("ip runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|ns| ns.strip_prefix(name).is_some_and(|rest| rest.starts_with('-')))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `scripts/cluster run NAME HOSTS -- sh -c SHELL`.
+fn on_cluster(name: &str, hosts: usize, shell: &str) -> Output {
+    Command::new(script())
+        .args(["run", name, &hosts.to_string(), "--", "sh", "-c", shell])
+        .output()
+        .expect("scripts/cluster runs")
+}
+
+/// The bytes each host's link sent, from what `scripts/cluster run` prints
+/// as it ends.
+fn sent(stderr: &str) -> Vec<u64> {
+    stderr
+        .lines()
+        .filter(|line| line.starts_with("cluster: ") && line.contains(" eth0 "))
+        .map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let at = words.iter().position(|w| *w == "tx_bytes").expect("tx_bytes");
+            words[at + 1].parse().expect("a byte count")
+        })
+        .collect()
+}
+
+fn export(db: &Path, variant: &str) -> Vec<u8> {
+    let out = Command::new(BIN)
+        .args(["--db", db.to_str().unwrap(), "export", variant])
+        .output()
+        .expect("bishops runs");
+    succeeded(out, "export").stdout
+}
+
+#[test]
+#[ignore = "needs root, iproute2 and mpirun: cargo test --features mpi --test cluster -- --ignored"]
+fn ranks_on_separate_hosts_write_the_table_one_process_writes() {
+    for (variant, method) in [
+        ("7x6", "tight"),
+        ("7x6", "two-bit"),
+        ("9x6", "tight"),
+        ("9x6", "two-bit"),
+        ("9x8", "tight"),
+        ("9x8", "two-bit"),
+    ] {
+        let single = common::scratch("cluster", &format!("single-{variant}-{method}"));
+        let out = Command::new(BIN)
+            .args(["--db", single.to_str().unwrap(), "solve", variant, "--method", method])
+            .output()
+            .expect("bishops runs");
+        succeeded(out, variant);
+        let expected = export(&single, variant);
+        for hosts in [2, 3, 4] {
+            let db = common::scratch("cluster", &format!("{variant}-{method}-{hosts}"));
+            let cluster = name("bt");
+            let shell = format!(
+                "mpirun --hostfile \"$CLUSTER_HOSTFILE\" -np {hosts} {BIN} --db {} solve {variant} --method {method} --threads 1",
+                db.display()
+            );
+            let out = succeeded(
+                on_cluster(&cluster, hosts, &shell),
+                &format!("{variant} {method} on {hosts} hosts"),
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            // Every host sent its share over its link: TCP, not shared memory.
+            let sent = sent(&stderr);
+            assert_eq!(sent.len(), hosts, "{stderr}");
+            assert!(
+                sent.iter().all(|&b| b > 10_000),
+                "{variant} {method} on {hosts} hosts sent {sent:?}"
+            );
+            assert!(
+                export(&db, variant) == expected,
+                "{variant} {method}: {hosts} hosts exported another table"
+            );
+            assert!(namespaces(&cluster).is_empty(), "cluster {cluster} left up");
+            let _ = std::fs::remove_dir_all(&db);
+        }
+        let _ = std::fs::remove_dir_all(&single);
+    }
+}
+
+#[test]
+#[ignore = "needs root, iproute2 and mpirun: cargo test --features mpi --test cluster -- --ignored"]
+fn a_cluster_is_torn_down_however_its_command_ends() {
+    let cluster = name("bf");
+    // While it runs, the hosts and the switch are up, and no host has a
+    // route past the cluster's own addresses.
+    let shell = "ip netns list; echo routes:; ip route; exit 3";
+    let out = on_cluster(&cluster, 3, shell);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for ns in ["-1", "-2", "-3", "-sw"] {
+        assert!(stdout.contains(&format!("{cluster}{ns}")), "{stdout}");
+    }
+    let routes: Vec<&str> = stdout.lines().skip_while(|l| *l != "routes:").skip(1).collect();
+    assert_eq!(
+        routes,
+        ["10.77.0.0/24 dev eth0 proto kernel scope link src 10.77.0.1 "],
+        "{stdout}"
+    );
+    assert!(namespaces(&cluster).is_empty(), "cluster {cluster} left up");
+    // A name in use is refused, and the cluster that has it is not touched.
+    let dir = common::scratch("cluster", "up");
+    let up = |dir: &Path| {
+        Command::new(script())
+            .args(["up", &cluster, "2", dir.to_str().unwrap()])
+            .output()
+            .expect("scripts/cluster runs")
+    };
+    succeeded(up(&dir), "up");
+    let again = up(&dir);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("is up already"));
+    assert_eq!(namespaces(&cluster).len(), 3);
+    succeeded(
+        Command::new(script()).args(["down", &cluster]).output().unwrap(),
+        "down",
+    );
+    assert!(namespaces(&cluster).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
