@@ -62,6 +62,31 @@ fn sent(stderr: &str) -> Vec<u64> {
         .collect()
 }
 
+/// The length and a 64-bit hash of the export of `variant` from `db`, read
+/// as it comes: 11x8's is some 20 GB, more than the tests may hold.
+fn export_digest(db: &Path, variant: &str) -> (u64, u64) {
+    use std::hash::Hasher;
+    use std::io::Read;
+    let mut child = Command::new(BIN)
+        .args(["--db", db.to_str().unwrap(), "export", variant])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("bishops runs");
+    let mut stdout = child.stdout.take().unwrap();
+    let (mut len, mut hasher) = (0u64, std::hash::DefaultHasher::new());
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        let n = stdout.read(&mut buffer).expect("the export reads");
+        if n == 0 {
+            break;
+        }
+        hasher.write(&buffer[..n]);
+        len += n as u64;
+    }
+    assert!(child.wait().unwrap().success(), "export of {variant} failed");
+    (len, hasher.finish())
+}
+
 fn export(db: &Path, variant: &str) -> Vec<u8> {
     let out = Command::new(BIN)
         .args(["--db", db.to_str().unwrap(), "export", variant])
@@ -116,6 +141,37 @@ fn ranks_on_separate_hosts_write_the_table_one_process_writes() {
         }
         let _ = std::fs::remove_dir_all(&single);
     }
+}
+
+/// 11x8 by two bits on two hosts: a 35 s job in a release build, some
+/// 200 to 360 MB over each link; the exports are compared by length and
+/// hash as they stream. `.ci/run`, whose tests are debug builds,
+/// skips it: `cargo test --release --features mpi --test cluster --
+/// --ignored eleven_by_eight`.
+#[test]
+#[ignore = "a release test: cargo test --release --features mpi --test cluster -- --ignored eleven_by_eight"]
+fn eleven_by_eight_by_two_bits_on_two_hosts_writes_the_table_one_process_writes() {
+    let single = common::scratch("cluster", "single-11x8");
+    let out = Command::new(BIN)
+        .args(["--db", single.to_str().unwrap(), "solve", "11x8", "--method", "two-bit"])
+        .output()
+        .expect("bishops runs");
+    succeeded(out, "11x8");
+    let db = common::scratch("cluster", "11x8-2");
+    let shell = format!(
+        "mpirun --hostfile \"$CLUSTER_HOSTFILE\" -np 2 {BIN} --db {} solve 11x8 --method two-bit --threads 1",
+        db.display()
+    );
+    let out = succeeded(on_cluster(&name("b8"), 2, &shell), "11x8 on 2 hosts");
+    let sent = sent(&String::from_utf8_lossy(&out.stderr));
+    assert!(sent.len() == 2 && sent.iter().all(|&b| b > 10_000_000), "sent {sent:?}");
+    assert_eq!(
+        export_digest(&db, "11x8"),
+        export_digest(&single, "11x8"),
+        "2 hosts exported another table"
+    );
+    let _ = std::fs::remove_dir_all(&db);
+    let _ = std::fs::remove_dir_all(&single);
 }
 
 #[test]
