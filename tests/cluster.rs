@@ -207,6 +207,14 @@ fn a_cluster_is_torn_down_however_its_command_ends() {
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("is up already"));
     assert_eq!(namespaces(&cluster).len(), 3);
+    let run = on_cluster(&cluster, 2, "true");
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("is up already"));
+    assert_eq!(
+        namespaces(&cluster).len(),
+        3,
+        "a refused run tore down the cluster it found"
+    );
     succeeded(
         Command::new(script()).args(["down", &cluster]).output().unwrap(),
         "down",
