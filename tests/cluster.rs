@@ -176,6 +176,83 @@ fn eleven_by_eight_by_two_bits_on_two_hosts_writes_the_table_one_process_writes(
 
 #[test]
 #[ignore = "needs root, iproute2 and mpirun: cargo test --features mpi --test cluster -- --ignored"]
+fn a_host_lost_mid_search_ends_the_job_and_the_same_command_resumes() {
+    let db = common::scratch("cluster", "lost");
+    std::fs::create_dir_all(&db).unwrap();
+    let cluster = name("bl");
+    // A checkpoint after every layer, so that the rerun has one to resume.
+    let shell = format!(
+        "BISHOPS_CHECKPOINT_SECONDS=0 mpirun --hostfile \"$CLUSTER_HOSTFILE\" -np 3 {BIN} --db {} solve 9x8 --method two-bit --threads 1",
+        db.display()
+    );
+    let mut job = Command::new(script())
+        .args(["run", &cluster, "3", "--", "sh", "-c", &shell])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = std::time::Instant::now();
+    while !(0..3).all(|r| db.join(format!(".9x8.a1.rank-{r}-of-3.checkpoint")).exists()) {
+        assert!(began.elapsed().as_secs() < 60, "the ranks saved no checkpoint");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Every process of the second host dies at once, as when a node is lost.
+    let pids = Command::new("ip")
+        .args(["netns", "pids", &format!("{cluster}-2")])
+        .output()
+        .unwrap();
+    let pids: Vec<i32> = String::from_utf8_lossy(&pids.stdout)
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(!pids.is_empty(), "no process on the second host");
+    for pid in pids {
+        // SAFETY: a plain kill(2) of a process of this test's cluster.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let lost = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = job.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            lost.elapsed().as_secs() < 60,
+            "the job did not end within 60 s of losing a host"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut job.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    eprintln!(
+        "the job ended {:.1} s after the host was lost",
+        lost.elapsed().as_secs_f64()
+    );
+    // Open MPI's message names the lost host.
+    assert!(stderr.contains("10.77.0.2"), "{stderr}");
+    assert!(!db.join("9x8.sqlite").exists(), "a database after a failed job");
+    assert!(namespaces(&cluster).is_empty(), "cluster {cluster} left up");
+    // The same command on a cluster made anew resumes and writes the table
+    // one process writes.
+    let rerun = succeeded(on_cluster(&cluster, 3, &shell), "rerun");
+    let stderr = String::from_utf8_lossy(&rerun.stderr);
+    assert!(stderr.contains("resuming"), "{stderr}");
+    let single = common::scratch("cluster", "lost-single");
+    let out = Command::new(BIN)
+        .args(["--db", single.to_str().unwrap(), "solve", "9x8", "--method", "two-bit"])
+        .output()
+        .unwrap();
+    succeeded(out, "one process");
+    assert!(
+        export(&db, "9x8") == export(&single, "9x8"),
+        "the resumed job wrote another table"
+    );
+    let _ = std::fs::remove_dir_all(&db);
+    let _ = std::fs::remove_dir_all(&single);
+}
+
+#[test]
+#[ignore = "needs root, iproute2 and mpirun: cargo test --features mpi --test cluster -- --ignored"]
 fn a_cluster_is_torn_down_however_its_command_ends() {
     let cluster = name("bf");
     // While it runs, the hosts and the switch are up, and no host has a
