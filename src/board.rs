@@ -528,5 +528,10 @@ mod tests {
         assert!(Board::new(16, 16).is_ok()); // 128 squares in each class
         assert!(Board::new(17, 16).is_err());
         assert!(Board::new(1, 256).is_err());
+        // Counting the classes of the largest boards named, whose corner
+        // squares' row + column passes 255, refuses them (the fuzz test
+        // found `12_246__` overflowing it).
+        assert!(Board::new(12, 246).is_err());
+        assert!(Board::new(26, 255).is_err());
     }
 }

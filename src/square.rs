@@ -53,7 +53,9 @@ impl Square {
     /// The colour class, 0 for the class of `a1` (even row + column), 1 for
     /// the other.
     pub fn parity(self) -> u8 {
-        (self.row + self.col) & 1
+        // The parity of the sum, without the sum: row 25 and column 254 of
+        // a board too large to accept would overflow a u8.
+        (self.row ^ self.col) & 1
     }
 }
 
@@ -127,5 +129,7 @@ mod tests {
         assert_eq!("a1".parse::<Square>().unwrap().parity(), 0);
         assert_eq!("a2".parse::<Square>().unwrap().parity(), 1);
         assert_eq!("b2".parse::<Square>().unwrap().parity(), 0);
+        assert_eq!(Square::new(11, 245).parity(), 0);
+        assert_eq!(Square::new(25, 254).parity(), 1);
     }
 }
