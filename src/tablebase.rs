@@ -271,12 +271,12 @@ pub struct Tablebase {
 /// The most KiB of a database's file a [`Tablebase`] has SQLite keep in
 /// memory (its page cache, filled as pages are read): 64 pages of 64 KiB,
 /// enough for the B-trees' inner pages, which are few (an inner page
-/// points to thousands of others), and the pages read lately. The blocks themselves are kept, checked,
-/// in the database's own cache of blocks (192 MiB at most, which holds
-/// 11x8's whole table), so SQLite need not keep them too. More costs a
-/// short question: each page read into a fresh slot is fresh memory to
-/// map, and a `query` of the 17x8 start took 14 ms of processor time with
-/// 16 MiB here and 10 ms with 4 MiB.
+/// points to thousands of others), and the pages read lately. The blocks
+/// themselves are kept, checked, in the database's own cache of blocks
+/// (192 MiB at most, which holds 11x8's whole table), so SQLite need not
+/// keep them too. More costs a short question: each page read into a
+/// fresh slot is fresh memory to map, and a `query` of the 17x8 start took
+/// 14 ms of processor time with 16 MiB here and 10 ms with 4 MiB.
 const PAGE_CACHE_KIB: u32 = 4 << 10;
 
 /// One variant's place in a [`Tablebase`]: its database once opened. The
