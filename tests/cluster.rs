@@ -228,8 +228,6 @@ fn a_host_lost_mid_search_ends_the_job_and_the_same_command_resumes() {
         "the job ended {:.1} s after the host was lost",
         lost.elapsed().as_secs_f64()
     );
-    // Open MPI's message names the lost host.
-    assert!(stderr.contains("10.77.0.2"), "{stderr}");
     assert!(!db.join("9x8.sqlite").exists(), "a database after a failed job");
     assert!(namespaces(&cluster).is_empty(), "cluster {cluster} left up");
     // The same command on a cluster made anew resumes and writes the table
