@@ -634,6 +634,11 @@ pub struct Checkpointer<'a> {
     /// For a worker of a partitioned search: its number and how many there
     /// are. It then saves and reads only its own share ([`share`]).
     share: Option<(usize, usize)>,
+    /// A share written beside its checkpoint and not yet in its place
+    /// ([`ShareCheckpoints::commit`](crate::solver::ShareCheckpoints::commit)):
+    /// the file written, the checkpoint it replaces, and its removal should
+    /// the process be interrupted first.
+    aside: Option<(PathBuf, PathBuf, crate::cleanup::Pending)>,
 }
 
 impl<'a> Checkpointer<'a> {
@@ -666,6 +671,7 @@ impl<'a> Checkpointer<'a> {
             note,
             written: (0, 0.0, 0),
             share: None,
+            aside: None,
         }
     }
 

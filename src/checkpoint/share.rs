@@ -192,9 +192,10 @@ impl ShareCheckpoints for Checkpointer<'_> {
         }
     }
 
-    /// Writes this worker's share atomically ([`checkpoint`](super)), a
-    /// whole class's checkpoint when this is not a worker's checkpointer;
-    /// no thread writes its table or summary meanwhile.
+    /// Writes this worker's share beside its checkpoint, synced, to take
+    /// its place at [`commit`](Self::commit) ([`checkpoint`](super)); a
+    /// whole class's checkpoint when this is not a worker's checkpointer.
+    /// No thread writes its table or summary meanwhile.
     fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
         debug_assert!(snapshot.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
         let range = &snapshot.range;
@@ -238,7 +239,8 @@ impl ShareCheckpoints for Checkpointer<'_> {
         head.extend_from_slice(&json);
         head.extend_from_slice(format!("\n{SEAL}{}\n", seal(&json)).as_bytes());
         check_file(&file)?;
-        let _pending = Pending::register(&tmp);
+        self.abandon(snapshot.class);
+        let pending = Pending::register(&tmp);
         let result = (|| {
             fs::create_dir_all(&self.dir)?;
             let mut out = files::open_regular(
@@ -254,21 +256,38 @@ impl ShareCheckpoints for Checkpointer<'_> {
             write_table(&mut out, snapshot.table)?;
             let summary_bytes: Vec<u8> = summary.iter().flat_map(|w| w.to_le_bytes()).collect();
             out.write_all(&summary_bytes)?;
-            out.sync_all()?;
-            drop(out);
-            fs::rename(&tmp, &file)?;
-            // Make the rename itself durable.
-            files::sync_dir(&self.dir);
-            Ok(())
+            out.sync_all()
         })();
         if let Err(e) = result {
             let _ = fs::remove_file(&tmp);
             return Err(Error::Io(file, e));
         }
+        self.aside = Some((tmp, file, pending));
         self.written.0 += 1;
         self.written.1 += began.elapsed().as_secs_f64();
         self.written.2 += head.len() as u64 + bytes + 8 * summary.len() as u64;
         Ok(())
+    }
+
+    /// Puts the share written aside in its checkpoint's place, atomically
+    /// (a rename, then the directory synced).
+    fn commit(&mut self, _class: Class) -> Result<()> {
+        let Some((tmp, file, _pending)) = self.aside.take() else {
+            return Ok(());
+        };
+        if let Err(e) = fs::rename(&tmp, &file) {
+            let _ = fs::remove_file(&tmp);
+            return Err(Error::Io(file, e));
+        }
+        // Make the rename itself durable.
+        files::sync_dir(&self.dir);
+        Ok(())
+    }
+
+    fn abandon(&mut self, _class: Class) {
+        if let Some((tmp, _, _pending)) = self.aside.take() {
+            let _ = fs::remove_file(&tmp);
+        }
     }
 
     fn stopped(&mut self, class: Class, found: &[u64]) -> Error {
@@ -315,6 +334,7 @@ mod tests {
         inner: Checkpointer<'a>,
         wanted: Wanted<'b>,
         read: usize,
+        saved: Option<Snapshot>,
     }
 
     impl ShareCheckpoints for ReadBack<'_, '_> {
@@ -327,8 +347,13 @@ mod tests {
         }
 
         fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
-            let (saved, file) = (snapshot.to_owned(), self.inner.file(snapshot.class));
-            self.inner.save(snapshot)?;
+            self.saved = Some(snapshot.to_owned());
+            self.inner.save(snapshot)
+        }
+
+        fn commit(&mut self, class: Class) -> Result<()> {
+            self.inner.commit(class)?;
+            let (saved, file) = (self.saved.take().expect("a share saved"), self.inner.file(class));
             let (_, read) = self
                 .inner
                 .read_snapshot(&file, &self.wanted)
@@ -361,6 +386,7 @@ mod tests {
                 inner,
                 wanted: wanted.clone(),
                 read: 0,
+                saved: None,
             };
             search(&mut checkpoints);
             checkpoints.read
@@ -388,6 +414,91 @@ mod tests {
                 }
                 fs::remove_dir_all(&dir).unwrap();
             }
+        }
+    }
+
+    /// Checkpoints whose save fails the `fail`th time (a full disk).
+    struct Failing<'a> {
+        inner: Checkpointer<'a>,
+        saves: usize,
+        fail: usize,
+    }
+
+    impl ShareCheckpoints for Failing<'_> {
+        fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
+            self.inner.resume(wanted)
+        }
+
+        fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
+            self.inner.due(class, found, done)
+        }
+
+        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+            self.saves += 1;
+            if self.saves == self.fail {
+                let file = self.inner.file(snapshot.class);
+                return Err(Error::Io(file, std::io::Error::other("no space left (a test's)")));
+            }
+            self.inner.save(snapshot)
+        }
+
+        fn commit(&mut self, class: Class) -> Result<()> {
+            self.inner.commit(class)
+        }
+
+        fn abandon(&mut self, class: Class) {
+            self.inner.abandon(class);
+        }
+
+        fn note(&mut self, text: &str) {
+            self.inner.note(text);
+        }
+    }
+
+    /// When one worker cannot save its share, no worker's checkpoint moves
+    /// on: the failing worker stops with its error, the others name it,
+    /// and every worker resumes from the layer all saved before.
+    #[test]
+    fn a_share_that_cannot_be_saved_keeps_every_worker_at_the_layer_before() {
+        for coding in [Coding::Bytes, Coding::TwoBit] {
+            let method = coding.method();
+            let dir = fresh(&format!("unsaved-{method}"));
+            let variant = Variant::named("7x6").unwrap();
+            let run = |fail: usize| {
+                crate::solver::search::saving_in(coding, "7x6", 2, |me, _, note, search| {
+                    let inner = Checkpointer::for_rank(&dir, &variant, EVERY_LAYER, note, me, 2).unwrap();
+                    let fail = if me == 1 { fail } else { usize::MAX };
+                    search(&mut Failing { inner, saves: 0, fail });
+                })
+            };
+            let results = run(4);
+            assert!(
+                matches!(&results[1].0, Err(Error::Io(..))),
+                "{method}: {:?}",
+                results[1].0
+            );
+            match &results[0].0 {
+                Err(Error::Exchange(e)) => assert!(e.contains("worker 1 could not save"), "{method}: {e}"),
+                other => panic!("{method}: {other:?}"),
+            }
+            let leftovers: Vec<_> = (fs::read_dir(&dir).unwrap().flatten())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.contains(".tmp-"))
+                .collect();
+            assert!(leftovers.is_empty(), "{method}: {leftovers:?}");
+            // Both resume from the third save, after layer 3.
+            for (result, notes, ()) in run(usize::MAX) {
+                assert!(result.is_ok(), "{method}: {result:?}");
+                let resumed: Vec<_> = notes
+                    .iter()
+                    .filter(|n| n.starts_with("resuming 7x6 class a1"))
+                    .collect();
+                assert!(
+                    resumed.len() == 1 && resumed[0].contains("at layer 3,"),
+                    "{method}: {notes:?}"
+                );
+            }
+            fs::remove_dir_all(&dir).unwrap();
         }
     }
 

@@ -236,12 +236,27 @@ pub trait ShareCheckpoints {
     /// counts the complete layers; asked of worker 0 only.
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save;
 
-    /// Saves this worker's share.
+    /// Writes this worker's share aside, to take the place of its last
+    /// checkpoint at [`commit`](Self::commit) once every worker has
+    /// written its own: a worker whose write fails leaves every worker's
+    /// last checkpoint, all of one layer, in place ([`abandon`](Self::abandon)).
     ///
     /// # Errors
     ///
     /// What the write ran into; the search stops with it.
     fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()>;
+
+    /// Puts the share saved last in its checkpoint's place.
+    ///
+    /// # Errors
+    ///
+    /// What the rename ran into; the search stops with it.
+    fn commit(&mut self, _class: Class) -> Result<()> {
+        Ok(())
+    }
+
+    /// Drops the share saved last, leaving the checkpoint before it.
+    fn abandon(&mut self, _class: Class) {}
 
     /// Tells the user what they should know about checkpoints.
     fn note(&mut self, text: &str);

@@ -671,25 +671,47 @@ pub(super) fn save_now<T: Transport + ?Sized>(
     }
 }
 
-/// Once this worker has saved its share of `class` as `save` (from
-/// [`save_now`]) asked, after the layers `found` counts: waits for every
-/// worker to have saved theirs (a collective step), and then stops when
+/// Once this worker has written its share of `class` (`wrote`) as `save`
+/// (from [`save_now`]) asked, after the layers `found` counts: hears from
+/// every worker whether it wrote its own (a collective step), puts the
+/// shares in their checkpoints' places when all did, and then stops when
 /// `save` asks to.
 ///
 /// # Errors
 ///
-/// [`Error::Exchange`] when the transport fails, [`Error::Stopped`] for
-/// [`Save::AndStop`].
+/// This worker's own write error; [`Error::Exchange`] naming the workers
+/// whose writes failed, or when the transport fails; [`Error::Stopped`]
+/// for [`Save::AndStop`].
 pub(super) fn saved<T: Transport + ?Sized>(
     transport: &mut T,
     checkpoints: &mut dyn ShareCheckpoints,
+    wrote: Result<()>,
     save: Save,
     class: Class,
     found: &[u64],
 ) -> Result<()> {
-    // Every worker has saved before any goes on or stops: a worker
-    // that stopped at once would end an MPI job under one still saving.
-    transport.all_to_all(vec![Vec::new(); transport.workers()])?;
+    // Every worker says whether it wrote its share, and the shares take
+    // their checkpoints' places only when all did: otherwise every worker
+    // keeps its last checkpoint, all of one layer, to resume from. And
+    // every worker has saved before any goes on or stops: a worker that
+    // stopped at once would end an MPI job under one still saving.
+    let votes = transport.all_to_all(vec![vec![u8::from(wrote.is_ok())]; transport.workers()])?;
+    let failed: Vec<String> = (votes.iter().enumerate())
+        .filter(|(_, vote)| vote.as_slice() != [1])
+        .map(|(worker, _)| worker.to_string())
+        .collect();
+    if failed.is_empty() {
+        checkpoints.commit(class)?;
+    } else {
+        checkpoints.abandon(class);
+        wrote?;
+        return Err(Error::Exchange(format!(
+            "worker {} could not save its share of class {} at layer {}, so every worker keeps its last checkpoint",
+            failed.join(", "),
+            class.name(),
+            found.len().saturating_sub(1)
+        )));
+    }
     if save == Save::AndStop {
         return Err(checkpoints.stopped(class, found));
     }

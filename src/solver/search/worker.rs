@@ -328,7 +328,7 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
             .zip(self.watch)
             .map(|(&w, i)| w.filter(|_| share.range.contains(i)))
             .collect();
-        checkpoints.save(SnapshotRef {
+        let wrote = checkpoints.save(SnapshotRef {
             class,
             range: share.range.clone(),
             found,
@@ -338,8 +338,8 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
             summary: &share.summary,
             hardest: &hardest,
             watched: &watched,
-        })?;
-        saved(transport, checkpoints, save, class, found)
+        });
+        saved(transport, checkpoints, wrote, save, class, found)
     }
 }
 
