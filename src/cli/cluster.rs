@@ -8,7 +8,8 @@
 //! contiguous range of the blocks of each class and searches it
 //! ([`SolvePlan::run_on`]), exchanging with the others through
 //! [`MpiTransport`]. A panic or an error on any rank ends the whole job
-//! (`MPI_Abort`) with the error on stderr, never a hang; nothing is
+//! (`MPI_Abort`) with the error and the rank's host on stderr, never a
+//! hang, and so does a rank gone silent ([`Watch`]); nothing is
 //! written unless every rank finished its search. Every rank saves its
 //! share of the search at layer boundaries (every 10 minutes, as one
 //! process does) into its own `--db`, and the same command run again with
@@ -28,6 +29,7 @@ use crate::pipeline::SolveOptions;
 use crate::pipeline::SolvePlan;
 use crate::solver::mpi::{MpiTransport, abort_on_panic};
 use crate::solver::search::Transport;
+use crate::solver::watch::{Watch, silence};
 use crate::storage::Database;
 use crate::variant::{Variant, Width, by_width};
 
@@ -43,20 +45,46 @@ pub fn launched() -> bool {
 /// `bishops solve` on every rank of the job: see the module. Returns only
 /// when every rank is done; an error on any rank aborts the job from here.
 pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
-    let Some((universe, _)) = mpi::initialize_with_threading(mpi::Threading::Funneled) else {
+    let silence = silence()?;
+    let Some((universe, threading)) = mpi::initialize_with_threading(mpi::Threading::Multiple) else {
         return Err(Error::Usage("MPI was initialized twice".into()));
     };
     abort_on_panic();
     // Open MPI's PMIx client leaves Nagle's algorithm on in its socket to
     // the launcher, which held each job's MPI_Finalize 40 ms here.
     crate::system::tcp_nodelay_all();
-    let mut transport = MpiTransport::new(universe.world());
+    let world = universe.world();
+    // The watch needs MPI from two threads; without them, a silent rank
+    // can hang the job.
+    let watch = (threading == mpi::Threading::Multiple).then(|| Watch::start(&world, silence));
+    let mut transport = MpiTransport::new(world);
+    if watch.is_none() && transport.worker() == 0 {
+        eprintln!(
+            "bishops: this MPI library does not take calls from two threads, so no rank watches the others: a rank that stops answering hangs the job"
+        );
+    }
     match solve_ranks(db, &args, &mut transport, out) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            let (me, ranks, traffic) = (transport.worker(), transport.workers(), transport.traffic());
+            if traffic.exchanges > 0 {
+                let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
+                eprintln!(
+                    "bishops: rank {me} of {ranks}{host}: {} exchanges with the others, {} sent, {:.2} s waiting in them",
+                    traffic.exchanges,
+                    crate::system::human_bytes(traffic.sent),
+                    traffic.waited.as_secs_f64()
+                );
+            }
+            if let Some(watch) = watch {
+                watch.stop();
+            }
+            Ok(())
+        }
         Err(e) => {
+            let me = transport.worker();
+            let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
             eprintln!(
-                "bishops: error on rank {} of {}: {e}; ending the job",
-                transport.worker(),
+                "bishops: error on rank {me} of {}{host}: {e}; ending the job",
                 transport.workers()
             );
             SimpleCommunicator::world().abort(e.exit_code())

@@ -48,6 +48,7 @@
 //! | the instruction sets the inner loops are compiled for | `isa` |
 //! | the simple search, a cross-check | [`dense`] |
 //! | the ranks of an MPI job as the workers' transport (feature `mpi`) | `mpi` |
+//! | a rank gone silent ending the MPI job, named (feature `mpi`) | `watch` |
 
 mod boundary;
 pub mod classes;
@@ -64,6 +65,8 @@ pub mod search;
 mod stats;
 pub mod summary;
 mod table;
+#[cfg(feature = "mpi")]
+pub mod watch;
 
 pub use boundary::{
     Coding, LayerHardest, NoCheckpoints, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted,

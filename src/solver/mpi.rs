@@ -14,9 +14,10 @@
 //! while the others catch up, goes as point-to-point messages: `MPI_Isend`
 //! when posted, a blocking receive of each sender's when taken.
 //!
-//! Every MPI call comes from the thread that initialized MPI (the
-//! `Funneled` level): the search's workers call the transport from that
-//! thread only.
+//! Every call of the transport comes from the thread that initialized
+//! MPI: the search's workers call it from that thread only. MPI runs at
+//! the `Multiple` level all the same, for the [`watch`](super::watch)'s
+//! thread, which keeps to a communicator of its own.
 
 use mpi::Count;
 use mpi::collective::SystemOperation;
@@ -45,6 +46,21 @@ pub struct MpiTransport {
     posted: Option<Vec<u8>>,
     /// The sends of posted exchanges still under way, each with its buffer.
     sending: Vec<Sending>,
+    /// What this rank's exchanges have cost so far.
+    traffic: Traffic,
+}
+
+/// What a rank's exchanges with the others cost: the figures a network's
+/// price is read from ([`MpiTransport::traffic`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Traffic {
+    /// Exchanges that wait for other ranks: all-to-alls and takes.
+    pub exchanges: u64,
+    /// Bytes this rank sent to others (payload, lengths included).
+    pub sent: u64,
+    /// Time spent in those waits: on the network, and on ranks that were
+    /// behind.
+    pub waited: std::time::Duration,
 }
 
 /// A buffer MPI is sending ([`MpiTransport::post`]), freed when the send
@@ -64,7 +80,13 @@ impl MpiTransport {
             size,
             posted: None,
             sending: Vec::new(),
+            traffic: Traffic::default(),
         }
+    }
+
+    /// What this rank's exchanges have cost so far.
+    pub fn traffic(&self) -> Traffic {
+        self.traffic
     }
 
     /// Starts sending `bytes` to rank `to`, a posted message.
@@ -124,6 +146,7 @@ impl Transport for MpiTransport {
     }
 
     fn all_to_all(&mut self, mut outgoing: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
+        let began = std::time::Instant::now();
         outgoing.resize(self.size, Vec::new());
         let sending: Vec<u64> = outgoing.iter().map(|s| s.len() as u64).collect();
         let mut receiving = vec![0u64; self.size];
@@ -169,6 +192,13 @@ impl Transport for MpiTransport {
                 stream.extend_from_slice(&recv[at as usize..(at + count) as usize]);
             }
         }
+        let others: u64 = (sending.iter().enumerate())
+            .filter(|&(to, _)| to != self.rank)
+            .map(|(_, &n)| n + 8)
+            .sum();
+        self.traffic.exchanges += 1;
+        self.traffic.sent += others;
+        self.traffic.waited += began.elapsed();
         Ok(incoming)
     }
 
@@ -187,6 +217,7 @@ impl Transport for MpiTransport {
             if to == self.rank {
                 continue;
             }
+            self.traffic.sent += 8 + stream.len() as u64;
             self.send(to, (stream.len() as u64).to_le_bytes().to_vec());
             // No message for an empty stream: an empty buffer's pointer is
             // 1, which Open MPI may read as `MPI_IN_PLACE`.
@@ -202,6 +233,7 @@ impl Transport for MpiTransport {
     }
 
     fn take(&mut self) -> Result<Vec<Vec<u8>>> {
+        let began = std::time::Instant::now();
         let own = (self.posted.take()).ok_or_else(|| Error::Exchange("a rank took what it never posted".into()))?;
         let mut incoming = Vec::with_capacity(self.size);
         for from in 0..self.size {
@@ -221,6 +253,8 @@ impl Transport for MpiTransport {
         }
         incoming[self.rank] = own;
         self.finish(false);
+        self.traffic.exchanges += 1;
+        self.traffic.waited += began.elapsed();
         Ok(incoming)
     }
 }
