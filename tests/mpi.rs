@@ -186,6 +186,20 @@ fn an_error_on_one_rank_ends_the_job_with_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("does not run across MPI ranks"), "{stderr}");
     assert!(!dir.join("7x6.sqlite").exists());
+    // So does a silence bound out of range, before any rank starts MPI.
+    for bound in ["1", "3601", "20s", ""] {
+        let out = mpirun(2, &["--db", db, "solve", "7x6"])
+            .env("BISHOPS_MPI_SILENCE_SECONDS", bound)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bound:?}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("BISHOPS_MPI_SILENCE_SECONDS is whole seconds from 2 to 3600"),
+            "{stderr}"
+        );
+        assert!(!dir.join("7x6.sqlite").exists());
+    }
 }
 
 /// The processes whose parent is `parent`.
