@@ -143,6 +143,67 @@ fn ranks_on_separate_hosts_write_the_table_one_process_writes() {
     }
 }
 
+/// The user-space switch of `scripts/cluster --lag`, built beside the
+/// binary under test (`cargo test` builds the examples; `.ci/run` builds
+/// it before the cluster tests, which `--test cluster` alone does not).
+fn switch() -> PathBuf {
+    let switch = Path::new(BIN).parent().unwrap().join("examples/switch");
+    assert!(
+        switch.exists(),
+        "no {}: cargo build --features mpi --example switch, in this test's profile",
+        switch.display()
+    );
+    switch
+}
+
+/// Through the switch of `--lag`, links with a latency and a rate, the
+/// ranks still write the one-process table, and the latency shows: a
+/// connection to a closed port of host 2 takes a round trip, at least
+/// twice the lag, to be refused (some 30 µs without the switch; the
+/// fastest of five, timed by bash itself, without a fork).
+#[test]
+#[ignore = "needs root, iproute2 and mpirun: cargo test --features mpi --test cluster -- --ignored"]
+fn links_with_a_latency_carry_the_same_table() {
+    let single = common::scratch("cluster", "lag-single");
+    succeeded(
+        Command::new(BIN)
+            .args(["--db", single.to_str().unwrap(), "solve", "7x6", "--method", "two-bit"])
+            .output()
+            .unwrap(),
+        "one process",
+    );
+    let db = common::scratch("cluster", "lag");
+    let cluster = name("bg");
+    let shell = format!(
+        "best=999999999; for i in 1 2 3 4 5; do s=$EPOCHREALTIME; {{ : 3<>/dev/tcp/10.77.0.2/9; }} 2>/dev/null; \
+         d=$(( ${{EPOCHREALTIME/./}} - ${{s/./}} )); (( d < best )) && best=$d; done; echo \"refused after $best us\"; \
+         mpirun --hostfile \"$CLUSTER_HOSTFILE\" -np 3 {BIN} --db {} solve 7x6 --method two-bit --threads 1",
+        db.display()
+    );
+    let out = Command::new(script())
+        .args([
+            "run", &cluster, "3", "--lag", "2000", "--link", "1gbit", "--", "bash", "-c", &shell,
+        ])
+        .env("CLUSTER_SWITCH", switch())
+        .output()
+        .unwrap();
+    let out = succeeded(out, "7x6 on 3 lagging hosts");
+    let sent = sent(&String::from_utf8_lossy(&out.stderr));
+    assert!(sent.len() == 3 && sent.iter().all(|&b| b > 10_000), "sent {sent:?}");
+    assert!(
+        export(&db, "7x6") == export(&single, "7x6"),
+        "3 lagging hosts exported another table"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let refused: u64 = (stdout.lines())
+        .find_map(|l| l.strip_prefix("refused after ")?.strip_suffix(" us")?.parse().ok())
+        .unwrap_or_else(|| panic!("no round trip timed: {stdout}"));
+    assert!(refused >= 4000, "a round trip over 2 ms links took {refused} µs");
+    assert!(namespaces(&cluster).is_empty(), "cluster {cluster} left up");
+    let _ = std::fs::remove_dir_all(&db);
+    let _ = std::fs::remove_dir_all(&single);
+}
+
 /// 11x8 by two bits on two hosts: a 35 s job in a release build, some
 /// 200 to 360 MB over each link; the exports are compared by length and
 /// hash as they stream. `.ci/run`, whose tests are debug builds,
