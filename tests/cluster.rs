@@ -496,6 +496,8 @@ fn a_full_disk_on_one_host_ends_the_job_and_the_same_command_resumes() {
     std::fs::create_dir_all(&db).unwrap();
     let disk = Tmpfs::new(&common::scratch("cluster", "full-disk"), "64m");
     let filler = disk.0.join("filler");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let filling = std::sync::Mutex::new(None);
     fault_ends_the_job_and_the_same_command_resumes(
         &db,
         Fault {
@@ -505,14 +507,28 @@ fn a_full_disk_on_one_host_ends_the_job_and_the_same_command_resumes() {
                 .map(str::to_owned)
                 .to_vec(),
             second: disk.0.clone(),
+            // Every byte left, and every byte freed later: a checkpoint
+            // renamed over the one before frees as much as the next needs,
+            // so the disk is kept full until the job ends.
             strike: Box::new(|_| {
-                // Every byte left, written until the disk refuses more.
-                use std::io::Write;
-                let mut file = std::fs::File::create(&filler).unwrap();
-                let block = vec![0u8; 1 << 16];
-                while file.write_all(&block).is_ok() {}
+                let (filler, stop) = (filler.clone(), std::sync::Arc::clone(&stop));
+                *filling.lock().unwrap() = Some(std::thread::spawn(move || {
+                    use std::io::Write;
+                    let mut file = std::fs::File::create(&filler).unwrap();
+                    let block = vec![0u8; 1 << 12];
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        while file.write_all(&block).is_ok() {}
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                }));
             }),
-            mend: Box::new(|| std::fs::remove_file(&filler).unwrap()),
+            mend: Box::new(|| {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                if let Some(thread) = filling.lock().unwrap().take() {
+                    thread.join().unwrap();
+                }
+                std::fs::remove_file(&filler).unwrap();
+            }),
         },
     );
     drop(disk);
