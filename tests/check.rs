@@ -28,7 +28,7 @@ fn check_written(
 fn correct_tables_are_proven_in_both_layouts() {
     for name in ["5x4", "7x4", "7x6", "5x4-full", "9x6"] {
         let (variant, solution) = solved(name);
-        for layout in [Layout::Rows, Layout::Blocks] {
+        for layout in [Layout::Rows, Layout::Blocks, Layout::Frames] {
             let report = check_written(&format!("ok-{name}"), &variant, &solution, layout)
                 .unwrap_or_else(|e| panic!("{name} {layout:?}: {e}"));
             assert!(report.proof);

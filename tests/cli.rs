@@ -1050,7 +1050,7 @@ fn a_database_of_another_version_is_refused() {
         let msg = db.run(args).fails(1);
         assert_untrusted(&msg, "5x4.sqlite");
         assert!(
-            msg.contains("another format version 999, this program reads version 5"),
+            msg.contains("another format version 999, this program reads versions 5 to 6"),
             "{msg}"
         );
     }

@@ -28,7 +28,7 @@ fn a_mirrored_class_is_stored_once_and_answers_every_position() {
     for name in ["5x4-full", "9x6"] {
         let (variant, solution) = solved(name);
         assert!(solution.classes[1].is_mirrored(), "{name}: class 1 is mirrored");
-        for layout in [Layout::Rows, Layout::Blocks, Layout::Residues] {
+        for layout in [Layout::Rows, Layout::Blocks, Layout::Residues, Layout::Frames] {
             let what = format!("{name} {layout:?}");
             let dir = scratch("mirror", &format!("{name}-{layout:?}"));
             let path = if layout == Layout::Residues {
@@ -39,12 +39,13 @@ fn a_mirrored_class_is_stored_once_and_answers_every_position() {
             };
 
             let conn = Connection::open(&path).unwrap();
-            for table in ["positions", "row_checksums", "blocks"] {
+            for table in ["positions", "row_checksums", "blocks", "frames"] {
                 assert_eq!(rows(&conn, table, 1), 0, "{what}: class 1 has rows in {table}");
             }
             let own = match layout {
                 Layout::Rows => rows(&conn, "positions", 0),
                 Layout::Blocks | Layout::Residues => rows(&conn, "blocks", 0),
+                Layout::Frames => rows(&conn, "frames", 0),
             };
             assert!(own > 0, "{what}: class 0 is stored");
             let mirrored: Vec<i64> = conn
@@ -110,7 +111,7 @@ fn a_mirrored_class_is_stored_once_and_answers_every_position() {
 #[test]
 fn a_mirrored_class_with_another_checksum_is_refused() {
     let (variant, solution) = solved("5x4-full");
-    for layout in [Layout::Rows, Layout::Blocks] {
+    for layout in [Layout::Rows, Layout::Blocks, Layout::Frames] {
         let dir = scratch("mirror", &format!("checksum-{layout:?}"));
         let path = storage::write_with(&dir, &variant, &solution, layout).unwrap();
         let conn = Connection::open(&path).unwrap();

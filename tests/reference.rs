@@ -582,9 +582,24 @@ fn scratch(test: &str) -> PathBuf {
 /// Writes the database of `name`, opens it, and compares `hashes(k)` of
 /// every class with the reference.
 fn database_agrees(name: &str, test: &str, hashes: impl Fn(&Checked, usize) -> Vec<u64>) {
+    database_in_agrees(name, test, None, hashes);
+}
+
+/// [`database_agrees`], the database written in `layout` (or the one that
+/// suits the variant).
+fn database_in_agrees(
+    name: &str,
+    test: &str,
+    layout: Option<storage::Layout>,
+    hashes: impl Fn(&Checked, usize) -> Vec<u64>,
+) {
     let c = checked(name);
     let dir = scratch(test);
-    let path = storage::write(&dir, &c.variant, &c.solution).unwrap_or_else(|e| panic!("write {name}: {e}"));
+    let path = match layout {
+        Some(layout) => storage::write_with(&dir, &c.variant, &c.solution, layout),
+        None => storage::write(&dir, &c.variant, &c.solution),
+    }
+    .unwrap_or_else(|e| panic!("write {name}: {e}"));
     assert!(path.starts_with(&dir));
     let database = Database::open(&dir, &c.variant).unwrap_or_else(|e| panic!("open {name}: {e}"));
     for k in 0..c.variant.classes().len() {
@@ -631,6 +646,19 @@ fn five_by_four_full_database_matches_reference() {
     database_agrees("5x4-full", "five_by_four_full_database", every_hash);
 }
 
+/// The compressed layout answers every hash as the reference does.
+#[test]
+fn compressed_databases_match_reference() {
+    for name in ["5x4", "7x4", "5x4-full"] {
+        database_in_agrees(
+            name,
+            &format!("frames-{name}"),
+            Some(storage::Layout::Frames),
+            every_hash,
+        );
+    }
+}
+
 /// splitmix64: a fixed, seedable sequence for sampling.
 fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -642,10 +670,21 @@ fn splitmix(state: &mut u64) -> u64 {
 
 #[test]
 fn seven_by_six_database_matches_reference_on_a_sample() {
-    database_agrees("7x6", "seven_by_six_database", |c, k| {
-        // Most hashes of 7x6 are illegal, so half the sample is drawn from
-        // all hashes and half from the legal ones, plus both ends, the
-        // start and the goal.
+    for layout in [None, Some(storage::Layout::Frames)] {
+        database_in_agrees(
+            "7x6",
+            &format!("seven_by_six_database-{layout:?}"),
+            layout,
+            seven_by_six_sample,
+        );
+    }
+}
+
+/// Most hashes of 7x6 are illegal, so half the sample is drawn from all
+/// hashes and half from the legal ones, plus both ends, the start and the
+/// goal.
+fn seven_by_six_sample(c: &Checked, k: usize) -> Vec<u64> {
+    {
         let len = c.variant.classes()[k].index.len();
         let legal: Vec<u64> = (0..len).filter(|&h| c.expected[k][h as usize].is_some()).collect();
         let mut state = 0x7_6 + k as u64;
@@ -657,7 +696,7 @@ fn seven_by_six_database_matches_reference_on_a_sample() {
             sample.push(legal[(splitmix(&mut state) % legal.len() as u64) as usize]);
         }
         sample
-    });
+    }
 }
 
 /// Solves `name` by the tight and the dense search: each class must get

@@ -317,24 +317,46 @@ fn a_database_of_the_old_format_is_rebuilt_by_solve() {
     // Format 2 held a mirrored class's table in full: refused as well.
     damage::sql(&file, "UPDATE meta SET value = '2' WHERE key = 'format_version'", true);
     let msg = run_in(&db, &["query", START_5X4]).refused(1);
-    assert!(msg.contains("format version 2, this program reads version 5"), "{msg}");
+    assert!(
+        msg.contains("format version 2, this program reads versions 5 to 6"),
+        "{msg}"
+    );
     // Format 3 checksummed a mirrored class's derived cells: refused too.
     damage::sql(&file, "UPDATE meta SET value = '3' WHERE key = 'format_version'", true);
     let msg = run_in(&db, &["query", START_5X4]).refused(1);
-    assert!(msg.contains("format version 3, this program reads version 5"), "{msg}");
+    assert!(
+        msg.contains("format version 3, this program reads versions 5 to 6"),
+        "{msg}"
+    );
     // Format 4 used FNV-1a 64 for its checksums: refused in one line that
     // names it older and says what rebuilds it.
     damage::sql(&file, "UPDATE meta SET value = '4' WHERE key = 'format_version'", true);
     let msg = run_in(&db, &["query", START_5X4]).refused(1);
     assert!(
-        msg.contains("is of the older format version 4, this program reads version 5"),
+        msg.contains("is of the older format version 4, this program reads versions 5 to 6"),
         "{msg}"
     );
+    // Format 5 differs from 6 only by the frames layout: read as written.
+    damage::sql(&file, "UPDATE meta SET value = '5' WHERE key = 'format_version'", true);
+    let answer = run_in(&db, &["query", START_5X4]).ok();
+    assert!(answer.stdout.contains("remoteness  18"), "{answer:#?}");
+    damage::sql(&file, "UPDATE meta SET value = '4' WHERE key = 'format_version'", true);
     untrusted(&msg, &db, "5x4");
     let rebuilt = run_in(&db, &["solve", "5x4"]).ok();
     assert!(rebuilt.stderr.contains("rebuilding it"), "{rebuilt:#?}");
     assert!(rebuilt.stdout.contains("solved in"), "{rebuilt:#?}");
     run_in(&db, &["query", START_5X4]).ok();
+    fs::remove_dir_all(&db).unwrap();
+}
+
+#[test]
+fn a_compressed_database_that_claims_format_5_is_refused() {
+    let db = fresh("frames-format-5");
+    let file = solve(&db, "5x4", "frames");
+    run_in(&db, &["query", START_5X4]).ok();
+    damage::sql(&file, "UPDATE meta SET value = '5' WHERE key = 'format_version'", true);
+    let msg = run_in(&db, &["query", START_5X4]).refused(1);
+    assert!(msg.contains("has the frames layout in format version 5"), "{msg}");
     fs::remove_dir_all(&db).unwrap();
 }
 

@@ -295,7 +295,9 @@ fn the_disk_estimate_is_never_below_the_file() {
     let cases = [
         (Method::Tight, None),
         (Method::Tight, Some(Layout::Blocks)),
+        (Method::Tight, Some(Layout::Frames)),
         (Method::TwoBit, None),
+        (Method::TwoBit, Some(Layout::Frames)),
     ];
     for name in ["5x4", "7x4", "7x6", "5x4-full", "9x6", "9x8"] {
         let variant = bishops::Variant::named(name).unwrap();

@@ -17,12 +17,14 @@ use bishops::tight::TightIndex;
 use bishops::{Cell, Position, Table, Tablebase, Variant};
 use common::scratch;
 
-/// `name` solved by `method` into a scratch directory of its own.
-fn solved_into(name: &str, method: Method) -> (Variant, PathBuf) {
+/// `name` solved by `method` into a scratch directory of its own, written
+/// in `layout` (or the one that suits it).
+fn solved_into(name: &str, method: Method, layout: Option<Layout>) -> (Variant, PathBuf) {
     let variant = Variant::named(name).unwrap();
-    let dir = scratch("twobit-db", &format!("{name}-{}", method.name()));
+    let dir = scratch("twobit-db", &format!("{name}-{}-{layout:?}", method.name()));
     let options = SolveOptions {
         method: Some(method),
+        layout,
         ..SolveOptions::default()
     };
     SolvePlan::new(&variant, options)
@@ -36,18 +38,27 @@ struct Pair {
     variant: Variant,
     bytes: (Database, Table, PathBuf),
     two: (Database, Table, PathBuf),
+    /// The two-bit search's table resolved to exact values as it was
+    /// written, in the frames layout.
+    resolved: (Database, Table, PathBuf),
 }
 
 fn pair(name: &str) -> Pair {
-    let open = |method| {
-        let (variant, dir) = solved_into(name, method);
+    let open = |method, layout| {
+        let (variant, dir) = solved_into(name, method, layout);
         let database = Database::open(&dir, &variant).unwrap();
         let table = Tablebase::new(&dir).variant_table(variant.clone()).unwrap();
         (variant, (database, table, dir))
     };
-    let (variant, bytes) = open(Method::Tight);
-    let (_, two) = open(Method::TwoBit);
-    Pair { variant, bytes, two }
+    let (variant, bytes) = open(Method::Tight, None);
+    let (_, two) = open(Method::TwoBit, None);
+    let (_, resolved) = open(Method::TwoBit, Some(Layout::Frames));
+    Pair {
+        variant,
+        bytes,
+        two,
+        resolved,
+    }
 }
 
 /// Every row of every class, as `export` reads them.
@@ -100,7 +111,9 @@ fn same_answers(name: &str, probes: usize) {
     let p = pair(name);
     let (bdb, btable, bdir) = &p.bytes;
     let (tdb, ttable, tdir) = &p.two;
+    let (rdb, rtable, rdir) = &p.resolved;
     assert_eq!(tdb.layout(), Layout::Residues, "{name}");
+    assert_eq!(rdb.layout(), Layout::Frames, "{name}");
     assert_ne!(bdb.layout(), Layout::Residues, "{name}");
 
     // The same counts and answers in the metadata and class records.
@@ -122,20 +135,23 @@ fn same_answers(name: &str, probes: usize) {
     );
     let stats = |db: &Database| db.classes().iter().map(|c| c.stats.clone()).collect::<Vec<_>>();
     assert_eq!(stats(bdb), stats(tdb), "{name}: class records");
+    assert_eq!(stats(bdb), stats(rdb), "{name}: class records, resolved");
     tdb.verify().unwrap_or_else(|e| panic!("{name}: {e}"));
+    rdb.verify().unwrap_or_else(|e| panic!("{name}: {e}"));
 
     // The exact remoteness of every stored position.
     let classes = p.variant.classes().len();
-    assert_eq!(rows(bdb, classes), rows(tdb, classes), "{name}: rows");
+    let exact = rows(bdb, classes);
+    assert_eq!(exact, rows(tdb, classes), "{name}: rows");
+    assert_eq!(exact, rows(rdb, classes), "{name}: rows, resolved");
 
     // Probes, lines and verdicts.
     for position in positions(&p.variant, probes) {
         let (b, t) = (btable.probe(&position).unwrap(), ttable.probe(&position).unwrap());
-        assert_eq!(
-            serde_json::to_value(&b).unwrap(),
-            serde_json::to_value(&t).unwrap(),
-            "{name} {position}"
-        );
+        let b = serde_json::to_value(&b).unwrap();
+        assert_eq!(b, serde_json::to_value(&t).unwrap(), "{name} {position}");
+        let r = rtable.probe(&position).unwrap();
+        assert_eq!(b, serde_json::to_value(&r).unwrap(), "{name} {position}, resolved");
     }
     let start = p.variant.start();
     let (bl, tl) = (btable.line(start).unwrap(), ttable.line(start).unwrap());
@@ -148,7 +164,7 @@ fn same_answers(name: &str, probes: usize) {
     assert!(verdict.optimal && verdict.reached_goal, "{name}");
 
     // `check` proves the two-bit table as it proves the byte one.
-    for dir in [bdir, tdir] {
+    for dir in [bdir, tdir, rdir] {
         let report = check::check(dir, &p.variant, CheckOptions::default(), &mut |_, _| {}).unwrap();
         assert!(report.proof, "{name}");
         let sample = CheckOptions {
@@ -190,7 +206,7 @@ fn two_bit_9x8_answers_as_the_byte_table() {
 /// A two-bit database with a damaged block is refused, never answered from.
 #[test]
 fn a_damaged_two_bit_block_is_refused() {
-    let (variant, dir) = solved_into("7x6", Method::TwoBit);
+    let (variant, dir) = solved_into("7x6", Method::TwoBit, None);
     let path = dir.join("7x6.sqlite");
     let conn = rusqlite::Connection::open(&path).unwrap();
     // Flip the low bits of the first byte of the goal's block: the checksum

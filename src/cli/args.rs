@@ -167,7 +167,8 @@ pub struct SolveArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub method: MethodArg,
     /// How to store the tables: a row per position (readable with sqlite3),
-    /// a blob per white set (compact), or rows up to a million positions per class.
+    /// a blob per white set, compressed frames of blocks, or by size: rows up
+    /// to a million positions per class, frames beyond.
     #[arg(long, value_enum, default_value = "auto")]
     pub layout: LayoutArg,
     /// Refuse a solve that needs more than this many MiB (default: what is available).
@@ -181,12 +182,14 @@ pub struct SolveArgs {
 /// Database layouts, as `--layout` names them.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutArg {
-    /// Rows while every class has at most a million legal positions, blocks beyond.
+    /// Rows while every class has at most a million legal positions, frames beyond.
     Auto,
     /// A row per legal position.
     Rows,
     /// A blob per white set, a byte per position.
     Blocks,
+    /// The exact remoteness compressed, in frames of blocks.
+    Frames,
 }
 
 impl LayoutArg {
@@ -196,6 +199,7 @@ impl LayoutArg {
             LayoutArg::Auto => None,
             LayoutArg::Rows => Some(Layout::Rows),
             LayoutArg::Blocks => Some(Layout::Blocks),
+            LayoutArg::Frames => Some(Layout::Frames),
         }
     }
 }

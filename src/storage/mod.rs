@@ -28,6 +28,7 @@
 //! | `lock.rs` | [`WriteLock`] and the sweep of what killed writers left |
 //! | `block.rs` | one block: where its positions are, and the checks of its cells |
 //! | `rows.rs`, `blocks.rs`, `residues.rs` | each layout's writing and reading of one block |
+//! | `frames.rs` | the frames layout: runs of blocks compressed on their own, written and read back checked |
 //! | `stream.rs` | a byte table that arrives in pieces, cut into blocks as it comes |
 //! | `write.rs` | writing a whole file atomically |
 //! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
@@ -41,6 +42,7 @@ mod cache;
 mod checksum;
 mod confirm;
 mod fault;
+mod frames;
 mod lock;
 mod names;
 mod open;
@@ -54,9 +56,10 @@ mod write;
 
 pub use checksum::{Checksum, block_checksum};
 pub use confirm::{AUDIT_SAMPLES, Walks};
+pub use frames::{FRAME_POSITIONS, LEVEL};
 pub use lock::WriteLock;
 pub use names::{check_destination, check_dir, is_database, is_own_name, path};
 pub use read::Database;
 pub use residues::{code_at, pack, unpack};
-pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, ROWS_MAX_LEGAL, SCHEMA};
+pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, OLDEST_FORMAT_VERSION, ROWS_MAX_LEGAL, SCHEMA};
 pub use write::{Vet, write, write_streamed, write_two_bit, write_vetted, write_with};

@@ -19,7 +19,8 @@ use super::fault::{Checked, Fault};
 use super::names::{check_dir, not_a_database, open_read_only, path};
 use super::read::{BLOCK_CACHE_BYTES, Database};
 use super::schema::{
-    ClassRecord, FORMAT_VERSION, Layout, Metadata, RawClass, RecordFault, check_class, read_classes, read_meta,
+    ClassRecord, FORMAT_VERSION, Layout, Metadata, OLDEST_FORMAT_VERSION, RawClass, RecordFault, check_class,
+    read_classes, read_meta,
 };
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
@@ -193,7 +194,7 @@ impl<W: Width> Database<W> {
                         .then_some(max)
                         .flatten()
                 }
-                Layout::Rows | Layout::Blocks => self.remoteness_of(k, hash)?,
+                Layout::Rows | Layout::Blocks | Layout::Frames => self.remoteness_of(k, hash)?,
             };
             if stored != max {
                 return Err(self.corrupt(format!(
@@ -257,15 +258,19 @@ fn check_header(conn: &Connection, variant: &Variant) -> Checked<Layout> {
         return Err(Fault::Wrong("is not a bishops database".into()));
     }
     let version = meta("format_version")?.unwrap_or_default();
-    if version != FORMAT_VERSION.to_string() {
+    let read = version
+        .parse::<u32>()
+        .ok()
+        .filter(|v| (OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(v));
+    let Some(version) = read else {
         // The error adds the command that rebuilds it.
-        let older = version.parse::<u32>().is_ok_and(|v| v < FORMAT_VERSION);
+        let older = version.parse::<u32>().is_ok_and(|v| v < OLDEST_FORMAT_VERSION);
         return Err(Fault::Wrong(format!(
-            "is of {} format version {}, this program reads version {FORMAT_VERSION}",
+            "is of {} format version {}, this program reads versions {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION}",
             if older { "the older" } else { "another" },
             clip(&version, 20)
         )));
-    }
+    };
     if meta("header_checksum")? != Some(header_checksum(conn)?) {
         return Err(Fault::Wrong(
             "fails its header checksum: its metadata or class records were changed".into(),
@@ -291,12 +296,18 @@ fn check_header(conn: &Connection, variant: &Variant) -> Checked<Layout> {
         )));
     }
     let layout = meta("layout")?;
-    layout.as_deref().and_then(Layout::from_name).ok_or_else(|| {
+    let layout = layout.as_deref().and_then(Layout::from_name).ok_or_else(|| {
         Fault::Wrong(format!(
             "has an unknown layout `{}`",
             clip(layout.as_deref().unwrap_or_default(), 20)
         ))
-    })
+    })?;
+    if layout == Layout::Frames && version < 6 {
+        return Err(Fault::Wrong(format!(
+            "has the frames layout in format version {version}, which has none"
+        )));
+    }
+    Ok(layout)
 }
 
 /// Reads the class records of a file of `variant` and checks them: one per

@@ -15,7 +15,7 @@ use super::checksum::Checksum;
 use super::fault::Fault;
 use super::residues::{UNREACHABLE_CODE, code_at};
 use super::schema::{ClassRecord, Layout, Metadata};
-use super::{blocks, residues, rows};
+use super::{blocks, frames, residues, rows};
 use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::index::{colex_rank, rank_within};
@@ -149,7 +149,7 @@ impl<W: Width> Database<W> {
     fn in_block(&self, block: &[u8], i: usize) -> u8 {
         match self.metadata.layout {
             Layout::Residues => code_at(block, i),
-            Layout::Blocks | Layout::Rows => block[i],
+            Layout::Blocks | Layout::Rows | Layout::Frames => block[i],
         }
     }
 
@@ -164,11 +164,36 @@ impl<W: Width> Database<W> {
         }
         let block: Arc<[u8]> = match self.metadata.layout {
             Layout::Residues => self.read_packed(k, white)?,
+            Layout::Frames => return self.frame_blocks(k, white),
             Layout::Blocks | Layout::Rows => self.read_block(k, white)?,
         }
         .into();
         self.cache.put((k, white), Arc::clone(&block));
         Ok(block)
+    }
+
+    /// Reads and checks the frame of the `k`-th class (frames layout) that
+    /// covers the white set of rank `white`, keeps each of its blocks in
+    /// the shared cache, and returns the one asked for: a lookup nearby
+    /// is then answered without decompressing it again.
+    fn frame_blocks(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
+        let frame = self.read_frame(k, white)?;
+        let mut asked: Arc<[u8]> = Arc::from(&[][..]);
+        for &(r, start, len) in &frame.blocks {
+            let block: Arc<[u8]> = frame.cells[start..start + len].into();
+            if r == white {
+                asked = Arc::clone(&block);
+            }
+            self.cache.put((k, r), block);
+        }
+        Ok(asked)
+    }
+
+    /// The checked frame of the `k`-th class (frames layout, a class with a
+    /// table of its own) covering the white set of rank `white`.
+    pub(super) fn read_frame(&self, k: usize, white: u64) -> Result<frames::Frame> {
+        frames::read_covering(&self.conn, &self.specs[k], white)
+            .map_err(|fault| self.block_fault(&BlockAt::new(&self.specs[k], white), fault))
     }
 
     /// Reads the packed two-bit codes of the white set of colex rank `white`
@@ -213,6 +238,7 @@ impl<W: Width> Database<W> {
             Layout::Blocks => blocks::read_block(&self.conn, &at).map(|cells| (cells, None)),
             Layout::Residues => residues::read_block(&self.conn, &at).map(|(codes, sum)| (codes, Some(sum))),
             Layout::Rows => rows::read_block(&self.conn, spec, &at).map(|cells| (cells, None)),
+            Layout::Frames => return Ok((self.block(k, white)?.to_vec(), None)),
         }
         .map_err(|fault| self.block_fault(&at, fault))
     }

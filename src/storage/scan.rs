@@ -6,6 +6,8 @@
 use rayon::prelude::*;
 
 use super::checksum::RunningChecksum;
+use super::fault::Fault;
+use super::frames;
 use super::read::Database;
 use super::residues::{PACK_BATCH, UNREACHABLE_CODE};
 use super::schema::Layout;
@@ -24,7 +26,7 @@ use crate::variant::Width;
 
 /// The most memory a resolved read of a residues class keeps of values
 /// already found ([`Resolver`]), besides the residues.
-const MEMO_BYTES: u64 = 256 << 20;
+pub(super) const MEMO_BYTES: u64 = 256 << 20;
 
 /// Positions a resolved read works out together, in parallel, before it
 /// hands them on in order.
@@ -216,6 +218,9 @@ impl<W: Width> Database<W> {
     fn for_each_block(&self, k: usize, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
         let spec = &self.specs[k];
         let record = &self.classes[k];
+        if self.metadata.layout == Layout::Frames && self.mirrors[k].is_none() {
+            return self.for_each_framed_block(k, f);
+        }
         let (white_count, _) = spec.counts();
         let mut checksum = RunningChecksum::default();
         let (mut positions, mut blocks) = (0u64, 0u64);
@@ -231,7 +236,7 @@ impl<W: Width> Database<W> {
                 // A mirrored class has no stored blocks; its checksum is
                 // its source's, not checked here.
                 (Layout::Residues, None) => {}
-                (Layout::Rows | Layout::Blocks, _) => checksum.add(&cells),
+                (Layout::Rows | Layout::Blocks | Layout::Frames, _) => checksum.add(&cells),
             }
             positions += cells.len() as u64;
             blocks += 1;
@@ -251,6 +256,45 @@ impl<W: Width> Database<W> {
         Ok(())
     }
 
+    /// [`for_each_block`](Self::for_each_block) of a class of its own in
+    /// the frames layout: its frames in order, each checked as it is read,
+    /// tiling the class, then the class checksum (of every cell in order,
+    /// as in the blocks layout) and the positions against the record.
+    fn for_each_framed_block(&self, k: usize, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+        let spec = &self.specs[k];
+        let record = &self.classes[k];
+        let mut checksum = RunningChecksum::default();
+        let mut positions = 0u64;
+        let fault = |fault: Fault| match fault {
+            Fault::Read(e) => self.read_error(e),
+            Fault::Wrong(what) => self.corrupt(format!(
+                "has {what} in class {}",
+                crate::board::Class::name_of(record.class)
+            )),
+        };
+        frames::for_each(&self.conn, spec, fault, |frame| {
+            checksum.add(&frame.cells);
+            positions += frame.cells.len() as u64;
+            frame
+                .blocks
+                .iter()
+                .try_for_each(|&(r, start, len)| f(r, &frame.cells[start..start + len]))
+        })?;
+        if positions != record.stats.legal {
+            return Err(self.corrupt(format!(
+                "has {positions} positions in class {}, where {} belong",
+                record.class, record.stats.legal
+            )));
+        }
+        if checksum.checksum().hex() != record.checksum {
+            return Err(self.corrupt(format!(
+                "fails its checksum for class {}",
+                crate::board::Class::name_of(record.class)
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks that the table of the `k`-th class holds as many rows as a
     /// read of it found `positions` in `blocks`, and as many positions as
     /// its record says.
@@ -259,6 +303,7 @@ impl<W: Width> Database<W> {
         let sql = match self.metadata.layout {
             Layout::Rows => "SELECT count(*) FROM positions WHERE class = ?1",
             Layout::Blocks | Layout::Residues => "SELECT count(*) FROM blocks WHERE class = ?1",
+            Layout::Frames => "SELECT count(*) FROM frames WHERE class = ?1",
         };
         let stored: i64 = self
             .conn
@@ -269,6 +314,8 @@ impl<W: Width> Database<W> {
             _ if self.mirrors[k].is_some() => 0,
             Layout::Rows => positions,
             Layout::Blocks | Layout::Residues => blocks,
+            // Only a mirrored class of this layout is counted here.
+            Layout::Frames => 0,
         };
         if stored as u64 != expected || positions != record.stats.legal {
             return Err(self.corrupt(format!(
@@ -392,7 +439,7 @@ fn byte_counts_agree(stats: &ClassStats, counts: &[u64; 256], hardest: Vec<u64>)
 /// Works out the cells of every block of `index` by `cells_of(path, r)`,
 /// a window of about [`WINDOW`] positions at a time in parallel, and hands
 /// them to `f(r, cells)` in block order; a refusal becomes `fault`'s error.
-fn in_windows<W: Word>(
+pub(super) fn in_windows<W: Word>(
     index: &TightIndex<W>,
     cells_of: impl Fn(&mut Vec<u64>, u64) -> std::result::Result<Vec<u8>, ResolveError> + Sync,
     fault: impl Fn(ResolveError) -> Error,

@@ -20,8 +20,13 @@ use crate::variant::{ClassSpec, Variant};
 /// source's checksum in every layout, since every read of it is a checked
 /// read of the source (version 3 checksummed its derived cells, which cost
 /// more than the rest of writing 11x8); version 5 computes every checksum
-/// with XXH3-64 instead of a hand-written FNV-1a 64, over the same bytes.
-pub const FORMAT_VERSION: u32 = 5;
+/// with XXH3-64 instead of a hand-written FNV-1a 64, over the same bytes;
+/// version 6 adds the `frames` layout, the exact remoteness compressed.
+pub const FORMAT_VERSION: u32 = 6;
+
+/// The oldest format version still read: version 6 only added a layout, so
+/// a file of version 5 is read as it was written.
+pub const OLDEST_FORMAT_VERSION: u32 = 5;
 
 /// The tables of a database.
 pub const SCHEMA: &str = "
@@ -70,6 +75,15 @@ CREATE TABLE blocks (
     checksum INTEGER NOT NULL,          -- block checksum of data
     PRIMARY KEY (class, white)
 );
+CREATE TABLE frames (
+    class       INTEGER NOT NULL,
+    first_white INTEGER NOT NULL,       -- colex rank of its first white set: 0, or the one after the
+    last_white  INTEGER NOT NULL,       -- last white set of the frame before; frames tile the class
+    data        BLOB NOT NULL,          -- zstd frame of the cells of its blocks in white order, a byte per
+                                        -- position as in blocks
+    checksum    INTEGER NOT NULL,       -- block checksum (class, first_white) of the decompressed cells
+    PRIMARY KEY (class, first_white)
+);
 ";
 
 /// How a database holds its tables: `meta.layout`.
@@ -86,22 +100,27 @@ pub enum Layout {
     /// position, for boards too large for a byte. Exact remoteness is found
     /// by descending to the goal through neighbours one less mod 3.
     Residues,
+    /// A row of `frames` per run of blocks, the exact remoteness of each
+    /// position (a byte, as in [`Layout::Blocks`]) compressed with zstd,
+    /// each frame on its own: under a bit a position on the large boards,
+    /// and a lookup decompresses one frame. The default beyond rows.
+    Frames,
 }
 
 impl Layout {
     /// The layout for `solution`: rows while every class has at most
-    /// [`ROWS_MAX_LEGAL`] legal positions, blocks beyond.
+    /// [`ROWS_MAX_LEGAL`] legal positions, frames beyond.
     pub fn for_solution<W: Word>(solution: &Solution<Vec<u8>, W>) -> Layout {
         Layout::for_legal(solution.classes.iter().map(|c| c.stats.legal))
     }
 
     /// The layout of byte tables whose classes have `legal` positions each:
-    /// rows while every class has at most [`ROWS_MAX_LEGAL`], else blocks.
+    /// rows while every class has at most [`ROWS_MAX_LEGAL`], else frames.
     pub fn for_legal(mut legal: impl Iterator<Item = u64>) -> Layout {
         if legal.all(|n| n <= ROWS_MAX_LEGAL) {
             Layout::Rows
         } else {
-            Layout::Blocks
+            Layout::Frames
         }
     }
 
@@ -111,12 +130,13 @@ impl Layout {
             Layout::Rows => "rows",
             Layout::Blocks => "blocks",
             Layout::Residues => "residues",
+            Layout::Frames => "frames",
         }
     }
 
     /// The layout a file names `name`, if any.
     pub(super) fn from_name(name: &str) -> Option<Layout> {
-        [Layout::Rows, Layout::Blocks, Layout::Residues]
+        [Layout::Rows, Layout::Blocks, Layout::Residues, Layout::Frames]
             .into_iter()
             .find(|l| l.name() == name)
     }

@@ -11,7 +11,7 @@ use rusqlite::{Connection, Statement, params};
 
 use super::checksum::{Checksum, RunningChecksum, block_checksum};
 use super::schema::Layout;
-use super::{blocks, residues, rows};
+use super::{blocks, frames, residues, rows};
 use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::tight::TightIndex;
@@ -22,6 +22,7 @@ enum Writer<'c, 'a, W: Word> {
     Rows(rows::Writer<'c, 'a, W>),
     Blocks(blocks::Writer<'c>),
     Residues(Box<Residues<'c>>),
+    Frames(frames::Writer<'c>),
 }
 
 /// Two-bit codes, packed four to a byte, a row per block; the class
@@ -60,6 +61,9 @@ impl<'c, 'a, W: Word> Cutter<'c, 'a, W> {
         let writer = match layout {
             Layout::Rows => Writer::Rows(rows::Writer::new(tx, spec, index).map_err(sql)?),
             Layout::Blocks => Writer::Blocks(blocks::Writer::new(tx, spec.class.index()).map_err(sql)?),
+            Layout::Frames => {
+                Writer::Frames(frames::Writer::new(tx, spec.class.index(), index.white_sets()).map_err(sql)?)
+            }
             Layout::Residues => Writer::Residues(Box::new(Residues {
                 row: tx.prepare(blocks::INSERT).map_err(sql)?,
                 class: spec.class.index(),
@@ -109,7 +113,7 @@ impl<'c, 'a, W: Word> Cutter<'c, 'a, W> {
         let len = (cells.end - cells.start) as usize;
         match self.writer {
             Writer::Residues(_) => len.div_ceil(4),
-            Writer::Rows(_) | Writer::Blocks(_) => len,
+            Writer::Rows(_) | Writer::Blocks(_) | Writer::Frames(_) => len,
         }
     }
 
@@ -125,6 +129,7 @@ impl<'c, 'a, W: Word> Cutter<'c, 'a, W> {
                 let written = match &mut self.writer {
                     Writer::Rows(w) => w.block(r, &self.pending),
                     Writer::Blocks(w) => w.block(r, &self.pending),
+                    Writer::Frames(w) => w.block(r, &self.pending),
                     Writer::Residues(w) => {
                         let cells = self.index.block(r);
                         if !residues::packs(&self.pending, (cells.end - cells.start) as usize) {
@@ -164,6 +169,11 @@ impl<'c, 'a, W: Word> Cutter<'c, 'a, W> {
         }
         Ok(match self.writer {
             Writer::Residues(w) => w.sums.checksum(),
+            Writer::Frames(w) => {
+                w.finish()
+                    .map_err(|e| Error::Sqlite("the database being written".into(), e))?;
+                self.checksum.checksum()
+            }
             Writer::Rows(_) | Writer::Blocks(_) => self.checksum.checksum(),
         })
     }
@@ -186,11 +196,12 @@ mod tests {
         let spec = &variant.classes()[0];
         let index = spec.tight_index();
         let cells: Vec<u8> = (0..index.len()).map(|i| (i % 17) as u8).collect();
-        for layout in [Layout::Rows, Layout::Blocks] {
+        for layout in [Layout::Rows, Layout::Blocks, Layout::Frames] {
             let whole = Connection::open_in_memory().unwrap();
             whole.execute_batch(SCHEMA).unwrap();
             match layout {
                 Layout::Rows => rows::write_class(&whole, spec, &index, &cells).unwrap(),
+                Layout::Frames => frames::write_class(&whole, 0, &index, &cells).unwrap(),
                 _ => blocks::write_class(&whole, 0, &index, &cells).unwrap(),
             }
             for piece in [1, 7, 1000, cells.len()] {
@@ -201,7 +212,7 @@ mod tests {
                     cutter.take(chunk).unwrap();
                 }
                 assert_eq!(cutter.finish().unwrap(), Checksum::of(&cells));
-                for table in ["blocks", "positions", "row_checksums"] {
+                for table in ["blocks", "positions", "row_checksums", "frames"] {
                     let dump = |c: &Connection| -> Vec<String> {
                         let mut s = c.prepare(&format!("SELECT * FROM {table}")).unwrap();
                         let n = s.column_count();

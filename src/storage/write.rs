@@ -15,7 +15,7 @@ use super::names::{check_destination, check_dir, path, temp_path};
 use super::read::Database;
 use super::schema::{FORMAT_VERSION, Layout, SCHEMA};
 use super::stream::Cutter;
-use super::{blocks, residues, rows};
+use super::{blocks, frames, residues, rows};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
@@ -123,9 +123,18 @@ fn write_checked<W: Width>(
             (Some(layout), residues) => (layout, residues),
         },
     };
-    if (layout == Layout::Residues) != residues {
+    // Two-bit tables are written as they are, or resolved to exact values
+    // in frames; a byte table has no residues to write.
+    let fits = match (layout, residues) {
+        (Layout::Residues, false) => false,
+        (Layout::Residues | Layout::Frames, true) => {
+            !matches!(tables, Tables::Streamed(_)) || layout == Layout::Residues
+        }
+        (_, residues) => !residues,
+    };
+    if !fits {
         return Err(Error::Usage(
-            "the residues layout holds the tables of the two-bit search, and they no other layout: solve with --method two-bit".into(),
+            "the residues layout holds the tables of the two-bit search, which are written as residues or, resolved, as frames: solve with --method two-bit, or another --layout".into(),
         ));
     }
     check_dir(dir)?;
@@ -243,6 +252,11 @@ fn write_table<W: Width>(
     match solved {
         Tables::TwoBit(solution) => match &solution.classes[k].table {
             ClassTable::Mirrored { from, .. } => Ok(sources[*from]),
+            ClassTable::Own(codes) if layout == Layout::Frames => {
+                let class = &solution.classes[k];
+                let memo = resolve_memo(codes.len());
+                frames::write_resolved(tx, spec, &class.index, codes, class.stats.max_remoteness(), memo)
+            }
             ClassTable::Own(_) => residues::write_class(tx, solution, k).map_err(sql),
         },
         Tables::Streamed(streamed) => match streamed.mirrored[k] {
@@ -264,6 +278,7 @@ fn write_table<W: Width>(
                         Layout::Blocks | Layout::Residues => {
                             blocks::write_class(tx, spec.class.index(), &class.index, all)
                         }
+                        Layout::Frames => frames::write_class(tx, spec.class.index(), &class.index, all),
                     }
                     .map_err(sql)?;
                     Ok(Checksum::of(all))
@@ -271,6 +286,16 @@ fn write_table<W: Width>(
             }
         }
     }
+}
+
+/// The memo a resolve of a two-bit class of `len` positions into frames
+/// keeps of values found: the more, the fewer walks are repeated; at most
+/// a byte a position, and no more than half the memory available beside
+/// the residues already held.
+fn resolve_memo(len: u64) -> u64 {
+    let available = crate::system::available_memory().unwrap_or(1 << 30);
+    let whole = len.max(1 << 20).next_power_of_two() * 8;
+    (available / 2).max(super::scan::MEMO_BYTES).min(whole)
 }
 
 /// Writes the `classes` row of class `k`, whose start and goal have the

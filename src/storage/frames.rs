@@ -1,0 +1,526 @@
+//! The `frames` layout: the exact remoteness of every position, a byte a
+//! position as in the `blocks` layout, compressed. The blocks of a class
+//! (one a white set, in white-set order) are gathered into frames of at
+//! least [`FRAME_POSITIONS`] positions, and each frame is compressed on its
+//! own with zstd and checked on its own, so a lookup decompresses one frame.
+//! A row of `frames` holds one: the first and last white set it covers
+//! (the frames of a class tile its white sets in order, so the frame of a
+//! white set is the row with the greatest first white set not above it),
+//! the compressed cells, and the block checksum of the cells.
+//!
+//! Nothing read is believed before it is checked: the compressed bytes are
+//! bounded by what zstd can make of the frame's cells before they are
+//! decompressed, and they must decompress to exactly as many cells as the
+//! frame's white sets have positions, match the frame's checksum and hold
+//! no cell marked illegal.
+
+use std::cell::RefCell;
+use std::ops::RangeInclusive;
+
+use rayon::prelude::*;
+use rusqlite::{Connection, OptionalExtension, Statement, params};
+
+use super::block::{BlockAt, own_blocks};
+use super::checksum::{Checksum, RunningChecksum, block_checksum};
+use super::fault::{Checked, Fault};
+use super::scan::in_windows;
+use crate::bitboard::Word;
+use crate::error::{Error, Result};
+use crate::index::colex_unrank;
+use crate::mod3::Mod3Table;
+use crate::mod3::exact::{ResolveError, Resolver};
+use crate::remoteness::{Cell, Remoteness};
+use crate::rules::Part;
+use crate::tight::{Subsets, TightIndex};
+use crate::variant::ClassSpec;
+
+/// A frame holds whole blocks, at least this many positions when the class
+/// has them (its last frame may hold fewer; a block larger than this is a
+/// frame alone). Chosen by measurement (`examples/coding.rs`, see
+/// `docs/database.md`): smaller frames compress worse, larger ones cost a
+/// lookup more to decompress.
+pub const FRAME_POSITIONS: usize = 1 << 14;
+
+/// A frame covers at most this many white sets, so that finding how many
+/// positions it holds is bounded work even where blocks are empty.
+pub(super) const FRAME_WHITES: u64 = 1 << 12;
+
+/// The zstd level frames are compressed at.
+pub const LEVEL: i32 = 3;
+
+/// Frames are compressed this many at a time, in parallel, then written in
+/// order.
+const BATCH: usize = 512;
+
+/// The statement that stores one frame.
+const INSERT: &str = "INSERT INTO frames (class, first_white, last_white, data, checksum) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/// A frame being filled or waiting to be compressed: its white sets and
+/// its cells.
+struct Open {
+    first: u64,
+    last: u64,
+    cells: Vec<u8>,
+}
+
+/// Writes the blocks of one class into frames, as they come in white-set
+/// order. The frames tile the class's white sets: each begins where the
+/// one before it ended, the first at white set 0, the last ending at the
+/// class's last, so a frame may hold empty blocks (or only empty ones,
+/// where a class has long runs of them).
+pub(super) struct Writer<'c> {
+    row: Statement<'c>,
+    class: usize,
+    /// The white sets of the class.
+    white_sets: u64,
+    open: Open,
+    full: Vec<Open>,
+}
+
+impl<'c> Writer<'c> {
+    /// A writer of the frames of class number `class`, which has
+    /// `white_sets` white sets.
+    pub(super) fn new(tx: &'c Connection, class: usize, white_sets: u64) -> rusqlite::Result<Writer<'c>> {
+        Ok(Writer {
+            row: tx.prepare(INSERT)?,
+            class,
+            white_sets,
+            open: Open::at(0),
+            full: Vec::new(),
+        })
+    }
+
+    /// Takes the cells of the block of white-set rank `r`, after those of
+    /// every block before it.
+    pub(super) fn block(&mut self, r: u64, cells: &[u8]) -> rusqlite::Result<()> {
+        debug_assert!(r >= self.open.first && r < self.white_sets);
+        while r - self.open.first >= FRAME_WHITES {
+            self.close(self.open.first + FRAME_WHITES - 1);
+        }
+        self.open.cells.extend_from_slice(cells);
+        if self.open.cells.len() >= FRAME_POSITIONS {
+            self.close(r);
+        }
+        if self.full.len() >= BATCH {
+            self.write_full()?;
+        }
+        Ok(())
+    }
+
+    /// Writes every frame still held, up to the class's last white set.
+    pub(super) fn finish(mut self) -> rusqlite::Result<()> {
+        while self.open.first < self.white_sets {
+            self.close((self.open.first + FRAME_WHITES - 1).min(self.white_sets - 1));
+        }
+        self.write_full()
+    }
+
+    /// Closes the open frame at white set `last`: it waits to be
+    /// compressed, and the next frame opens after it.
+    fn close(&mut self, last: u64) {
+        let mut frame = std::mem::replace(&mut self.open, Open::at(last + 1));
+        frame.last = last;
+        self.full.push(frame);
+    }
+
+    /// Compresses the closed frames in parallel and writes them in order.
+    fn write_full(&mut self) -> rusqlite::Result<()> {
+        let class = self.class;
+        let packed: Vec<(Vec<u8>, i64)> = self
+            .full
+            .par_iter()
+            .map(|frame| {
+                let sum = block_checksum(class, frame.first, &frame.cells).signed();
+                (compress(&frame.cells), sum)
+            })
+            .collect();
+        for (frame, (data, sum)) in self.full.drain(..).zip(packed) {
+            self.row
+                .execute(params![class as i64, frame.first as i64, frame.last as i64, data, sum])?;
+        }
+        Ok(())
+    }
+}
+
+impl Open {
+    /// A frame opened at white set `first`, empty so far.
+    fn at(first: u64) -> Open {
+        Open {
+            first,
+            last: first,
+            cells: Vec::new(),
+        }
+    }
+}
+
+/// Writes the byte table `all` of class number `class` (a cell per
+/// position in the order of `index`) as frames.
+pub(super) fn write_class<W: Word>(
+    tx: &Connection,
+    class: usize,
+    index: &TightIndex<W>,
+    all: &[u8],
+) -> rusqlite::Result<()> {
+    let mut writer = Writer::new(tx, class, index.white_sets())?;
+    own_blocks(index, all).try_for_each(|(r, cells)| writer.block(r, cells))?;
+    writer.finish()
+}
+
+/// Writes the class `spec`, searched by the two-bit search, as frames of
+/// exact values: each block resolved from the residues `residues` (in the
+/// order of `index`) by descent with a memo of at most `memo` bytes,
+/// a window of blocks at a time in parallel (as an export does). Returns
+/// the class checksum, of every cell in order.
+///
+/// # Errors
+///
+/// [`Error::Exchange`] when the residues cannot be resolved (they are not
+/// what a search leaves); what SQLite runs into.
+pub(super) fn write_resolved<W: Word>(
+    tx: &Connection,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    residues: &Mod3Table,
+    max: Option<Remoteness>,
+    memo: u64,
+) -> Result<Checksum> {
+    let fault = |e: ResolveError| {
+        Error::Exchange(format!(
+            "the residues of class {} cannot be resolved to exact values: {e}",
+            spec.class.name()
+        ))
+    };
+    let resolver = Resolver::new(spec, index, residues, max, memo).map_err(fault)?;
+    let black_count = index.black();
+    let cells_of = |path: &mut Vec<u64>, r: u64| -> std::result::Result<Vec<u8>, ResolveError> {
+        let white = colex_unrank(r, index.white());
+        let mut i = index.block(r).start;
+        Subsets::new(index.safe(r), black_count)
+            .map(|black| {
+                let cell = resolver.cell(Part { white, black }, i, path);
+                i += 1;
+                cell.map(|c| c.0)
+            })
+            .collect()
+    };
+    let sql = |e| Error::Sqlite("the database being written".into(), e);
+    let mut writer = Writer::new(tx, spec.class.index(), index.white_sets()).map_err(sql)?;
+    let mut checksum = RunningChecksum::default();
+    in_windows(index, cells_of, fault, |r, cells| {
+        checksum.add(cells);
+        if cells.is_empty() {
+            return Ok(());
+        }
+        writer.block(r, cells).map_err(sql)
+    })?;
+    writer.finish().map_err(sql)?;
+    Ok(checksum.checksum())
+}
+
+/// Compresses `cells` at [`LEVEL`], with a context kept by each thread.
+fn compress(cells: &[u8]) -> Vec<u8> {
+    thread_local! {
+        static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
+    }
+    COMPRESSOR.with_borrow_mut(|c| {
+        let compressor = match c {
+            Some(c) => c,
+            None => c.insert(zstd::bulk::Compressor::new(LEVEL).expect("zstd takes its own levels")),
+        };
+        compressor
+            .compress(cells)
+            .expect("zstd compresses into a growing buffer")
+    })
+}
+
+/// Decompresses `data` into exactly `len` cells, with a context kept by
+/// each thread; `None` when it is not a zstd frame of `len` bytes.
+fn decompress(data: &[u8], len: usize) -> Option<Vec<u8>> {
+    thread_local! {
+        static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+    }
+    DECOMPRESSOR.with_borrow_mut(|d| {
+        let decompressor = match d {
+            Some(d) => d,
+            None => d.insert(zstd::bulk::Decompressor::new().ok()?),
+        };
+        let mut cells = Vec::with_capacity(len);
+        decompressor.decompress_to_buffer(data, &mut cells).ok()?;
+        (cells.len() == len).then_some(cells)
+    })
+}
+
+/// A frame read and checked: the white sets it covers, and the cells of
+/// their blocks in order.
+pub(super) struct Frame {
+    /// Its first and last white set.
+    pub(super) whites: RangeInclusive<u64>,
+    /// The cells of each of its blocks, in white-set order: (white rank,
+    /// where its cells start in `cells`, how many), empty blocks left out.
+    pub(super) blocks: Vec<(u64, usize, usize)>,
+    /// Every cell of the frame.
+    pub(super) cells: Vec<u8>,
+}
+
+/// Reads the frame of class `spec` that covers the white set of rank
+/// `white`, and checks it.
+pub(super) fn read_covering<W: Word>(conn: &Connection, spec: &ClassSpec<W>, white: u64) -> Checked<Frame> {
+    let class = spec.class.index();
+    let row = conn
+        .prepare_cached(
+            "SELECT first_white, last_white, data, checksum FROM frames
+             WHERE class = ?1 AND first_white <= ?2 ORDER BY first_white DESC LIMIT 1",
+        )?
+        .query_row(params![class as i64, white as i64], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })
+        .optional()?;
+    let Some((first, last, data, sum)) = row else {
+        return Err(Fault::Wrong("no frame".into()));
+    };
+    let frame = check_frame(spec, (first, last), &data, sum)?;
+    if !frame.whites.contains(&white) {
+        return Err(Fault::Wrong("no frame".into()));
+    }
+    Ok(frame)
+}
+
+/// Hands every frame of class `spec` to `f` in order, each checked, and
+/// checks that they tile the class's white sets: the first begins at 0,
+/// each where the one before ended, the last ends at the class's last.
+/// Returns how many there are; a fault found becomes `fault`'s error.
+pub(super) fn for_each<W: Word>(
+    conn: &Connection,
+    spec: &ClassSpec<W>,
+    fault: impl Fn(Fault) -> Error,
+    mut f: impl FnMut(&Frame) -> Result<()>,
+) -> Result<u64> {
+    let white_sets = white_sets(spec);
+    let mut st = conn
+        .prepare_cached(
+            "SELECT first_white, last_white, data, checksum FROM frames WHERE class = ?1 ORDER BY first_white",
+        )
+        .map_err(|e| fault(e.into()))?;
+    let mut rows = st.query([spec.class.index() as i64]).map_err(|e| fault(e.into()))?;
+    let (mut next, mut count) = (0u64, 0u64);
+    while let Some(row) = rows.next().map_err(|e| fault(e.into()))? {
+        let read = || -> Checked<Frame> {
+            let whites: (i64, i64) = (row.get(0)?, row.get(1)?);
+            if whites.0 != next as i64 {
+                return Err(Fault::Wrong(format!(
+                    "frames that leave out or repeat white set {next}"
+                )));
+            }
+            let data: Vec<u8> = row.get(2)?;
+            check_frame(spec, whites, &data, row.get(3)?)
+        };
+        let frame = read().map_err(&fault)?;
+        next = frame.whites.end() + 1;
+        count += 1;
+        f(&frame)?;
+    }
+    if next != white_sets {
+        return Err(fault(Fault::Wrong(format!(
+            "frames that end before white set {next} of {white_sets}"
+        ))));
+    }
+    Ok(count)
+}
+
+/// How many white sets the class `spec` has.
+fn white_sets<W: Word>(spec: &ClassSpec<W>) -> u64 {
+    let (white_count, _) = spec.counts();
+    crate::index::binomial(spec.geometry.len() as u32, white_count)
+}
+
+/// Checks a frame as stored: its white sets `(first, last)` in range, its
+/// compressed `data` no longer than its cells can take, decompressing to
+/// exactly its positions, matching `sum` and holding no illegal cell.
+fn check_frame<W: Word>(spec: &ClassSpec<W>, (first, last): (i64, i64), data: &[u8], sum: i64) -> Checked<Frame> {
+    let white_sets = white_sets(spec);
+    let (Ok(first), Ok(last)) = (u64::try_from(first), u64::try_from(last)) else {
+        return Err(Fault::Wrong("a frame of negative white sets".into()));
+    };
+    if first > last || last >= white_sets || last - first >= FRAME_WHITES {
+        return Err(Fault::Wrong(format!("a frame of white sets {first} to {last}")));
+    }
+    let mut blocks = Vec::new();
+    let mut len = 0usize;
+    for white in first..=last {
+        let at = BlockAt::new(spec, white);
+        if at.len > 0 {
+            blocks.push((white, len, at.len as usize));
+            len += at.len as usize;
+        }
+    }
+    if data.len() > zstd::zstd_safe::compress_bound(len) {
+        return Err(Fault::Wrong(format!(
+            "a frame of {} bytes for {len} positions",
+            data.len()
+        )));
+    }
+    let cells = decompress(data, len)
+        .ok_or_else(|| Fault::Wrong(format!("a frame that does not decompress to its {len} positions")))?;
+    if block_checksum(spec.class.index(), first, &cells).signed() != sum {
+        return Err(Fault::Wrong("a frame that fails its checksum".into()));
+    }
+    if cells.contains(&Cell::ILLEGAL.0) {
+        return Err(Fault::Wrong("a cell marked illegal".into()));
+    }
+    Ok(Frame {
+        whites: first..=last,
+        blocks,
+        cells,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::schema::SCHEMA;
+    use crate::variant::Variant;
+
+    /// 9x6's class a1 with made-up cells (every value but illegal), written
+    /// as frames into a database in memory.
+    fn written() -> (Variant, Connection, Vec<u8>) {
+        let variant = Variant::named("9x6").unwrap();
+        let spec = &variant.classes()[0];
+        let index = spec.tight_index();
+        let cells: Vec<u8> = (0..index.len()).map(|i| (i * 31 / 7 % 255) as u8).collect();
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        write_class(&conn, 0, &index, &cells).unwrap();
+        (variant, conn, cells)
+    }
+
+    fn every_frame(conn: &Connection, spec: &ClassSpec) -> Result<(u64, Vec<u8>)> {
+        let mut cells = Vec::new();
+        let count = for_each(
+            conn,
+            spec,
+            |f| Error::Usage(format!("{f:?}")),
+            |frame| {
+                cells.extend_from_slice(&frame.cells);
+                Ok(())
+            },
+        )?;
+        Ok((count, cells))
+    }
+
+    #[test]
+    fn frames_tile_the_class_and_give_back_every_cell() {
+        let (variant, conn, cells) = written();
+        let spec = &variant.classes()[0];
+        let index = spec.tight_index();
+        let (count, read) = every_frame(&conn, spec).unwrap();
+        assert_eq!(read, cells);
+        assert!(
+            count > 1 && count as usize <= cells.len() / FRAME_POSITIONS + 1,
+            "{count} frames"
+        );
+        // Each block is found in the frame that covers it, at its place.
+        for r in (0..index.white_sets()).step_by(97) {
+            let block = index.block(r);
+            let frame = read_covering(&conn, spec, r).unwrap();
+            assert!(frame.whites.contains(&r));
+            let found = frame.blocks.iter().find(|b| b.0 == r);
+            match found {
+                Some(&(_, start, len)) => {
+                    assert_eq!(
+                        &frame.cells[start..start + len],
+                        &cells[block.start as usize..block.end as usize]
+                    )
+                }
+                None => assert!(block.is_empty(), "block {r} is left out of its frame"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_run_of_empty_blocks_is_cut_into_bounded_frames() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        let mut writer = Writer::new(&conn, 0, 3 * FRAME_WHITES + 5).unwrap();
+        writer.block(1, &[1, 2]).unwrap();
+        writer.block(2 * FRAME_WHITES + 3, &[3]).unwrap();
+        writer.finish().unwrap();
+        let spans: Vec<(i64, i64, i64)> = conn
+            .prepare("SELECT first_white, last_white, length(data) FROM frames ORDER BY first_white")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let w = FRAME_WHITES as i64;
+        let bounds: Vec<(i64, i64)> = spans.iter().map(|s| (s.0, s.1)).collect();
+        assert_eq!(
+            bounds,
+            [(0, w - 1), (w, 2 * w - 1), (2 * w, 3 * w - 1), (3 * w, 3 * w + 4)]
+        );
+    }
+
+    /// Each kind of damage to a stored frame is refused when it is read,
+    /// and when the class is read whole.
+    #[test]
+    fn a_damaged_frame_is_refused() {
+        let damages = [
+            (
+                "UPDATE frames SET data = CAST(X'00' || data AS BLOB) WHERE rowid = (SELECT min(rowid) FROM frames)",
+                "decompress",
+            ),
+            (
+                "UPDATE frames SET checksum = checksum + 1 WHERE rowid = (SELECT min(rowid) FROM frames)",
+                "checksum",
+            ),
+            (
+                "UPDATE frames SET data = zeroblob(1 << 20) WHERE rowid = (SELECT min(rowid) FROM frames)",
+                "bytes for",
+            ),
+            (
+                "UPDATE frames SET last_white = last_white + 1 WHERE rowid = (SELECT min(rowid) FROM frames)",
+                "decompress",
+            ),
+            (
+                "UPDATE frames SET last_white = -1 WHERE rowid = (SELECT min(rowid) FROM frames)",
+                "a frame of",
+            ),
+            (
+                "DELETE FROM frames WHERE rowid = (SELECT max(rowid) FROM frames)",
+                "end before",
+            ),
+            (
+                "DELETE FROM frames WHERE rowid = (SELECT min(rowid) + 1 FROM frames)",
+                "leave out",
+            ),
+        ];
+        for (damage, said) in damages {
+            let (variant, conn, _) = written();
+            let spec = &variant.classes()[0];
+            conn.execute(damage, []).unwrap();
+            let err = every_frame(&conn, spec).unwrap_err().to_string();
+            assert!(err.contains(said), "{damage}: {err}");
+        }
+        // A frame of zstd bytes that would decompress to more than its
+        // positions is refused, never decompressed whole.
+        let (variant, conn, cells) = written();
+        let spec = &variant.classes()[0];
+        let first: i64 = conn
+            .query_row("SELECT last_white FROM frames ORDER BY first_white LIMIT 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        let larger = zstd::bulk::compress(&vec![0u8; cells.len()], 3).unwrap();
+        conn.execute("UPDATE frames SET data = ?1 WHERE first_white = 0", [larger])
+            .unwrap();
+        let err = read_covering(&conn, spec, first as u64)
+            .err()
+            .map(|f| format!("{f:?}"))
+            .unwrap();
+        assert!(err.contains("decompress"), "{err}");
+    }
+}
