@@ -56,10 +56,11 @@ fn duckdb(sql: &str) -> Value {
 fn duckdb_reads_what_stats_and_query_say() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("parquet-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let db = dir.join("db");
-    for variant in ["7x6", "5x4-full"] {
-        bishops(&db, &["solve", variant]);
-        let file = dir.join(format!("{variant}.parquet"));
+    // Each variant as `solve` writes it (rows), and 7x6 compressed too.
+    for (variant, layout) in [("7x6", "auto"), ("5x4-full", "auto"), ("7x6", "frames")] {
+        let db = dir.join(format!("db-{layout}"));
+        bishops(&db, &["solve", variant, "--layout", layout]);
+        let file = dir.join(format!("{variant}-{layout}.parquet"));
         let path = file.to_str().unwrap();
         bishops(
             &db,

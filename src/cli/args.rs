@@ -182,13 +182,15 @@ pub struct SolveArgs {
 /// Database layouts, as `--layout` names them.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutArg {
-    /// Rows while every class has at most a million legal positions, frames beyond.
+    /// Rows while every class has at most a million legal positions, frames
+    /// beyond; the two-bit search's residues as they are.
     Auto,
     /// A row per legal position.
     Rows,
     /// A blob per white set, a byte per position.
     Blocks,
-    /// The exact remoteness compressed, in frames of blocks.
+    /// The exact remoteness compressed, in frames of blocks (a two-bit
+    /// search's table is resolved to exact values as it is written).
     Frames,
 }
 
