@@ -92,14 +92,16 @@ fn main() {
             println!("zstd 19 + dictionary, frames of {frame:7}: no dictionary could be trained");
             continue;
         };
-        let mut compressor = zstd::bulk::Compressor::with_dictionary(19, &dictionary).unwrap();
-        let packed: Vec<Vec<u8>> = frames.iter().map(|f| compressor.compress(f).unwrap()).collect();
-        let bytes: usize = packed.iter().map(Vec::len).sum::<usize>() + dictionary.len();
-        println!(
-            "zstd 19 + a {} byte dictionary, frames of {frame:7}: {:.3} bits a position",
-            dictionary.len(),
-            bytes as f64 * 8.0 / n
-        );
+        for level in [3, 19] {
+            let mut compressor = zstd::bulk::Compressor::with_dictionary(level, &dictionary).unwrap();
+            let packed: Vec<Vec<u8>> = frames.iter().map(|f| compressor.compress(f).unwrap()).collect();
+            let bytes: usize = packed.iter().map(Vec::len).sum::<usize>() + dictionary.len();
+            println!(
+                "zstd {level:2} + a {} byte dictionary, frames of {frame:7}: {:.3} bits a position",
+                dictionary.len(),
+                bytes as f64 * 8.0 / n
+            );
+        }
     }
     println!(
         "entropy of a value alone: {:.3} bits",

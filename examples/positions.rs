@@ -37,7 +37,7 @@ fn main() {
         }
         "uniform" => {
             let specs = variant.classes();
-            let indices: Vec<DenseIndex> = specs.iter().map(|s| s.index.clone()).collect();
+            let indices: Vec<DenseIndex> = specs.iter().map(|s| s.index).collect();
             for _ in 0..count {
                 let parts: Vec<_> = specs
                     .iter()
