@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use crate::bitboard::Word;
+use crate::bitboard::{Bitboard, Word};
 use crate::board::Geometry;
 use crate::index::{colex_rank, colex_unrank, rank_within};
 use crate::position::Position;
@@ -699,6 +699,107 @@ impl<'a, W: Word> Resolver<'a, W> {
         }
         Ok(Cell(value as u8))
     }
+
+    /// The cells of the whole block of white-set rank `r`, in its order:
+    /// what [`cell`](Self::cell) gives for each of its positions, mostly
+    /// without walking. A black move keeps the white set, so it stays in
+    /// the block, and a move of a black bishop to a lower cell leads to a
+    /// black set earlier in colex order, already settled when the block is
+    /// read in order; the value here follows from the value there and the
+    /// two residues (one more, the same or one less, as the moves can be
+    /// undone). Only a position with no such move is walked.
+    ///
+    /// # Errors
+    ///
+    /// As [`cell`](Self::cell); [`ResolveError::Descent`] naming a
+    /// position whose residue and its neighbour's disagree on reaching the
+    /// goal, or that would go below 0 or above the largest remoteness: no
+    /// search leaves that.
+    pub fn block(&self, r: u64, path: &mut Vec<u64>) -> Result<Vec<u8>, ResolveError> {
+        let Walker { spec, index, residues } = self.walker;
+        let geo = &spec.geometry;
+        let (start, safe) = (index.block(r).start, index.safe(r));
+        let white = colex_unrank::<W>(r, index.white());
+        let mut cells = Vec::with_capacity((index.block(r).end - start) as usize);
+        for (black, i) in Subsets::new(safe, index.black()).zip(start..) {
+            let part = Part { white, black };
+            let Some(here) = residues.get(i) else {
+                cells.push(Cell::UNREACHABLE.0);
+                continue;
+            };
+            let empty = !(white | black) & geo.all();
+            let earlier = black.into_iter().find_map(|from| {
+                let below = Bitboard::below(from);
+                let to = (geo.attacks(from, white | black) & empty & safe & below)
+                    .into_iter()
+                    .next()?;
+                Some(black.without(from).with(to))
+            });
+            let value = match earlier {
+                Some(before) => {
+                    let there = cells[rank_within(before, safe) as usize];
+                    let wrong = || {
+                        ResolveError::Descent(DescentError::NoCloser {
+                            position: position_string(geo, part),
+                            residue: here,
+                        })
+                    };
+                    if there == Cell::UNREACHABLE.0 {
+                        return Err(wrong());
+                    }
+                    let (there, was) = (u16::from(there), there % 3);
+                    let value = match (here + 3 - was) % 3 {
+                        0 => there,
+                        1 => there + 1,
+                        _ => there.checked_sub(1).ok_or_else(wrong)?,
+                    };
+                    if value > self.limit {
+                        return Err(wrong());
+                    }
+                    value as u8
+                }
+                None => self.cell(part, i, path)?.0,
+            };
+            cells.push(value);
+        }
+        Ok(cells)
+    }
+}
+
+/// The most memory a resolved read of a residues class keeps of values
+/// already found ([`Resolver`]), besides the residues.
+pub const MEMO_BYTES: u64 = 256 << 20;
+
+/// Positions a resolved read works out together, in parallel, before it
+/// hands them on in order.
+const WINDOW: u64 = 1 << 20;
+
+/// Works out the cells of every block of `index` by `cells_of(path, r)`,
+/// a window of about [`WINDOW`] positions at a time in parallel, and hands
+/// them to `f(r, cells)` in block order; a refusal becomes `fault`'s error.
+pub fn in_windows<W: Word>(
+    index: &TightIndex<W>,
+    cells_of: impl Fn(&mut Vec<u64>, u64) -> std::result::Result<Vec<u8>, ResolveError> + Sync,
+    fault: impl Fn(ResolveError) -> crate::error::Error,
+    mut f: impl FnMut(u64, &[u8]) -> crate::error::Result<()>,
+) -> crate::error::Result<()> {
+    let mut first = 0;
+    while first < index.white_sets() {
+        let mut end = first + 1;
+        while end < index.white_sets() && index.block(end).end - index.block(first).start < WINDOW {
+            end += 1;
+        }
+        let window: Vec<Vec<u8>> = (first..end)
+            .into_par_iter()
+            .map_init(Vec::new, |path, r| cells_of(path, r))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(&fault)?;
+        for (r, cells) in (first..end).zip(window) {
+            f(r, &cells)?;
+        }
+        first = end;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -764,6 +865,12 @@ mod tests {
                         .map_init(Vec::new, |path, i| resolver.cell(index.unrank(i), i, path).unwrap().0)
                         .collect();
                     assert!(one_by_one == whole, "{name} with a memo of {memo} bytes");
+                    let by_blocks: Vec<u8> = (0..index.white_sets())
+                        .into_par_iter()
+                        .map_init(Vec::new, |path, r| resolver.block(r, path).unwrap())
+                        .flatten()
+                        .collect();
+                    assert!(by_blocks == whole, "{name} by blocks with a memo of {memo} bytes");
                 }
             }
         }

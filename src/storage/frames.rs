@@ -23,15 +23,12 @@ use rusqlite::{Connection, OptionalExtension, Statement, params};
 use super::block::{BlockAt, own_blocks};
 use super::checksum::{Checksum, RunningChecksum, block_checksum};
 use super::fault::{Checked, Fault};
-use super::scan::in_windows;
 use crate::bitboard::Word;
 use crate::error::{Error, Result};
-use crate::index::colex_unrank;
 use crate::mod3::Mod3Table;
-use crate::mod3::exact::{ResolveError, Resolver};
+use crate::mod3::exact::{MEMO_BYTES, ResolveError, Resolver, in_windows};
 use crate::remoteness::{Cell, Remoteness};
-use crate::rules::Part;
-use crate::tight::{Subsets, TightIndex};
+use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
 /// A frame holds whole blocks, at least this many positions when the class
@@ -168,51 +165,55 @@ pub(super) fn write_class<W: Word>(
 
 /// Writes the class `spec`, searched by the two-bit search, as frames of
 /// exact values: each block resolved from the residues `residues` (in the
-/// order of `index`) by descent with a memo of at most `memo` bytes,
-/// a window of blocks at a time in parallel (as an export does). Returns
-/// the class checksum, of every cell in order.
+/// order of `index`), mostly from its own positions before it and now and
+/// then by a descent ([`Resolver::block`]), a window of blocks at a time
+/// in parallel. The values found must count, remoteness by remoteness,
+/// what the search counted layer by layer (`histogram`), and as many
+/// unreachable positions as it left. Returns the class checksum, of every
+/// cell in order.
 ///
 /// # Errors
 ///
-/// [`Error::Exchange`] when the residues cannot be resolved (they are not
-/// what a search leaves); what SQLite runs into.
+/// [`Error::Exchange`] when the residues cannot be resolved, or resolve to
+/// other counts than the search's (they are not what a search leaves);
+/// what SQLite runs into.
 pub(super) fn write_resolved<W: Word>(
     tx: &Connection,
     spec: &ClassSpec<W>,
     index: &TightIndex<W>,
     residues: &Mod3Table,
-    max: Option<Remoteness>,
-    memo: u64,
+    histogram: &[u64],
 ) -> Result<Checksum> {
+    let max = histogram.len().checked_sub(1).map(|m| Remoteness(m as u16));
     let fault = |e: ResolveError| {
         Error::Exchange(format!(
             "the residues of class {} cannot be resolved to exact values: {e}",
             spec.class.name()
         ))
     };
-    let resolver = Resolver::new(spec, index, residues, max, memo).map_err(fault)?;
-    let black_count = index.black();
-    let cells_of = |path: &mut Vec<u64>, r: u64| -> std::result::Result<Vec<u8>, ResolveError> {
-        let white = colex_unrank(r, index.white());
-        let mut i = index.block(r).start;
-        Subsets::new(index.safe(r), black_count)
-            .map(|black| {
-                let cell = resolver.cell(Part { white, black }, i, path);
-                i += 1;
-                cell.map(|c| c.0)
-            })
-            .collect()
-    };
+    let resolver = Resolver::new(spec, index, residues, max, MEMO_BYTES).map_err(fault)?;
+    let cells_of = |path: &mut Vec<u64>, r: u64| resolver.block(r, path);
     let sql = |e| Error::Sqlite("the database being written".into(), e);
     let mut writer = Writer::new(tx, spec.class.index(), index.white_sets()).map_err(sql)?;
     let mut checksum = RunningChecksum::default();
+    let mut counts = [0u64; 256];
     in_windows(index, cells_of, fault, |r, cells| {
         checksum.add(cells);
+        for &cell in cells {
+            counts[usize::from(cell)] += 1;
+        }
         if cells.is_empty() {
             return Ok(());
         }
         writer.block(r, cells).map_err(sql)
     })?;
+    let reachable: u64 = histogram.iter().sum();
+    if counts[..histogram.len()] != *histogram || counts[usize::from(Cell::UNREACHABLE.0)] != index.len() - reachable {
+        return Err(Error::Exchange(format!(
+            "the residues of class {} resolve to other counts by remoteness than the search found",
+            spec.class.name()
+        )));
+    }
     writer.finish().map_err(sql)?;
     Ok(checksum.checksum())
 }
@@ -462,6 +463,38 @@ mod tests {
             bounds,
             [(0, w - 1), (w, 2 * w - 1), (2 * w, 3 * w - 1), (3 * w, 3 * w + 4)]
         );
+    }
+
+    /// Residues resolve to exact values a block at a time, as a byte search
+    /// finds them; damaged ones are refused, as their values no longer
+    /// count what the search counted.
+    #[test]
+    fn residues_are_written_as_the_exact_values_they_stand_for() {
+        let variant = Variant::named("7x6").unwrap();
+        let spec = &variant.classes()[0];
+        let index = spec.tight_index();
+        let cells = crate::solver::search::bytes("7x6", spec, &index, &mut |_| {}).unwrap();
+        let stats = crate::solver::ClassStats::of(&cells, &index);
+        let write = |residues: &Mod3Table| {
+            let conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch(SCHEMA).unwrap();
+            write_resolved(&conn, spec, &index, residues, &stats.histogram).map(|sum| (sum, conn))
+        };
+        let (sum, conn) = write(&Mod3Table::from_cells(&cells)).unwrap();
+        assert_eq!(sum, Checksum::of(&cells));
+        assert_eq!(every_frame(&conn, spec).unwrap().1, cells);
+        // A residue one off in the middle of the table, and a reachable
+        // position marked unreachable.
+        let middle = index.len() / 2;
+        let reachable = (middle..index.len())
+            .find(|&i| cells[i as usize] != Cell::UNREACHABLE.0)
+            .unwrap();
+        for damage in [Some((cells[reachable as usize] + 1) % 3), None] {
+            let mut residues = Mod3Table::from_cells(&cells);
+            residues.set(reachable, damage);
+            let err = write(&residues).err().unwrap().to_string();
+            assert!(err.contains("resolve"), "{damage:?}: {err}");
+        }
     }
 
     /// Each kind of damage to a stored frame is refused when it is read,

@@ -11,26 +11,17 @@ use super::frames;
 use super::read::Database;
 use super::residues::{PACK_BATCH, UNREACHABLE_CODE};
 use super::schema::Layout;
-use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::index::{binomial, colex_rank, colex_unrank};
 use crate::mod3::Mod3Table;
-use crate::mod3::exact::{ResolveError, Resolver};
+use crate::mod3::exact::{MEMO_BYTES, ResolveError, Resolver, in_windows};
 use crate::remoteness::Cell;
 use crate::rules::{Part, safe_cells};
 use crate::solver::{ClassStats, HARDEST};
 use crate::symmetry::Mirror;
-use crate::tight::{Subsets, TightIndex};
+use crate::tight::Subsets;
 use crate::variant::ClassSpec;
 use crate::variant::Width;
-
-/// The most memory a resolved read of a residues class keeps of values
-/// already found ([`Resolver`]), besides the residues.
-pub(super) const MEMO_BYTES: u64 = 256 << 20;
-
-/// Positions a resolved read works out together, in parallel, before it
-/// hands them on in order.
-const WINDOW: u64 = 1 << 20;
 
 impl<W: Width> Database<W> {
     /// The residues of the `k`-th class in tight-index order (the order of
@@ -434,32 +425,4 @@ fn byte_counts_agree(stats: &ClassStats, counts: &[u64; 256], hardest: Vec<u64>)
         hardest,
     };
     found == *stats
-}
-
-/// Works out the cells of every block of `index` by `cells_of(path, r)`,
-/// a window of about [`WINDOW`] positions at a time in parallel, and hands
-/// them to `f(r, cells)` in block order; a refusal becomes `fault`'s error.
-pub(super) fn in_windows<W: Word>(
-    index: &TightIndex<W>,
-    cells_of: impl Fn(&mut Vec<u64>, u64) -> std::result::Result<Vec<u8>, ResolveError> + Sync,
-    fault: impl Fn(ResolveError) -> Error,
-    mut f: impl FnMut(u64, &[u8]) -> Result<()>,
-) -> Result<()> {
-    let mut first = 0;
-    while first < index.white_sets() {
-        let mut end = first + 1;
-        while end < index.white_sets() && index.block(end).end - index.block(first).start < WINDOW {
-            end += 1;
-        }
-        let window: Vec<Vec<u8>> = (first..end)
-            .into_par_iter()
-            .map_init(Vec::new, |path, r| cells_of(path, r))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(&fault)?;
-        for (r, cells) in (first..end).zip(window) {
-            f(r, &cells)?;
-        }
-        first = end;
-    }
-    Ok(())
 }

@@ -254,8 +254,7 @@ fn write_table<W: Width>(
             ClassTable::Mirrored { from, .. } => Ok(sources[*from]),
             ClassTable::Own(codes) if layout == Layout::Frames => {
                 let class = &solution.classes[k];
-                let memo = resolve_memo(codes.len());
-                frames::write_resolved(tx, spec, &class.index, codes, class.stats.max_remoteness(), memo)
+                frames::write_resolved(tx, spec, &class.index, codes, &class.stats.histogram)
             }
             ClassTable::Own(_) => residues::write_class(tx, solution, k).map_err(sql),
         },
@@ -286,16 +285,6 @@ fn write_table<W: Width>(
             }
         }
     }
-}
-
-/// The memo a resolve of a two-bit class of `len` positions into frames
-/// keeps of values found: the more, the fewer walks are repeated; at most
-/// a byte a position, and no more than half the memory available beside
-/// the residues already held.
-fn resolve_memo(len: u64) -> u64 {
-    let available = crate::system::available_memory().unwrap_or(1 << 30);
-    let whole = len.max(1 << 20).next_power_of_two() * 8;
-    (available / 2).max(super::scan::MEMO_BYTES).min(whole)
 }
 
 /// Writes the `classes` row of class `k`, whose start and goal have the
