@@ -505,6 +505,13 @@ impl<'a> SolvePlan<'a> {
                 )));
             }
         };
+        if two_bit && self.options.layout == Some(Layout::Frames) {
+            // Rank 0 writes the residues as the ranks' shares come; none
+            // holds the whole table to resolve.
+            return Err(Error::Usage(
+                "across MPI ranks the two-bit search writes residues, not frames: leave out --layout".into(),
+            ));
+        }
         let SolvePlan { variant, plan, options } = self;
         on_plan!(plan, plan => if two_bit {
             shares_on(variant, options, plan, dir, transport, observe, note, Plan::search_two_bit_shares)

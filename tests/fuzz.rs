@@ -216,6 +216,24 @@ fn apply(path: &Path, damage: &Damage) {
                             rusqlite::params![data, class, white],
                         );
                     }
+                } else {
+                    // The frames layout: a byte of a frame's compressed cells.
+                    let found: Option<(i64, i64, Vec<u8>)> = conn
+                        .query_row(
+                            "SELECT class, first_white, data FROM frames ORDER BY class, first_white
+                             LIMIT 1 OFFSET ?1 % (SELECT count(*) FROM frames)",
+                            [i64::from(*n)],
+                            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                        )
+                        .ok();
+                    if let Some((class, first, mut data)) = found.filter(|f| !f.2.is_empty()) {
+                        let at = usize::from(*n) % data.len();
+                        data[at] = value.map_or(254, |v| v as u8);
+                        let _ = conn.execute(
+                            "UPDATE frames SET data = ?1 WHERE class = ?2 AND first_white = ?3",
+                            rusqlite::params![data, class, first],
+                        );
+                    }
                 }
             }
         }
@@ -318,6 +336,11 @@ fn rows_5x4() -> &'static Pristine {
 fn blocks_full() -> &'static Pristine {
     static P: OnceLock<Pristine> = OnceLock::new();
     P.get_or_init(|| pristine("5x4-full", Layout::Blocks))
+}
+
+fn frames_full() -> &'static Pristine {
+    static P: OnceLock<Pristine> = OnceLock::new();
+    P.get_or_init(|| pristine("5x4-full", Layout::Frames))
 }
 
 fn residues_full() -> &'static Pristine {
@@ -425,6 +448,11 @@ fn damaged_rows_databases_answer_right_or_refuse() {
 #[test]
 fn damaged_blocks_databases_answer_right_or_refuse() {
     check(cases(128), damage(), |d| damaged_database(blocks_full(), d));
+}
+
+#[test]
+fn damaged_compressed_databases_answer_right_or_refuse() {
+    check(cases(128), damage(), |d| damaged_database(frames_full(), d));
 }
 
 #[test]
@@ -591,6 +619,7 @@ fn fuzz_long() {
     check(n, text(), move_parser);
     check(n, damage(), |d| damaged_database(rows_5x4(), d));
     check(n, damage(), |d| damaged_database(blocks_full(), d));
+    check(n, damage(), |d| damaged_database(frames_full(), d));
     check(n, damage(), |d| damaged_database(residues_full(), d));
     check(n, wire_request(), hostile_request);
 }

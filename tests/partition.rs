@@ -103,6 +103,29 @@ fn no_workers_is_refused() {
     assert!(Partition::balanced(&index, 0).is_err());
 }
 
+/// Workers of a split two-bit search write residues as the shares come:
+/// frames, which need the whole table to resolve, are refused before any
+/// searching, on every worker.
+#[test]
+fn split_two_bit_workers_refuse_frames_before_searching() {
+    let variant = Variant::named("5x4").unwrap();
+    let options = SolveOptions {
+        method: Some(Method::TwoBit),
+        layout: Some(bishops::storage::Layout::Frames),
+        ..SolveOptions::default()
+    };
+    let dir = common::scratch("two-bit-frames", "5x4");
+    for mut transport in ChannelTransport::connected(1) {
+        let e = SolvePlan::new(&variant, options)
+            .unwrap()
+            .run_on(&dir, &mut transport, &mut |_| {}, &mut |_| {})
+            .unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert!(e.to_string().contains("not frames"), "{e}");
+    }
+    assert!(!bishops::storage::path(&dir, "5x4").exists());
+}
+
 proptest! {
     #[test]
     fn messages_round_trip(indices in proptest::collection::vec(any::<u64>(), 0..50)) {

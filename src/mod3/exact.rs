@@ -775,7 +775,7 @@ pub const MEMO_BYTES: u64 = 256 << 20;
 const WINDOW: u64 = 1 << 20;
 
 /// Works out the cells of every block of `index` by `cells_of(path, r)`,
-/// a window of about [`WINDOW`] positions at a time in parallel, and hands
+/// a window of about `WINDOW` (2^20) positions at a time in parallel, and hands
 /// them to `f(r, cells)` in block order; a refusal becomes `fault`'s error.
 pub fn in_windows<W: Word>(
     index: &TightIndex<W>,
