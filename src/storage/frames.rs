@@ -463,6 +463,9 @@ mod tests {
             bounds,
             [(0, w - 1), (w, 2 * w - 1), (2 * w, 3 * w - 1), (3 * w, 3 * w + 4)]
         );
+        // A frame of no positions reads back as none.
+        assert_eq!(decompress(&compress(&[]), 0), Some(Vec::new()));
+        assert_eq!(decompress(&compress(&[]), 1), None);
     }
 
     /// Residues resolve to exact values a block at a time, as a byte search
