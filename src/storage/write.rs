@@ -126,10 +126,9 @@ fn write_checked<W: Width>(
     // Two-bit tables are written as they are, or resolved to exact values
     // in frames; a byte table has no residues to write.
     let fits = match (layout, residues) {
-        (Layout::Residues, false) => false,
-        (Layout::Residues | Layout::Frames, true) => {
-            !matches!(tables, Tables::Streamed(_)) || layout == Layout::Residues
-        }
+        (Layout::Residues, residues) => residues,
+        // Resolving needs the whole table, which a stream never holds.
+        (Layout::Frames, true) => !matches!(tables, Tables::Streamed(_)),
         (_, residues) => !residues,
     };
     if !fits {
