@@ -174,7 +174,7 @@ pub(super) fn write_class<W: Word>(
 ///
 /// # Errors
 ///
-/// [`Error::Exchange`] when the residues cannot be resolved, or resolve to
+/// [`Error::Mismatch`] when the residues cannot be resolved, or resolve to
 /// other counts than the search's (they are not what a search leaves);
 /// what SQLite runs into.
 pub(super) fn write_resolved<W: Word>(
@@ -186,8 +186,8 @@ pub(super) fn write_resolved<W: Word>(
 ) -> Result<Checksum> {
     let max = histogram.len().checked_sub(1).map(|m| Remoteness(m as u16));
     let fault = |e: ResolveError| {
-        Error::Exchange(format!(
-            "the residues of class {} cannot be resolved to exact values: {e}",
+        Error::Mismatch(format!(
+            "has residues in class {} that cannot be resolved to exact values: {e}",
             spec.class.name()
         ))
     };
@@ -209,8 +209,8 @@ pub(super) fn write_resolved<W: Word>(
     })?;
     let reachable: u64 = histogram.iter().sum();
     if counts[..histogram.len()] != *histogram || counts[usize::from(Cell::UNREACHABLE.0)] != index.len() - reachable {
-        return Err(Error::Exchange(format!(
-            "the residues of class {} resolve to other counts by remoteness than the search found",
+        return Err(Error::Mismatch(format!(
+            "has residues in class {} that resolve to other counts by remoteness than the search found",
             spec.class.name()
         )));
     }
@@ -234,9 +234,10 @@ fn compress(cells: &[u8]) -> Vec<u8> {
     })
 }
 
-/// Decompresses `data` into exactly `len` cells, with a context kept by
-/// each thread; `None` when it is not a zstd frame of `len` bytes.
-fn decompress(data: &[u8], len: usize) -> Option<Vec<u8>> {
+/// Decompresses `data` into `cells`, which must be exactly `len` cells,
+/// with a context kept by each thread; `None` when it is not a zstd frame
+/// of `len` bytes (nothing is written past them).
+fn decompress(data: &[u8], len: usize, cells: &mut Vec<u8>) -> Option<()> {
     thread_local! {
         static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
     }
@@ -245,9 +246,10 @@ fn decompress(data: &[u8], len: usize) -> Option<Vec<u8>> {
             Some(d) => d,
             None => d.insert(zstd::bulk::Decompressor::new().ok()?),
         };
-        let mut cells = Vec::with_capacity(len);
-        decompressor.decompress_to_buffer(data, &mut cells).ok()?;
-        (cells.len() == len).then_some(cells)
+        cells.clear();
+        cells.resize(len, 0);
+        let written = decompressor.decompress_to_buffer(data, &mut cells[..]).ok()?;
+        (written == len).then_some(())
     })
 }
 
@@ -265,30 +267,58 @@ pub(super) struct Frame {
 
 /// Reads the frame of class `spec` that covers the white set of rank
 /// `white`, and checks it.
+#[cfg(test)]
 pub(super) fn read_covering<W: Word>(conn: &Connection, spec: &ClassSpec<W>, white: u64) -> Checked<Frame> {
-    let class = spec.class.index();
+    let (whites, data, sum) = covering(conn, spec, white)?;
+    let frame = check_frame(spec, whites, &data, sum)?;
+    if !frame.whites.contains(&white) {
+        return Err(Fault::Wrong("no frame".into()));
+    }
+    Ok(frame)
+}
+
+/// The cells of the block of white set `white` in class `spec`, from the
+/// frame that covers it, which is checked whole. The frame is decompressed
+/// into a buffer each thread keeps, and only the block is copied out: a
+/// lookup elsewhere in the frame is as likely to come next as a lookup in
+/// another frame, and fresh memory for each frame's cells cost more than
+/// decompressing them.
+pub(super) fn read_block<W: Word>(conn: &Connection, spec: &ClassSpec<W>, white: u64) -> Checked<Vec<u8>> {
+    thread_local! {
+        static CELLS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    let (whites, data, sum) = covering(conn, spec, white)?;
+    CELLS.with_borrow_mut(|cells| {
+        let (whites, blocks) = check_into(spec, whites, &data, sum, cells)?;
+        if !whites.contains(&white) {
+            return Err(Fault::Wrong("no frame".into()));
+        }
+        // An empty block is left out of the frame's list.
+        Ok(blocks
+            .iter()
+            .find(|b| b.0 == white)
+            .map_or_else(Vec::new, |&(_, start, len)| cells[start..start + len].to_vec()))
+    })
+}
+
+/// The row of the frame of class `spec` that covers the white set of rank
+/// `white`: its first and last white set, its compressed cells and their
+/// checksum, unchecked.
+fn covering<W: Word>(conn: &Connection, spec: &ClassSpec<W>, white: u64) -> Checked<((i64, i64), Vec<u8>, i64)> {
     let row = conn
         .prepare_cached(
             "SELECT first_white, last_white, data, checksum FROM frames
              WHERE class = ?1 AND first_white <= ?2 ORDER BY first_white DESC LIMIT 1",
         )?
-        .query_row(params![class as i64, white as i64], |r| {
+        .query_row(params![spec.class.index() as i64, white as i64], |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
+                (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?),
                 r.get::<_, Vec<u8>>(2)?,
                 r.get::<_, i64>(3)?,
             ))
         })
         .optional()?;
-    let Some((first, last, data, sum)) = row else {
-        return Err(Fault::Wrong("no frame".into()));
-    };
-    let frame = check_frame(spec, (first, last), &data, sum)?;
-    if !frame.whites.contains(&white) {
-        return Err(Fault::Wrong("no frame".into()));
-    }
-    Ok(frame)
+    row.ok_or_else(|| Fault::Wrong("no frame".into()))
 }
 
 /// Hands every frame of class `spec` to `f` in order, each checked, and
@@ -342,7 +372,25 @@ fn white_sets<W: Word>(spec: &ClassSpec<W>) -> u64 {
 /// Checks a frame as stored: its white sets `(first, last)` in range, its
 /// compressed `data` no longer than its cells can take, decompressing to
 /// exactly its positions, matching `sum` and holding no illegal cell.
-fn check_frame<W: Word>(spec: &ClassSpec<W>, (first, last): (i64, i64), data: &[u8], sum: i64) -> Checked<Frame> {
+fn check_frame<W: Word>(spec: &ClassSpec<W>, whites: (i64, i64), data: &[u8], sum: i64) -> Checked<Frame> {
+    let mut cells = Vec::new();
+    let (whites, blocks) = check_into(spec, whites, data, sum, &mut cells)?;
+    Ok(Frame { whites, blocks, cells })
+}
+
+/// A frame's white sets and where each of its blocks is among its cells,
+/// as [`Frame`] has them.
+type Extent = (RangeInclusive<u64>, Vec<(u64, usize, usize)>);
+
+/// The white sets of a frame (checked as [`check_frame`] says) and where
+/// each block's cells are, its cells left in `cells`.
+fn check_into<W: Word>(
+    spec: &ClassSpec<W>,
+    (first, last): (i64, i64),
+    data: &[u8],
+    sum: i64,
+    cells: &mut Vec<u8>,
+) -> Checked<Extent> {
     let white_sets = white_sets(spec);
     let (Ok(first), Ok(last)) = (u64::try_from(first), u64::try_from(last)) else {
         return Err(Fault::Wrong("a frame of negative white sets".into()));
@@ -365,19 +413,15 @@ fn check_frame<W: Word>(spec: &ClassSpec<W>, (first, last): (i64, i64), data: &[
             data.len()
         )));
     }
-    let cells = decompress(data, len)
+    decompress(data, len, cells)
         .ok_or_else(|| Fault::Wrong(format!("a frame that does not decompress to its {len} positions")))?;
-    if block_checksum(spec.class.index(), first, &cells).signed() != sum {
+    if block_checksum(spec.class.index(), first, cells).signed() != sum {
         return Err(Fault::Wrong("a frame that fails its checksum".into()));
     }
     if cells.contains(&Cell::ILLEGAL.0) {
         return Err(Fault::Wrong("a cell marked illegal".into()));
     }
-    Ok(Frame {
-        whites: first..=last,
-        blocks,
-        cells,
-    })
+    Ok((first..=last, blocks))
 }
 
 #[cfg(test)]
@@ -429,6 +473,10 @@ mod tests {
             let block = index.block(r);
             let frame = read_covering(&conn, spec, r).unwrap();
             assert!(frame.whites.contains(&r));
+            assert_eq!(
+                read_block(&conn, spec, r).unwrap(),
+                &cells[block.start as usize..block.end as usize]
+            );
             let found = frame.blocks.iter().find(|b| b.0 == r);
             match found {
                 Some(&(_, start, len)) => {
@@ -464,8 +512,15 @@ mod tests {
             [(0, w - 1), (w, 2 * w - 1), (2 * w, 3 * w - 1), (3 * w, 3 * w + 4)]
         );
         // A frame of no positions reads back as none.
-        assert_eq!(decompress(&compress(&[]), 0), Some(Vec::new()));
-        assert_eq!(decompress(&compress(&[]), 1), None);
+        let mut cells = vec![7; 3];
+        assert_eq!(decompress(&compress(&[]), 0, &mut cells), Some(()));
+        assert!(cells.is_empty());
+        assert_eq!(decompress(&compress(&[]), 1, &mut cells), None);
+        // A buffer kept from a larger frame takes no more than the frame.
+        let mut cells = vec![0; 100];
+        assert_eq!(decompress(&compress(&[5; 10]), 9, &mut cells), None);
+        assert_eq!(decompress(&compress(&[5; 10]), 10, &mut cells), Some(()));
+        assert_eq!(cells, [5; 10]);
     }
 
     /// Residues resolve to exact values a block at a time, as a byte search

@@ -164,7 +164,7 @@ impl<W: Width> Database<W> {
         }
         let block: Arc<[u8]> = match self.metadata.layout {
             Layout::Residues => self.read_packed(k, white)?,
-            Layout::Frames => return self.frame_blocks(k, white),
+            Layout::Frames => self.frame_block(k, white)?,
             Layout::Blocks | Layout::Rows => self.read_block(k, white)?,
         }
         .into();
@@ -172,27 +172,11 @@ impl<W: Width> Database<W> {
         Ok(block)
     }
 
-    /// Reads and checks the frame of the `k`-th class (frames layout) that
-    /// covers the white set of rank `white`, keeps each of its blocks in
-    /// the shared cache, and returns the one asked for: a lookup nearby
-    /// is then answered without decompressing it again.
-    fn frame_blocks(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
-        let frame = self.read_frame(k, white)?;
-        let mut asked: Arc<[u8]> = Arc::from(&[][..]);
-        for &(r, start, len) in &frame.blocks {
-            let block: Arc<[u8]> = frame.cells[start..start + len].into();
-            if r == white {
-                asked = Arc::clone(&block);
-            }
-            self.cache.put((k, r), block);
-        }
-        Ok(asked)
-    }
-
-    /// The checked frame of the `k`-th class (frames layout, a class with a
-    /// table of its own) covering the white set of rank `white`.
-    pub(super) fn read_frame(&self, k: usize, white: u64) -> Result<frames::Frame> {
-        frames::read_covering(&self.conn, &self.specs[k], white)
+    /// Reads the block of white set `white` of the `k`-th class (frames
+    /// layout, a class with a table of its own) from the frame that covers
+    /// it, the frame checked whole.
+    fn frame_block(&self, k: usize, white: u64) -> Result<Vec<u8>> {
+        frames::read_block(&self.conn, &self.specs[k], white)
             .map_err(|fault| self.block_fault(&BlockAt::new(&self.specs[k], white), fault))
     }
 
