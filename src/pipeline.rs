@@ -216,8 +216,25 @@ impl<'a> SolvePlan<'a> {
                 options.layout.map_or("", Layout::name)
             )));
         }
+        if method != Method::TwoBit && options.layout == Some(Layout::Residues) {
+            return Err(Error::Usage(format!(
+                "the residues layout holds the two-bit search's codes, and this solve runs the {} search: solve with --method two-bit, or ask for another layout",
+                method.name()
+            )));
+        }
         check_memory(variant, need, method, available, options.max_memory)?;
         Ok(SolvePlan { variant, plan, options })
+    }
+
+    /// The plan as a solve across ranks ([`run_on`](Self::run_on)) carries
+    /// it out: the two-bit search there writes its residues as the ranks'
+    /// shares come (no rank holds the whole table to resolve it into
+    /// frames), so that is its layout unless one was asked for.
+    pub fn across_ranks(mut self) -> Self {
+        if self.method() == Method::TwoBit && self.options.layout.is_none() {
+            self.options.layout = Some(Layout::Residues);
+        }
+        self
     }
 
     /// The search the solve runs.
@@ -259,7 +276,8 @@ impl<'a> SolvePlan<'a> {
     pub fn database_bytes(&self) -> u64 {
         let layout = match (self.method(), self.options.layout) {
             (_, Some(layout)) => layout,
-            (Method::TwoBit, None) => Layout::Residues,
+            // Across ranks the layout was made residues ([`Self::across_ranks`]).
+            (Method::TwoBit, None) => Layout::Frames,
             (_, None) => Layout::for_legal(self.legal().into_iter()),
         };
         let tables: u64 = self
@@ -509,7 +527,7 @@ impl<'a> SolvePlan<'a> {
             // Rank 0 writes the residues as the ranks' shares come; none
             // holds the whole table to resolve.
             return Err(Error::Usage(
-                "across MPI ranks the two-bit search writes residues, not frames: leave out --layout".into(),
+                "across MPI ranks the two-bit search writes residues, not frames: ask for --layout residues, or leave it out".into(),
             ));
         }
         let SolvePlan { variant, plan, options } = self;
@@ -761,7 +779,15 @@ fn check_and_write<W: Width>(
         audited.set((checked, began.elapsed().as_secs_f64()));
         Ok(())
     };
-    let path = storage::write_vetted(dir, variant, &found, layout, &vet)?;
+    // Residues that cannot be resolved to exact values as they are written
+    // are refused as a table that fails its check is.
+    let path = storage::write_vetted(dir, variant, &found, layout, &vet).map_err(|e| match e {
+        Error::Mismatch(problem) if problem.starts_with("has residues") => Error::Mismatch(format!(
+            "variant {}: the table solved {problem}; nothing written (a checkpoint it resumed from may be forged: the next solve starts over)",
+            variant.name()
+        )),
+        e => e,
+    })?;
     Ok(Written {
         path,
         seconds: writing.elapsed().as_secs_f64(),

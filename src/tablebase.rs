@@ -706,7 +706,7 @@ impl Table {
         // Every value shown is confirmed by the rules around it: the
         // position's in each class, and each move's.
         for (k, spec) in self.variant.specs::<W>().iter().enumerate() {
-            db.confirm_position(k, position.part(&spec.geometry), parts[k], &mut walks)?;
+            db.confirm(k, position.part(&spec.geometry), parts[k], &mut walks)?;
         }
         let mut moves = Vec::new();
         let mut move_parts = Vec::new();
@@ -717,7 +717,7 @@ impl Table {
             let mut after_parts = parts.clone();
             let part = after.part(&spec.geometry);
             after_parts[k] = db.remoteness_beside(k, spec.index.rank(part), parts[k])?;
-            db.confirm_beside(k, part, after_parts[k], parts[k], &mut walks)?;
+            db.confirm(k, part, after_parts[k], &mut walks)?;
             let r = total(&after_parts);
             let (value, delta) = Value::of(remoteness, r);
             moves.push(MoveValue {

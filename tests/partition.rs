@@ -168,8 +168,10 @@ fn rows(path: &Path, table: &str, order: &str) -> Vec<String> {
 /// boards with and without a mirrored class.
 #[test]
 fn two_bit_workers_write_the_database_one_process_writes() {
+    // Residues in both: one process resolves them into frames by default.
     let options = SolveOptions {
         method: Some(Method::TwoBit),
+        layout: Some(bishops::storage::Layout::Residues),
         ..SolveOptions::default()
     };
     for name in ["7x6", "9x6"] {
@@ -241,6 +243,7 @@ fn stopped_two_bit_workers_resume_to_the_database_one_process_writes() {
     let variant = Variant::named(name).unwrap();
     let plain = SolveOptions {
         method: Some(Method::TwoBit),
+        layout: Some(bishops::storage::Layout::Residues),
         ..SolveOptions::default()
     };
     let one = common::scratch("two-bit-resume-one", name);

@@ -51,8 +51,9 @@ fn pair(name: &str) -> Pair {
         (variant, (database, table, dir))
     };
     let (variant, bytes) = open(Method::Tight, None);
-    let (_, two) = open(Method::TwoBit, None);
-    let (_, resolved) = open(Method::TwoBit, Some(Layout::Frames));
+    let (_, two) = open(Method::TwoBit, Some(Layout::Residues));
+    // Frames are what a two-bit solve writes unless told otherwise.
+    let (_, resolved) = open(Method::TwoBit, None);
     Pair {
         variant,
         bytes,
@@ -206,7 +207,7 @@ fn two_bit_9x8_answers_as_the_byte_table() {
 /// A two-bit database with a damaged block is refused, never answered from.
 #[test]
 fn a_damaged_two_bit_block_is_refused() {
-    let (variant, dir) = solved_into("7x6", Method::TwoBit, None);
+    let (variant, dir) = solved_into("7x6", Method::TwoBit, Some(Layout::Residues));
     let path = dir.join("7x6.sqlite");
     let conn = rusqlite::Connection::open(&path).unwrap();
     // Flip the low bits of the first byte of the goal's block: the checksum

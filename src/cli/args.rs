@@ -183,7 +183,7 @@ pub struct SolveArgs {
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutArg {
     /// Rows while every class has at most a million legal positions, frames
-    /// beyond; the two-bit search's residues as they are.
+    /// beyond; for the two-bit search, frames (residues across MPI ranks).
     Auto,
     /// A row per legal position.
     Rows,
@@ -192,6 +192,9 @@ pub enum LayoutArg {
     /// The exact remoteness compressed, in frames of blocks (a two-bit
     /// search's table is resolved to exact values as it is written).
     Frames,
+    /// The two-bit search's codes as they are: two bits a position, written
+    /// fastest, but a value read back is a descent to the goal.
+    Residues,
 }
 
 impl LayoutArg {
@@ -202,6 +205,7 @@ impl LayoutArg {
             LayoutArg::Rows => Some(Layout::Rows),
             LayoutArg::Blocks => Some(Layout::Blocks),
             LayoutArg::Frames => Some(Layout::Frames),
+            LayoutArg::Residues => Some(Layout::Residues),
         }
     }
 }

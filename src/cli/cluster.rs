@@ -132,7 +132,7 @@ fn solve_share<W: Width>(
         let decision = vec![vec![u8::from(existing.is_none())]; transport.workers()];
         let go = transport.all_to_all(if lead { decision } else { Vec::new() })?[0] == [1];
         let solved = if go {
-            let plan = SolvePlan::new(variant, options)?;
+            let plan = SolvePlan::new(variant, options)?.across_ranks();
             let log = lead && plan.legal().iter().sum::<u64>() >= LOG_LAYERS_FROM;
             if lead {
                 eprintln!("bishops: {}", plan.summary(db));

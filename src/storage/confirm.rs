@@ -11,19 +11,16 @@
 //! refused. One confirmed position proves nothing of the table; a full
 //! `check` does.
 //!
-//! In the byte layouts a neighbour's value is one lookup, and a question
-//! confirms its position and every move's value so
-//! ([`Database::confirm_position`], [`Database::confirm_beside`]). In the
-//! residues layout a value is the length of a descent to the goal through
-//! neighbours one less mod 3, and confirming every move that way costs a
-//! question ten times over on 11x10: a question there checks descents
-//! only, as [`Database::confirm_beside`] says, and what that leaves is
-//! `check`'s. A solve's check of its own table ([`Database::audit`]) does
-//! confirm each position it draws against its neighbours in both: a
+//! A question confirms its position and every move's value so, in every
+//! layout. In the layouts of exact values (rows, blocks, frames) a
+//! neighbour's value is one lookup. In the residues layout a value is the
+//! length of a descent to the goal through neighbours one less mod 3: a
 //! neighbour is descended only as far as it takes to show it is not too
 //! close, and the descents of one question share what they learn
 //! ([`Walks`]): the positions of a descent have the values along it, and a
-//! descent cut short leaves lower bounds.
+//! descent cut short leaves lower bounds. That costs a question on 11x10
+//! in residues about half a second; the same table resolved into frames
+//! answers in milliseconds.
 
 use std::collections::HashMap;
 
@@ -205,85 +202,6 @@ impl<W: Width> Database<W> {
             return Err(broken(format!("has remoteness {r} but no neighbour has {}", r - 1)));
         }
         Ok(())
-    }
-
-    /// Confirms the value `value` of the legal part `part` of class `k`,
-    /// the position a question is about, whose neighbours' values are then
-    /// checked by [`confirm_beside`](Database::confirm_beside): in the byte
-    /// layouts [`confirm`](Database::confirm); in the residues layout,
-    /// `value` must be its descent, a path of that many moves to the goal.
-    ///
-    /// # Errors
-    ///
-    /// As [`confirm`](Database::confirm).
-    pub fn confirm_position(
-        &self,
-        k: usize,
-        part: Part<W>,
-        value: Option<Remoteness>,
-        walks: &mut Walks,
-    ) -> Result<()> {
-        if self.metadata.layout != Layout::Residues {
-            return self.confirm(k, part, value, walks);
-        }
-        self.descends_in(k, part, value, walks)
-    }
-
-    /// Checks the stored value `value` of the legal part `part` of class
-    /// `k`, one move from a position whose value `beside` was confirmed
-    /// ([`confirm_position`](Database::confirm_position)), as `query` shows
-    /// it. In the byte layouts it is [`confirm`](Database::confirm)ed
-    /// against its own neighbours. In the residues layout that would take a
-    /// descent from each neighbour of each move, some ten thousand blocks
-    /// read for one question on 11x10, and even a descent from each move
-    /// costs ten times the question (most moves of a start are one closer):
-    /// a value shown as far as `beside` must be its own descent. That finds
-    /// a position shown two too far (its neighbour two closer than shown
-    /// has the residue of its value and descends in fewer moves), and a
-    /// neighbour shown as far as the position but closer or further. A
-    /// value one further than the position has a line through it; a value
-    /// one closer is checked when it is the position asked about (`line`
-    /// asks about each position it passes). What this does not find,
-    /// `check` does.
-    ///
-    /// # Errors
-    ///
-    /// As [`confirm`](Database::confirm).
-    pub fn confirm_beside(
-        &self,
-        k: usize,
-        part: Part<W>,
-        value: Option<Remoteness>,
-        beside: Option<Remoteness>,
-        walks: &mut Walks,
-    ) -> Result<()> {
-        if self.metadata.layout != Layout::Residues {
-            return self.confirm(k, part, value, walks);
-        }
-        match (value, beside) {
-            (Some(v), Some(b)) if v != b => Ok(()),
-            _ => self.descends_in(k, part, value, walks),
-        }
-    }
-
-    /// Checks that the descent of `part` in class `k` of a residues table
-    /// gives `value`: that many moves to the goal, or none.
-    fn descends_in(&self, k: usize, part: Part<W>, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
-        let found = self.within(k, part, value.map_or(0, |r| r.0), walks)?;
-        let agrees = match value {
-            None => found == Within::Unreachable,
-            Some(r) => found == Within::Exact(r.0),
-        };
-        if agrees {
-            return Ok(());
-        }
-        let spec = &self.specs[k];
-        let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
-        Err(self.corrupt(format!(
-            "breaks the rules at {position} (class {}), which is shown at {}, and its descent does not bear that out",
-            spec.class.name(),
-            value.map_or("no remoteness".into(), |r| r.to_string())
-        )))
     }
 
     /// The stored value of the legal part `part` of class `k`: one lookup
