@@ -296,6 +296,55 @@ fn a_forged_residue_in_a_two_bit_block_is_refused() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A move's value forged in the rows layout, its white set's row checksum
+/// recomputed: the move's value breaks the rules around it, and nothing
+/// shows it.
+#[test]
+fn a_forged_move_value_in_a_row_is_refused() {
+    let dir = fresh("forged-rows");
+    common::succeeded(run(&dir, &[], &["solve", "9x6-a1", "--layout", "rows"]), "solve");
+    let (position, forged) = two_ways_closer(&dir);
+    let variant = bishops::Variant::named("9x6-a1").unwrap();
+    let (white, _) = stored_at(&variant, &forged.position);
+    let hash = variant.class_hashes(&forged.position)[0];
+    let truth = forged.remoteness.unwrap().0 as i64;
+    let conn = damage::edit(&dir.join("9x6-a1.sqlite"));
+    let changed = conn
+        .execute(
+            "UPDATE positions SET remoteness = ?1 WHERE class = 0 AND hash = ?2 AND remoteness = ?3",
+            rusqlite::params![truth + 2, hash as i64, truth],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    // The white set's rows are the hashes of its block, in order.
+    let spec = &variant.classes()[0];
+    let per_white = spec.index.len() / bishops::index::binomial(spec.geometry.len() as u32, 3);
+    let low = white * per_white;
+    let cells: Vec<u8> = conn
+        .prepare("SELECT remoteness FROM positions WHERE class = 0 AND hash >= ?1 AND hash < ?2 ORDER BY hash")
+        .unwrap()
+        .query_map([low as i64, (low + per_white) as i64], |r| r.get::<_, Option<i64>>(0))
+        .unwrap()
+        .map(|r| r.unwrap().map_or(254, |v| v as u8))
+        .collect();
+    let bytes = [0u8].into_iter().chain(white.to_le_bytes()).chain(cells);
+    let sum = damage::checksum(bytes).signed();
+    let changed = conn
+        .execute(
+            "UPDATE row_checksums SET checksum = ?1 WHERE class = 0 AND white = ?2",
+            rusqlite::params![sum, white as i64],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    let msg = all_refuse(&dir, &position.to_string());
+    assert!(
+        msg.contains(&format!("which has remoteness {} but a neighbour has", truth + 2)),
+        "{msg}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A move's value forged in a frame (the frames layout), the frame
 /// compressed again and its checksum recomputed: the move's value breaks
 /// the rules around it, and nothing shows it.
