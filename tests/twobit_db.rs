@@ -1,5 +1,6 @@
-//! Two-bit databases (the residues layout) against byte databases of the
-//! same variant: the same metadata and counts, the same exact remoteness of
+//! Two-bit databases, as residues (`--layout residues`) and resolved into
+//! frames (what a two-bit solve writes unless told otherwise), against byte
+//! databases of the same variant: the same metadata and counts, the same exact remoteness of
 //! every stored position (recovered by descent), the same probes, lines and
 //! verdicts, the same export, and `check` passing on them. The byte tables
 //! are themselves checked against the independent reference solver in
