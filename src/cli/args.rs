@@ -167,8 +167,9 @@ pub struct SolveArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub method: MethodArg,
     /// How to store the tables: a row per position (readable with sqlite3),
-    /// a blob per white set, compressed frames of blocks, or by size: rows up
-    /// to a million positions per class, frames beyond.
+    /// a blob per white set, compressed frames of blocks, the two-bit
+    /// search's residues, or by size: rows up to a million positions per
+    /// class, frames beyond.
     #[arg(long, value_enum, default_value = "auto")]
     pub layout: LayoutArg,
     /// Refuse a solve that needs more than this many MiB (default: what is available).
