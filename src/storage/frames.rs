@@ -407,6 +407,14 @@ fn check_into<W: Word>(
             len += at.len as usize;
         }
     }
+    // A frame is closed as soon as it holds FRAME_POSITIONS, so what claims
+    // that many before its last block was not written so, and is refused
+    // before memory is taken for its cells.
+    if blocks.last().is_some_and(|&(_, start, _)| start >= FRAME_POSITIONS) {
+        return Err(Fault::Wrong(format!(
+            "a frame of white sets {first} to {last}, {len} positions"
+        )));
+    }
     if data.len() > zstd::zstd_safe::compress_bound(len) {
         return Err(Fault::Wrong(format!(
             "a frame of {} bytes for {len} positions",
@@ -573,8 +581,14 @@ mod tests {
                 "bytes for",
             ),
             (
-                "UPDATE frames SET last_white = last_white + 1 WHERE rowid = (SELECT min(rowid) FROM frames)",
+                "UPDATE frames SET last_white = last_white - 1 WHERE rowid = (SELECT min(rowid) FROM frames)",
                 "decompress",
+            ),
+            // More positions before its last block than a frame is closed
+            // at: refused before its cells take any memory.
+            (
+                "UPDATE frames SET last_white = last_white + 1 WHERE rowid = (SELECT min(rowid) FROM frames)",
+                "positions",
             ),
             (
                 "UPDATE frames SET last_white = -1 WHERE rowid = (SELECT min(rowid) FROM frames)",
