@@ -186,6 +186,30 @@ fn forge_block(file: &Path, white: u64, edit: impl FnOnce(&mut Vec<u8>)) {
     assert_eq!(changed, 1);
 }
 
+/// 9x6-a1 solved by two bits into `dir`, written as residues.
+fn solve_as_residues(dir: &Path) {
+    common::succeeded(
+        run(
+            dir,
+            &[],
+            &["solve", "9x6-a1", "--method", "two-bit", "--layout", "residues"],
+        ),
+        "solve",
+    );
+}
+
+/// Rewrites the residue of the `at`-th position of block `white` (class
+/// a1 of 9x6-a1 in `dir`, remoteness `truth`) to that of `truth + 2`, and
+/// the block's checksum with it.
+fn forge_residue(dir: &Path, white: u64, at: u64, truth: u16) {
+    forge_block(&dir.join("9x6-a1.sqlite"), white, |data| {
+        let (byte, shift) = ((at / 4) as usize, 2 * (at % 4));
+        assert_eq!(u16::from(data[byte] >> shift & 3), truth % 3);
+        let forged = ((truth + 2) % 3) as u8;
+        data[byte] = data[byte] & !(3 << shift) | forged << shift;
+    });
+}
+
 /// `query`, `line` and `verify` of `position` refuse with the damaged-
 /// database line that names `check`, and so does the library's probe;
 /// returns the query's message.
@@ -267,14 +291,7 @@ fn a_forged_move_value_in_a_byte_block_is_refused() {
 #[test]
 fn a_forged_residue_in_a_two_bit_block_is_refused() {
     let dir = fresh("forged-residues");
-    common::succeeded(
-        run(
-            &dir,
-            &[],
-            &["solve", "9x6-a1", "--method", "two-bit", "--layout", "residues"],
-        ),
-        "solve",
-    );
+    solve_as_residues(&dir);
     // A move's position: not the start, whose value the metadata repeats.
     let position = two_ways_closer(&dir).1.position;
     let variant = bishops::Variant::named("9x6-a1").unwrap();
@@ -286,12 +303,7 @@ fn a_forged_residue_in_a_two_bit_block_is_refused() {
         .unwrap()
         .unwrap()
         .0;
-    forge_block(&dir.join("9x6-a1.sqlite"), white, |data| {
-        let (byte, shift) = ((at / 4) as usize, 2 * (at % 4));
-        assert_eq!(u16::from(data[byte] >> shift & 3), truth % 3);
-        let forged = ((truth + 2) % 3) as u8;
-        data[byte] = data[byte] & !(3 << shift) | forged << shift;
-    });
+    forge_residue(&dir, white, at, truth);
     all_refuse(&dir, &position.to_string());
     fs::remove_dir_all(&dir).unwrap();
 }
@@ -403,24 +415,12 @@ fn a_forged_move_value_in_a_frame_is_refused() {
 #[test]
 fn a_forged_move_residue_in_a_two_bit_block_is_refused() {
     let dir = fresh("forged-move-residue");
-    common::succeeded(
-        run(
-            &dir,
-            &[],
-            &["solve", "9x6-a1", "--method", "two-bit", "--layout", "residues"],
-        ),
-        "solve",
-    );
+    solve_as_residues(&dir);
     let (position, forged) = two_ways_closer(&dir);
     let variant = bishops::Variant::named("9x6-a1").unwrap();
     let (white, at) = stored_at(&variant, &forged.position);
     let truth = forged.remoteness.unwrap().0;
-    forge_block(&dir.join("9x6-a1.sqlite"), white, |data| {
-        let (byte, shift) = ((at / 4) as usize, 2 * (at % 4));
-        assert_eq!(u16::from(data[byte] >> shift & 3), truth % 3);
-        let forged = ((truth + 2) % 3) as u8;
-        data[byte] = data[byte] & !(3 << shift) | forged << shift;
-    });
+    forge_residue(&dir, white, at, truth);
     let msg = all_refuse(&dir, &position.to_string());
     assert!(
         msg.contains(&format!("which has remoteness {} but a neighbour has", truth + 2)),
