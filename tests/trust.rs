@@ -175,8 +175,7 @@ fn forge_block(file: &Path, white: u64, edit: impl FnOnce(&mut Vec<u8>)) {
         )
         .unwrap();
     edit(&mut data);
-    let bytes = [0u8].into_iter().chain(white.to_le_bytes()).chain(data.iter().copied());
-    let sum = damage::checksum(bytes).signed();
+    let sum = block_sum(white, data.iter().copied());
     let changed = conn
         .execute(
             "UPDATE blocks SET data = ?1, checksum = ?2 WHERE class = 0 AND white = ?3",
@@ -208,6 +207,24 @@ fn forge_residue(dir: &Path, white: u64, at: u64, truth: u16) {
         let forged = ((truth + 2) % 3) as u8;
         data[byte] = data[byte] & !(3 << shift) | forged << shift;
     });
+}
+
+/// [`all_refuse`] of `position`, naming a forged value `shown` that has a
+/// neighbour closer than it allows; then the scratch `dir` is removed.
+fn refused_as_too_far(dir: &Path, position: &str, shown: impl std::fmt::Display) {
+    let msg = all_refuse(dir, position);
+    assert!(
+        msg.contains(&format!("which has remoteness {shown} but a neighbour has")),
+        "{msg}"
+    );
+    fs::remove_dir_all(dir).unwrap();
+}
+
+/// The block checksum of `cells` at white set `white` of class 0, as
+/// docs/database.md defines it (for a frame, `white` is its first).
+fn block_sum(white: u64, cells: impl IntoIterator<Item = u8>) -> i64 {
+    let bytes = [0u8].into_iter().chain(white.to_le_bytes()).chain(cells);
+    damage::checksum(bytes).signed()
 }
 
 /// `query`, `line` and `verify` of `position` refuse with the damaged-
@@ -276,13 +293,7 @@ fn a_forged_move_value_in_a_byte_block_is_refused() {
         assert_eq!(data[at as usize], truth);
         data[at as usize] = truth + 2;
     });
-    let shown = position.to_string();
-    let msg = all_refuse(&dir, &shown);
-    assert!(
-        msg.contains(&format!("which has remoteness {} but a neighbour has", truth + 2)),
-        "{msg}"
-    );
-    fs::remove_dir_all(&dir).unwrap();
+    refused_as_too_far(&dir, &position.to_string(), truth + 2);
 }
 
 /// A position's own residue forged in a two-bit block, its block checksum
@@ -339,8 +350,7 @@ fn a_forged_move_value_in_a_row_is_refused() {
         .unwrap()
         .map(|r| r.unwrap().map_or(254, |v| v as u8))
         .collect();
-    let bytes = [0u8].into_iter().chain(white.to_le_bytes()).chain(cells);
-    let sum = damage::checksum(bytes).signed();
+    let sum = block_sum(white, cells);
     let changed = conn
         .execute(
             "UPDATE row_checksums SET checksum = ?1 WHERE class = 0 AND white = ?2",
@@ -349,12 +359,7 @@ fn a_forged_move_value_in_a_row_is_refused() {
         .unwrap();
     assert_eq!(changed, 1);
     drop(conn);
-    let msg = all_refuse(&dir, &position.to_string());
-    assert!(
-        msg.contains(&format!("which has remoteness {} but a neighbour has", truth + 2)),
-        "{msg}"
-    );
-    fs::remove_dir_all(&dir).unwrap();
+    refused_as_too_far(&dir, &position.to_string(), truth + 2);
 }
 
 /// A move's value forged in a frame (the frames layout), the frame
@@ -387,11 +392,7 @@ fn a_forged_move_value_in_a_frame_is_refused() {
     assert_eq!(cells[at], truth);
     cells[at] = truth + 2;
     let data = zstd::encode_all(&cells[..], 3).unwrap();
-    let bytes = [0u8]
-        .into_iter()
-        .chain(first.to_le_bytes())
-        .chain(cells.iter().copied());
-    let sum = damage::checksum(bytes).signed();
+    let sum = block_sum(first, cells.iter().copied());
     let changed = conn
         .execute(
             "UPDATE frames SET data = ?1, checksum = ?2 WHERE class = 0 AND first_white = ?3",
@@ -400,12 +401,7 @@ fn a_forged_move_value_in_a_frame_is_refused() {
         .unwrap();
     assert_eq!(changed, 1);
     drop(conn);
-    let msg = all_refuse(&dir, &position.to_string());
-    assert!(
-        msg.contains(&format!("which has remoteness {} but a neighbour has", truth + 2)),
-        "{msg}"
-    );
-    fs::remove_dir_all(&dir).unwrap();
+    refused_as_too_far(&dir, &position.to_string(), truth + 2);
 }
 
 /// A move's residue forged in a two-bit block so that the move, truly one
@@ -421,12 +417,7 @@ fn a_forged_move_residue_in_a_two_bit_block_is_refused() {
     let (white, at) = stored_at(&variant, &forged.position);
     let truth = forged.remoteness.unwrap().0;
     forge_residue(&dir, white, at, truth);
-    let msg = all_refuse(&dir, &position.to_string());
-    assert!(
-        msg.contains(&format!("which has remoteness {} but a neighbour has", truth + 2)),
-        "{msg}"
-    );
-    fs::remove_dir_all(&dir).unwrap();
+    refused_as_too_far(&dir, &position.to_string(), truth + 2);
 }
 
 /// The disk a solve says it needs is never less than the database file
