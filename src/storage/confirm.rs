@@ -30,7 +30,7 @@ use crate::error::Result;
 use crate::index::{sample_state, splitmix};
 use crate::mod3::exact::Toward;
 use crate::position::Position;
-use crate::remoteness::Remoteness;
+use crate::remoteness::{Cell, Remoteness};
 use crate::rules::Part;
 use crate::variant::Variant;
 use crate::variant::Width;
@@ -230,7 +230,8 @@ impl<W: Width> Database<W> {
     /// `bound` steps in the residues layout.
     fn within(&self, k: usize, part: Part<W>, bound: u16, walks: &mut Walks) -> Result<Within> {
         if self.metadata.layout != Layout::Residues {
-            let cell = self.cell(k, self.specs[k].index.rank(part))?;
+            // Read straight from the part: no hash to rank and unrank.
+            let cell = Cell(self.stored(k, part)?);
             if !cell.is_legal() {
                 return Err(self.corrupt(format!(
                     "has no entry for a legal position of class {}",

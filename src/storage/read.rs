@@ -28,20 +28,29 @@ use crate::variant::ClassSpec;
 use crate::variant::Width;
 
 /// How many bytes of checked blocks a [`Database`] and the databases
-/// [reopened](Database::reopen) from it keep in memory, together: a probe
+/// [reopened](Database::reopen) from it keep in memory, together, unless
+/// opened with a budget of their own ([`Database::open_with_cache`]): a probe
 /// reads the block of its position, of each move's and, in the residues
 /// layout, of every step of a descent to the goal, and many of those are
 /// shared between probes. Kept only as blocks are read: a single query
 /// keeps a few.
-pub(super) const BLOCK_CACHE_BYTES: usize = 192 << 20;
+pub const BLOCK_CACHE_BYTES: usize = 192 << 20;
 
 /// How many blocks a connection keeps at hand besides the shared cache
-/// (see [`Database::recent`](Database)).
-const RECENT_BLOCKS: usize = 8;
+/// (see [`Database::recent`](Database)): a question's confirmations read
+/// some hundreds of blocks, each many times, and most of those reads are
+/// answered here, without the shared cache's lock.
+const RECENT_BLOCKS: usize = 256;
 
 /// A block a connection used lately: ((class number k, white rank), its
 /// cells or packed codes).
 pub(super) type RecentBlock = ((usize, u64), Arc<[u8]>);
+
+/// The slot of [`Database::recent`](Database) a block may be kept in.
+fn recent_slot(key: (usize, u64)) -> usize {
+    let h = (key.1 ^ (key.0 as u64) << 58).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 56) as usize % RECENT_BLOCKS
+}
 
 /// An open, checked database of one variant.
 pub struct Database<W: Word = u64> {
@@ -57,10 +66,11 @@ pub struct Database<W: Word = u64> {
     /// from this one: the cells of each, or in the residues layout its
     /// packed two-bit codes.
     pub(super) cache: Arc<BlockCache>,
-    /// The last few blocks this connection used, the latest last: a
-    /// descent and a probe look up many positions of one block in a row,
-    /// and these are found without asking the shared cache.
-    pub(super) recent: RefCell<Vec<RecentBlock>>,
+    /// Blocks this connection used lately, [`RECENT_BLOCKS`] slots each
+    /// holding the last block used of those that fall in it: a descent
+    /// and a question's confirmations look up many positions of one block
+    /// in a row, and these are found without asking the shared cache.
+    pub(super) recent: RefCell<Vec<Option<RecentBlock>>>,
 }
 
 impl<W: Word> std::fmt::Debug for Database<W> {
@@ -132,16 +142,19 @@ impl<W: Width> Database<W> {
     /// else from the shared cache, else from the file.
     fn stored_at(&self, k: usize, white: u64, i: usize) -> Result<u8> {
         let key = (k, white);
-        if let Some((_, block)) = self.recent.borrow().iter().rev().find(|(at, _)| *at == key) {
+        let slot = recent_slot(key);
+        if let Some(Some((at, block))) = self.recent.borrow().get(slot)
+            && *at == key
+        {
             return Ok(self.in_block(block, i));
         }
         let block = self.block(k, white)?;
         let value = self.in_block(&block, i);
         let mut recent = self.recent.borrow_mut();
-        if recent.len() == RECENT_BLOCKS {
-            recent.remove(0);
+        if recent.is_empty() {
+            recent.resize(RECENT_BLOCKS, None);
         }
-        recent.push((key, block));
+        recent[slot] = Some((key, block));
         Ok(value)
     }
 
@@ -270,14 +283,21 @@ impl<W: Width> Database<W> {
     }
 
     /// What the table holds for the legal part `part` of class `k`: its
-    /// cell, or in the residues layout its two-bit code.
-    fn stored(&self, k: usize, part: Part<W>) -> Result<u8> {
+    /// cell, or in the residues layout its two-bit code. A part that is not
+    /// legal is refused (its place in a block would be another's).
+    pub(super) fn stored(&self, k: usize, part: Part<W>) -> Result<u8> {
         // A mirrored class is answered by the image position in its source:
         // one cell read, not a whole block permuted.
         if let Some((from, mirror)) = &self.mirrors[k] {
             return self.stored(*from, mirror.part(part));
         }
         let safe = safe_cells(&self.specs[k].geometry, part.white);
+        if !part.black.is_subset(safe) {
+            return Err(self.corrupt(format!(
+                "was asked for a position of class {} that is not legal",
+                crate::board::Class::name_of(self.classes[k].class)
+            )));
+        }
         self.stored_at(k, colex_rank(part.white), rank_within(part.black, safe) as usize)
     }
 
