@@ -264,6 +264,9 @@ pub struct Tablebase {
     notes: Box<dyn Fn(&str) + Send + Sync>,
     /// Connections opened to each database ([`Tablebase::with_connections`]).
     connections: usize,
+    /// Bytes of checked blocks kept for each database
+    /// ([`Tablebase::with_cache_bytes`]).
+    cache_bytes: usize,
     /// One slot per variant asked about, held only to find the slot.
     slots: Mutex<HashMap<String, Arc<Slot>>>,
 }
@@ -383,6 +386,7 @@ impl Tablebase {
             standard_solved: AtomicUsize::new(0),
             notes: Box::new(|_| {}),
             connections: 1,
+            cache_bytes: crate::storage::BLOCK_CACHE_BYTES,
             slots: Mutex::new(HashMap::new()),
         }
     }
@@ -394,6 +398,19 @@ impl Tablebase {
     #[must_use]
     pub fn with_connections(mut self, n: usize) -> Tablebase {
         self.connections = n.max(1);
+        self
+    }
+
+    /// Keeps up to `bytes` of checked blocks in memory for each database
+    /// (all its connections together), instead of
+    /// [`BLOCK_CACHE_BYTES`](crate::storage::BLOCK_CACHE_BYTES): for a
+    /// server whose questions range over a large table. Confirming a
+    /// question's values reads some hundreds of blocks, and a block kept is
+    /// not read and decompressed again. The memory is taken only as blocks
+    /// are read.
+    #[must_use]
+    pub fn with_cache_bytes(mut self, bytes: usize) -> Tablebase {
+        self.cache_bytes = bytes;
         self
     }
 
@@ -503,7 +520,7 @@ impl Tablebase {
     }
 
     fn open_or_solve<W: Width>(&self, variant: &Variant) -> Result<Database<W>> {
-        let not_solved = match Database::open_in(&self.dir, variant) {
+        let not_solved = match Database::open_with_cache(&self.dir, variant, self.cache_bytes) {
             Err(e @ Error::NotSolved { .. }) => e,
             other => return other,
         };
@@ -531,7 +548,7 @@ impl Tablebase {
             })?
         };
         // Whoever held the lock may have solved it meanwhile.
-        if let Ok(database) = Database::open_in(&self.dir, variant) {
+        if let Ok(database) = Database::open_with_cache(&self.dir, variant, self.cache_bytes) {
             return Ok(database);
         }
         let standard = !variant.is_named();
@@ -558,7 +575,7 @@ impl Tablebase {
             done.solve_seconds,
             crate::text::path(&done.path)
         ));
-        Database::open_in(&self.dir, variant)
+        Database::open_with_cache(&self.dir, variant, self.cache_bytes)
     }
 
     /// Whether the policy lets `variant` be solved on demand, and if not,
@@ -996,6 +1013,41 @@ mod tests {
             assert!(!solved.load(Ordering::SeqCst), "9x6-a1 was solved before 5x4 answered");
         });
         assert!(solved.load(Ordering::SeqCst));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_cache_of_any_size_answers_as_the_default_one_does() {
+        let dir = scratch("cache-size");
+        let variant = Variant::named("7x6").unwrap();
+        let options = SolveOptions {
+            layout: Some(crate::storage::Layout::Frames),
+            ..SolveOptions::default()
+        };
+        SolvePlan::new(&variant, options)
+            .unwrap()
+            .run(&dir, &mut |_| {})
+            .unwrap();
+        let mut positions = vec![variant.start().clone()];
+        let mut state = 11u64;
+        while positions.len() < 200 {
+            let moves = positions.last().unwrap().moves();
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            positions.push(moves[(state >> 33) as usize % moves.len()].1.clone());
+        }
+        let answers = |tablebase: Tablebase| -> Vec<String> {
+            let table = tablebase.variant_table(variant.clone()).unwrap();
+            (positions.iter())
+                .map(|p| serde_json::to_string(&table.probe(p).unwrap()).unwrap())
+                .collect()
+        };
+        let expected = answers(Tablebase::new(&dir));
+        // A byte: every block read pushes out the one before, and is read
+        // from its frame again when next asked for.
+        assert_eq!(answers(Tablebase::new(&dir).with_cache_bytes(1)), expected);
+        assert_eq!(answers(Tablebase::new(&dir).with_cache_bytes(1 << 30)), expected);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -318,6 +318,33 @@ fn concurrent_requests_get_the_same_answers() {
     assert_eq!(full["remoteness"], 36);
 }
 
+/// `--cache-mib`: a server whose cache of blocks is one MiB answers as
+/// the default one does, and a cache larger than the machine's memory is
+/// refused in one line, exit status 2, before anything listens.
+#[cfg(unix)]
+#[test]
+fn the_cache_of_blocks_is_sized_within_the_machines_memory() {
+    let dir = fresh_dir("serve-cache");
+    let (code, message) = cli_error(&dir, &["serve", "--port", "0", "--cache-mib", "16777216"]);
+    assert_eq!(code, 2, "{message}");
+    assert!(
+        message.starts_with("--cache-mib 16777216 is more than the ") && message.ends_with(" MiB of memory available"),
+        "{message}"
+    );
+    let (code, _, stderr) = cli(&dir, &["serve", "--port", "0", "--cache-mib", "0"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.starts_with("error: invalid value '0' for '--cache-mib <MIB>'"),
+        "{stderr}"
+    );
+    let (child, addr, log) = spawn_serve(&dir, &["--cache-mib", "1"]);
+    assert_eq!(
+        get(addr, &format!("/api/query?position={START}")).json()["remoteness"],
+        18
+    );
+    stop_serve(child, log);
+}
+
 /// The binary: `--port 0` names the address it took on its first stderr
 /// line, serves, and stops cleanly on SIGINT; a port in use is one line
 /// and exit status 2.

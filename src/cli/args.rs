@@ -103,6 +103,14 @@ pub struct ServeArgs {
     /// rebinding; `*` answers any Host.
     #[arg(long, value_name = "NAME")]
     pub allow_host: Vec<crate::server::AllowedHost>,
+    /// MiB of checked blocks kept in memory for each open database,
+    /// taken as blocks are read. A question about a large table confirms
+    /// its values from some hundreds of blocks: a server whose questions
+    /// range widely over 11x10 or larger answers many times faster when
+    /// the blocks they touch stay here. At most the machine's memory.
+    #[arg(long, value_name = "MIB", default_value_t = (crate::storage::BLOCK_CACHE_BYTES >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub cache_mib: u64,
 }
 
 /// Arguments of `bench`.

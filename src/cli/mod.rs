@@ -94,11 +94,28 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
             options.on_demand.max_entries = args.on_demand_entries;
             options.on_demand.standard = Some(args.on_demand_standard);
             options.allowed_hosts = args.allow_host;
+            options.cache_bytes = cache_bytes(args.cache_mib)?;
             crate::server::run(db, (args.bind, args.port).into(), args.open, options)
         }
         // Answered above, before the database directory was looked at.
         Command::Completions(_) | Command::Man(_) => Ok(()),
     }
+}
+
+/// The bytes of `serve --cache-mib MIB`, refused when they are more than
+/// the memory available: a cache that grew past it would take the
+/// machine's memory from everything else.
+fn cache_bytes(mib: u64) -> Result<usize> {
+    let bytes = mib << 20;
+    if let Some(available) = crate::system::available_memory()
+        && bytes > available
+    {
+        return Err(Error::Usage(format!(
+            "--cache-mib {mib} is more than the {} MiB of memory available",
+            available >> 20
+        )));
+    }
+    usize::try_from(bytes).map_err(|_| Error::Usage(format!("--cache-mib {mib} does not fit this machine's addresses")))
 }
 
 /// Reads the variant files of `--variant-file` and `--variants` and adds

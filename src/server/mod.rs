@@ -75,6 +75,9 @@ pub struct ServeOptions {
     /// The Hosts admitted besides this server's loopback names and its
     /// address (`--allow-host`; see [`host`]).
     pub allowed_hosts: Vec<AllowedHost>,
+    /// Bytes of checked blocks kept in memory for each open database
+    /// (`--cache-mib`; see [`Tablebase::with_cache_bytes`]).
+    pub cache_bytes: usize,
 }
 
 impl Default for ServeOptions {
@@ -89,6 +92,7 @@ impl Default for ServeOptions {
             request_timeout: Duration::from_secs(20),
             shutdown_grace: Duration::from_secs(3),
             allowed_hosts: Vec::new(),
+            cache_bytes: crate::storage::BLOCK_CACHE_BYTES,
         }
     }
 }
@@ -111,6 +115,7 @@ pub async fn serve(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let tablebase = Tablebase::new(dir)
         .with_connections(cores)
+        .with_cache_bytes(options.cache_bytes)
         .with_on_demand(options.on_demand.clone())
         .with_notes(|note| eprintln!("bishops: {note}"));
     let app = api::router(Arc::new(tablebase), &options.limits, options.request_timeout);

@@ -59,7 +59,7 @@ pub use confirm::{AUDIT_SAMPLES, Walks};
 pub use frames::{FRAME_POSITIONS, LEVEL};
 pub use lock::WriteLock;
 pub use names::{check_destination, check_dir, is_database, is_own_name, path};
-pub use read::Database;
+pub use read::{BLOCK_CACHE_BYTES, Database};
 pub use residues::{code_at, pack, unpack};
 pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, OLDEST_FORMAT_VERSION, ROWS_MAX_LEGAL, SCHEMA};
 pub use write::{Vet, write, write_streamed, write_two_bit, write_vetted, write_with};

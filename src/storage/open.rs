@@ -63,7 +63,21 @@ impl<W: Width> Database<W> {
     /// Its classes are in words `W`, the word
     /// [`Variant::is_wide`](crate::Variant::is_wide) says.
     pub fn open_in(dir: &Path, variant: &Variant) -> Result<Database<W>> {
-        Database::open_sharing(dir, variant, Arc::new(BlockCache::new(BLOCK_CACHE_BYTES)))
+        Database::open_with_cache(dir, variant, BLOCK_CACHE_BYTES)
+    }
+
+    /// [`Database::open_in`], keeping up to `cache_bytes` bytes of checked
+    /// blocks in memory (for it and the databases
+    /// [reopened](Database::reopen) from it) instead of
+    /// [`BLOCK_CACHE_BYTES`]: a server whose questions range over more of
+    /// a large table than that reads fewer blocks from the file again.
+    /// The memory is taken only as blocks are read.
+    ///
+    /// # Errors
+    ///
+    /// As [`Database::open_in`].
+    pub fn open_with_cache(dir: &Path, variant: &Variant, cache_bytes: usize) -> Result<Database<W>> {
+        Database::open_sharing(dir, variant, Arc::new(BlockCache::new(cache_bytes)))
     }
 
     /// Opens the file of this database, `variant`'s, once more, with every
