@@ -564,7 +564,7 @@ fn solve_and_write<W: Width>(
         Tables::Bytes(&bytes)
     };
     Ok((
-        check_and_write(variant, layout, dir, found),
+        check_and_write(variant, layout, dir, found, &|problem| solved_wrong(variant, &problem)),
         found.elapsed().as_secs_f64(),
     ))
 }
@@ -744,7 +744,126 @@ fn write_shares<T: Transport + ?Sized>(
         residues: sent.residues,
         cells: std::cell::RefCell::new(&mut pipe),
     };
-    Some(by_width!(variant, W => check_and_write(variant, layout, dir, Tables::<W>::Streamed(&streamed))))
+    let refuse = |problem: String| solved_wrong(variant, &problem);
+    Some(by_width!(variant, W => check_and_write(variant, layout, dir, Tables::<W>::Streamed(&streamed), &refuse)))
+}
+
+/// What [`compact`] did with one variant's database.
+#[derive(Clone, Debug)]
+pub struct Compacted {
+    /// The database.
+    pub path: PathBuf,
+    /// The layout it was in: only [`Layout::Residues`] is rewritten.
+    pub was: Layout,
+    /// Its bytes before, and after (the same when it was not rewritten).
+    pub bytes: (u64, u64),
+    /// Seconds spent reading the residues, resolving them, writing the
+    /// frames and checking the new file.
+    pub seconds: f64,
+    /// Positions the check of the new file looked at.
+    pub audited: u64,
+}
+
+/// Rewrites the database of `variant` in `dir` as frames of exact values
+/// when it holds residues: what a two-bit solve across MPI ranks writes
+/// (no rank holds the whole table to resolve it), or one asked for with
+/// `--layout residues`. Frames are smaller (11x10: 1.9 GB against 5.0) and
+/// a value in them is one lookup, where a residue is a descent to the goal.
+/// Each class's residues are read whole and checked block by block,
+/// resolved as a solve's are ([`storage::write_vetted`]), written beside the
+/// file and checked as a solve checks its own, then renamed over it: a
+/// failure leaves the residues as they were. A database in another layout
+/// is left alone.
+///
+/// # Errors
+///
+/// [`Error::NotSolved`] without a database; [`Error::Busy`] while another
+/// process solves the variant; [`Error::TooLarge`] when the residues do
+/// not fit in the memory available; [`Error::Corrupt`] when the residues
+/// are damaged or cannot be resolved; what the write ran into.
+pub fn compact(dir: &Path, variant: &Variant) -> Result<Compacted> {
+    by_width!(variant, W => compact_in::<W>(dir, variant))
+}
+
+/// [`compact`], with the classes in words `W`.
+fn compact_in<W: Width>(dir: &Path, variant: &Variant) -> Result<Compacted> {
+    use crate::solver::{ClassSolution, ClassTable, Solution};
+    let name = variant.name();
+    let _lock = storage::WriteLock::try_acquire(dir, name)?.ok_or_else(|| {
+        Error::Busy(format!(
+            "variant {name} is being solved by another process: try again when it is done"
+        ))
+    })?;
+    let database = storage::Database::<W>::open_in(dir, variant)?;
+    let path = database.path().to_path_buf();
+    let size = |path: &Path| {
+        std::fs::metadata(path)
+            .map(|m| m.len())
+            .map_err(|e| Error::Io(path.to_path_buf(), e))
+    };
+    let before = size(&path)?;
+    let began = Instant::now();
+    if database.layout() != Layout::Residues {
+        return Ok(Compacted {
+            path,
+            was: database.layout(),
+            bytes: (before, before),
+            seconds: 0.0,
+            audited: 0,
+        });
+    }
+    let specs = variant.specs::<W>();
+    let own = |k: &usize| database.mirror_of(*k).is_none();
+    let table_bytes: u64 = (0..specs.len())
+        .filter(own)
+        .map(|k| database.classes()[k].stats.legal.div_ceil(4))
+        .sum();
+    let needed = table_bytes + crate::mod3::exact::MEMO_BYTES;
+    if let Some(available) = available_memory()
+        && needed > available
+    {
+        return Err(Error::TooLarge(format!(
+            "variant {name}: rewriting its residues as frames needs about {} of memory, and {} is available",
+            human_bytes(needed),
+            human_bytes(available)
+        )));
+    }
+    let mut classes = Vec::with_capacity(specs.len());
+    for (k, spec) in specs.iter().enumerate() {
+        let table = match database.mirror_of(k) {
+            Some((from, mirror)) => ClassTable::Mirrored {
+                from,
+                mirror: mirror.clone(),
+            },
+            None => ClassTable::Own(database.residues(k)?),
+        };
+        classes.push(ClassSolution {
+            class: spec.class,
+            dense: spec.index,
+            index: spec.tight_index(),
+            table,
+            stats: database.classes()[k].stats.clone(),
+        });
+    }
+    let solved = std::time::Duration::from_secs_f64(database.metadata().solve_seconds.unwrap_or(0.0));
+    drop(database);
+    let solution = Solution {
+        classes,
+        elapsed: solved,
+    };
+    let refuse = |problem: String| Error::Corrupt {
+        path: path.clone(),
+        problem,
+        variant: name.to_owned(),
+    };
+    let written = check_and_write(variant, Some(Layout::Frames), dir, Tables::TwoBit(&solution), &refuse)?;
+    Ok(Compacted {
+        bytes: (before, size(&written.path)?),
+        path: written.path,
+        was: Layout::Residues,
+        seconds: began.elapsed().as_secs_f64(),
+        audited: written.audited.0,
+    })
 }
 
 /// Checks what `found` says of `variant` against its known answers and
@@ -754,12 +873,15 @@ fn write_shares<T: Transport + ?Sized>(
 /// # Errors
 ///
 /// [`Error::Mismatch`] when the answer contradicts the known values
-/// (nothing is written); what the write ran into.
+/// (nothing is written); what `refuse` makes of a rule the written table
+/// breaks where its check looks, or of residues that cannot be resolved
+/// (nothing is written either); what the write ran into.
 fn check_and_write<W: Width>(
     variant: &Variant,
     layout: Option<Layout>,
     dir: &Path,
     found: Tables<'_, W>,
+    refuse: &dyn Fn(String) -> Error,
 ) -> Result<Written> {
     check_known(variant, &answer(found, variant)?)?;
     let writing = Instant::now();
@@ -769,23 +891,19 @@ fn check_and_write<W: Width>(
     let audited = std::cell::Cell::new((0, 0.0));
     let vet = |database: &storage::Database<W>| {
         let began = Instant::now();
-        let checked = database.audit(variant, storage::AUDIT_SAMPLES, seed).map_err(|e| match e {
-            Error::Corrupt { problem, .. } => Error::Mismatch(format!(
-                "variant {}: the table solved {problem}; nothing written (a checkpoint it resumed from may be forged: the next solve starts over)",
-                variant.name()
-            )),
-            e => e,
-        })?;
+        let checked = database
+            .audit(variant, storage::AUDIT_SAMPLES, seed)
+            .map_err(|e| match e {
+                Error::Corrupt { problem, .. } => refuse(problem),
+                e => e,
+            })?;
         audited.set((checked, began.elapsed().as_secs_f64()));
         Ok(())
     };
     // Residues that cannot be resolved to exact values as they are written
     // are refused as a table that fails its check is.
     let path = storage::write_vetted(dir, variant, &found, layout, &vet).map_err(|e| match e {
-        Error::Mismatch(problem) if problem.starts_with("has residues") => Error::Mismatch(format!(
-            "variant {}: the table solved {problem}; nothing written (a checkpoint it resumed from may be forged: the next solve starts over)",
-            variant.name()
-        )),
+        Error::Mismatch(problem) if problem.starts_with("has residues") => refuse(problem),
         e => e,
     })?;
     Ok(Written {
@@ -793,6 +911,16 @@ fn check_and_write<W: Width>(
         seconds: writing.elapsed().as_secs_f64(),
         audited: audited.get(),
     })
+}
+
+/// The refusal of a table a search found that breaks the rules (`problem`
+/// says where): nothing is written, and the checkpoints it may have
+/// resumed from are spent.
+fn solved_wrong(variant: &Variant, problem: &str) -> Error {
+    Error::Mismatch(format!(
+        "variant {}: the table solved {problem}; nothing written (a checkpoint it resumed from may be forged: the next solve starts over)",
+        variant.name()
+    ))
 }
 
 /// What [`check_and_write`] did.

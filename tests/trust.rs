@@ -316,6 +316,24 @@ fn a_forged_residue_in_a_two_bit_block_is_refused() {
         .0;
     forge_residue(&dir, white, at, truth);
     all_refuse(&dir, &position.to_string());
+    // Nor are the forged residues rewritten as frames: reading them whole
+    // finds the class checksum broken, and the file is left as it was,
+    // with nothing beside it.
+    let file = dir.join("9x6-a1.sqlite");
+    let forged = fs::read(&file).unwrap();
+    let output = run(&dir, &[], &["compact", "9x6-a1"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("fails its checksum for class a1; it is not trusted"),
+        "{message}"
+    );
+    assert_eq!(fs::read(&file).unwrap(), forged);
+    let mut files: Vec<_> = (fs::read_dir(&dir).unwrap())
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["9x6-a1.sqlite"]);
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,5 +1,6 @@
-//! Two-bit databases, as residues (`--layout residues`) and resolved into
-//! frames (what a two-bit solve writes unless told otherwise), against byte
+//! Two-bit databases, as residues (`--layout residues`), resolved into
+//! frames (what a two-bit solve writes unless told otherwise) and rewritten
+//! as frames afterwards (`compact`), against byte
 //! databases of the same variant: the same metadata and counts, the same exact remoteness of
 //! every stored position (recovered by descent), the same probes, lines and
 //! verdicts, the same export, and `check` passing on them. The byte tables
@@ -146,6 +147,34 @@ fn same_answers(name: &str, probes: usize) {
     let exact = rows(bdb, classes);
     assert_eq!(exact, rows(tdb, classes), "{name}: rows");
     assert_eq!(exact, rows(rdb, classes), "{name}: rows, resolved");
+
+    // The residues rewritten as frames (`compact`) are the frames the
+    // two-bit solve writes: the same class checksums and rows. Asked again,
+    // it leaves the file as it is.
+    let cdir = scratch("twobit-db", &format!("{name}-compacted"));
+    std::fs::create_dir_all(&cdir).unwrap();
+    let file = format!("{name}.sqlite");
+    std::fs::copy(tdir.join(&file), cdir.join(&file)).unwrap();
+    let done = bishops::pipeline::compact(&cdir, &p.variant).unwrap();
+    assert_eq!(
+        (done.was, done.bytes.0),
+        (Layout::Residues, std::fs::metadata(tdir.join(&file)).unwrap().len())
+    );
+    let cdb = Database::open(&cdir, &p.variant).unwrap();
+    assert_eq!(cdb.layout(), Layout::Frames, "{name}");
+    let checksums = |db: &Database| db.classes().iter().map(|c| c.checksum.clone()).collect::<Vec<_>>();
+    assert_eq!(checksums(&cdb), checksums(rdb), "{name}: compacted");
+    assert_eq!(exact, rows(&cdb, classes), "{name}: rows, compacted");
+    drop(cdb);
+    let written = std::fs::read(cdir.join(&file)).unwrap();
+    let again = bishops::pipeline::compact(&cdir, &p.variant).unwrap();
+    assert_eq!((again.was, again.bytes), (Layout::Frames, (done.bytes.1, done.bytes.1)));
+    assert_eq!(
+        std::fs::read(cdir.join(&file)).unwrap(),
+        written,
+        "{name}: compacted again"
+    );
+    std::fs::remove_dir_all(&cdir).unwrap();
 
     // Probes, lines and verdicts.
     for position in positions(&p.variant, probes) {

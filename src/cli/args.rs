@@ -51,6 +51,8 @@ pub enum Command {
     Stats(StatsArgs),
     /// Prove a solved database correct from the rules alone (or check a random sample).
     Check(CheckArgs),
+    /// Rewrite databases of residues (an MPI two-bit solve's) as frames of exact values.
+    Compact(CompactArgs),
     /// Solve variants in fresh processes and report time, rate and peak memory.
     Bench(BenchArgs),
     /// Play and study the puzzle in a browser: a local web server and its JSON API.
@@ -272,6 +274,18 @@ pub struct JsonArgs {
 pub struct StatsArgs {
     /// The variant.
     pub variant: String,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `compact`.
+#[derive(Args, Debug)]
+pub struct CompactArgs {
+    /// The variants whose databases to rewrite; one in another layout than
+    /// residues is left as it is.
+    #[arg(required = true)]
+    pub variants: Vec<String>,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,

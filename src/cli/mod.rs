@@ -26,6 +26,7 @@ mod args;
 mod check;
 #[cfg(feature = "mpi")]
 mod cluster;
+mod compact;
 mod export;
 mod output;
 mod parquet;
@@ -88,6 +89,10 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
         Command::Check(args) => {
             thread_pool(cli.threads)?;
             check::check(db, args, out)
+        }
+        Command::Compact(args) => {
+            thread_pool(cli.threads)?;
+            compact::compact(db, args, out)
         }
         Command::Serve(args) => {
             let mut options = crate::server::ServeOptions::default();
