@@ -55,6 +55,12 @@ pub enum Error {
     TooLarge(String),
     /// A result disagrees with what was known or expected; nothing was written.
     Mismatch(String),
+    /// Residues being written as frames that no search leaves: they cannot
+    /// be resolved to exact values, or resolve to other counts than the
+    /// search's (the text says how, after "has"). Nothing was written; the
+    /// writer names the table ([`Error::Mismatch`] for a search's,
+    /// [`Error::Corrupt`] for a file's).
+    Unresolved(String),
     /// A solve stopped on purpose before the end (a test hook), its search
     /// saved in a checkpoint.
     Stopped(String),
@@ -134,6 +140,7 @@ impl fmt::Display for Error {
                 "database {} {problem}; it is not trusted: `bishops check {variant}` proves or refutes it, `bishops solve {variant} --force` rebuilds it",
                 crate::text::path(path)
             ),
+            Error::Unresolved(problem) => write!(f, "the table being written {problem}; nothing written"),
             Error::Sqlite(path, e) => write!(f, "{}: {e}", crate::text::path(path)),
             Error::Io(path, e) => write!(f, "{}: {e}", crate::text::path(path)),
         }

@@ -903,7 +903,7 @@ fn check_and_write<W: Width>(
     // Residues that cannot be resolved to exact values as they are written
     // are refused as a table that fails its check is.
     let path = storage::write_vetted(dir, variant, &found, layout, &vet).map_err(|e| match e {
-        Error::Mismatch(problem) if problem.starts_with("has residues") => refuse(problem),
+        Error::Unresolved(problem) => refuse(problem),
         e => e,
     })?;
     Ok(Written {

@@ -174,8 +174,8 @@ pub(super) fn write_class<W: Word>(
 ///
 /// # Errors
 ///
-/// [`Error::Mismatch`] when the residues cannot be resolved, or resolve to
-/// other counts than the search's (they are not what a search leaves);
+/// [`Error::Unresolved`] when the residues cannot be resolved, or resolve
+/// to other counts than the search's (they are not what a search leaves);
 /// what SQLite runs into.
 pub(super) fn write_resolved<W: Word>(
     tx: &Connection,
@@ -186,7 +186,7 @@ pub(super) fn write_resolved<W: Word>(
 ) -> Result<Checksum> {
     let max = histogram.len().checked_sub(1).map(|m| Remoteness(m as u16));
     let fault = |e: ResolveError| {
-        Error::Mismatch(format!(
+        Error::Unresolved(format!(
             "has residues in class {} that cannot be resolved to exact values: {e}",
             spec.class.name()
         ))
@@ -209,7 +209,7 @@ pub(super) fn write_resolved<W: Word>(
     })?;
     let reachable: u64 = histogram.iter().sum();
     if counts[..histogram.len()] != *histogram || counts[usize::from(Cell::UNREACHABLE.0)] != index.len() - reachable {
-        return Err(Error::Mismatch(format!(
+        return Err(Error::Unresolved(format!(
             "has residues in class {} that resolve to other counts by remoteness than the search found",
             spec.class.name()
         )));
