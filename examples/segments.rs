@@ -24,6 +24,13 @@
 //! default), the least recently used pushed out, this counts how many
 //! segments a layer reads from disk. Moves the sample did not draw are
 //! missed, so the counts are lower bounds.
+//!
+//! With `--bands`, the same for partitions that are not runs of the order:
+//! the white sets grouped by how many white bishops stand in each band of
+//! columns (3, 4 or 6 bands) or of rows (2 or 5). A white move leaves its
+//! group only when it carries a bishop into another band, and the groups
+//! it reaches are few; what such a group costs is its *scope*, itself and
+//! every group its moves reach, which must be in memory together.
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -40,7 +47,12 @@ fn main() {
     let mut segments = Vec::new();
     let mut samples = 1_000_000u64;
     let mut memory_gib = 16.0f64;
+    let mut by_bands = false;
     while let Some(arg) = args.next() {
+        if arg == "--bands" {
+            by_bands = true;
+            continue;
+        }
         if arg == "--samples" {
             samples = args.next().and_then(|n| n.parse().ok()).unwrap_or(samples);
         } else if arg == "--memory" {
@@ -50,7 +62,7 @@ fn main() {
         }
     }
     if segments.is_empty() {
-        segments = vec![16, 64, 256];
+        segments = vec![16, 64, 256, 1024];
     }
     let variant = Variant::named(&name).unwrap_or_else(|e| {
         eprintln!("{e}");
@@ -58,8 +70,14 @@ fn main() {
     });
     if variant.is_wide() {
         measure::<u128>(&variant, &segments, samples, memory_gib);
+        if by_bands {
+            bands::<u128>(&variant, samples, memory_gib);
+        }
     } else {
         measure::<u64>(&variant, &segments, samples, memory_gib);
+        if by_bands {
+            bands::<u64>(&variant, samples, memory_gib);
+        }
     }
 }
 
@@ -191,4 +209,117 @@ fn pull_loads(reached: &[HashSet<u64>], kept: usize) -> u64 {
         }
     }
     loads
+}
+
+/// The band partitions of `--bands`: for each, the groups, the share of
+/// white moves that leave their group, the groups one group's moves reach,
+/// and the scopes (a group and the groups it reaches), in two-bit bytes.
+fn bands<W: Width>(variant: &Variant, samples: u64, memory_gib: f64) {
+    let spec = &variant.specs::<W>()[0];
+    let index = spec.tight_index();
+    let len = index.len();
+    let gib = |positions: u64| positions as f64 / 4.0 / f64::from(1u32 << 30);
+    let board = variant.board();
+    for (by_col, count) in [(true, 3u32), (true, 4), (true, 6), (false, 2), (false, 5)] {
+        let lines = if by_col { board.cols() } else { board.rows() };
+        let key = |white: bishops::Bitboard<W>| -> u64 {
+            let mut key = 0u64;
+            for cell in white {
+                let square = spec.geometry.square(cell);
+                let line = if by_col { square.col() } else { square.row() };
+                key += 1 << (6 * (u32::from(line) * count / u32::from(lines)));
+            }
+            key
+        };
+        let began = Instant::now();
+        let mut groups: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+        let mut sizes: Vec<u64> = Vec::new();
+        for r in 0..index.white_sets() {
+            let block = index.block(r);
+            if block.is_empty() {
+                continue;
+            }
+            let k = key(index.unrank_in_block(r, block.start).white);
+            let next = groups.len();
+            let g = *groups.entry(k).or_insert(next);
+            if g == sizes.len() {
+                sizes.push(0);
+            }
+            sizes[g] += block.end - block.start;
+        }
+        let mut reached: Vec<HashSet<usize>> = vec![HashSet::new(); sizes.len()];
+        let (mut white, mut out) = (0u64, 0u64);
+        let mut state = 0xba4d_5eed ^ len;
+        for _ in 0..samples {
+            let part = index.unrank(splitmix(&mut state) % len);
+            let a = groups[&key(part.white)];
+            part.for_each_move(&spec.geometry, |colour, _, _, after| {
+                if colour == Colour::White {
+                    white += 1;
+                    let b = groups[&key(after.white)];
+                    if a != b {
+                        out += 1;
+                        reached[a].insert(b);
+                    }
+                }
+            });
+        }
+        let scopes: Vec<u64> = (0..sizes.len())
+            .map(|a| sizes[a] + reached[a].iter().map(|&b| sizes[b]).sum::<u64>())
+            .collect();
+        let weighted = |of: &[u64]| of.iter().zip(&sizes).map(|(&x, &n)| x as f64 * n as f64).sum::<f64>() / len as f64;
+        let reach: Vec<u64> = reached.iter().map(|r| r.len() as u64).collect();
+        // A layer group by group, in the order of their keys, each with its
+        // scope in memory, the least recently used groups pushed out.
+        let mut order: Vec<(u64, usize)> = groups.iter().map(|(&k, &g)| (k, g)).collect();
+        order.sort_unstable();
+        let budget = (memory_gib * 4.0 * f64::from(1u32 << 30)) as u64;
+        let read = scope_loads(order.iter().map(|&(_, g)| g), &reached, &sizes, budget);
+        let fits: u64 = (scopes.iter().zip(&sizes))
+            .filter(|&(&scope, _)| gib(scope) <= memory_gib)
+            .map(|(_, &n)| n)
+            .sum();
+        println!(
+            "{count} bands of {}: {} groups, the largest {:.2} GiB at two bits; white moves leaving their group {:.1}%; a group reaches {:.1} others (weighted by positions), {} at most; its scope {:.2} GiB (weighted), {:.2} GiB at most; positions whose scope fits {memory_gib} GiB {:.1}%; a layer in key order reads {:.1} tables ({:.1} s)",
+            if by_col { "columns" } else { "rows" },
+            sizes.len(),
+            gib(sizes.iter().copied().max().unwrap_or(0)),
+            100.0 * out as f64 / white.max(1) as f64,
+            weighted(&reach),
+            reach.iter().max().copied().unwrap_or(0),
+            gib(weighted(&scopes) as u64),
+            gib(scopes.iter().copied().max().unwrap_or(0)),
+            100.0 * fits as f64 / len as f64,
+            read as f64 / len as f64,
+            began.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// The positions a layer reads from disk, group after group in `order`,
+/// each with the groups it reaches (`reached`), `sizes` positions each,
+/// when `budget` positions are held and the least recently used go first.
+/// A scope larger than the budget is read whole each time.
+fn scope_loads(order: impl Iterator<Item = usize>, reached: &[HashSet<usize>], sizes: &[u64], budget: u64) -> u64 {
+    let mut held: Vec<usize> = Vec::new();
+    let mut held_size = 0u64;
+    let mut read = 0u64;
+    for g in order {
+        let mut wanted: Vec<usize> = reached[g].iter().copied().collect();
+        wanted.sort_unstable();
+        wanted.push(g);
+        for w in wanted {
+            if let Some(at) = held.iter().position(|&h| h == w) {
+                held.remove(at);
+            } else {
+                read += sizes[w];
+                held_size += sizes[w];
+            }
+            held.push(w);
+            while held_size > budget && held.len() > 1 {
+                held_size -= sizes[held.remove(0)];
+            }
+        }
+    }
+    read
 }

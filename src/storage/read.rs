@@ -138,8 +138,8 @@ impl<W: Width> Database<W> {
     /// What the checked block of the white set of colex rank `white` in the
     /// `k`-th class, a class with a table of its own, holds for its `i`-th
     /// position: its cell, or in the residues layout its two-bit code. The
-    /// block comes from this connection's last few when it is one of them,
-    /// else from the shared cache, else from the file.
+    /// block comes from this connection's recent blocks when it is one of
+    /// them, else from the shared cache, else from the file.
     fn stored_at(&self, k: usize, white: u64, i: usize) -> Result<u8> {
         let key = (k, white);
         let slot = recent_slot(key);
