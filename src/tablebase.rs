@@ -1016,6 +1016,21 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// `len` positions of a walk from the start of `variant`, each move
+    /// picked pseudo-randomly from `seed`.
+    fn walk(variant: &Variant, len: usize, seed: u64) -> Vec<Position> {
+        let mut positions = vec![variant.start().clone()];
+        let mut state = seed;
+        while positions.len() < len {
+            let moves = positions.last().unwrap().moves();
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            positions.push(moves[(state >> 33) as usize % moves.len()].1.clone());
+        }
+        positions
+    }
+
     #[test]
     fn a_cache_of_any_size_answers_as_the_default_one_does() {
         let dir = scratch("cache-size");
@@ -1028,15 +1043,7 @@ mod tests {
             .unwrap()
             .run(&dir, &mut |_| {})
             .unwrap();
-        let mut positions = vec![variant.start().clone()];
-        let mut state = 11u64;
-        while positions.len() < 200 {
-            let moves = positions.last().unwrap().moves();
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            positions.push(moves[(state >> 33) as usize % moves.len()].1.clone());
-        }
+        let positions = walk(&variant, 200, 11);
         let answers = |tablebase: Tablebase| -> Vec<String> {
             let table = tablebase.variant_table(variant.clone()).unwrap();
             (positions.iter())
@@ -1063,16 +1070,7 @@ mod tests {
             .unwrap()
             .run(&dir, &mut |_| {})
             .unwrap();
-        // A walk from the start, each move picked pseudo-randomly.
-        let mut positions = vec![variant.start().clone()];
-        let mut state = 7u64;
-        while positions.len() < 300 {
-            let moves = positions.last().unwrap().moves();
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            positions.push(moves[(state >> 33) as usize % moves.len()].1.clone());
-        }
+        let positions = walk(&variant, 300, 7);
         let answer = |table: &Table, p: &Position| serde_json::to_string(&table.probe(p).unwrap()).unwrap();
         let one = Tablebase::new(&dir).variant_table(variant.clone()).unwrap();
         let expected: Vec<String> = positions.iter().map(|p| answer(&one, p)).collect();
