@@ -83,6 +83,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// [`Error::Busy`] for `variant`, whose write lock another process
+    /// holds while it solves it.
+    pub(crate) fn solving_elsewhere(variant: &str) -> Error {
+        Error::Busy(format!(
+            "variant {variant} is being solved by another process: try again when it is done"
+        ))
+    }
+
     /// The process exit status for this error: 2 for bad input, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {

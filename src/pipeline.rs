@@ -789,11 +789,7 @@ pub fn compact(dir: &Path, variant: &Variant) -> Result<Compacted> {
 fn compact_in<W: Width>(dir: &Path, variant: &Variant) -> Result<Compacted> {
     use crate::solver::{ClassSolution, ClassTable, Solution};
     let name = variant.name();
-    let _lock = storage::WriteLock::try_acquire(dir, name)?.ok_or_else(|| {
-        Error::Busy(format!(
-            "variant {name} is being solved by another process: try again when it is done"
-        ))
-    })?;
+    let _lock = storage::WriteLock::try_acquire(dir, name)?.ok_or_else(|| Error::solving_elsewhere(name))?;
     let database = storage::Database::<W>::open_in(dir, variant)?;
     let path = database.path().to_path_buf();
     let size = |path: &Path| {

@@ -541,11 +541,7 @@ impl Tablebase {
                 ));
             })?
         } else {
-            WriteLock::try_acquire(&self.dir, name)?.ok_or_else(|| {
-                Error::Busy(format!(
-                    "variant {name} is being solved by another process: try again when it is done"
-                ))
-            })?
+            WriteLock::try_acquire(&self.dir, name)?.ok_or_else(|| Error::solving_elsewhere(name))?
         };
         // Whoever held the lock may have solved it meanwhile.
         if let Ok(database) = Database::open_with_cache(&self.dir, variant, self.cache_bytes) {
