@@ -74,6 +74,7 @@ pub use boundary::{
 pub use direction::{Direction, Rates};
 pub use layer::Event;
 pub use stats::{ClassStats, HARDEST};
+pub use table::disk::{DiskStats, OnDisk};
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};

@@ -64,6 +64,10 @@ use super::layer::Event;
 use super::table::Table;
 use super::table::bytes::ByteTable;
 use super::table::codes::CodeTable;
+use super::table::disk::{DiskStats, DiskTable, OnDisk};
+use crate::mod3::Mod3Table;
+use crate::solver::layer::report_saved;
+use crate::symmetry::Symmetries;
 
 /// What the workers of a search in one process end with.
 #[derive(Clone, Debug)]
@@ -144,6 +148,49 @@ pub fn two_bit_with<W: Word>(
 ) -> Result<TwoBitShare> {
     let asked = Asked { mirrored, watch: &[] };
     whole::<CodeTable, W>(name, spec, index, asked, checkpoints, observe)
+}
+
+/// Searches one class by two bits a position as [`two_bit_with`] does,
+/// with its table kept on disk in `disk`'s directory and at most
+/// `disk.max_bytes` of it in memory: the blocks are worked in windows
+/// whose segments fit (see `table::disk`). Every position is expanded,
+/// not one of each orbit, since the images of a position lie anywhere in
+/// the table. Returns the codes, in memory, and what the disk did.
+///
+/// # Errors
+///
+/// [`Error::Io`](crate::Error::Io) when the table's file cannot be made,
+/// read or written; [`Error::TooLarge`](crate::Error::TooLarge) when one
+/// block reaches more of the table than `disk.max_bytes` holds.
+pub fn two_bit_on_disk<W: Word>(
+    name: &str,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    disk: &OnDisk,
+    observe: &mut dyn FnMut(Event),
+) -> Result<(Mod3Table, DiskStats)> {
+    let partition = Partition::by_work(spec, index, 1)?;
+    let class = ClassSearch {
+        name,
+        spec,
+        index,
+        symmetries: Symmetries::trivial(&spec.geometry),
+        partition: &partition,
+    };
+    let table = DiskTable::create(0, index.len(), disk)?;
+    let legal = index.len();
+    let mut total = report_saved(spec.class, &[1], legal, observe);
+    let solo = &mut ChannelTransport::solo();
+    let share = worker::run_from::<DiskTable, _, W>(
+        &class,
+        solo,
+        Asked::default(),
+        None,
+        Some(table),
+        &mut NoCheckpoints,
+        &mut |layer| share::tell(observe, spec.class, legal, &mut total, layer, false),
+    )?;
+    Ok(share.table)
 }
 
 /// Searches one class of variant `name` a byte a position by `workers`

@@ -69,6 +69,7 @@ use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
 use crate::solver::layer::{Event, goal_index, report_saved};
 use crate::solver::summary::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
+use crate::solver::table::disk::Windows;
 use crate::solver::table::{self, Claim, Table};
 
 /// What one worker of a search ends with.
@@ -167,6 +168,27 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized, W: Word>(
     checkpoints: &mut dyn ShareCheckpoints,
     report: &mut dyn FnMut(&LayerStats),
 ) -> Result<Share<T::Done>> {
+    run_from(class, transport, asked, resume, None, checkpoints, report)
+}
+
+/// [`run`], starting a search that resumes from nothing with `fresh` as
+/// its table when given (a table on disk, made in its directory) rather
+/// than a new one in memory. A table on disk is worked in the windows its
+/// segments allow ([`Windows`]).
+///
+/// # Errors
+///
+/// As [`run`], and [`Error::TooLarge`] when one block of a table on disk
+/// reaches more segments than may be resident.
+pub(in crate::solver) fn run_from<T: Table, X: Transport + ?Sized, W: Word>(
+    class: &ClassSearch<'_, W>,
+    transport: &mut X,
+    asked: Asked<'_, W>,
+    resume: Option<Snapshot<T>>,
+    fresh: Option<T>,
+    checkpoints: &mut dyn ShareCheckpoints,
+    report: &mut dyn FnMut(&LayerStats),
+) -> Result<Share<T::Done>> {
     let ClassSearch {
         name,
         spec,
@@ -181,7 +203,18 @@ pub(in crate::solver) fn run<T: Table, X: Transport + ?Sized, W: Word>(
     // What setting up a range's blocks takes, which a move does for the
     // blocks it gains: the first guess at what a move costs.
     let setting_up = Instant::now();
-    let (share, known, found, done) = Holding::start(spec, index, partition, me, symmetries, asked, mirror, resume);
+    let (mut share, known, found, done) =
+        Holding::start(spec, index, partition, me, symmetries, asked, mirror, resume, fresh);
+    if let Some((positions, segments, max)) = share.table.segments() {
+        let kernel = &share.kernel;
+        share.windows = Some(Windows::cut(share.blocks.clone(), segments, positions, max, |r, f| {
+            let own = index.block(r);
+            if !own.is_empty() {
+                f(own);
+                kernel.white_targets(r, |t| f(index.block(t)));
+            }
+        })?);
+    }
     let mut costs = Costs::default();
     costs.worth.cost = setting_up.elapsed();
     let mut worker = Searcher {
@@ -249,7 +282,8 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
     }
 
     fn push_work<X: Transport + ?Sized>(&mut self, transport: &mut X, depth: u64) -> Result<u64> {
-        sum_over_workers(transport, self.share.push_work(T::code(depth)))
+        let work = self.share.push_work(T::code(depth))?;
+        sum_over_workers(transport, work)
     }
 
     fn layer<X: Transport + ?Sized>(&mut self, transport: &mut X, depth: u64, pull: bool) -> Result<LayerStats> {
@@ -694,6 +728,8 @@ struct Holding<'a, T, W: Word> {
     halo: Option<Halo>,
     /// The public hashes of mirror images, when asked for.
     mirror: Option<MirrorHashes<'a, W>>,
+    /// For a table on disk: the windows its blocks are worked in.
+    windows: Option<Windows>,
 }
 
 impl<'a, T: Table, W: Word> Holding<'a, T, W> {
@@ -711,12 +747,13 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         asked: Asked<'a, W>,
         mirror: Option<MirrorHashes<'a, W>>,
         resumed: Option<Snapshot<T>>,
+        new_table: Option<T>,
     ) -> (Holding<'a, T, W>, Known, Vec<u64>, bool) {
         let (blocks, range) = (partition.blocks(me), partition.cells(me));
         let goal = goal_index(spec, index);
         let fresh = resumed.is_none();
         let resumed = resumed.unwrap_or_else(|| Snapshot {
-            table: T::unseen(range.start, range.end - range.start),
+            table: new_table.unwrap_or_else(|| T::unseen(range.start, range.end - range.start)),
             summary: blocks
                 .clone()
                 .into_par_iter()
@@ -763,6 +800,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             range,
             halo: None,
             mirror,
+            windows: None,
         };
         let mut known = Known {
             own: resumed.own,
@@ -870,7 +908,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         let (mut images, mut posted) = (Vec::new(), false);
         for (round, blocks) in cuts.windows(2).enumerate() {
             let working = Instant::now();
-            let found = self.layer(blocks[0]..blocks[1], depth, pull);
+            let found = self.windowed(blocks[0]..blocks[1], depth, pull)?;
             counts.iter_mut().zip(found.counts).for_each(|(c, m)| *c += m);
             own = own.merge(&found.own);
             busy += working.elapsed();
@@ -937,14 +975,48 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     /// How many positions a push of the layer coded `here` scans in its
     /// blocks: those coded `here` in the blocks flagged [`CURRENT`] that
     /// may hold a canonical position.
-    fn push_work(&self, here: u8) -> u64 {
-        (self.blocks.start as usize..self.blocks.end as usize)
-            .into_par_iter()
-            .with_min_len(1 << 10)
-            .map(|r| r as u64)
-            .filter(|&r| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & CURRENT != 0)
-            .map(|r| self.table.count(self.index.block(r), here))
-            .sum()
+    fn push_work(&self, here: u8) -> Result<u64> {
+        let count = |blocks: Range<u64>| -> u64 {
+            (blocks.start as usize..blocks.end as usize)
+                .into_par_iter()
+                .with_min_len(1 << 10)
+                .map(|r| r as u64)
+                .filter(|&r| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & CURRENT != 0)
+                .map(|r| self.table.count(self.index.block(r), here))
+                .sum()
+        };
+        let Some(windows) = &self.windows else {
+            return Ok(count(self.blocks.clone()));
+        };
+        let mut total = 0;
+        let busy = |r: u64| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & CURRENT != 0;
+        for (mut blocks, scope) in windows.blocks().zip(&windows.scopes) {
+            if blocks.any(busy) {
+                self.table.reside(scope)?;
+                total += count(blocks);
+            }
+        }
+        Ok(total)
+    }
+
+    /// [`layer`](Self::layer) on `blocks`, window by window for a table on
+    /// disk, each window's segments made resident before it.
+    fn windowed(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Result<Found> {
+        let Some(windows) = &self.windows else {
+            return Ok(self.layer(blocks, depth, pull));
+        };
+        let flag = if pull { UNSEEN_LEFT } else { CURRENT };
+        let busy = |r: u64| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & flag != 0;
+        let mut found = Found::new(self.partition.workers());
+        for (window, scope) in windows.blocks().zip(&windows.scopes) {
+            let (start, end) = (window.start.max(blocks.start), window.end.min(blocks.end));
+            // A window with nothing to do is not read in.
+            if (start..end).any(busy) {
+                self.table.reside(scope)?;
+                found = found.merge(self.layer(start..end, depth, pull));
+            }
+        }
+        Ok(found)
     }
 
     /// Moves this worker to its range of `to`, a collective step every

@@ -10,10 +10,12 @@
 
 pub(super) mod bytes;
 pub(super) mod codes;
+pub(super) mod disk;
 
 use std::ops::Range;
 
 use crate::bitboard::{Bitboard, Word};
+use crate::error::Result;
 use crate::tight::TightIndex;
 
 use super::boundary::{Coding, ShareCheckpoints, Snapshot, Stored, StoredRef, Wanted};
@@ -116,6 +118,23 @@ pub(super) trait Table: Sized + Sync {
     /// The share of `len` positions from `base` a checkpoint held as
     /// `stored`; `None` when it is not of this table's coding and length.
     fn from_stored(base: u64, len: u64, stored: Stored) -> Option<Self>;
+
+    /// For a table kept on disk in segments (`disk`): the positions a
+    /// segment, how many segments it has and how many may be resident at
+    /// once. `None`, the default, for a table wholly in memory.
+    fn segments(&self) -> Option<(u64, usize, usize)> {
+        None
+    }
+
+    /// For a table on disk: makes exactly the segments `scope` resident,
+    /// with no thread at work. Nothing for a table in memory.
+    ///
+    /// # Errors
+    ///
+    /// When the disk fails.
+    fn reside(&self, _scope: &[u32]) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// This worker's saved share as `wanted` describes it, from `checkpoints`,

@@ -1,0 +1,685 @@
+//! The two-bit table kept on disk ([`DiskTable`]): for a class whose table
+//! is larger than the memory the search may use.
+//!
+//! The codes live in a file, cut into *segments* of equal size, and at
+//! most a given number of segments are in memory at once. The search keeps
+//! the same addresses as for a table in memory: the whole table is a
+//! reserved range of address space, of which only the resident segments
+//! hold pages, so the word-at-a-time code of [`Codes`] reads and writes it
+//! unchanged.
+//!
+//! What is resident is the search's choice, not the kernel's: a black move
+//! stays in its block and a white move leads to a block one white move
+//! away, so the blocks are worked in *windows* of consecutive blocks whose
+//! *scope* (their own segments and those of every block a white move out
+//! of them leads to) fits in memory ([`Windows`]). Before a window, the
+//! table makes its scope resident ([`DiskTable::reside`]), writing back
+//! the segments it changed that leave and reading those that come in, in
+//! ascending order. A position outside the resident segments is still read
+//! or written correctly, by loading its segment on demand, but a search
+//! worked in windows never asks for one inside a layer: the tests count
+//! the loads on demand ([`DiskStats::demand`]).
+//!
+//! A segment never written is all unseen, and is read from no file.
+
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::{Claim, Table};
+use crate::bitboard::{Bitboard, Word};
+use crate::error::{Error, Result};
+use crate::mod3::{Codes, Mod3Table, PER_WORD, UNSEEN, code_words, count_codes};
+use crate::solver::boundary::{Coding, Stored, StoredRef};
+use crate::tight::{TightIndex, prefetch};
+
+/// Where a search keeps a table that does not fit in the memory it may
+/// use, and how much of it may be in memory at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnDisk {
+    /// The directory of the table's file, which the search removes when it
+    /// ends.
+    pub dir: PathBuf,
+    /// The most bytes of table in memory at once.
+    pub max_bytes: u64,
+}
+
+/// The smallest and largest segment, in bytes.
+const SEGMENT_BYTES: Range<u64> = 1 << 12..1 << 24;
+
+impl OnDisk {
+    /// Bytes a segment: about a thousandth of the memory given, a power of
+    /// two between 4 KiB (a page) and 16 MiB, so that a window holds many segments
+    /// and a segment is read in one long run.
+    pub fn segment_bytes(&self) -> u64 {
+        (self.max_bytes / 1024)
+            .clamp(SEGMENT_BYTES.start, SEGMENT_BYTES.end)
+            .next_power_of_two()
+            .min(SEGMENT_BYTES.end)
+    }
+
+    /// How many segments may be in memory at once.
+    pub fn max_segments(&self) -> usize {
+        (self.max_bytes / self.segment_bytes()) as usize
+    }
+}
+
+/// What a [`DiskTable`] read and wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiskStats {
+    /// Segments read from the file.
+    pub reads: u64,
+    /// Segments written to it.
+    pub writes: u64,
+    /// Bytes read and written.
+    pub bytes: u64,
+    /// Segments loaded because a position outside the resident ones was
+    /// asked for.
+    pub demand: u64,
+    /// Nanoseconds spent reading and writing.
+    pub waited_ns: u64,
+}
+
+/// A reserved range of address space, zero until written, whose pages are
+/// given back to the system when [`release`](Reserved::release)d.
+struct Reserved {
+    ptr: *mut libc::c_void,
+    bytes: usize,
+}
+
+// SAFETY: the range is plain memory, read and written through atomics.
+unsafe impl Send for Reserved {}
+// SAFETY: as above.
+unsafe impl Sync for Reserved {}
+
+impl Reserved {
+    fn new(bytes: usize) -> Result<Reserved> {
+        let bytes = bytes.max(1);
+        // SAFETY: an anonymous private mapping, asking for no address.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(Error::TooLarge(format!(
+                "cannot reserve {bytes} bytes of address space for a table on disk: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Reserved { ptr, bytes })
+    }
+
+    fn words(&self) -> &[AtomicU64] {
+        // SAFETY: the mapping is `bytes` long, page aligned, zero filled and
+        // lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const AtomicU64, self.bytes / 8) }
+    }
+
+    /// The bytes of words `words`, to read a segment into while no thread
+    /// touches them.
+    ///
+    /// # Safety
+    ///
+    /// No other reference to these words may be used while the slice is.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn bytes_mut(&self, words: Range<usize>) -> &mut [u8] {
+        debug_assert!(words.end * 8 <= self.bytes);
+        // SAFETY: in range, and the caller keeps every other user out.
+        unsafe { std::slice::from_raw_parts_mut((self.ptr as *mut u8).add(words.start * 8), words.len() * 8) }
+    }
+
+    /// Gives the pages of words `words` back to the system: they read as
+    /// zero again, and cost no memory until written.
+    fn release(&self, words: Range<usize>) {
+        let page = 4096;
+        let (start, end) = ((words.start * 8).div_ceil(page) * page, (words.end * 8) / page * page);
+        if start < end {
+            // SAFETY: a whole number of pages inside the mapping; nothing
+            // reads them until they are filled again.
+            unsafe {
+                libc::madvise(
+                    (self.ptr as *mut u8).add(start) as *mut libc::c_void,
+                    end - start,
+                    libc::MADV_DONTNEED,
+                );
+            }
+        }
+    }
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe {
+            libc::munmap(self.ptr, self.bytes);
+        }
+    }
+}
+
+/// A class's two-bit table on disk, searched by one worker in windows
+/// (see the [module](self)).
+pub(in crate::solver) struct DiskTable {
+    base: u64,
+    len: u64,
+    memory: Reserved,
+    /// Words a segment.
+    segment_words: usize,
+    max_segments: usize,
+    resident: Vec<AtomicBool>,
+    dirty: Vec<AtomicBool>,
+    /// Whether a segment has been written to the file (else it is all
+    /// unseen).
+    stored: Vec<AtomicBool>,
+    file: File,
+    path: PathBuf,
+    /// Held while a segment is loaded on demand.
+    loading: Mutex<()>,
+    reads: AtomicU64,
+    writes: AtomicU64,
+    bytes: AtomicU64,
+    demand: AtomicU64,
+    waited_ns: AtomicU64,
+}
+
+impl DiskTable {
+    /// A table of `len` positions from `base`, none reached, kept in a new
+    /// file of `disk`'s directory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be made, [`Error::TooLarge`] when
+    /// the memory given holds no segment or the address space cannot be
+    /// reserved.
+    pub(in crate::solver) fn create(base: u64, len: u64, disk: &OnDisk) -> Result<DiskTable> {
+        let segment_words = (disk.segment_bytes() / 8) as usize;
+        let max_segments = disk.max_segments();
+        if max_segments == 0 {
+            return Err(Error::TooLarge(format!(
+                "a table on disk needs at least {} bytes of memory, {} were given",
+                disk.segment_bytes(),
+                disk.max_bytes
+            )));
+        }
+        let words = code_words(len) as usize;
+        let segments = words.div_ceil(segment_words);
+        let path = disk
+            .dir
+            .join(format!(".table-{base}-{len}-{}.codes", std::process::id()));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| Error::Io(path.clone(), e))?;
+        let flags = || (0..segments).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
+        Ok(DiskTable {
+            base,
+            len,
+            memory: Reserved::new(segments * segment_words * 8)?,
+            segment_words,
+            max_segments,
+            resident: flags(),
+            dirty: flags(),
+            stored: flags(),
+            file,
+            path,
+            loading: Mutex::new(()),
+            reads: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            demand: AtomicU64::new(0),
+            waited_ns: AtomicU64::new(0),
+        })
+    }
+
+    /// Positions a segment.
+    pub(in crate::solver) fn segment_positions(&self) -> u64 {
+        self.segment_words as u64 * PER_WORD
+    }
+
+    /// What it has read and written so far.
+    pub(in crate::solver) fn stats(&self) -> DiskStats {
+        DiskStats {
+            reads: self.reads.load(Ordering::Relaxed),
+            writes: self.writes.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            demand: self.demand.load(Ordering::Relaxed),
+            waited_ns: self.waited_ns.load(Ordering::Relaxed),
+        }
+    }
+
+    #[inline(always)]
+    fn codes(&self) -> Codes<'_> {
+        Codes::new(self.memory.words(), self.base)
+    }
+
+    /// The segment of position `i`.
+    #[inline(always)]
+    fn segment_of(&self, i: u64) -> usize {
+        ((i - self.base) / PER_WORD) as usize / self.segment_words
+    }
+
+    /// The words of segment `s`.
+    fn words_of(&self, s: usize) -> Range<usize> {
+        let start = s * self.segment_words;
+        start..(start + self.segment_words).min(code_words(self.len) as usize)
+    }
+
+    /// Makes sure the segment of position `i` is resident.
+    #[inline(always)]
+    fn present(&self, i: u64) {
+        let s = self.segment_of(i);
+        if !self.resident[s].load(Ordering::Acquire) {
+            self.load_on_demand(s);
+        }
+    }
+
+    /// Makes sure the segments of positions `cells` are resident.
+    #[inline(always)]
+    fn present_range(&self, cells: Range<u64>) {
+        if cells.is_empty() {
+            return;
+        }
+        for s in self.segment_of(cells.start)..=self.segment_of(cells.end - 1) {
+            if !self.resident[s].load(Ordering::Acquire) {
+                self.load_on_demand(s);
+            }
+        }
+    }
+
+    #[cold]
+    fn load_on_demand(&self, s: usize) {
+        let _held = self.loading.lock().unwrap_or_else(|e| e.into_inner());
+        if self.resident[s].load(Ordering::Acquire) {
+            return;
+        }
+        self.demand.fetch_add(1, Ordering::Relaxed);
+        // No thread reads a segment that is not resident, so its words are
+        // ours until it is marked so.
+        self.fill(s).unwrap_or_else(|e| panic!("{e}"));
+        self.resident[s].store(true, Ordering::Release);
+    }
+
+    /// Reads segment `s` into memory: from the file, or all unseen.
+    fn fill(&self, s: usize) -> Result<()> {
+        let words = self.words_of(s);
+        // SAFETY: segment `s` is not resident, so no thread reads its words.
+        let bytes = unsafe { self.memory.bytes_mut(words) };
+        if self.stored[s].load(Ordering::Relaxed) {
+            let started = Instant::now();
+            self.file
+                .read_exact_at(bytes, (s * self.segment_words * 8) as u64)
+                .map_err(|e| Error::Io(self.path.clone(), e))?;
+            self.note_io(&self.reads, bytes.len(), started);
+        } else {
+            bytes.fill(u8::MAX);
+        }
+        Ok(())
+    }
+
+    /// Writes segment `s` back if it changed and gives its memory back.
+    fn evict(&self, s: usize) -> Result<()> {
+        let words = self.words_of(s);
+        if self.dirty[s].swap(false, Ordering::Relaxed) {
+            // SAFETY: no thread is in the table while segments move.
+            let bytes = unsafe { self.memory.bytes_mut(words.clone()) };
+            let started = Instant::now();
+            self.file
+                .write_all_at(bytes, (s * self.segment_words * 8) as u64)
+                .map_err(|e| Error::Io(self.path.clone(), e))?;
+            self.note_io(&self.writes, bytes.len(), started);
+            self.stored[s].store(true, Ordering::Relaxed);
+        }
+        self.resident[s].store(false, Ordering::Release);
+        self.memory.release(words);
+        Ok(())
+    }
+
+    fn note_io(&self, count: &AtomicU64, bytes: usize, started: Instant) {
+        count.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.waited_ns
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Makes exactly the segments `scope` (ascending) resident: writes back
+    /// and releases the others, then reads those missing. No thread may be
+    /// in the table meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be read or written.
+    pub(in crate::solver) fn reside(&self, scope: &[u32]) -> Result<()> {
+        let mut wanted = vec![false; self.resident.len()];
+        scope.iter().for_each(|&s| wanted[s as usize] = true);
+        for (s, &want) in wanted.iter().enumerate() {
+            if !want && self.resident[s].load(Ordering::Relaxed) {
+                self.evict(s)?;
+            }
+        }
+        for &s in scope {
+            let s = s as usize;
+            if !self.resident[s].load(Ordering::Relaxed) {
+                self.fill(s)?;
+                self.resident[s].store(true, Ordering::Release);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every code, in memory.
+    fn all_words(&self) -> Vec<u64> {
+        let mut words = vec![u64::MAX; code_words(self.len) as usize];
+        for s in 0..self.resident.len() {
+            let range = self.words_of(s);
+            if self.resident[s].load(Ordering::Acquire) {
+                let resident = &self.memory.words()[range.clone()];
+                for (w, r) in words[range].iter_mut().zip(resident) {
+                    *w = r.load(Ordering::Relaxed);
+                }
+            } else if self.stored[s].load(Ordering::Relaxed) {
+                let mut bytes = vec![0u8; range.len() * 8];
+                self.file
+                    .read_exact_at(&mut bytes, (range.start * 8) as u64)
+                    .unwrap_or_else(|e| panic!("{}: {e}", self.path.display()));
+                for (w, b) in words[range].iter_mut().zip(bytes.chunks_exact(8)) {
+                    *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+                }
+            }
+        }
+        words
+    }
+}
+
+impl Drop for DiskTable {
+    fn drop(&mut self) {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => eprintln!("bishops: cannot remove {}: {e}", self.path.display()),
+        }
+    }
+}
+
+impl Table for DiskTable {
+    /// The codes, and what reading and writing them took.
+    type Done = (Mod3Table, DiskStats);
+
+    const DEEPEST: u16 = u16::MAX;
+    const UNSEEN: u8 = UNSEEN;
+    const BITS: u64 = 2;
+    const CODING: Coding = Coding::TwoBit;
+
+    #[inline(always)]
+    fn code(depth: u64) -> u8 {
+        (depth % 3) as u8
+    }
+
+    fn scan_bound(found: &[u64]) -> u64 {
+        let here = (found.len() - 1) % 3;
+        found.iter().skip(here).step_by(3).sum()
+    }
+
+    fn unseen(_: u64, _: u64) -> DiskTable {
+        unreachable!("a table on disk is made by DiskTable::create, in its directory")
+    }
+
+    fn from_words(_: u64, _: u64, _: Vec<u64>) -> DiskTable {
+        unreachable!("a table on disk is searched by one worker, whose range never moves")
+    }
+
+    fn into_words(self) -> Vec<u64> {
+        self.all_words()
+    }
+
+    fn finish(self) -> (Mod3Table, DiskStats) {
+        (Mod3Table::from_words(self.all_words(), self.len), self.stats())
+    }
+
+    #[inline(always)]
+    fn scan<W: Word>(
+        &self,
+        index: &TightIndex<W>,
+        r: u64,
+        safe: Bitboard<W>,
+        want: u8,
+        f: impl FnMut(u64, Bitboard<W>),
+    ) {
+        self.present_range(index.block(r));
+        self.codes().scan(index, r, safe, want, f);
+    }
+
+    fn count(&self, cells: Range<u64>, want: u8) -> u64 {
+        self.present_range(cells.clone());
+        let load = |w: &AtomicU64| w.load(Ordering::Relaxed);
+        count_codes(
+            self.memory.words(),
+            load,
+            cells.start - self.base..cells.end - self.base,
+            want,
+        )
+    }
+
+    #[inline(always)]
+    fn matching(&self, start: u64, len: usize, want: u8) -> u64 {
+        self.present_range(start..start + len as u64);
+        self.codes().matching(start, len, want)
+    }
+
+    #[inline(always)]
+    fn at(&self, i: u64, here: u8) -> bool {
+        self.present(i);
+        self.codes().code(i) == here
+    }
+
+    fn reached(&self, i: u64) -> bool {
+        self.present(i);
+        self.codes().code(i) != UNSEEN
+    }
+
+    #[inline(always)]
+    fn claim(&self, i: u64, next: u8, claim: Claim) -> bool {
+        self.present(i);
+        let codes = self.codes();
+        let wrote = match claim {
+            Claim::Reached | Claim::Sent => codes.code(i) == UNSEEN && codes.write(i, next),
+            Claim::Unseen => codes.write(i, next),
+        };
+        if wrote {
+            let dirty = &self.dirty[self.segment_of(i)];
+            if !dirty.load(Ordering::Relaxed) {
+                dirty.store(true, Ordering::Relaxed);
+            }
+        }
+        wrote
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: u64, _: Claim) {
+        if self.resident[self.segment_of(i)].load(Ordering::Relaxed) {
+            prefetch(self.codes().word(i));
+        }
+    }
+
+    fn begin_layer(&mut self, _: u8, _: bool) {}
+
+    fn end_layer(&mut self, _: u8, _: bool) {}
+
+    fn stored(&self) -> StoredRef<'_> {
+        unreachable!("a table on disk is not saved by copy")
+    }
+
+    fn from_stored(_: u64, _: u64, _: Stored) -> Option<DiskTable> {
+        None
+    }
+
+    fn segments(&self) -> Option<(u64, usize, usize)> {
+        Some((self.segment_positions(), self.resident.len(), self.max_segments))
+    }
+
+    fn reside(&self, scope: &[u32]) -> Result<()> {
+        DiskTable::reside(self, scope)
+    }
+}
+
+/// The windows a search of a table on disk works its blocks in: runs of
+/// consecutive blocks, and for each the segments it reads and writes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(in crate::solver) struct Windows {
+    /// `cuts[k]..cuts[k + 1]`: the blocks of window `k`.
+    pub(in crate::solver) cuts: Vec<u64>,
+    /// `scopes[k]`: the segments of window `k`, ascending.
+    pub(in crate::solver) scopes: Vec<Vec<u32>>,
+}
+
+impl Windows {
+    /// Cuts `blocks` into windows of at most `max` segments of
+    /// `segment_positions` positions each, greedily in block order, where
+    /// `scope(r, f)` calls `f` with the positions block `r` reads or
+    /// writes (its own, and those of the blocks its white moves reach).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`] when one block's scope alone is more than `max`
+    /// segments.
+    pub(in crate::solver) fn cut(
+        blocks: Range<u64>,
+        segments: usize,
+        segment_positions: u64,
+        max: usize,
+        scope: impl Fn(u64, &mut dyn FnMut(Range<u64>)),
+    ) -> Result<Windows> {
+        let mut windows = Windows {
+            cuts: vec![blocks.start],
+            scopes: Vec::new(),
+        };
+        // `mark[s] == epoch`: segment `s` is in the window being cut.
+        let (mut mark, mut epoch) = (vec![0u32; segments], 1u32);
+        let (mut current, mut mine): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        for r in blocks.clone() {
+            mine.clear();
+            scope(r, &mut |cells| {
+                if !cells.is_empty() {
+                    mine.extend(
+                        (cells.start / segment_positions) as u32..=((cells.end - 1) / segment_positions) as u32,
+                    );
+                }
+            });
+            mine.sort_unstable();
+            mine.dedup();
+            if mine.len() > max {
+                return Err(Error::TooLarge(format!(
+                    "block {r} alone reaches {} segments of the table, more than the {max} the memory given holds",
+                    mine.len()
+                )));
+            }
+            let new = mine.iter().filter(|&&s| mark[s as usize] != epoch).count();
+            if current.len() + new > max {
+                windows.cuts.push(r);
+                current.sort_unstable();
+                windows.scopes.push(std::mem::take(&mut current));
+                epoch += 1;
+            }
+            for &s in &mine {
+                if mark[s as usize] != epoch {
+                    mark[s as usize] = epoch;
+                    current.push(s);
+                }
+            }
+        }
+        if windows.scopes.len() + 1 == windows.cuts.len() {
+            windows.cuts.push(blocks.end);
+            current.sort_unstable();
+            windows.scopes.push(current);
+        }
+        Ok(windows)
+    }
+
+    /// The blocks of each window.
+    pub(in crate::solver) fn blocks(&self) -> impl Iterator<Item = Range<u64>> + '_ {
+        self.cuts.windows(2).map(|c| c[0]..c[1])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::boundary::NoCheckpoints;
+    use crate::solver::search::{board, two_bit_on_disk, two_bit_with};
+
+    /// Class 0 of `name` on disk with `max_bytes` of memory, against the
+    /// search in memory: the same codes, and no segment loaded on demand
+    /// inside a layer (at most the goal's and the watched ones').
+    fn same_on_disk(name: &str, max_bytes: u64) -> DiskStats {
+        let (variant, index, _, _) = board(name);
+        let spec = &variant.classes()[0];
+        let memory = two_bit_with(name, spec, &index, None, &mut NoCheckpoints, &mut |_| {}).unwrap();
+        let dir = std::env::temp_dir().join(format!("bishops-disk-{name}-{max_bytes}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let disk = OnDisk {
+            dir: dir.clone(),
+            max_bytes,
+        };
+        let (table, stats) = two_bit_on_disk(name, spec, &index, &disk, &mut |_| {}).unwrap();
+        assert_eq!(table, memory.table, "{name} at {max_bytes} bytes");
+        assert!(stats.demand <= 1, "{name}: {} segments loaded on demand", stats.demand);
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "the table's file is removed"
+        );
+        std::fs::remove_dir(&dir).unwrap();
+        stats
+    }
+
+    #[test]
+    fn a_table_on_disk_holds_what_one_in_memory_does() {
+        for name in ["5x4", "7x4", "7x6"] {
+            // Whole in memory: one window, never written.
+            same_on_disk(name, 1 << 30);
+        }
+        // 9x6's class is about 96 KiB of codes: below that it is worked in
+        // windows, read and written many times over.
+        for kib in [48, 56, 64] {
+            let stats = same_on_disk("9x6", kib << 10);
+            assert!(stats.writes > 0 && stats.reads > 0, "{kib} KiB: {stats:?}");
+        }
+    }
+
+    #[test]
+    fn windows_cover_the_blocks_in_order_within_the_memory() {
+        let scopes = |r: u64, f: &mut dyn FnMut(Range<u64>)| {
+            f(r * 10..r * 10 + 10);
+            f((r * 37 % 100) * 10..(r * 37 % 100) * 10 + 5);
+        };
+        let windows = Windows::cut(0..100, 100, 20, 8, scopes).unwrap();
+        assert_eq!(windows.cuts.first(), Some(&0));
+        assert_eq!(windows.cuts.last(), Some(&100));
+        assert!(windows.cuts.windows(2).all(|c| c[0] < c[1]));
+        for (blocks, scope) in windows.blocks().zip(&windows.scopes) {
+            assert!(scope.len() <= 8 && scope.windows(2).all(|s| s[0] < s[1]));
+            for r in blocks {
+                scopes(r, &mut |cells| {
+                    for s in cells.start / 20..=(cells.end - 1) / 20 {
+                        assert!(scope.contains(&(s as u32)), "block {r}, segment {s}");
+                    }
+                });
+            }
+        }
+        assert!(
+            Windows::cut(0..100, 100, 1, 8, scopes).is_err(),
+            "a block reaching 15 segments"
+        );
+    }
+}
