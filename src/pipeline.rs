@@ -32,7 +32,7 @@ use crate::index::binomial;
 use crate::remoteness::Remoteness;
 use crate::solver::classes::{Cells, Shares, Sink, Summary};
 use crate::solver::search::Transport;
-use crate::solver::{ClassStats, Event, Method, Plan, ShareCheckpoints, Streamed, Tables};
+use crate::solver::{ClassStats, Event, Method, OnDisk, Plan, ShareCheckpoints, Streamed, Tables};
 use crate::storage::{self, Layout};
 use crate::system::{available_memory, free_disk, human_bytes};
 use crate::variant::by_width;
@@ -74,6 +74,10 @@ const BLOCK_ROW_BYTES: u64 = 48;
 /// The bytes of a checkpoint's header lines, at most (the hardest
 /// positions and a share's counts included).
 const CHECKPOINT_HEADER: u64 = 16 << 10;
+
+/// The least memory a search with its table on disk is given for it:
+/// room for a window of a few segments of the smallest size.
+const MIN_TABLE_CAP: u64 = 1 << 20;
 
 /// One search layer of a solve.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -144,6 +148,9 @@ pub struct SolvePlan<'a> {
     variant: &'a Variant,
     plan: Planned<'a>,
     options: SolveOptions,
+    /// When the two-bit tables do not fit under `--max-memory`: the bytes
+    /// of table the search may hold in memory, the rest on disk.
+    table_cap: Option<u64>,
 }
 
 /// The plan of a solve, in the word its variant's classes need: chosen
@@ -222,8 +229,33 @@ impl<'a> SolvePlan<'a> {
                 method.name()
             )));
         }
-        check_memory(variant, need, method, available, options.max_memory)?;
-        Ok(SolvePlan { variant, plan, options })
+        // Two-bit tables over the cap go to disk, the search holding what
+        // the cap leaves beside the rest of its need; writing the database
+        // still holds a class's codes, so the machine must have room for
+        // them.
+        let tables = on_plan!(&plan, p => p.two_bit_table_bytes());
+        let table_cap = match options.max_memory {
+            Some(cap) if method == Method::TwoBit && need > cap && available_memory().is_none_or(|a| need <= a) => {
+                let left = cap.saturating_sub(need - tables);
+                (left >= MIN_TABLE_CAP).then_some(left)
+            }
+            _ => None,
+        };
+        if table_cap.is_none() {
+            check_memory(variant, need, method, available, options.max_memory)?;
+        }
+        Ok(SolvePlan {
+            variant,
+            plan,
+            options,
+            table_cap,
+        })
+    }
+
+    /// Bytes of table the search holds in memory when its tables are on
+    /// disk (the cap left them no room); `None` when they are in memory.
+    pub fn table_cap(&self) -> Option<u64> {
+        self.table_cap
     }
 
     /// The plan as a solve across ranks ([`run_on`](Self::run_on)) carries
@@ -247,6 +279,12 @@ impl<'a> SolvePlan<'a> {
     /// checkpoints one per searched class plus a second of the largest (a
     /// new one is written before the old one goes).
     pub fn disk_bytes(&self) -> u64 {
+        if self.table_cap.is_some() {
+            // A class's table file, which goes when its search ends, and no
+            // checkpoints.
+            let files = self.searched().map(|(legal, _)| legal.div_ceil(32) * 8).max();
+            return self.database_bytes() + files.unwrap_or(0);
+        }
         let checkpoints: Vec<u64> = self
             .searched()
             .map(|(legal, white_sets)| match self.method() {
@@ -359,9 +397,14 @@ impl<'a> SolvePlan<'a> {
         (0..self.legal().len()).filter(|&k| self.is_mirrored(k)).count()
     }
 
-    /// The peak memory of the solve, in bytes.
+    /// The peak memory of the search, in bytes: with its tables on disk,
+    /// what it holds beside them and the memory given to them.
     pub fn memory_bytes(&self) -> u64 {
-        on_plan!(&self.plan, p => p.memory_bytes())
+        let need = on_plan!(&self.plan, p => p.memory_bytes());
+        match self.table_cap {
+            Some(cap) => need - on_plan!(&self.plan, p => p.two_bit_table_bytes()) + cap,
+            None => need,
+        }
     }
 
     /// One line saying what the solve will do and need, in memory and on
@@ -377,8 +420,11 @@ impl<'a> SolvePlan<'a> {
         } else {
             String::new()
         };
+        let on_disk = self.table_cap.map_or(String::new(), |cap| {
+            format!(", its table on disk with at most {} of it in memory", human_bytes(cap))
+        });
         format!(
-            "solving {} ({} search{chosen}, {} thread{}): {} legal positions per class, {} class{}{}; needs about {}{} and {} of disk{}",
+            "solving {} ({} search{chosen}{on_disk}, {} thread{}): {} legal positions per class, {} class{}{}; needs about {}{} and {} of disk{}",
             self.variant.name(),
             self.method().name(),
             rayon::current_num_threads(),
@@ -449,20 +495,35 @@ impl<'a> SolvePlan<'a> {
         note: &mut dyn FnMut(&str),
     ) -> Result<Solved> {
         self.check_files(dir)?;
+        let table_cap = self.table_cap;
+        if let Some(cap) = table_cap {
+            note(&format!(
+                "the two-bit table is kept on disk in {}, at most {} of it in memory; it is not checkpointed there yet, so a stopped solve starts over",
+                crate::text::path(dir),
+                human_bytes(cap)
+            ));
+        }
         let mut checkpointer = self
             .options
             .checkpoints
+            .filter(|_| table_cap.is_none())
             .map(|options| Checkpointer::new(dir, self.variant, options, note));
         let mut no_checkpoints = crate::solver::NoCheckpoints;
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
         let mut layers = Vec::new();
+        let mut disk_notes = Vec::new();
         let mut observe_layers = recording(&mut layers, observe);
         let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
             Some(c) => c,
             None => &mut no_checkpoints,
         };
-        let (written, solve_seconds) =
-            on_plan!(self.plan, plan => solve_and_write(plan, layout, dir, checkpoints, &mut observe_layers)?);
+        let (written, solve_seconds) = on_plan!(self.plan, plan => {
+            let plan = match table_cap {
+                Some(max_bytes) => plan.on_disk(OnDisk { dir: dir.to_owned(), max_bytes }),
+                None => plan,
+            };
+            solve_and_write(plan, layout, dir, checkpoints, &mut observe_layers, &mut disk_notes)?
+        });
         drop(observe_layers);
         if self.options.checkpoints.is_some() {
             // Written, or refused with a wrong answer, which may come from
@@ -471,9 +532,11 @@ impl<'a> SolvePlan<'a> {
                 checkpoint::remove(dir, variant);
             }
         }
+        let checkpoints = checkpointer.map_or((0, 0.0, 0), |c| c.written);
+        disk_notes.iter().for_each(|n| note(n));
         let written = written?;
         Ok(Solved {
-            checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
+            checkpoints,
             path: written.path,
             solve_seconds,
             write_seconds: written.seconds,
@@ -530,7 +593,15 @@ impl<'a> SolvePlan<'a> {
                 "across MPI ranks the two-bit search writes residues, not frames: ask for --layout residues, or leave it out".into(),
             ));
         }
-        let SolvePlan { variant, plan, options } = self;
+        if let Some(cap) = self.table_cap {
+            return Err(Error::Usage(format!(
+                "the two-bit tables do not fit the cap of {} (--max-memory) beside the search, and a table on disk is searched in one process, not across ranks: raise the cap, or solve without mpirun",
+                human_bytes(self.options.max_memory.unwrap_or(cap))
+            )));
+        }
+        let SolvePlan {
+            variant, plan, options, ..
+        } = self;
         on_plan!(plan, plan => if two_bit {
             shares_on(variant, options, plan, dir, transport, observe, note, Plan::search_two_bit_shares)
         } else {
@@ -552,11 +623,25 @@ fn solve_and_write<W: Width>(
     dir: &Path,
     checkpoints: &mut dyn crate::solver::ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
+    notes: &mut Vec<String>,
 ) -> Result<(Result<Written>, f64)> {
     let variant = plan.variant();
     // The search's tables, owned here and lent to the checks and the write.
     let (bytes, two_bit);
-    let found = if plan.method() == Method::TwoBit {
+    let found = if plan.disk().is_some() {
+        let disk;
+        (two_bit, disk) = plan.solve_on_disk(observe)?;
+        for stats in disk {
+            notes.push(format!(
+                "the table on disk: {} segments read and {} written, {} in all, {:.1} s reading and writing",
+                stats.reads,
+                stats.writes,
+                human_bytes(stats.bytes),
+                stats.waited_ns as f64 / 1e9
+            ));
+        }
+        Tables::TwoBit(&two_bit)
+    } else if plan.method() == Method::TwoBit {
         two_bit = plan.solve_two_bit_with(checkpoints, observe)?;
         Tables::TwoBit(&two_bit)
     } else {

@@ -182,7 +182,9 @@ pub struct SolveArgs {
     /// class, frames beyond.
     #[arg(long, value_enum, default_value = "auto")]
     pub layout: LayoutArg,
-    /// Refuse a solve that needs more than this many MiB (default: what is available).
+    /// Use at most this many MiB searching (default: what is available). A
+    /// two-bit table that does not fit is kept on disk in the database
+    /// directory, only part of it in memory; a solve that cannot fit even so is refused.
     #[arg(long, value_name = "MIB")]
     pub max_memory: Option<u64>,
     /// Print one JSON document.

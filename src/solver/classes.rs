@@ -154,7 +154,8 @@ impl<'a, W: Width> Plan<'a, W> {
             };
             let partition = Partition::by_work(spec, index, transport.workers())?;
             let class = ClassSearch::new(self.variant.name(), spec, index, &partition);
-            let share = search_on::<T, X, W>(&class, transport, asked, checkpoints, exchanges, observe)?;
+            let disk = self.disk.as_ref();
+            let share = search_on::<T, X, W>(&class, transport, asked, checkpoints, exchanges, disk, observe)?;
             let remoteness = |w: Option<u64>| w.map(|d| Remoteness(u16::try_from(d).unwrap_or(u16::MAX)));
             let reachable = share.layers.iter().sum();
             let of = |hardest: Vec<u64>, legal: u64| ClassStats {

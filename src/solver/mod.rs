@@ -371,6 +371,8 @@ pub struct Plan<'a, W: Word = u64> {
     indices: Vec<TightIndex<W>>,
     /// For each class, the earlier class it mirrors and the verified map.
     mirrors: Vec<Option<(usize, Mirror)>>,
+    /// Where a two-bit search keeps its tables when they are on disk.
+    disk: Option<OnDisk>,
     started: Instant,
 }
 
@@ -396,8 +398,21 @@ impl<'a, W: Width> Plan<'a, W> {
             method,
             indices,
             mirrors,
+            disk: None,
             started,
         }
+    }
+
+    /// The same plan, whose two-bit search keeps each class's table on disk
+    /// as `disk` says ([`solve_two_bit_with`](Self::solve_two_bit_with)).
+    pub fn on_disk(mut self, disk: OnDisk) -> Plan<'a, W> {
+        self.disk = Some(disk);
+        self
+    }
+
+    /// Where the two-bit search keeps its tables, when on disk.
+    pub fn disk(&self) -> Option<&OnDisk> {
+        self.disk.as_ref()
     }
 
     /// The same plan, run by `method`.
@@ -468,13 +483,19 @@ impl<'a, W: Width> Plan<'a, W> {
         tables + index + search
     }
 
+    /// The bytes of the two-bit tables of the searched classes: what a
+    /// search on disk keeps there.
+    pub fn two_bit_table_bytes(&self) -> u64 {
+        self.searched().map(|i| mod3::code_words(i.len()) * 8).sum()
+    }
+
     /// The peak memory of a two-bit solve ([`solve_two_bit`](Self::solve_two_bit))
     /// in bytes: as [`byte_memory_bytes`](Self::byte_memory_bytes) with 2
     /// bits a position, and of the class searched only the summary byte and
     /// canonical-block flag of each white set. Nothing else grows with the
     /// positions: the hardest candidates are a few lists of [`HARDEST`].
     pub fn two_bit_memory_bytes(&self) -> u64 {
-        let tables: u64 = self.searched().map(|i| mod3::code_words(i.len()) * 8).sum();
+        let tables = self.two_bit_table_bytes();
         let summaries = self.searched().map(|i| 2 * i.white_sets()).max().unwrap_or(0);
         let index: u64 = self.indices.iter().map(TightIndex::<W>::table_bytes).sum();
         tables + summaries + index
@@ -516,9 +537,61 @@ impl<'a, W: Width> Plan<'a, W> {
         // A variant in one process is searched as by the one worker of a
         // job whose exchanges do nothing, and says nothing of them.
         let variant = self.variant;
+        if self.disk.is_some() {
+            return self.solve_on_disk(observe).map(|(solution, _)| solution);
+        }
         let shares =
             self.shares::<table::codes::CodeTable, _>(&mut ChannelTransport::solo(), checkpoints, false, observe)?;
         Ok(shares.into_solution(variant))
+    }
+
+    /// The two-bit search with each searched class's table on disk as
+    /// [`on_disk`](Self::on_disk) said, without checkpoints (a table on disk
+    /// is not saved by copy, and is not yet saved otherwise): the solution,
+    /// and what the disk did for each class searched, in class order.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`](crate::Error::Usage) when the plan is not on disk;
+    /// as [`solve_two_bit`](Self::solve_two_bit), and
+    /// [`Error::Io`](crate::Error::Io) when the disk fails.
+    pub fn solve_on_disk(self, observe: &mut dyn FnMut(Event)) -> Result<(TwoBitSolution<W>, Vec<DiskStats>)> {
+        if self.disk.is_none() {
+            return Err(crate::error::Error::Usage(
+                "this plan keeps its tables in memory".into(),
+            ));
+        }
+        let variant = self.variant;
+        let shares = self.shares::<table::disk::DiskTable, _>(
+            &mut ChannelTransport::solo(),
+            &mut NoCheckpoints,
+            false,
+            observe,
+        )?;
+        let solution = shares.into_solution(variant);
+        let mut stats = Vec::new();
+        let classes = solution
+            .classes
+            .into_iter()
+            .map(|class| ClassSolution {
+                table: match class.table {
+                    ClassTable::Own((codes, disk)) => {
+                        stats.push(disk);
+                        ClassTable::Own(codes)
+                    }
+                    ClassTable::Mirrored { from, mirror } => ClassTable::Mirrored { from, mirror },
+                },
+                class: class.class,
+                dense: class.dense,
+                index: class.index,
+                stats: class.stats,
+            })
+            .collect();
+        let solution = Solution {
+            classes,
+            elapsed: solution.elapsed,
+        };
+        Ok((solution, stats))
     }
 
     /// Runs the solve, telling `observe` of each step.

@@ -66,8 +66,6 @@ use super::table::bytes::ByteTable;
 use super::table::codes::CodeTable;
 use super::table::disk::{DiskStats, DiskTable, OnDisk};
 use crate::mod3::Mod3Table;
-use crate::solver::layer::report_saved;
-use crate::symmetry::Symmetries;
 
 /// What the workers of a search in one process end with.
 #[derive(Clone, Debug)]
@@ -124,7 +122,7 @@ pub fn bytes_with<W: Word>(
     checkpoints: &mut dyn ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Vec<u8>> {
-    whole::<ByteTable, W>(name, spec, index, Asked::default(), checkpoints, observe).map(|share| share.table)
+    whole::<ByteTable, W>(name, spec, index, Asked::default(), checkpoints, None, observe).map(|share| share.table)
 }
 
 /// Searches one class by two bits a position (the remoteness mod 3), on
@@ -147,7 +145,7 @@ pub fn two_bit_with<W: Word>(
     observe: &mut dyn FnMut(Event),
 ) -> Result<TwoBitShare> {
     let asked = Asked { mirrored, watch: &[] };
-    whole::<CodeTable, W>(name, spec, index, asked, checkpoints, observe)
+    whole::<CodeTable, W>(name, spec, index, asked, checkpoints, None, observe)
 }
 
 /// Searches one class by two bits a position as [`two_bit_with`] does,
@@ -169,28 +167,8 @@ pub fn two_bit_on_disk<W: Word>(
     disk: &OnDisk,
     observe: &mut dyn FnMut(Event),
 ) -> Result<(Mod3Table, DiskStats)> {
-    let partition = Partition::by_work(spec, index, 1)?;
-    let class = ClassSearch {
-        name,
-        spec,
-        index,
-        symmetries: Symmetries::trivial(&spec.geometry),
-        partition: &partition,
-    };
-    let table = DiskTable::create(0, index.len(), disk)?;
-    let legal = index.len();
-    let mut total = report_saved(spec.class, &[1], legal, observe);
-    let solo = &mut ChannelTransport::solo();
-    let share = worker::run_from::<DiskTable, _, W>(
-        &class,
-        solo,
-        Asked::default(),
-        None,
-        Some(table),
-        &mut NoCheckpoints,
-        &mut |layer| share::tell(observe, spec.class, legal, &mut total, layer, false),
-    )?;
-    Ok(share.table)
+    let asked = Asked::default();
+    whole::<DiskTable, W>(name, spec, index, asked, &mut NoCheckpoints, Some(disk), observe).map(|share| share.table)
 }
 
 /// Searches one class of variant `name` a byte a position by `workers`
@@ -223,12 +201,13 @@ fn whole<T: Table, W: Word>(
     index: &TightIndex<W>,
     asked: Asked<'_, W>,
     checkpoints: &mut dyn ShareCheckpoints,
+    disk: Option<&OnDisk>,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
     let partition = Partition::by_work(spec, index, 1)?;
     let class = ClassSearch::new(name, spec, index, &partition);
     let solo = &mut ChannelTransport::solo();
-    search_on::<T, _, W>(&class, solo, asked, checkpoints, false, observe)
+    search_on::<T, _, W>(&class, solo, asked, checkpoints, false, disk, observe)
 }
 
 /// [`threads`] into a table of kind `T`, finding what `asked` asks.
@@ -357,7 +336,7 @@ mod tests {
         [class.symmetries.clone(), Symmetries::trivial(&spec.geometry)].map(|symmetries| {
             let class = ClassSearch { symmetries, ..class };
             let solo = &mut ChannelTransport::solo();
-            search_on::<T, _, u64>(&class, solo, asked, &mut NoCheckpoints, false, &mut |_| {}).unwrap()
+            search_on::<T, _, u64>(&class, solo, asked, &mut NoCheckpoints, false, None, &mut |_| {}).unwrap()
         })
     }
 

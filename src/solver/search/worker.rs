@@ -69,7 +69,7 @@ use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
 use crate::solver::layer::{Event, goal_index, report_saved};
 use crate::solver::summary::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
-use crate::solver::table::disk::Windows;
+use crate::solver::table::disk::{OnDisk, Windows};
 use crate::solver::table::{self, Claim, Table};
 
 /// What one worker of a search ends with.
@@ -130,10 +130,24 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized, W: Word>(
     asked: Asked<'_, W>,
     checkpoints: &mut dyn ShareCheckpoints,
     exchanges: bool,
+    disk: Option<&OnDisk>,
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
     let (spec, index) = (class.spec, class.index);
+    // A table that keeps no images has every position expanded.
+    let every = T::EVERY_POSITION.then(|| ClassSearch {
+        symmetries: Symmetries::trivial(&spec.geometry),
+        ..*class
+    });
+    let class = every.as_ref().unwrap_or(class);
     let resume = agree_on_resume::<T, X, W>(spec, index, class.partition, transport, checkpoints, asked)?;
+    let fresh = match resume {
+        Some(_) => None,
+        None => {
+            let range = class.partition.cells(transport.worker());
+            T::fresh(range.start, range.end - range.start, disk)?
+        }
+    };
     let lead = transport.worker() == 0;
     let (legal, mut total) = (index.len(), 1);
     if lead {
@@ -141,7 +155,7 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized, W: Word>(
         total = report_saved(spec.class, saved, legal, observe);
     }
     let resume = resume.map(|(saved, _)| saved);
-    run::<T, X, W>(class, transport, asked, resume, checkpoints, &mut |layer| {
+    run_from::<T, X, W>(class, transport, asked, resume, fresh, checkpoints, &mut |layer| {
         if lead {
             tell(observe, spec.class, legal, &mut total, layer, exchanges);
         }

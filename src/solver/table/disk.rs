@@ -431,6 +431,13 @@ impl Table for DiskTable {
         found.iter().skip(here).step_by(3).sum()
     }
 
+    const EVERY_POSITION: bool = true;
+
+    fn fresh(base: u64, len: u64, disk: Option<&OnDisk>) -> Result<Option<DiskTable>> {
+        let disk = disk.ok_or_else(|| Error::Usage("a table on disk needs a directory and a memory cap".into()))?;
+        DiskTable::create(base, len, disk).map(Some)
+    }
+
     fn unseen(_: u64, _: u64) -> DiskTable {
         unreachable!("a table on disk is made by DiskTable::create, in its directory")
     }

@@ -17,6 +17,7 @@ use std::ops::Range;
 use crate::bitboard::{Bitboard, Word};
 use crate::error::Result;
 use crate::tight::TightIndex;
+use disk::OnDisk;
 
 use super::boundary::{Coding, ShareCheckpoints, Snapshot, Stored, StoredRef, Wanted};
 
@@ -53,6 +54,11 @@ pub(super) trait Table: Sized + Sync {
     /// How the table keeps a position, in checkpoints too.
     const CODING: Coding;
 
+    /// Whether a search of this table expands every position rather than
+    /// one of each orbit, setting no images: a table on disk holds only a
+    /// window of the class in memory, and a position's images lie anywhere.
+    const EVERY_POSITION: bool = false;
+
     /// The code of remoteness `depth`.
     fn code(depth: u64) -> u8;
 
@@ -63,6 +69,18 @@ pub(super) trait Table: Sized + Sync {
 
     /// A share of `len` positions from `base`, none of them reached.
     fn unseen(base: u64, len: u64) -> Self;
+
+    /// A new share of `len` positions from `base` for a search that
+    /// resumes from nothing, when this kind of table is not made by
+    /// [`unseen`](Self::unseen): a table on disk, in `disk`'s directory.
+    /// `None`, the default: by `unseen`.
+    ///
+    /// # Errors
+    ///
+    /// When the table cannot be made.
+    fn fresh(_base: u64, _len: u64, _disk: Option<&OnDisk>) -> Result<Option<Self>> {
+        Ok(None)
+    }
 
     /// The share of `len` positions from `base` whose codes are `words`,
     /// [`BITS`](Self::BITS) a position from the low bits of the first.

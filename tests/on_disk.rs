@@ -1,0 +1,134 @@
+//! The two-bit search with its table on disk: chosen by `solve` when the
+//! table does not fit `--max-memory`, it writes the database the search in
+//! memory writes (the same export, byte for byte), leaves no file of its
+//! own behind, and gives the library the same codes, class by class.
+
+mod common;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use bishops::Variant;
+use bishops::solver::{Method, OnDisk, Plan};
+use common::{scratch, succeeded};
+use xxhash_rust::xxh3::Xxh3Default;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bishops");
+
+/// `bishops --db DIR solve NAME --method two-bit` with `extra` arguments:
+/// its standard error.
+fn solve(dir: &Path, name: &str, extra: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(dir)
+        .args(["solve", name, "--method", "two-bit"])
+        .args(extra)
+        .output()
+        .unwrap();
+    String::from_utf8(succeeded(out, &format!("solve {name} {extra:?}")).stderr).unwrap()
+}
+
+/// The export of `name` from `dir`, hashed as it streams (9x8's is about a
+/// gigabyte), and its length.
+fn export_digest(dir: &Path, name: &str) -> (u64, u64) {
+    let mut child = Command::new(BIN)
+        .arg("--db")
+        .arg(dir)
+        .args(["export", name])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (mut hasher, mut len, mut buf) = (Xxh3Default::new(), 0u64, vec![0u8; 1 << 20]);
+    loop {
+        let n = stdout.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        len += n as u64;
+    }
+    assert!(child.wait().unwrap().success(), "export {name}");
+    (hasher.digest(), len)
+}
+
+#[test]
+fn a_solve_over_the_cap_keeps_its_table_on_disk_and_writes_the_same_database() {
+    let name = "9x8";
+    let memory = scratch("on-disk", "memory");
+    let disk = scratch("on-disk", "disk");
+    let said = solve(&memory, name, &[]);
+    assert!(!said.contains("on disk"), "{said}");
+    // 9x8's two-bit solve needs about 6 MiB, 4 of them its table's codes.
+    let said = solve(&disk, name, &["--max-memory", "3"]);
+    assert!(
+        said.contains("its table on disk with at most 1 MiB of it in memory"),
+        "{said}"
+    );
+    assert!(said.contains("the table on disk:"), "{said}");
+    let (digest, len) = export_digest(&memory, name);
+    assert!(len > 1 << 20, "an export of {len} bytes");
+    assert_eq!(
+        export_digest(&disk, name),
+        (digest, len),
+        "the same export, byte for byte"
+    );
+    let left: Vec<String> = std::fs::read_dir(&disk)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| !f.starts_with(name))
+        .collect();
+    assert!(left.is_empty(), "files left beside the database: {left:?}");
+}
+
+#[test]
+fn a_cap_that_leaves_no_room_for_the_table_is_refused() {
+    let dir = scratch("on-disk", "refused");
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(&dir)
+        .args(["solve", "9x8", "--max-memory", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("more than the cap of 1 MiB (--max-memory)"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!dir.join("9x8.sqlite").exists());
+}
+
+#[test]
+fn every_class_on_disk_has_the_codes_and_statistics_of_the_search_in_memory() {
+    for name in ["5x4-full", "7x6", "9x6"] {
+        let variant = Variant::named(name).unwrap();
+        let memory = Plan::new(&variant, Method::TwoBit).solve_two_bit(&mut |_| {}).unwrap();
+        let dir = scratch("on-disk", name);
+        std::fs::create_dir_all(&dir).unwrap();
+        // Small enough that 9x6's class is worked in windows.
+        let on_disk = OnDisk {
+            dir: dir.clone(),
+            max_bytes: 48 << 10,
+        };
+        let (disk, stats) = Plan::new(&variant, Method::TwoBit)
+            .on_disk(on_disk)
+            .solve_on_disk(&mut |_| {})
+            .unwrap();
+        assert_eq!(disk.classes.len(), memory.classes.len());
+        for (d, m) in disk.classes.iter().zip(&memory.classes) {
+            assert_eq!(d.own(), m.own(), "{name} class {:?}", m.class);
+            assert_eq!(d.stats, m.stats, "{name} class {:?}", m.class);
+            assert_eq!(d.is_mirrored(), m.is_mirrored());
+        }
+        assert_eq!(stats.len(), memory.classes.iter().filter(|c| !c.is_mirrored()).count());
+        if name == "9x6" {
+            assert!(stats[0].reads > 0 && stats[0].writes > 0, "{stats:?}");
+        }
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "{name}: the tables' files are gone"
+        );
+    }
+}
