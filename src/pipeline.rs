@@ -497,6 +497,8 @@ impl<'a> SolvePlan<'a> {
         self.check_files(dir)?;
         let table_cap = self.table_cap;
         if let Some(cap) = table_cap {
+            // What a search on disk killed outright left, once its process is gone.
+            checkpoint::remove_temporary(dir, self.variant);
             note(&format!(
                 "the two-bit table is kept on disk in {}, at most {} of it in memory; it is not checkpointed there yet, so a stopped solve starts over",
                 crate::text::path(dir),

@@ -132,3 +132,52 @@ fn every_class_on_disk_has_the_codes_and_statistics_of_the_search_in_memory() {
         );
     }
 }
+
+/// The names in `dir` of two-bit tables on disk.
+fn tables_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(".codes.tmp-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_solve_on_disk_stopped_by_a_signal_leaves_no_table_behind() {
+    for (signal, name) in [(libc::SIGTERM, "term"), (libc::SIGKILL, "kill")] {
+        let dir = scratch("on-disk", name);
+        let mut child = Command::new(BIN)
+            .arg("--db")
+            .arg(&dir)
+            .args(["solve", "9x8", "--method", "two-bit", "--max-memory", "3"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let waited = std::time::Instant::now();
+        while tables_in(&dir).is_empty() {
+            assert!(waited.elapsed().as_secs() < 60, "no table on disk appeared");
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the solve ended before its table was seen"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // SAFETY: a signal to the child this test started and has not reaped.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        child.wait().unwrap();
+        if signal == libc::SIGTERM {
+            assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed on SIGTERM");
+        } else {
+            // Killed outright, it leaves its table; the next solve on disk
+            // removes it once its process is gone, and solves.
+            assert_eq!(tables_in(&dir).len(), 1);
+            solve(&dir, "9x8", &["--max-memory", "3"]);
+            assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed by the next solve");
+            assert!(dir.join("9x8.sqlite").is_file());
+        }
+    }
+}

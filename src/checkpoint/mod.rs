@@ -142,10 +142,12 @@ pub fn path(dir: &Path, variant: &str, class: Class) -> PathBuf {
 /// ```
 /// use bishops::checkpoint::is_own_name;
 /// assert!(is_own_name(".9x8.a1.checkpoint") && is_own_name(".9x8.a2.checkpoint.tmp-7"));
+/// assert!(is_own_name(".9x8.a1.codes.tmp-7"), "a two-bit table on disk");
 /// assert!(!is_own_name("9x8.checkpoint.csv"));
 /// ```
 pub fn is_own_name(name: &str) -> bool {
-    name.starts_with('.') && (name.ends_with(".checkpoint") || name.contains(".checkpoint.tmp-"))
+    name.starts_with('.')
+        && (name.ends_with(".checkpoint") || name.contains(".checkpoint.tmp-") || name.contains(".codes.tmp-"))
 }
 
 /// Whether `file` is a checkpoint of any variant: a regular file whose
@@ -202,9 +204,11 @@ pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
     removed
 }
 
-/// Removes the temporary files that killed checkpoint writes of `variant`
-/// left: only those whose process is gone ([`is_abandoned`]).
-fn remove_temporary(dir: &Path, variant: &Variant) {
+/// Removes the temporary files that killed checkpoint writes and searches
+/// of `variant` left (checkpoints being written, two-bit tables on disk):
+/// only those whose process is gone ([`is_abandoned`]). The caller should
+/// hold the variant's [`WriteLock`](crate::storage::WriteLock).
+pub fn remove_temporary(dir: &Path, variant: &Variant) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
@@ -212,7 +216,9 @@ fn remove_temporary(dir: &Path, variant: &Variant) {
         let ours = |c: Class| {
             let class = format!(".{}.{}.", variant.name(), c.name());
             name.strip_prefix(&class).is_some_and(|rest| {
-                rest.starts_with("checkpoint.tmp-") || (rest.starts_with("rank-") && rest.contains(".checkpoint.tmp-"))
+                rest.starts_with("checkpoint.tmp-")
+                    || rest.starts_with("codes.tmp-")
+                    || (rest.starts_with("rank-") && rest.contains(".checkpoint.tmp-"))
             })
         };
         if variant.class_list().into_iter().any(ours) && is_abandoned(name) {

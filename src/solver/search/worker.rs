@@ -145,7 +145,8 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized, W: Word>(
         Some(_) => None,
         None => {
             let range = class.partition.cells(transport.worker());
-            T::fresh(range.start, range.end - range.start, disk)?
+            let label = format!(".{}.{}", class.name, spec.class.name());
+            T::fresh(range.start, range.end - range.start, disk, &label)?
         }
     };
     let lead = transport.worker() == 0;

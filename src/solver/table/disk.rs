@@ -21,6 +21,12 @@
 //! the loads on demand ([`DiskStats::demand`]).
 //!
 //! A segment never written is all unseen, and is read from no file.
+//!
+//! The file is `.VARIANT.CLASS.codes.tmp-PID` in the directory given: it is
+//! removed when the table is dropped, on SIGINT, SIGTERM or SIGHUP (it is
+//! registered with [`cleanup`](crate::cleanup)), and, when a process was
+//! killed outright, by the next solve of the variant once that process is
+//! gone ([`is_abandoned`](crate::cleanup::is_abandoned)).
 
 use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
@@ -33,6 +39,7 @@ use std::time::Instant;
 
 use super::{Claim, Table};
 use crate::bitboard::{Bitboard, Word};
+use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::mod3::{Codes, Mod3Table, PER_WORD, UNSEEN, code_words, count_codes};
 use crate::solver::boundary::{Coding, Stored, StoredRef};
@@ -185,6 +192,8 @@ pub(in crate::solver) struct DiskTable {
     path: PathBuf,
     /// Held while a segment is loaded on demand.
     loading: Mutex<()>,
+    /// The file's registration for removal if the process is interrupted.
+    _pending: Pending,
     reads: AtomicU64,
     writes: AtomicU64,
     bytes: AtomicU64,
@@ -194,14 +203,14 @@ pub(in crate::solver) struct DiskTable {
 
 impl DiskTable {
     /// A table of `len` positions from `base`, none reached, kept in a new
-    /// file of `disk`'s directory.
+    /// file of `disk`'s directory named after `label` (`.VARIANT.CLASS`).
     ///
     /// # Errors
     ///
     /// [`Error::Io`] when the file cannot be made, [`Error::TooLarge`] when
     /// the memory given holds no segment or the address space cannot be
     /// reserved.
-    pub(in crate::solver) fn create(base: u64, len: u64, disk: &OnDisk) -> Result<DiskTable> {
+    pub(in crate::solver) fn create(base: u64, len: u64, disk: &OnDisk, label: &str) -> Result<DiskTable> {
         let segment_words = (disk.segment_bytes() / 8) as usize;
         let max_segments = disk.max_segments();
         if max_segments == 0 {
@@ -213,9 +222,8 @@ impl DiskTable {
         }
         let words = code_words(len) as usize;
         let segments = words.div_ceil(segment_words);
-        let path = disk
-            .dir
-            .join(format!(".table-{base}-{len}-{}.codes", std::process::id()));
+        let path = disk.dir.join(format!("{label}.codes.tmp-{}", std::process::id()));
+        let pending = Pending::register(&path);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -235,6 +243,7 @@ impl DiskTable {
             file,
             path,
             loading: Mutex::new(()),
+            _pending: pending,
             reads: AtomicU64::new(0),
             writes: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
@@ -433,9 +442,9 @@ impl Table for DiskTable {
 
     const EVERY_POSITION: bool = true;
 
-    fn fresh(base: u64, len: u64, disk: Option<&OnDisk>) -> Result<Option<DiskTable>> {
+    fn fresh(base: u64, len: u64, disk: Option<&OnDisk>, label: &str) -> Result<Option<DiskTable>> {
         let disk = disk.ok_or_else(|| Error::Usage("a table on disk needs a directory and a memory cap".into()))?;
-        DiskTable::create(base, len, disk).map(Some)
+        DiskTable::create(base, len, disk, label).map(Some)
     }
 
     fn unseen(_: u64, _: u64) -> DiskTable {

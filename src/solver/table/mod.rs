@@ -72,13 +72,14 @@ pub(super) trait Table: Sized + Sync {
 
     /// A new share of `len` positions from `base` for a search that
     /// resumes from nothing, when this kind of table is not made by
-    /// [`unseen`](Self::unseen): a table on disk, in `disk`'s directory.
-    /// `None`, the default: by `unseen`.
+    /// [`unseen`](Self::unseen): a table on disk, in `disk`'s directory, its
+    /// file named after `label` (`.VARIANT.CLASS`). `None`, the default: by
+    /// `unseen`.
     ///
     /// # Errors
     ///
     /// When the table cannot be made.
-    fn fresh(_base: u64, _len: u64, _disk: Option<&OnDisk>) -> Result<Option<Self>> {
+    fn fresh(_base: u64, _len: u64, _disk: Option<&OnDisk>, _label: &str) -> Result<Option<Self>> {
         Ok(None)
     }
 
