@@ -139,6 +139,26 @@ pub struct Solved {
     /// before it took the database's name ([`Database::audit`](storage::Database::audit)), and the
     /// seconds that took (part of `write_seconds`).
     pub audited: (u64, f64),
+    /// When the two-bit tables were kept on disk: what that took.
+    pub on_disk: Option<TableOnDisk>,
+}
+
+/// What a search with its two-bit tables on disk read and wrote, over
+/// every class it searched.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TableOnDisk {
+    /// Bytes of table it held in memory at most.
+    pub memory_bytes: u64,
+    /// Bytes a segment.
+    pub segment_bytes: u64,
+    /// Segments read from the table's file.
+    pub segments_read: u64,
+    /// Segments written to it.
+    pub segments_written: u64,
+    /// Bytes read and written.
+    pub bytes: u64,
+    /// Seconds spent reading and writing.
+    pub seconds: f64,
 }
 
 /// A solve whose memory has been checked, ready to run: built by
@@ -513,7 +533,7 @@ impl<'a> SolvePlan<'a> {
         let mut no_checkpoints = crate::solver::NoCheckpoints;
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
         let mut layers = Vec::new();
-        let mut disk_notes = Vec::new();
+        let mut on_disk = None;
         let mut observe_layers = recording(&mut layers, observe);
         let checkpoints: &mut dyn crate::solver::ShareCheckpoints = match checkpointer.as_mut() {
             Some(c) => c,
@@ -524,7 +544,7 @@ impl<'a> SolvePlan<'a> {
                 Some(max_bytes) => plan.on_disk(OnDisk { dir: dir.to_owned(), max_bytes }),
                 None => plan,
             };
-            solve_and_write(plan, layout, dir, checkpoints, &mut observe_layers, &mut disk_notes)?
+            solve_and_write(plan, layout, dir, checkpoints, &mut observe_layers, &mut on_disk)?
         });
         drop(observe_layers);
         if self.options.checkpoints.is_some() {
@@ -535,9 +555,18 @@ impl<'a> SolvePlan<'a> {
             }
         }
         let checkpoints = checkpointer.map_or((0, 0.0, 0), |c| c.written);
-        disk_notes.iter().for_each(|n| note(n));
+        if let Some(disk) = &on_disk {
+            note(&format!(
+                "the table on disk: {} segments read and {} written, {} in all, {:.1} s reading and writing",
+                disk.segments_read,
+                disk.segments_written,
+                human_bytes(disk.bytes),
+                disk.seconds
+            ));
+        }
         let written = written?;
         Ok(Solved {
+            on_disk,
             checkpoints,
             path: written.path,
             solve_seconds,
@@ -625,23 +654,29 @@ fn solve_and_write<W: Width>(
     dir: &Path,
     checkpoints: &mut dyn crate::solver::ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
-    notes: &mut Vec<String>,
+    on_disk: &mut Option<TableOnDisk>,
 ) -> Result<(Result<Written>, f64)> {
     let variant = plan.variant();
     // The search's tables, owned here and lent to the checks and the write.
     let (bytes, two_bit);
-    let found = if plan.disk().is_some() {
-        let disk;
-        (two_bit, disk) = plan.solve_on_disk(observe)?;
-        for stats in disk {
-            notes.push(format!(
-                "the table on disk: {} segments read and {} written, {} in all, {:.1} s reading and writing",
-                stats.reads,
-                stats.writes,
-                human_bytes(stats.bytes),
-                stats.waited_ns as f64 / 1e9
-            ));
+    let found = if let Some(disk) = plan.disk() {
+        let mut report = TableOnDisk {
+            memory_bytes: disk.max_bytes,
+            segment_bytes: disk.segment_bytes(),
+            segments_read: 0,
+            segments_written: 0,
+            bytes: 0,
+            seconds: 0.0,
+        };
+        let classes;
+        (two_bit, classes) = plan.solve_on_disk(observe)?;
+        for stats in classes {
+            report.segments_read += stats.reads;
+            report.segments_written += stats.writes;
+            report.bytes += stats.bytes;
+            report.seconds += stats.waited_ns as f64 / 1e9;
         }
+        *on_disk = Some(report);
         Tables::TwoBit(&two_bit)
     } else if plan.method() == Method::TwoBit {
         two_bit = plan.solve_two_bit_with(checkpoints, observe)?;
@@ -702,6 +737,7 @@ fn shares_on<'a, W: Width, T: Transport + ?Sized, D: Cells>(
         return Ok(None);
     };
     Ok(Some(Solved {
+        on_disk: None,
         checkpoints: checkpointer.map_or((0, 0.0, 0), |c| c.written),
         path: written.path,
         solve_seconds: shares.elapsed().as_secs_f64(),

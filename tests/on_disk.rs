@@ -62,12 +62,27 @@ fn a_solve_over_the_cap_keeps_its_table_on_disk_and_writes_the_same_database() {
     let said = solve(&memory, name, &[]);
     assert!(!said.contains("on disk"), "{said}");
     // 9x8's two-bit solve needs about 6 MiB, 4 of them its table's codes.
-    let said = solve(&disk, name, &["--max-memory", "3"]);
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(&disk)
+        .args(["solve", name, "--method", "two-bit", "--max-memory", "3", "--json"])
+        .output()
+        .unwrap();
+    let out = succeeded(out, "solve on disk");
+    let said = String::from_utf8(out.stderr).unwrap();
     assert!(
         said.contains("its table on disk with at most 1 MiB of it in memory"),
         "{said}"
     );
     assert!(said.contains("the table on disk:"), "{said}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let on_disk = &report["variants"][0]["table_on_disk"];
+    // What the cap of 3 MiB leaves beside the rest of the search.
+    let memory_bytes = on_disk["memory_bytes"].as_u64().unwrap();
+    assert!((1 << 20..3 << 20).contains(&memory_bytes), "{report}");
+    for field in ["segments_read", "segments_written", "bytes"] {
+        assert!(on_disk[field].as_u64().is_some_and(|n| n > 0), "{field}: {on_disk}");
+    }
     let (digest, len) = export_digest(&memory, name);
     assert!(len > 1 << 20, "an export of {len} bytes");
     assert_eq!(

@@ -16,7 +16,7 @@ use crate::checkpoint::{self, CheckpointOptions};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::estimate::Remaining;
-use crate::pipeline::{LayerReport, SolveOptions, SolvePlan, Solved};
+use crate::pipeline::{LayerReport, SolveOptions, SolvePlan, Solved, TableOnDisk};
 use crate::remoteness::Remoteness;
 use crate::solver::Event;
 use crate::storage::{Database, WriteLock};
@@ -205,6 +205,10 @@ pub(super) struct SolveReport {
     /// Seconds that check took (part of `write_seconds`).
     #[serde(default)]
     check_seconds: Option<f64>,
+    /// When a fresh solve kept its two-bit table on disk (`--max-memory`):
+    /// the memory it gave the table and what it read and wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    table_on_disk: Option<TableOnDisk>,
     legal_positions: Option<u128>,
     start_remoteness: Option<Remoteness>,
     max_remoteness: Option<Remoteness>,
@@ -229,6 +233,7 @@ impl SolveReport {
             checkpoint_bytes: solved.map_or(0, |s| s.checkpoints.2),
             checked_positions: solved.map(|s| s.audited.0),
             check_seconds: solved.map(|s| s.audited.1),
+            table_on_disk: solved.and_then(|s| s.on_disk.clone()),
             legal_positions: database.metadata().legal_positions,
             start_remoteness: database.metadata().start_remoteness,
             max_remoteness: database.metadata().max_remoteness,
