@@ -570,23 +570,24 @@ impl<'a, W: Width> Plan<'a, W> {
         )?;
         let solution = shares.into_solution(variant);
         let mut stats = Vec::new();
-        let classes = solution
-            .classes
-            .into_iter()
-            .map(|class| ClassSolution {
-                table: match class.table {
-                    ClassTable::Own((codes, disk)) => {
-                        stats.push(disk);
-                        ClassTable::Own(codes)
-                    }
-                    ClassTable::Mirrored { from, mirror } => ClassTable::Mirrored { from, mirror },
-                },
+        let mut classes = Vec::with_capacity(solution.classes.len());
+        for class in solution.classes {
+            let table = match class.table {
+                ClassTable::Own(done) => {
+                    let (codes, disk) = done?;
+                    stats.push(disk);
+                    ClassTable::Own(codes)
+                }
+                ClassTable::Mirrored { from, mirror } => ClassTable::Mirrored { from, mirror },
+            };
+            classes.push(ClassSolution {
+                table,
                 class: class.class,
                 dense: class.dense,
                 index: class.index,
                 stats: class.stats,
-            })
-            .collect();
+            });
+        }
         let solution = Solution {
             classes,
             elapsed: solution.elapsed,

@@ -168,7 +168,7 @@ pub fn two_bit_on_disk<W: Word>(
     observe: &mut dyn FnMut(Event),
 ) -> Result<(Mod3Table, DiskStats)> {
     let asked = Asked::default();
-    whole::<DiskTable, W>(name, spec, index, asked, &mut NoCheckpoints, Some(disk), observe).map(|share| share.table)
+    whole::<DiskTable, W>(name, spec, index, asked, &mut NoCheckpoints, Some(disk), observe)?.table
 }
 
 /// Searches one class of variant `name` a byte a position by `workers`

@@ -192,6 +192,8 @@ pub(in crate::solver) struct DiskTable {
     path: PathBuf,
     /// Held while a segment is loaded on demand.
     loading: Mutex<()>,
+    /// The first load on demand that failed.
+    failed: Mutex<Option<Error>>,
     /// The file's registration for removal if the process is interrupted.
     _pending: Pending,
     reads: AtomicU64,
@@ -243,6 +245,7 @@ impl DiskTable {
             file,
             path,
             loading: Mutex::new(()),
+            failed: Mutex::new(None),
             _pending: pending,
             reads: AtomicU64::new(0),
             writes: AtomicU64::new(0),
@@ -315,8 +318,12 @@ impl DiskTable {
         }
         self.demand.fetch_add(1, Ordering::Relaxed);
         // No thread reads a segment that is not resident, so its words are
-        // ours until it is marked so.
-        self.fill(s).unwrap_or_else(|e| panic!("{e}"));
+        // ours until it is marked so. A read that fails leaves them wrong:
+        // the error is kept, and the search ends with it at the next window
+        // or when it is done, before anything is written from them.
+        if let Err(e) = self.fill(s) {
+            self.failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+        }
         self.resident[s].store(true, Ordering::Release);
     }
 
@@ -370,6 +377,7 @@ impl DiskTable {
     ///
     /// [`Error::Io`] when the file cannot be read or written.
     pub(in crate::solver) fn reside(&self, scope: &[u32]) -> Result<()> {
+        self.check()?;
         let mut wanted = vec![false; self.resident.len()];
         scope.iter().for_each(|&s| wanted[s as usize] = true);
         for (s, &want) in wanted.iter().enumerate() {
@@ -387,8 +395,17 @@ impl DiskTable {
         Ok(())
     }
 
+    /// The error of a load on demand that failed, if one did.
+    fn check(&self) -> Result<()> {
+        match self.failed.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// Every code, in memory.
-    fn all_words(&self) -> Vec<u64> {
+    fn all_words(&self) -> Result<Vec<u64>> {
+        self.check()?;
         let mut words = vec![u64::MAX; code_words(self.len) as usize];
         for s in 0..self.resident.len() {
             let range = self.words_of(s);
@@ -401,13 +418,13 @@ impl DiskTable {
                 let mut bytes = vec![0u8; range.len() * 8];
                 self.file
                     .read_exact_at(&mut bytes, (range.start * 8) as u64)
-                    .unwrap_or_else(|e| panic!("{}: {e}", self.path.display()));
+                    .map_err(|e| Error::Io(self.path.clone(), e))?;
                 for (w, b) in words[range].iter_mut().zip(bytes.chunks_exact(8)) {
-                    *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+                    *w = u64::from_le_bytes(b.try_into().expect("chunks of 8 bytes"));
                 }
             }
         }
-        words
+        Ok(words)
     }
 }
 
@@ -422,8 +439,9 @@ impl Drop for DiskTable {
 }
 
 impl Table for DiskTable {
-    /// The codes, and what reading and writing them took.
-    type Done = (Mod3Table, DiskStats);
+    /// The codes, and what reading and writing them took; or what the disk
+    /// failed with.
+    type Done = Result<(Mod3Table, DiskStats)>;
 
     const DEEPEST: u16 = u16::MAX;
     const UNSEEN: u8 = UNSEEN;
@@ -456,11 +474,11 @@ impl Table for DiskTable {
     }
 
     fn into_words(self) -> Vec<u64> {
-        self.all_words()
+        unreachable!("a table on disk is searched by one worker, whose range never moves")
     }
 
-    fn finish(self) -> (Mod3Table, DiskStats) {
-        (Mod3Table::from_words(self.all_words(), self.len), self.stats())
+    fn finish(self) -> Result<(Mod3Table, DiskStats)> {
+        Ok((Mod3Table::from_words(self.all_words()?, self.len), self.stats()))
     }
 
     #[inline(always)]
