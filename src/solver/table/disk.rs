@@ -47,6 +47,14 @@ use crate::tight::{TightIndex, prefetch};
 
 /// Where a search keeps a table that does not fit in the memory it may
 /// use, and how much of it may be in memory at once.
+///
+/// ```
+/// use bishops::solver::OnDisk;
+///
+/// let disk = OnDisk { dir: "db".into(), max_bytes: 32 << 20 };
+/// // 32 KiB segments, a thousand of them in memory at once.
+/// assert_eq!((disk.segment_bytes(), disk.max_segments()), (32 << 10, 1024));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OnDisk {
     /// The directory of the table's file, which the search removes when it
@@ -76,7 +84,7 @@ impl OnDisk {
     }
 }
 
-/// What a [`DiskTable`] read and wrote.
+/// What a two-bit table on disk read and wrote during its search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DiskStats {
     /// Segments read from the file.
