@@ -621,9 +621,13 @@ impl Windows {
             mine.sort_unstable();
             mine.dedup();
             if mine.len() > max {
+                // A segment holds four positions a byte.
+                let bytes = |segments: usize| crate::system::human_bytes(segments as u64 * segment_positions / 4);
                 return Err(Error::TooLarge(format!(
-                    "block {r} alone reaches {} segments of the table, more than the {max} the memory given holds",
-                    mine.len()
+                    "a table on disk needs at least {} in memory here (white set {r} and those one white move away span {} segments), and the memory left for it holds {}: raise --max-memory",
+                    bytes(mine.len()),
+                    mine.len(),
+                    bytes(max)
                 )));
             }
             let new = mine.iter().filter(|&&s| mark[s as usize] != epoch).count();
@@ -719,9 +723,10 @@ mod tests {
                 });
             }
         }
+        let refused = Windows::cut(0..100, 100, 1, 8, scopes).unwrap_err().to_string();
         assert!(
-            Windows::cut(0..100, 100, 1, 8, scopes).is_err(),
-            "a block reaching 15 segments"
+            refused.contains("span 10 segments") && refused.contains("raise --max-memory"),
+            "{refused}"
         );
     }
 }
