@@ -37,6 +37,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
+use super::codes::CodeTable;
 use super::{Claim, Table};
 use crate::bitboard::{Bitboard, Word};
 use crate::cleanup::Pending;
@@ -188,8 +189,11 @@ pub(in crate::solver) struct DiskTable {
     base: u64,
     len: u64,
     memory: Reserved,
-    /// Words a segment.
+    /// Words a segment, a power of two.
     segment_words: usize,
+    /// Its logarithm, so that finding a position's segment, on every
+    /// access, is a shift.
+    segment_shift: u32,
     max_segments: usize,
     resident: Vec<AtomicBool>,
     dirty: Vec<AtomicBool>,
@@ -222,6 +226,7 @@ impl DiskTable {
     /// reserved.
     pub(in crate::solver) fn create(base: u64, len: u64, disk: &OnDisk, label: &str) -> Result<DiskTable> {
         let segment_words = (disk.segment_bytes() / 8) as usize;
+        debug_assert!(segment_words.is_power_of_two());
         let max_segments = disk.max_segments();
         if max_segments == 0 {
             return Err(Error::TooLarge(format!(
@@ -246,6 +251,7 @@ impl DiskTable {
             len,
             memory: Reserved::new(segments * segment_words * 8)?,
             segment_words,
+            segment_shift: segment_words.trailing_zeros(),
             max_segments,
             resident: flags(),
             dirty: flags(),
@@ -287,7 +293,7 @@ impl DiskTable {
     /// The segment of position `i`.
     #[inline(always)]
     fn segment_of(&self, i: u64) -> usize {
-        ((i - self.base) / PER_WORD) as usize / self.segment_words
+        (((i - self.base) / PER_WORD) >> self.segment_shift) as usize
     }
 
     /// The words of segment `s`.
@@ -451,19 +457,19 @@ impl Table for DiskTable {
     /// failed with.
     type Done = Result<(Mod3Table, DiskStats)>;
 
-    const DEEPEST: u16 = u16::MAX;
-    const UNSEEN: u8 = UNSEEN;
-    const BITS: u64 = 2;
-    const CODING: Coding = Coding::TwoBit;
+    // The codes are those of the two-bit table in memory.
+    const DEEPEST: u16 = CodeTable::DEEPEST;
+    const UNSEEN: u8 = CodeTable::UNSEEN;
+    const BITS: u64 = CodeTable::BITS;
+    const CODING: Coding = CodeTable::CODING;
 
     #[inline(always)]
     fn code(depth: u64) -> u8 {
-        (depth % 3) as u8
+        CodeTable::code(depth)
     }
 
     fn scan_bound(found: &[u64]) -> u64 {
-        let here = (found.len() - 1) % 3;
-        found.iter().skip(here).step_by(3).sum()
+        CodeTable::scan_bound(found)
     }
 
     const EVERY_POSITION: bool = true;
