@@ -17,7 +17,7 @@ fn main() -> ExitCode {
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(e) => {
-            eprintln!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
+            bishops::say!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
             return ExitCode::from(e.exit_code() as u8);
         }
     };
@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     // `serve` stops on a signal itself, letting requests in flight finish.
     let serving = matches!(cli.command, cli::Command::Serve(_));
     if !serving && let Err(e) = bishops::cleanup::install_signal_handlers() {
-        eprintln!("bishops: warning: no signal handlers ({e}); an interrupted solve may leave a temporary file");
+        bishops::say!("bishops: warning: no signal handlers ({e}); an interrupted solve may leave a temporary file");
     }
     let mut out = cli::stdout();
     let mut input = io::stdin().lock();
@@ -39,7 +39,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line whatever went into it: paths are escaped where
             // they are named, and this catches what was not.
-            eprintln!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
+            bishops::say!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
             ExitCode::from(e.exit_code() as u8)
         }
     }

@@ -10,6 +10,33 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// Writes `line` and a newline to standard error in one write.
+///
+/// `eprintln!` writes a formatted line in pieces, one for each argument,
+/// and the ranks of an MPI job share one stream: a rank's line written in
+/// pieces can be cut by another's, and read as neither. A line of up to a
+/// pipe's atomic size (4 KiB) written at once reaches the stream whole. A
+/// failed write is ignored, as `eprintln!` would panic on it.
+pub fn say_line(line: &str) {
+    use std::io::Write as _;
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let _ = std::io::stderr().lock().write_all(&bytes);
+}
+
+/// `eprintln!` in one write ([`text::say_line`](crate::text::say_line)).
+///
+/// ```
+/// bishops::say!("bishops: {} of {}", 1, 3);
+/// ```
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::text::say_line(&format!($($arg)*))
+    };
+}
+
 /// At most `max` characters of `text`, control characters (a newline)
 /// and those that disguise text (a bidirectional override) escaped so the
 /// line stays one line and reads as it is, and when it was cut, how many

@@ -447,7 +447,7 @@ impl Drop for DiskTable {
         match std::fs::remove_file(&self.path) {
             Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => eprintln!("bishops: cannot remove {}: {e}", self.path.display()),
+            Err(e) => crate::say!("bishops: cannot remove {}: {e}", self.path.display()),
         }
     }
 }
