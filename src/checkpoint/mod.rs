@@ -43,7 +43,7 @@ mod rank_files;
 mod refusal;
 mod share;
 
-pub use rank_files::{ShareHeader, rank_path};
+pub use rank_files::{ShareHeader, aside_path, rank_path};
 pub use refusal::Refusal;
 
 use std::fs;
@@ -137,17 +137,22 @@ pub fn path(dir: &Path, variant: &str, class: Class) -> PathBuf {
 }
 
 /// Whether `name` is a name this module gives a file of a database
-/// directory: a checkpoint or the temporary file of one.
+/// directory: a checkpoint, the temporary file of one, or a worker's share
+/// written aside.
 ///
 /// ```
 /// use bishops::checkpoint::is_own_name;
 /// assert!(is_own_name(".9x8.a1.checkpoint") && is_own_name(".9x8.a2.checkpoint.tmp-7"));
+/// assert!(is_own_name(".9x8.a1.rank-1-of-3.checkpoint.aside"));
 /// assert!(is_own_name(".9x8.a1.codes.tmp-7"), "a two-bit table on disk");
 /// assert!(!is_own_name("9x8.checkpoint.csv"));
 /// ```
 pub fn is_own_name(name: &str) -> bool {
     name.starts_with('.')
-        && (name.ends_with(".checkpoint") || name.contains(".checkpoint.tmp-") || name.contains(".codes.tmp-"))
+        && (name.ends_with(".checkpoint")
+            || name.ends_with(".checkpoint.aside")
+            || name.contains(".checkpoint.tmp-")
+            || name.contains(".codes.tmp-"))
 }
 
 /// Whether `file` is a checkpoint of any variant: a regular file whose
@@ -643,8 +648,12 @@ pub struct Checkpointer<'a> {
     /// A share written beside its checkpoint and not yet in its place
     /// ([`ShareCheckpoints::commit`](crate::solver::ShareCheckpoints::commit)):
     /// the file written, the checkpoint it replaces, and its removal should
-    /// the process be interrupted first.
-    aside: Option<(PathBuf, PathBuf, crate::cleanup::Pending)>,
+    /// the process be interrupted first (none for a worker's share, which
+    /// is kept: see [`share`]).
+    aside: Option<(PathBuf, PathBuf, Option<crate::cleanup::Pending>)>,
+    /// Whether this worker offered its share written aside to resume from
+    /// ([`ShareCheckpoints::resume_aside`](crate::solver::ShareCheckpoints::resume_aside)).
+    offered_aside: bool,
 }
 
 impl<'a> Checkpointer<'a> {
@@ -678,6 +687,7 @@ impl<'a> Checkpointer<'a> {
             written: (0, 0.0, 0),
             share: None,
             aside: None,
+            offered_aside: false,
         }
     }
 

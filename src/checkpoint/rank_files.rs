@@ -36,8 +36,23 @@ pub fn rank_path(dir: &Path, variant: &str, class: Class, rank: usize, ranks: us
     dir.join(format!(".{variant}.{}.rank-{rank}-of-{ranks}.checkpoint", class.name()))
 }
 
+/// Where a worker writes its share beside its checkpoint `file` until
+/// every worker has written its own ([`share`](super::share)): the same
+/// name with `.aside` after it.
+///
+/// ```
+/// use bishops::checkpoint::aside_path;
+/// let file = aside_path("db/.9x8.a1.rank-1-of-4.checkpoint".as_ref());
+/// assert_eq!(file, std::path::Path::new("db/.9x8.a1.rank-1-of-4.checkpoint.aside"));
+/// ```
+pub fn aside_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".aside");
+    PathBuf::from(name)
+}
+
 /// The shares of `variant` saved in `dir`, whatever the job's size, each
-/// with that size.
+/// with that size: checkpoints and shares written aside.
 pub fn rank_files(dir: &Path, variant: &Variant) -> Vec<(PathBuf, usize)> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
@@ -48,6 +63,7 @@ pub fn rank_files(dir: &Path, variant: &Variant) -> Vec<(PathBuf, usize)> {
         let Some(name) = name.to_str() else { continue };
         let ranks = variant.class_list().into_iter().find_map(|class| {
             let rest = name.strip_prefix(&format!(".{}.{}.rank-", variant.name(), class.name()))?;
+            let rest = rest.strip_suffix(".aside").unwrap_or(rest);
             let (rank, ranks) = rest.strip_suffix(".checkpoint")?.split_once("-of-")?;
             rank.parse::<usize>().ok()?;
             ranks.parse::<usize>().ok()

@@ -23,7 +23,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use super::rank_files::{ShareHeader, rank_files, rank_path};
+use super::rank_files::{ShareHeader, aside_path, rank_files, rank_path};
 use super::refusal::Refusal;
 use super::{
     CheckpointOptions, Checkpointer, FORMAT, Header, MAGIC, SEAL, byte_sums, check, check_file, pack_summary,
@@ -68,7 +68,9 @@ impl<'a> Checkpointer<'a> {
             )));
         }
         for class in variant.class_list() {
-            check_file(&rank_path(dir, variant.name(), class, rank, ranks))?;
+            let file = rank_path(dir, variant.name(), class, rank, ranks);
+            check_file(&file)?;
+            check_file(&aside_path(&file))?;
         }
         let mut checkpointer = Checkpointer::new(dir, variant, options, note);
         checkpointer.share = Some((rank, ranks));
@@ -172,6 +174,58 @@ impl ShareCheckpoints for Checkpointer<'_> {
         }
     }
 
+    /// The share this worker wrote aside at its job's last save, if it is
+    /// there and passes every check a checkpoint passes; nothing for one
+    /// process, whose checkpoint takes its place alone.
+    fn resume_aside(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
+        self.share?;
+        let file = aside_path(&self.file(wanted.class));
+        if self.options.restart || !file.exists() {
+            return None;
+        }
+        let class = wanted.class.name();
+        match self.read_snapshot(&file, wanted) {
+            Ok((header, snapshot)) => {
+                let age = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs())
+                    .saturating_sub(header.written);
+                (self.note)(&format!(
+                    "resuming {} class {class} from its share {} at layer {}, written {age} s ago \
+                     and not yet in its checkpoint's place when the job ended",
+                    self.variant.name(),
+                    crate::text::path(&file),
+                    header.found.len() - 1,
+                ));
+                self.offered_aside = true;
+                Some(snapshot)
+            }
+            Err(problem) => {
+                (self.note)(&format!("share {} {problem}; ignoring it", crate::text::path(&file)));
+                None
+            }
+        }
+    }
+
+    /// Puts the share written aside in the checkpoint's place when the
+    /// workers resume from it; removes it otherwise, saying so when it was
+    /// offered.
+    fn resumed(&mut self, class: Class, aside: bool) -> Result<()> {
+        let file = self.file(class);
+        let written = aside_path(&file);
+        if aside {
+            fs::rename(&written, &file).map_err(|e| Error::Io(file.clone(), e))?;
+            files::sync_dir(&self.dir);
+        } else if self.share.is_some() && fs::remove_file(&written).is_ok() && self.offered_aside {
+            (self.note)(&format!(
+                "removed its share {}: the other ranks have none of its layer",
+                crate::text::path(&written)
+            ));
+        }
+        self.offered_aside = false;
+        Ok(())
+    }
+
     /// Saves when the interval has passed since the last save (which this
     /// then counts from), or saves and stops when the test hook asks.
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
@@ -196,6 +250,14 @@ impl ShareCheckpoints for Checkpointer<'_> {
     /// its place at [`commit`](Self::commit) ([`checkpoint`](super)); a
     /// whole class's checkpoint when this is not a worker's checkpointer.
     /// No thread writes its table or summary meanwhile.
+    ///
+    /// A worker's share is written to [`aside_path`] and kept there once
+    /// synced, even if the process is interrupted before the commit: the
+    /// workers cannot all rename at one instant, and a job that ends
+    /// between the first rename and the last leaves some checkpoints a
+    /// layer ahead, which the others' shares aside then match
+    /// ([`resume_aside`](Self::resume_aside)). One process's is written
+    /// to a temporary file removed if it is interrupted.
     fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
         debug_assert!(snapshot.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
         let range = &snapshot.range;
@@ -233,12 +295,16 @@ impl ShareCheckpoints for Checkpointer<'_> {
         let began = Instant::now();
         let file = self.file(snapshot.class);
         let name = file.file_name().expect("a checkpoint file name").to_string_lossy();
-        let tmp = self.dir.join(format!("{name}.tmp-{}", std::process::id()));
+        let tmp = match self.share {
+            Some(_) => aside_path(&file),
+            None => self.dir.join(format!("{name}.tmp-{}", std::process::id())),
+        };
         let json = serde_json::to_vec(&header).expect("a header serialises");
         let mut head = MAGIC.to_vec();
         head.extend_from_slice(&json);
         head.extend_from_slice(format!("\n{SEAL}{}\n", seal(&json)).as_bytes());
         check_file(&file)?;
+        check_file(&tmp)?;
         self.abandon(snapshot.class);
         let pending = Pending::register(&tmp);
         let result = (|| {
@@ -262,6 +328,13 @@ impl ShareCheckpoints for Checkpointer<'_> {
             let _ = fs::remove_file(&tmp);
             return Err(Error::Io(file, e));
         }
+        // A worker's share, whole and synced, outlives an interruption.
+        let pending = if self.share.is_some() {
+            drop(pending);
+            None
+        } else {
+            Some(pending)
+        };
         self.aside = Some((tmp, file, pending));
         self.written.0 += 1;
         self.written.1 += began.elapsed().as_secs_f64();
@@ -340,6 +413,14 @@ mod tests {
     impl ShareCheckpoints for ReadBack<'_, '_> {
         fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
             self.inner.resume(wanted)
+        }
+
+        fn resume_aside(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
+            self.inner.resume_aside(wanted)
+        }
+
+        fn resumed(&mut self, class: Class, aside: bool) -> Result<()> {
+            self.inner.resumed(class, aside)
         }
 
         fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
@@ -483,7 +564,7 @@ mod tests {
             }
             let leftovers: Vec<_> = (fs::read_dir(&dir).unwrap().flatten())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|name| name.contains(".tmp-"))
+                .filter(|name| name.contains(".tmp-") || name.ends_with(".aside"))
                 .collect();
             assert!(leftovers.is_empty(), "{method}: {leftovers:?}");
             // Both resume from the third save, after layer 3.
@@ -499,6 +580,115 @@ mod tests {
                 );
             }
             fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    /// Checkpoints of a job that ends at its `crash`th commit, as when a
+    /// rank is lost between the workers' writes of a save and their
+    /// renames: this worker renames its share first if `rename`, and its
+    /// share aside is cut short if `cut` (its write did not finish).
+    struct Crashing<'a> {
+        inner: Checkpointer<'a>,
+        commits: usize,
+        crash: usize,
+        rename: bool,
+        cut: bool,
+    }
+
+    impl ShareCheckpoints for Crashing<'_> {
+        fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
+            self.inner.resume(wanted)
+        }
+
+        fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
+            self.inner.due(class, found, done)
+        }
+
+        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+            self.inner.save(snapshot)
+        }
+
+        fn commit(&mut self, class: Class) -> Result<()> {
+            self.commits += 1;
+            if self.commits < self.crash {
+                return self.inner.commit(class);
+            }
+            let aside = aside_path(&self.inner.file(class));
+            if self.rename {
+                self.inner.commit(class)?;
+            } else if self.cut {
+                let bytes = fs::read(&aside).unwrap();
+                fs::write(&aside, &bytes[..bytes.len() / 2]).unwrap();
+            }
+            Err(Error::Stopped("the job ended (a test's)".into()))
+        }
+
+        fn note(&mut self, text: &str) {
+            self.inner.note(text);
+        }
+    }
+
+    /// A job that ends after its workers wrote their shares of a save and
+    /// before all of them renamed theirs resumes that save's layer, from
+    /// checkpoints and shares aside alike; when one worker's share aside
+    /// was cut short, every worker resumes from its checkpoint, a layer
+    /// before, and the shares aside are removed.
+    #[test]
+    fn a_job_that_ended_between_the_renames_resumes_the_layer_all_wrote() {
+        // Whether each worker renames, whether its share aside is cut
+        // short, and the layer both resume.
+        let cases = [
+            ([true, false], [false, false], 4),
+            ([false, false], [false, false], 4),
+            ([false, false], [true, false], 3),
+        ];
+        for coding in [Coding::Bytes, Coding::TwoBit] {
+            let method = coding.method();
+            let variant = Variant::named("7x6").unwrap();
+            for (k, (rename, cut, layer)) in cases.into_iter().enumerate() {
+                let what = format!("{method}, case {k}");
+                let dir = fresh(&format!("renames-{method}-{k}"));
+                let crashed = crate::solver::search::saving_in(coding, "7x6", 2, |me, _, note, search| {
+                    let inner = Checkpointer::for_rank(&dir, &variant, EVERY_LAYER, note, me, 2).unwrap();
+                    search(&mut Crashing {
+                        inner,
+                        commits: 0,
+                        crash: 4,
+                        rename: rename[me],
+                        cut: cut[me],
+                    });
+                });
+                assert!(crashed.iter().all(|c| c.0.is_err()), "{what}");
+                let asides = || {
+                    (fs::read_dir(&dir).unwrap().flatten())
+                        .filter(|e| e.file_name().to_string_lossy().ends_with(".aside"))
+                        .count()
+                };
+                assert_eq!(asides(), rename.iter().filter(|r| !**r).count(), "{what}");
+                for (me, (result, notes, _)) in workers(coding, &dir, "7x6", 2, EVERY_LAYER).iter().enumerate() {
+                    assert!(result.is_ok(), "{what}: {result:?}");
+                    let resumed: Vec<_> = notes
+                        .iter()
+                        .filter(|n| n.starts_with("resuming 7x6 class a1"))
+                        .collect();
+                    assert!(
+                        resumed
+                            .last()
+                            .is_some_and(|n| n.contains(&format!("at layer {layer},"))),
+                        "{what}, worker {me}: {notes:?}"
+                    );
+                    if cut[me] {
+                        assert!(notes.iter().any(|n| n.contains("ignoring it")), "{what}: {notes:?}");
+                    } else if cut.contains(&true) {
+                        assert!(
+                            notes.iter().any(|n| n.contains("removed its share")),
+                            "{what}: {notes:?}"
+                        );
+                    }
+                }
+                assert_eq!(asides(), 0, "{what}");
+                fs::remove_dir_all(&dir).unwrap();
+            }
         }
     }
 

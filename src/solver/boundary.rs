@@ -232,6 +232,29 @@ pub trait ShareCheckpoints {
     /// that can be trusted on its own.
     fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot>;
 
+    /// This worker's share written aside at a save and never put in its
+    /// checkpoint's place, as `wanted` describes it, if there is one that
+    /// can be trusted on its own: what a job left that ended after every
+    /// worker had written its share and before every one had put it in
+    /// place, so that some workers' checkpoints are a layer ahead of the
+    /// others'. The workers try it before their checkpoints. `None`, the
+    /// default, for checkpoints that put every share in place at once.
+    fn resume_aside(&mut self, _wanted: &Wanted<'_>) -> Option<Snapshot> {
+        None
+    }
+
+    /// Once the workers have agreed to resume `class`: puts the share
+    /// written aside in its checkpoint's place when it is what they resume
+    /// (`aside`), and otherwise drops it, since no other worker has its
+    /// layer.
+    ///
+    /// # Errors
+    ///
+    /// What the rename ran into; the search stops with it.
+    fn resumed(&mut self, _class: Class, _aside: bool) -> Result<()> {
+        Ok(())
+    }
+
     /// Whether every worker saves at the boundary of `class` where `found`
     /// counts the complete layers; asked of worker 0 only.
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save;

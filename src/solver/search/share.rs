@@ -527,13 +527,26 @@ pub(super) fn check_workers<T: Transport + ?Sized>(transport: &T, partition: &Pa
     Ok(me)
 }
 
+/// Which share a worker offers to resume from, as it tells the others:
+/// the first word of its report ([`resume_words`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Offer {
+    /// It has no share to resume.
+    Nothing = 0,
+    /// Its checkpoint.
+    Checkpoint = 1,
+    /// Its share written aside and never put in its checkpoint's place
+    /// ([`ShareCheckpoints::resume_aside`]).
+    Aside = 2,
+}
+
 /// What each worker tells the others of the share it could resume: the
-/// little-endian words `[1, done, layers, found…, own counts…]`, or `[0]`.
-fn resume_words(report: Option<ShareReport>) -> Vec<u8> {
-    let Some(report) = report else {
+/// little-endian words `[from, done, layers, found…, own…]`, or `[0]`.
+fn resume_words(report: Option<(Offer, ShareReport)>) -> Vec<u8> {
+    let Some((from, report)) = report else {
         return 0u64.to_le_bytes().to_vec();
     };
-    [1, u64::from(report.done), report.found.len() as u64]
+    [from as u64, u64::from(report.done), report.found.len() as u64]
         .into_iter()
         .chain(report.found)
         .chain(report.own)
@@ -571,7 +584,10 @@ impl std::fmt::Display for NoResume {
 /// every worker has a share, all at the same layers, whose counts add up
 /// to the class's.
 fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), NoResume> {
-    if let Some(w) = reports.iter().position(|r| r.first() != Some(&1)) {
+    if let Some(w) = reports
+        .iter()
+        .position(|r| r.first().is_none_or(|&f| f == Offer::Nothing as u64))
+    {
         return Err(NoResume::NoShare(w));
     }
     let layers = reports[0].get(2).copied().unwrap_or(0) as usize;
@@ -597,10 +613,25 @@ fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), NoResume> {
     Ok(())
 }
 
+/// What the workers agreed on a resume ([`agree`]).
+#[derive(Debug)]
+pub(super) enum Agreed<S> {
+    /// Every worker resumes from the share it offered.
+    Resume(S),
+    /// Some worker offered a share written aside and they could not agree
+    /// on it: every worker that did offers its checkpoint instead, and the
+    /// others the same share again (given back).
+    Again(Option<S>),
+    /// Every worker searches the class from the start.
+    Start,
+}
+
 /// Agrees with every other worker whether all of them resume the class
 /// `class` from their saved shares (a collective step), this worker's
-/// being `saved`, which `report` describes: only when they are
-/// [`resumable`]. Returns `saved` then, else `None`, and worker 0 says why.
+/// being `saved`, from where `from` says, which `report` describes: only
+/// when they are [`resumable`]. When they are not and some worker offered
+/// a share written aside, they try again with their checkpoints
+/// ([`Agreed::Again`]); when they are not otherwise, worker 0 says why.
 ///
 /// # Errors
 ///
@@ -608,11 +639,11 @@ fn resumable(reports: &[Vec<u64>]) -> std::result::Result<(), NoResume> {
 pub(super) fn agree<T: Transport + ?Sized, S>(
     transport: &mut T,
     class: Class,
-    saved: Option<S>,
+    saved: Option<(Offer, S)>,
     report: impl FnOnce(&S) -> ShareReport,
     checkpoints: &mut dyn ShareCheckpoints,
-) -> Result<Option<S>> {
-    let words_out = resume_words(saved.as_ref().map(report));
+) -> Result<Agreed<S>> {
+    let words_out = resume_words(saved.as_ref().map(|(from, s)| (*from, report(s))));
     let reports = transport
         .all_to_all(vec![words_out; transport.workers()])?
         .iter()
@@ -620,15 +651,18 @@ pub(super) fn agree<T: Transport + ?Sized, S>(
         .collect::<Result<Vec<_>>>()?;
     match resumable(&reports) {
         // Every report says a share, this worker's among them: `saved` is one.
-        Ok(()) => Ok(saved),
+        Ok(()) => Ok(saved.map_or(Agreed::Start, |(_, s)| Agreed::Resume(s))),
+        Err(_) if reports.iter().any(|r| r.first() == Some(&(Offer::Aside as u64))) => Ok(Agreed::Again(
+            saved.filter(|(from, _)| *from != Offer::Aside).map(|(_, s)| s),
+        )),
         Err(why) => {
-            if transport.worker() == 0 && reports.iter().any(|r| r.first() == Some(&1)) {
+            if transport.worker() == 0 && reports.iter().any(|r| r.first() != Some(&(Offer::Nothing as u64))) {
                 checkpoints.note(&format!(
                     "not resuming class {}: {why}; every rank searches it from the start",
                     class.name()
                 ));
             }
-            Ok(None)
+            Ok(Agreed::Start)
         }
     }
 }

@@ -47,7 +47,8 @@ use super::halo::{Halo, Reach, Reached};
 use super::layers::{LayerWorker, run_layers};
 use super::recut::{Pace, Units, Worth, balanced_cut, changing_owner, move_share, overlap};
 use super::share::{
-    ClassSearch, LayerStats, Message, Partition, Transport, agree, check_workers, save_now, saved, tell, words,
+    Agreed, ClassSearch, LayerStats, Message, Offer, Partition, Transport, agree, check_workers, save_now, saved, tell,
+    words,
 };
 use crate::bitboard::Bitboard;
 use crate::bitboard::Word;
@@ -59,7 +60,7 @@ use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
 
 use crate::solver::HARDEST;
-use crate::solver::boundary::{LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Wanted};
+use crate::solver::boundary::{LayerHardest, Save, ShareCheckpoints, ShareReport, Snapshot, SnapshotRef, Wanted};
 use crate::solver::hardest::{Lowest, MirrorHashes};
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
@@ -437,6 +438,12 @@ struct Known {
 /// step). Returns the share with the class's layer counts it was saved at,
 /// or `None`: every worker starts from the goal.
 ///
+/// A share written aside and never put in its checkpoint's place is
+/// offered first: a job that ended between the workers' writes of a save
+/// and their renames leaves some workers' checkpoints a layer ahead and the
+/// others' shares of that layer aside. When the workers cannot agree on
+/// those, they try their checkpoints. Only one share is in memory at once.
+///
 /// # Errors
 ///
 /// [`Error::Exchange`] when the transport fails or a report does not decode.
@@ -458,9 +465,29 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized, W: Wor
         mirrored: asked.mirrored.is_some(),
         watch: asked.watch,
     };
-    let saved = table::resume::<T>(checkpoints, &wanted).map(|saved| (saved.report(), saved));
-    let agreed = agree(transport, spec.class, saved, |(report, _)| report.clone(), checkpoints)?;
-    Ok(agreed.map(|(report, saved)| (saved, report.found)))
+    let report = |(report, _): &(ShareReport, Snapshot<T>)| report.clone();
+    let with_report = |saved: Snapshot<T>| (saved.report(), saved);
+    let aside = table::resume_aside::<T>(checkpoints, &wanted).map(|saved| (Offer::Aside, with_report(saved)));
+    let offered =
+        aside.or_else(|| table::resume::<T>(checkpoints, &wanted).map(|saved| (Offer::Checkpoint, with_report(saved))));
+    let from_aside = offered.as_ref().is_some_and(|(offer, _)| *offer == Offer::Aside);
+    let (agreed, from_aside) = match agree(transport, spec.class, offered, report, checkpoints)? {
+        Agreed::Again(kept) => {
+            // This worker's checkpoint, read now if it offered its share aside.
+            let offered = kept
+                .or_else(|| table::resume::<T>(checkpoints, &wanted).map(with_report))
+                .map(|saved| (Offer::Checkpoint, saved));
+            (agree(transport, spec.class, offered, report, checkpoints)?, false)
+        }
+        agreed => (agreed, from_aside),
+    };
+    match agreed {
+        Agreed::Resume((report, saved)) => {
+            checkpoints.resumed(spec.class, from_aside)?;
+            Ok(Some((saved, report.found)))
+        }
+        Agreed::Again(_) | Agreed::Start => Ok(None),
+    }
 }
 
 /// The unit of a worker's estimate of a layer's work ([`Holding::work`]):
@@ -1499,11 +1526,13 @@ mod tests {
     }
 
     /// Checkpoints in memory, shared by the workers of a test: each saves
-    /// its share into, and resumes it from, `shares[worker]`; worker 0
-    /// saves at every boundary and stops after layer `stop`, if given.
+    /// its share into, and resumes it from, `shares[worker]`, and offers
+    /// `asides[worker]` as its share written aside; worker 0 saves at every
+    /// boundary and stops after layer `stop`, if given.
     struct Memory<'a> {
         worker: usize,
         shares: &'a Mutex<Vec<Option<Snapshot>>>,
+        asides: &'a Mutex<Vec<Option<Snapshot>>>,
         stop: Option<usize>,
         note: &'a mut dyn FnMut(&str),
     }
@@ -1511,6 +1540,18 @@ mod tests {
     impl ShareCheckpoints for Memory<'_> {
         fn resume(&mut self, _: &Wanted<'_>) -> Option<Snapshot> {
             self.shares.lock().unwrap()[self.worker].clone()
+        }
+
+        fn resume_aside(&mut self, _: &Wanted<'_>) -> Option<Snapshot> {
+            self.asides.lock().unwrap()[self.worker].clone()
+        }
+
+        fn resumed(&mut self, _: crate::board::Class, aside: bool) -> Result<()> {
+            let written = self.asides.lock().unwrap()[self.worker].take();
+            if aside {
+                self.shares.lock().unwrap()[self.worker] = written;
+            }
+            Ok(())
         }
 
         fn due(&mut self, _: crate::board::Class, found: &[u64], done: bool) -> Save {
@@ -1544,11 +1585,24 @@ mod tests {
         shares: &Mutex<Vec<Option<Snapshot>>>,
         stop: Option<usize>,
     ) -> Saving<T::Done> {
+        let asides = Mutex::new(vec![None; shares.lock().unwrap().len()]);
+        search_saving_aside::<T>(name, shares, &asides, stop)
+    }
+
+    /// [`search_saving`], each worker offering `asides[worker]` as its
+    /// share written aside.
+    fn search_saving_aside<T: Table>(
+        name: &str,
+        shares: &Mutex<Vec<Option<Snapshot>>>,
+        asides: &Mutex<Vec<Option<Snapshot>>>,
+        stop: Option<usize>,
+    ) -> Saving<T::Done> {
         let workers = shares.lock().unwrap().len();
         let (searched, _) = saving::<T, _>(name, workers, |worker, _, note, search| {
             search(&mut Memory {
                 worker,
                 shares,
+                asides,
                 stop,
                 note,
             })
@@ -1662,6 +1716,65 @@ mod tests {
                     assert!(notes.len() == 1 && notes[0].contains(why), "{what}: {notes:?}");
                     assert_eq!(from, 1, "{what}: only the goal's layer");
                 }
+            }
+        }
+    }
+
+    /// A job that ended between its workers' renames of a save leaves some
+    /// workers' checkpoints a layer ahead and the others' shares of that
+    /// layer written aside: the workers resume that layer, and the shares
+    /// aside take their checkpoints' places. Shares aside that not every
+    /// worker has are dropped and the checkpoints resumed; and with no layer
+    /// every worker has, every worker starts over, and worker 0 says why.
+    #[test]
+    fn workers_resume_from_their_shares_written_aside() {
+        let (name, workers, stop) = ("7x5-a1", 3, 3);
+        let (searched, _) = saving::<CodeTable, _>(name, workers, |_, _, _, search| search(&mut NoCheckpoints));
+        let want: Vec<_> = searched.into_iter().map(|s| s.0.unwrap()).collect();
+        let codes = |t: &<CodeTable as Table>::Done| (0..t.len()).map(|i| t.get(i).unwrap_or(3)).collect();
+        let stopped_after = |layer: usize| {
+            let shares = Mutex::new(vec![None; workers]);
+            let (stopped, _, _) = search_saving::<CodeTable>(name, &shares, Some(layer));
+            assert!(matches!(stopped, Err(Error::Stopped(_))));
+            shares.into_inner().unwrap()
+        };
+        let (earlier, later) = (stopped_after(stop - 1), stopped_after(stop));
+        // What befell the job; each worker's share in place (0: of the
+        // earlier layer, 1: of the later, 2: none) and whether it has the
+        // later one aside; the layers they then take; why not, if not.
+        type Case = (&'static str, [usize; 3], [bool; 3], usize, &'static str);
+        let cases: [Case; 3] = [
+            (
+                "worker 2 renamed, 0 and 1 did not",
+                [0, 0, 1],
+                [true, true, false],
+                stop + 1,
+                "",
+            ),
+            ("only worker 0 wrote aside", [0, 0, 0], [true, false, false], stop, ""),
+            (
+                "worker 1 has nothing",
+                [0, 2, 0],
+                [true, false, false],
+                1,
+                "rank 1 has no share",
+            ),
+        ];
+        for (what, placed, aside, from_layer, why) in cases {
+            let pick = |k: usize, w: usize| [&earlier, &later].get(k).and_then(|s| s[w].clone());
+            let shares = Mutex::new((0..workers).map(|w| pick(placed[w], w)).collect());
+            let asides = Mutex::new((0..workers).map(|w| pick(if aside[w] { 1 } else { 2 }, w)).collect());
+            let (resumed, notes, from) = search_saving_aside::<CodeTable>(name, &shares, &asides, None);
+            same(&resumed.unwrap(), &want, codes, what);
+            assert_eq!(from, from_layer, "{what}: the layers that came from the shares");
+            if why.is_empty() {
+                assert!(notes.is_empty(), "{what}: {notes:?}");
+                assert!(
+                    asides.lock().unwrap().iter().all(Option::is_none),
+                    "{what}: a share left aside"
+                );
+            } else {
+                assert!(notes.len() == 1 && notes[0].contains(why), "{what}: {notes:?}");
             }
         }
     }

@@ -163,7 +163,20 @@ pub(super) trait Table: Sized + Sync {
 /// Its contents are for `checkpoints` to check (a file's checkpoints check
 /// every byte) and for the workers to agree on.
 pub(super) fn resume<T: Table>(checkpoints: &mut dyn ShareCheckpoints, wanted: &Wanted<'_>) -> Option<Snapshot<T>> {
-    let saved = checkpoints.resume(wanted)?;
+    fitting(checkpoints.resume(wanted)?, wanted)
+}
+
+/// As [`resume`], the share this worker wrote aside and never put in its
+/// checkpoint's place ([`ShareCheckpoints::resume_aside`]).
+pub(super) fn resume_aside<T: Table>(
+    checkpoints: &mut dyn ShareCheckpoints,
+    wanted: &Wanted<'_>,
+) -> Option<Snapshot<T>> {
+    fitting(checkpoints.resume_aside(wanted)?, wanted)
+}
+
+/// `saved` as a table of this kind, if its shape fits `wanted` ([`resume`]).
+fn fitting<T: Table>(saved: Snapshot, wanted: &Wanted<'_>) -> Option<Snapshot<T>> {
     let Wanted { blocks, range, .. } = wanted;
     let fits = saved.summary.len() as u64 == blocks.end - blocks.start
         && !saved.found.is_empty()
