@@ -37,7 +37,7 @@ pub fn rank_path(dir: &Path, variant: &str, class: Class, rank: usize, ranks: us
 }
 
 /// Where a worker writes its share beside its checkpoint `file` until
-/// every worker has written its own ([`share`](super::share)): the same
+/// every worker has written its own (see `checkpoint::share`): the same
 /// name with `.aside` after it.
 ///
 /// ```
