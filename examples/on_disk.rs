@@ -59,12 +59,14 @@ fn main() {
     let took = started.elapsed().as_secs_f64();
     println!(
         "on disk, {mib} MiB, segments of {} KiB: {took:.2} s; read {} and wrote {} segments, {:.1} MiB ({:.1} tables), \
-         {:.2} s reading and writing, {} loaded on demand",
+         {} images spooled ({:.1} MiB), {:.2} s reading and writing, {} loaded on demand",
         disk.segment_bytes() >> 10,
         stats.reads,
         stats.writes,
         stats.bytes as f64 / f64::from(1 << 20),
         stats.bytes as f64 / f64::from(1 << 20) / codes_mib,
+        stats.spooled,
+        (8 * stats.spooled) as f64 / f64::from(1 << 20),
         stats.waited_ns as f64 / 1e9,
         stats.demand
     );

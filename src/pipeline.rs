@@ -155,9 +155,12 @@ pub struct TableOnDisk {
     pub segments_read: u64,
     /// Segments written to it.
     pub segments_written: u64,
-    /// Bytes read and written.
+    /// Bytes of segments read and written.
     pub bytes: u64,
-    /// Seconds spent reading and writing.
+    /// Images of found positions spooled until their segments were
+    /// resident, 8 bytes each written and read back.
+    pub images_spooled: u64,
+    /// Seconds spent reading and writing, segments and spooled images.
     pub seconds: f64,
 }
 
@@ -557,10 +560,12 @@ impl<'a> SolvePlan<'a> {
         let checkpoints = checkpointer.map_or((0, 0.0, 0), |c| c.written);
         if let Some(disk) = &on_disk {
             note(&format!(
-                "the table on disk: {} segments read and {} written, {} in all, {:.1} s reading and writing",
+                "the table on disk: {} segments read and {} written, {} in all, {} images spooled ({}), {:.1} s reading and writing",
                 disk.segments_read,
                 disk.segments_written,
                 human_bytes(disk.bytes),
+                disk.images_spooled,
+                human_bytes(8 * disk.images_spooled),
                 disk.seconds
             ));
         }
@@ -666,6 +671,7 @@ fn solve_and_write<W: Width>(
             segments_read: 0,
             segments_written: 0,
             bytes: 0,
+            images_spooled: 0,
             seconds: 0.0,
         };
         let classes;
@@ -674,6 +680,7 @@ fn solve_and_write<W: Width>(
             report.segments_read += stats.reads;
             report.segments_written += stats.writes;
             report.bytes += stats.bytes;
+            report.images_spooled += stats.spooled;
             report.seconds += stats.waited_ns as f64 / 1e9;
         }
         *on_disk = Some(report);

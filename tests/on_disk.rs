@@ -80,7 +80,7 @@ fn a_solve_over_the_cap_keeps_its_table_on_disk_and_writes_the_same_database() {
     // What the cap of 3 MiB leaves beside the rest of the search.
     let memory_bytes = on_disk["memory_bytes"].as_u64().unwrap();
     assert!((1 << 20..3 << 20).contains(&memory_bytes), "{report}");
-    for field in ["segments_read", "segments_written", "bytes"] {
+    for field in ["segments_read", "segments_written", "bytes", "images_spooled"] {
         assert!(on_disk[field].as_u64().is_some_and(|n| n > 0), "{field}: {on_disk}");
     }
     let (digest, len) = export_digest(&memory, name);
@@ -148,13 +148,14 @@ fn every_class_on_disk_has_the_codes_and_statistics_of_the_search_in_memory() {
     }
 }
 
-/// The names in `dir` of two-bit tables on disk.
+/// The names in `dir` of two-bit tables on disk, and of the files their
+/// images are spooled in.
 fn tables_in(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|n| n.contains(".codes.tmp-"))
+                .filter(|n| n.contains(".codes.tmp-") || (n.contains(".images-") && n.contains(".tmp-")))
                 .collect()
         })
         .unwrap_or_default()
@@ -187,9 +188,12 @@ fn a_solve_on_disk_stopped_by_a_signal_leaves_no_table_behind() {
         if signal == libc::SIGTERM {
             assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed on SIGTERM");
         } else {
-            // Killed outright, it leaves its table; the next solve on disk
-            // removes it once its process is gone, and solves.
-            assert_eq!(tables_in(&dir).len(), 1);
+            // Killed outright, it leaves its table and its spool; the next
+            // solve on disk removes them once its process is gone, and
+            // solves.
+            let left = tables_in(&dir);
+            assert_eq!(left.iter().filter(|n| n.contains(".codes.tmp-")).count(), 1, "{left:?}");
+            assert!(left.iter().any(|n| n.contains(".images-")), "{left:?}");
             solve(&dir, "9x8", &["--max-memory", "3"]);
             assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed by the next solve");
             assert!(dir.join("9x8.sqlite").is_file());

@@ -145,6 +145,7 @@ pub fn path(dir: &Path, variant: &str, class: Class) -> PathBuf {
 /// assert!(is_own_name(".9x8.a1.checkpoint") && is_own_name(".9x8.a2.checkpoint.tmp-7"));
 /// assert!(is_own_name(".9x8.a1.rank-1-of-3.checkpoint.aside"));
 /// assert!(is_own_name(".9x8.a1.codes.tmp-7"), "a two-bit table on disk");
+/// assert!(is_own_name(".9x8.a1.images-0.tmp-7"), "its spooled images");
 /// assert!(!is_own_name("9x8.checkpoint.csv"));
 /// ```
 pub fn is_own_name(name: &str) -> bool {
@@ -152,7 +153,8 @@ pub fn is_own_name(name: &str) -> bool {
         && (name.ends_with(".checkpoint")
             || name.ends_with(".checkpoint.aside")
             || name.contains(".checkpoint.tmp-")
-            || name.contains(".codes.tmp-"))
+            || name.contains(".codes.tmp-")
+            || (name.contains(".images-") && name.contains(".tmp-")))
 }
 
 /// Whether `file` is a checkpoint of any variant: a regular file whose
@@ -210,7 +212,8 @@ pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
 }
 
 /// Removes the temporary files that killed checkpoint writes and searches
-/// of `variant` left (checkpoints being written, two-bit tables on disk):
+/// of `variant` left (checkpoints being written, two-bit tables on disk
+/// and their spooled images):
 /// only those whose process is gone ([`is_abandoned`]). The caller should
 /// hold the variant's [`WriteLock`](crate::storage::WriteLock).
 pub fn remove_temporary(dir: &Path, variant: &Variant) {
@@ -223,6 +226,7 @@ pub fn remove_temporary(dir: &Path, variant: &Variant) {
             name.strip_prefix(&class).is_some_and(|rest| {
                 rest.starts_with("checkpoint.tmp-")
                     || rest.starts_with("codes.tmp-")
+                    || (rest.starts_with("images-") && rest.contains(".tmp-"))
                     || (rest.starts_with("rank-") && rest.contains(".checkpoint.tmp-"))
             })
         };

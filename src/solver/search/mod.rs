@@ -151,9 +151,9 @@ pub fn two_bit_with<W: Word>(
 /// Searches one class by two bits a position as [`two_bit_with`] does,
 /// with its table kept on disk in `disk`'s directory and at most
 /// `disk.max_bytes` of it in memory: the blocks are worked in windows
-/// whose segments fit (see `table::disk`). Every position is expanded,
-/// not one of each orbit, since the images of a position lie anywhere in
-/// the table. Returns the codes, in memory, and what the disk did.
+/// whose segments fit (see `table::disk`), and the images of a position
+/// found that fall outside its window are spooled to disk and set at the
+/// layer's end. Returns the codes, in memory, and what the disk did.
 ///
 /// # Errors
 ///
@@ -191,6 +191,31 @@ pub fn threads<W: Word>(
     observe: &mut dyn FnMut(&LayerStats),
 ) -> Result<Partitioned> {
     threads_of::<ByteTable, W>(name, spec, index, workers, Asked::default(), observe)
+}
+
+/// [`two_bit_on_disk`] finding what `asked` asks, for the tests of the
+/// table on disk: the whole share.
+#[cfg(test)]
+pub(crate) fn on_disk_asked<W: Word>(
+    name: &str,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    disk: &OnDisk,
+    asked: Asked<'_, W>,
+) -> Result<Share<Result<(Mod3Table, DiskStats)>>> {
+    whole::<DiskTable, W>(name, spec, index, asked, &mut NoCheckpoints, Some(disk), &mut |_| {})
+}
+
+/// [`two_bit_with`] finding what `asked` asks, for the tests of the table
+/// on disk.
+#[cfg(test)]
+pub(crate) fn in_memory_asked<W: Word>(
+    name: &str,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    asked: Asked<'_, W>,
+) -> Result<TwoBitShare> {
+    whole::<CodeTable, W>(name, spec, index, asked, &mut NoCheckpoints, None, &mut |_| {})
 }
 
 /// A whole class in one process: the search by one worker, whose

@@ -135,12 +135,6 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized, W: Word>(
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
     let (spec, index) = (class.spec, class.index);
-    // A table that keeps no images has every position expanded.
-    let every = T::EVERY_POSITION.then(|| ClassSearch {
-        symmetries: Symmetries::trivial(&spec.geometry),
-        ..*class
-    });
-    let class = every.as_ref().unwrap_or(class);
     let resume = agree_on_resume::<T, X, W>(spec, index, class.partition, transport, checkpoints, asked)?;
     let fresh = match resume {
         Some(_) => None,
@@ -502,6 +496,10 @@ const PUSHED_WORK: f64 = 12.0;
 
 /// A position a pull searches, in [`BLOCK_WORK`]s.
 const PULLED_WORK: f64 = 3.0;
+
+/// How many images outside its window a thread of a search on disk holds
+/// before it spools them.
+const SPOOL_BATCH: usize = 1 << 14;
 
 /// About how many bytes of images a rank sends in one round of a layer
 /// (a kilobyte in this crate's unit tests, so that their small boards
@@ -1042,7 +1040,10 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     }
 
     /// [`layer`](Self::layer) on `blocks`, window by window for a table on
-    /// disk, each window's segments made resident before it.
+    /// disk, each window's segments made resident before it. The images of
+    /// the positions found that fall outside the window are spooled, and
+    /// claimed at the end, a bucket of segments at a time, as images
+    /// another worker sent are.
     fn windowed(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Result<Found> {
         let Some(windows) = &self.windows else {
             return Ok(self.layer(blocks, depth, pull));
@@ -1056,8 +1057,23 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             if (start..end).any(busy) {
                 self.table.reside(scope)?;
                 found = found.merge(self.layer(start..end, depth, pull));
+                let spooled = &mut found.outgoing.images[self.me];
+                self.table.spool(spooled.drain(..).map(|m| m.index));
             }
         }
+        let next = T::code(depth + 1);
+        let (index, mut near) = (self.index, self.blocks.start);
+        let mut run = Vec::new();
+        self.table.unspool(&mut |spooled| {
+            run.clear();
+            run.extend(spooled.iter().map(|&i| {
+                if !index.block(near).contains(&i) {
+                    near = index.block_of(i);
+                }
+                Reached { index: i, block: near }
+            }));
+            found.counts[0] += self.receive(&run, next, pull, None, &mut found.own);
+        })?;
         Ok(found)
     }
 
@@ -1113,11 +1129,19 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         // A push visits the blocks holding the layer, a pull those that may
         // hold an unseen position.
         let flag = if pull { UNSEEN_LEFT } else { CURRENT };
+        let me = self.me;
         each_block(
             blocks,
             |r| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & flag != 0,
             || Found::new(workers),
-            |r, block, found| self.block_layer(r, depth, pull, block, found),
+            |r, block, found| {
+                self.block_layer(r, depth, pull, block, found);
+                // A table on disk's images outside the window, a batch at a time.
+                let spooled = &mut found.outgoing.images[me];
+                if spooled.len() >= SPOOL_BATCH {
+                    self.table.spool(spooled.drain(..).map(|m| m.index));
+                }
+            },
             Found::merge,
         )
     }
@@ -1188,6 +1212,9 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
                 if !self.range.contains(&i) {
                     let (owner, message) = message_at(&self.partition, i, r);
                     images[owner].push(message);
+                } else if !table.resident(i) {
+                    // On disk, outside the window: spooled ([`windowed`](Self::windowed)).
+                    images[self.me].push(Message { index: i });
                 } else if table.claim(i, next, claim) {
                     self.wrote(counts, own, i, r, image);
                 }

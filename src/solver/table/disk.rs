@@ -22,11 +22,19 @@
 //!
 //! A segment never written is all unseen, and is read from no file.
 //!
-//! The file is `.VARIANT.CLASS.codes.tmp-PID` in the directory given: it is
-//! removed when the table is dropped, on SIGINT, SIGTERM or SIGHUP (it is
-//! registered with [`cleanup`](crate::cleanup)), and, when a process was
-//! killed outright, by the next solve of the variant once that process is
-//! gone ([`is_abandoned`](crate::cleanup::is_abandoned)).
+//! The search expands one position of each orbit, as in memory, and a
+//! position's images lie anywhere in the table: those outside the window
+//! are *spooled*, appended to a file for each *bucket* of as many
+//! consecutive segments as may be resident at once, and claimed at the
+//! layer's end, a bucket at a time with its segments resident
+//! ([`DiskTable::unspool_images`]), as images another worker sent are.
+//!
+//! The files are `.VARIANT.CLASS.codes.tmp-PID` (the codes) and
+//! `.VARIANT.CLASS.images-B.tmp-PID` (bucket `B`'s spool) in the directory
+//! given: they are removed when the table is dropped, on SIGINT, SIGTERM or
+//! SIGHUP (they are registered with [`cleanup`](crate::cleanup)), and, when
+//! a process was killed outright, by the next solve of the variant once
+//! that process is gone ([`is_abandoned`](crate::cleanup::is_abandoned)).
 
 use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
@@ -65,6 +73,9 @@ pub struct OnDisk {
     pub max_bytes: u64,
 }
 
+/// Spooled positions read back at once.
+const SPOOL_RUN: usize = 1 << 16;
+
 /// The smallest and largest segment, in bytes.
 const SEGMENT_BYTES: Range<u64> = 1 << 12..1 << 24;
 
@@ -97,8 +108,12 @@ pub struct DiskStats {
     /// Segments loaded because a position outside the resident ones was
     /// asked for.
     pub demand: u64,
-    /// Nanoseconds spent reading and writing.
+    /// Nanoseconds spent reading and writing, segments and spooled
+    /// images.
     pub waited_ns: u64,
+    /// Images of found positions spooled to disk until their segments were
+    /// resident, 8 bytes each written and read back.
+    pub spooled: u64,
 }
 
 /// A reserved range of address space, zero until written, whose pages are
@@ -208,11 +223,45 @@ pub(in crate::solver) struct DiskTable {
     failed: Mutex<Option<Error>>,
     /// The file's registration for removal if the process is interrupted.
     _pending: Pending,
+    /// Images of positions found whose segments were not resident, kept
+    /// until the layer's end ([`spool`](Table::spool)).
+    spool: Vec<Mutex<Bucket>>,
     reads: AtomicU64,
     writes: AtomicU64,
     bytes: AtomicU64,
     demand: AtomicU64,
     waited_ns: AtomicU64,
+    spooled: AtomicU64,
+}
+
+/// A file of spooled positions, of the segments of one bucket: the
+/// segments `k * b..k * (b + 1)` for bucket `b`, `k` being how many may be
+/// resident at once, so that a bucket's positions are claimed with all
+/// their segments resident.
+struct Bucket {
+    file: File,
+    path: PathBuf,
+    /// Positions in the file, 8 bytes each.
+    positions: u64,
+    _pending: Pending,
+}
+
+impl Bucket {
+    fn create(path: PathBuf) -> Result<Bucket> {
+        let pending = Pending::register(&path);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| Error::Io(path.clone(), e))?;
+        Ok(Bucket {
+            file,
+            path,
+            positions: 0,
+            _pending: pending,
+        })
+    }
 }
 
 impl DiskTable {
@@ -246,6 +295,12 @@ impl DiskTable {
             .open(&path)
             .map_err(|e| Error::Io(path.clone(), e))?;
         let flags = || (0..segments).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
+        let spool = (0..segments.div_ceil(max_segments))
+            .map(|b| {
+                let path = disk.dir.join(format!("{label}.images-{b}.tmp-{}", std::process::id()));
+                Bucket::create(path).map(Mutex::new)
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(DiskTable {
             base,
             len,
@@ -261,11 +316,13 @@ impl DiskTable {
             loading: Mutex::new(()),
             failed: Mutex::new(None),
             _pending: pending,
+            spool,
             reads: AtomicU64::new(0),
             writes: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             demand: AtomicU64::new(0),
             waited_ns: AtomicU64::new(0),
+            spooled: AtomicU64::new(0),
         })
     }
 
@@ -282,6 +339,7 @@ impl DiskTable {
             bytes: self.bytes.load(Ordering::Relaxed),
             demand: self.demand.load(Ordering::Relaxed),
             waited_ns: self.waited_ns.load(Ordering::Relaxed),
+            spooled: self.spooled.load(Ordering::Relaxed),
         }
     }
 
@@ -409,6 +467,81 @@ impl DiskTable {
         Ok(())
     }
 
+    /// Appends positions `images` to the files of their buckets. A write
+    /// that fails is kept, as a failed load on demand is.
+    fn spool_images(&self, images: impl Iterator<Item = u64>) {
+        let mut by_bucket: Vec<Vec<u8>> = vec![Vec::new(); self.spool.len()];
+        for i in images {
+            by_bucket[self.segment_of(i) / self.max_segments].extend_from_slice(&i.to_le_bytes());
+        }
+        for (bucket, bytes) in self.spool.iter().zip(by_bucket) {
+            if bytes.is_empty() {
+                continue;
+            }
+            let started = Instant::now();
+            let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
+            let at = bucket.positions * 8;
+            match bucket.file.write_all_at(&bytes, at) {
+                Ok(()) => bucket.positions += bytes.len() as u64 / 8,
+                Err(e) => {
+                    let e = Error::Io(bucket.path.clone(), e);
+                    self.failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                }
+            }
+            self.spooled.fetch_add(bytes.len() as u64 / 8, Ordering::Relaxed);
+            self.waited_ns
+                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Calls `take` with the spooled positions, a run of at most
+    /// [`SPOOL_RUN`] at a time, bucket after bucket, each bucket's segments
+    /// resident; then empties the spool. No thread may be in the table
+    /// meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when a file cannot be read or written, and a spool
+    /// write that failed before.
+    fn unspool_images(&self, take: &mut dyn FnMut(&[u64])) -> Result<()> {
+        self.check()?;
+        for (b, bucket) in self.spool.iter().enumerate() {
+            let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
+            if bucket.positions == 0 {
+                continue;
+            }
+            let first = b * self.max_segments;
+            let scope: Vec<u32> = (first..(first + self.max_segments).min(self.resident.len()))
+                .map(|s| s as u32)
+                .collect();
+            self.reside(&scope)?;
+            let mut bytes = vec![0u8; 8 * SPOOL_RUN];
+            let mut run = Vec::with_capacity(SPOOL_RUN);
+            let mut at = 0;
+            while at < bucket.positions {
+                let n = (bucket.positions - at).min(SPOOL_RUN as u64) as usize;
+                let started = Instant::now();
+                bucket
+                    .file
+                    .read_exact_at(&mut bytes[..8 * n], 8 * at)
+                    .map_err(|e| Error::Io(bucket.path.clone(), e))?;
+                self.waited_ns
+                    .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                run.clear();
+                run.extend(
+                    bytes[..8 * n]
+                        .chunks_exact(8)
+                        .map(|b| u64::from_le_bytes(b.try_into().expect("chunks of 8 bytes"))),
+                );
+                take(&run);
+                at += n as u64;
+            }
+            bucket.positions = 0;
+            bucket.file.set_len(0).map_err(|e| Error::Io(bucket.path.clone(), e))?;
+        }
+        Ok(())
+    }
+
     /// The error of a load on demand that failed, if one did.
     fn check(&self) -> Result<()> {
         match self.failed.lock().unwrap_or_else(|e| e.into_inner()).take() {
@@ -444,10 +577,16 @@ impl DiskTable {
 
 impl Drop for DiskTable {
     fn drop(&mut self) {
-        match std::fs::remove_file(&self.path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => crate::say!("bishops: cannot remove {}: {e}", self.path.display()),
+        let spool = self
+            .spool
+            .iter_mut()
+            .map(|b| b.get_mut().unwrap_or_else(|e| e.into_inner()).path.clone());
+        for path in std::iter::once(self.path.clone()).chain(spool) {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => crate::say!("bishops: cannot remove {}: {e}", path.display()),
+            }
         }
     }
 }
@@ -471,8 +610,6 @@ impl Table for DiskTable {
     fn scan_bound(found: &[u64]) -> u64 {
         CodeTable::scan_bound(found)
     }
-
-    const EVERY_POSITION: bool = true;
 
     fn fresh(base: u64, len: u64, disk: Option<&OnDisk>, label: &str) -> Result<Option<DiskTable>> {
         let disk = disk.ok_or_else(|| Error::Usage("a table on disk needs a directory and a memory cap".into()))?;
@@ -579,6 +716,19 @@ impl Table for DiskTable {
     fn reside(&self, scope: &[u32]) -> Result<()> {
         DiskTable::reside(self, scope)
     }
+
+    #[inline(always)]
+    fn resident(&self, i: u64) -> bool {
+        self.resident[self.segment_of(i)].load(Ordering::Acquire)
+    }
+
+    fn spool(&self, images: impl Iterator<Item = u64>) {
+        self.spool_images(images);
+    }
+
+    fn unspool(&self, take: &mut dyn FnMut(&[u64])) -> Result<()> {
+        self.unspool_images(take)
+    }
 }
 
 /// The windows a search of a table on disk works its blocks in: runs of
@@ -667,29 +817,48 @@ impl Windows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::boundary::NoCheckpoints;
-    use crate::solver::search::{board, two_bit_on_disk, two_bit_with};
+    use crate::solver::search::{Asked, board, in_memory_asked, on_disk_asked};
 
     /// Class 0 of `name` on disk with `max_bytes` of memory, against the
-    /// search in memory: the same codes, and no segment loaded on demand
-    /// inside a layer (at most the goal's and the watched ones').
+    /// search in memory: the same codes, layers, hardest positions (and
+    /// those of the mirrored class) and watched remoteness; no segment
+    /// loaded on demand inside a layer; and no file left.
     fn same_on_disk(name: &str, max_bytes: u64) -> DiskStats {
-        let (variant, index, _, _) = board(name);
-        let spec = &variant.classes()[0];
-        let memory = two_bit_with(name, spec, &index, None, &mut NoCheckpoints, &mut |_| {}).unwrap();
+        let (variant, index, back, watch) = board(name);
+        let specs = variant.classes();
+        let spec = &specs[0];
+        let mirrored = back.as_ref().zip(specs.get(1)).map(|(m, other)| (m, &other.index));
+        let asked = Asked {
+            mirrored,
+            watch: &watch,
+        };
+        let memory = in_memory_asked(name, spec, &index, asked).unwrap();
         let dir = std::env::temp_dir().join(format!("bishops-disk-{name}-{max_bytes}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let disk = OnDisk {
             dir: dir.clone(),
             max_bytes,
         };
-        let (table, stats) = two_bit_on_disk(name, spec, &index, &disk, &mut |_| {}).unwrap();
-        assert_eq!(table, memory.table, "{name} at {max_bytes} bytes");
-        assert!(stats.demand <= 1, "{name}: {} segments loaded on demand", stats.demand);
+        let share = on_disk_asked(name, spec, &index, &disk, asked).unwrap();
+        let (table, stats) = share.table.unwrap();
+        let what = format!("{name} at {max_bytes} bytes");
+        assert_eq!(table, memory.table, "{what}");
+        assert_eq!(share.layers, memory.layers, "{what}");
+        assert_eq!(share.hardest, memory.hardest, "{what}");
+        assert_eq!(share.mirrored_hardest, memory.mirrored_hardest, "{what}");
+        assert_eq!(share.watched, memory.watched, "{what}");
+        // The goal's segment, and after each layer those of the watched
+        // positions not yet reached, which are looked up between layers.
+        let most = 1 + watch.len() * share.layers.len();
+        assert!(
+            stats.demand as usize <= most,
+            "{what}: {} segments loaded on demand",
+            stats.demand
+        );
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
             0,
-            "the table's file is removed"
+            "the table's and the spool's files are removed"
         );
         std::fs::remove_dir(&dir).unwrap();
         stats
@@ -697,16 +866,21 @@ mod tests {
 
     #[test]
     fn a_table_on_disk_holds_what_one_in_memory_does() {
-        for name in ["5x4", "7x4", "7x6"] {
-            // Whole in memory: one window, never written.
-            same_on_disk(name, 1 << 30);
+        for name in ["5x4", "7x4", "7x6", "5x3-full"] {
+            // Whole in memory: one window, never written, nothing spooled.
+            let stats = same_on_disk(name, 1 << 30);
+            assert_eq!((stats.writes, stats.spooled), (0, 0), "{name}: {stats:?}");
         }
         // 9x6's class is about 96 KiB of codes: below that it is worked in
-        // windows, read and written many times over.
+        // windows, read and written many times over, and the images of
+        // what a window finds (its class has a symmetry) are spooled.
         for kib in [48, 56, 64] {
             let stats = same_on_disk("9x6", kib << 10);
             assert!(stats.writes > 0 && stats.reads > 0, "{kib} KiB: {stats:?}");
+            assert!(stats.spooled > 0, "{kib} KiB: {stats:?}");
         }
+        // A group of four, whose class fits one segment.
+        same_on_disk("7x5-full", 4 << 10);
     }
 
     #[test]

@@ -54,11 +54,6 @@ pub(super) trait Table: Sized + Sync {
     /// How the table keeps a position, in checkpoints too.
     const CODING: Coding;
 
-    /// Whether a search of this table expands every position rather than
-    /// one of each orbit, setting no images: a table on disk holds only a
-    /// window of the class in memory, and a position's images lie anywhere.
-    const EVERY_POSITION: bool = false;
-
     /// The code of remoteness `depth`.
     fn code(depth: u64) -> u8;
 
@@ -152,6 +147,32 @@ pub(super) trait Table: Sized + Sync {
     ///
     /// When the disk fails.
     fn reside(&self, _scope: &[u32]) -> Result<()> {
+        Ok(())
+    }
+
+    /// Whether position `i`'s code is in memory: always, but for a table
+    /// on disk, whose segments outside the window are not.
+    #[inline(always)]
+    fn resident(&self, _i: u64) -> bool {
+        true
+    }
+
+    /// For a table on disk: keeps positions `images` of this share, found
+    /// by this layer where their segments were not resident, to be claimed
+    /// at the layer's end ([`unspool`](Self::unspool)). A table in memory,
+    /// where every position is resident, is never asked.
+    fn spool(&self, _images: impl Iterator<Item = u64>) {
+        unreachable!("a table in memory spools nothing: every position is resident")
+    }
+
+    /// For a table on disk: calls `take` with the spooled positions, a run
+    /// at a time, their segments resident, and empties the spool; no thread
+    /// may be in the table meanwhile. Nothing for a table in memory.
+    ///
+    /// # Errors
+    ///
+    /// When the disk fails.
+    fn unspool(&self, _take: &mut dyn FnMut(&[u64])) -> Result<()> {
         Ok(())
     }
 }
