@@ -986,6 +986,14 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         &self.summary[(r - self.blocks.start) as usize]
     }
 
+    /// Whether a layer works block `r`: it may hold a canonical position
+    /// and its summary byte has `flag` ([`CURRENT`] for a push,
+    /// [`UNSEEN_LEFT`] for a pull).
+    #[inline]
+    fn busy(&self, r: u64, flag: u8) -> bool {
+        self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & flag != 0
+    }
+
     /// The estimated work of layer `depth` (a pull or a push) on each of
     /// its blocks `blocks`, in [`BLOCK_WORK`]s: the canonical positions it
     /// expands (coded as layer `depth` in a block holding the frontier) or
@@ -1003,7 +1011,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             .with_min_len(1 << 10)
             .map(|r| {
                 let r = r as u64;
-                if !self.canonical(r) || self.summary_of(r).load(Ordering::Relaxed) & flag == 0 {
+                if !self.busy(r, flag) {
                     return BLOCK_WORK;
                 }
                 let share = f64::from(self.shares[(r - self.blocks.start) as usize]);
@@ -1021,7 +1029,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
                 .into_par_iter()
                 .with_min_len(1 << 10)
                 .map(|r| r as u64)
-                .filter(|&r| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & CURRENT != 0)
+                .filter(|&r| self.busy(r, CURRENT))
                 .map(|r| self.table.count(self.index.block(r), here))
                 .sum()
         };
@@ -1029,9 +1037,8 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             return Ok(count(self.blocks.clone()));
         };
         let mut total = 0;
-        let busy = |r: u64| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & CURRENT != 0;
         for (mut blocks, scope) in windows.blocks().zip(&windows.scopes) {
-            if blocks.any(busy) {
+            if blocks.any(|r| self.busy(r, CURRENT)) {
                 self.table.reside(scope)?;
                 total += count(blocks);
             }
@@ -1049,12 +1056,11 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             return Ok(self.layer(blocks, depth, pull));
         };
         let flag = if pull { UNSEEN_LEFT } else { CURRENT };
-        let busy = |r: u64| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & flag != 0;
         let mut found = Found::new(self.partition.workers());
         for (window, scope) in windows.blocks().zip(&windows.scopes) {
             let (start, end) = (window.start.max(blocks.start), window.end.min(blocks.end));
             // A window with nothing to do is not read in.
-            if (start..end).any(busy) {
+            if (start..end).any(|r| self.busy(r, flag)) {
                 self.table.reside(scope)?;
                 found = found.merge(self.layer(start..end, depth, pull));
                 let spooled = &mut found.outgoing.images[self.me];
@@ -1132,7 +1138,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         let me = self.me;
         each_block(
             blocks,
-            |r| self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & flag != 0,
+            |r| self.busy(r, flag),
             || Found::new(workers),
             |r, block, found| {
                 self.block_layer(r, depth, pull, block, found);
