@@ -226,6 +226,9 @@ pub(in crate::solver) struct DiskTable {
     /// Images of positions found whose segments were not resident, kept
     /// until the layer's end ([`spool`](Table::spool)).
     spool: Vec<Mutex<Bucket>>,
+    /// Whether segment `s` has images in the spool: only those are read
+    /// in to take them.
+    spooled_in: Vec<AtomicBool>,
     reads: AtomicU64,
     writes: AtomicU64,
     bytes: AtomicU64,
@@ -317,6 +320,7 @@ impl DiskTable {
             failed: Mutex::new(None),
             _pending: pending,
             spool,
+            spooled_in: flags(),
             reads: AtomicU64::new(0),
             writes: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
@@ -472,7 +476,11 @@ impl DiskTable {
     fn spool_images(&self, images: impl Iterator<Item = u64>) {
         let mut by_bucket: Vec<Vec<u8>> = vec![Vec::new(); self.spool.len()];
         for i in images {
-            by_bucket[self.segment_of(i) / self.max_segments].extend_from_slice(&i.to_le_bytes());
+            let s = self.segment_of(i);
+            by_bucket[s / self.max_segments].extend_from_slice(&i.to_le_bytes());
+            if !self.spooled_in[s].load(Ordering::Relaxed) {
+                self.spooled_in[s].store(true, Ordering::Relaxed);
+            }
         }
         for (bucket, bytes) in self.spool.iter().zip(by_bucket) {
             if bytes.is_empty() {
@@ -495,9 +503,9 @@ impl DiskTable {
     }
 
     /// Calls `take` with the spooled positions, a run of at most
-    /// [`SPOOL_RUN`] at a time, bucket after bucket, each bucket's segments
-    /// resident; then empties the spool. No thread may be in the table
-    /// meanwhile.
+    /// [`SPOOL_RUN`] at a time, bucket after bucket, the bucket's segments
+    /// that have any resident; then empties the spool. No thread may be in
+    /// the table meanwhile.
     ///
     /// # Errors
     ///
@@ -512,6 +520,7 @@ impl DiskTable {
             }
             let first = b * self.max_segments;
             let scope: Vec<u32> = (first..(first + self.max_segments).min(self.resident.len()))
+                .filter(|&s| self.spooled_in[s].swap(false, Ordering::Relaxed))
                 .map(|s| s as u32)
                 .collect();
             self.reside(&scope)?;
