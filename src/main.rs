@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use bishops::Error;
 use bishops::cli;
+use bishops::text::say_line;
 
 /// Run before Rust's runtime puts `/dev/null` in place of a closed stdout:
 /// an answer to a closed stdout is then an error, not lost in silence.
@@ -17,7 +18,7 @@ fn main() -> ExitCode {
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(e) => {
-            bishops::say!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
+            say_line(&format!("bishops: error: {}", bishops::text::one_line(&e.to_string())));
             return ExitCode::from(e.exit_code() as u8);
         }
     };
@@ -26,7 +27,9 @@ fn main() -> ExitCode {
     // `serve` stops on a signal itself, letting requests in flight finish.
     let serving = matches!(cli.command, cli::Command::Serve(_));
     if !serving && let Err(e) = bishops::cleanup::install_signal_handlers() {
-        bishops::say!("bishops: warning: no signal handlers ({e}); an interrupted solve may leave a temporary file");
+        say_line(&format!(
+            "bishops: warning: no signal handlers ({e}); an interrupted solve may leave a temporary file"
+        ));
     }
     let mut out = cli::stdout();
     let mut input = io::stdin().lock();
@@ -39,7 +42,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line whatever went into it: paths are escaped where
             // they are named, and this catches what was not.
-            bishops::say!("bishops: error: {}", bishops::text::one_line(&e.to_string()));
+            say_line(&format!("bishops: error: {}", bishops::text::one_line(&e.to_string())));
             ExitCode::from(e.exit_code() as u8)
         }
     }

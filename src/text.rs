@@ -25,17 +25,13 @@ pub fn say_line(line: &str) {
     let _ = std::io::stderr().lock().write_all(&bytes);
 }
 
-/// `eprintln!` in one write ([`text::say_line`](crate::text::say_line)).
-///
-/// ```
-/// bishops::say!("bishops: {} of {}", 1, 3);
-/// ```
-#[macro_export]
+/// `eprintln!` in one write ([`say_line`]), for this crate's messages.
 macro_rules! say {
     ($($arg:tt)*) => {
         $crate::text::say_line(&format!($($arg)*))
     };
 }
+pub(crate) use say;
 
 /// At most `max` characters of `text`, control characters (a newline)
 /// and those that disguise text (a bidirectional override) escaped so the

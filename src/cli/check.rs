@@ -51,7 +51,7 @@ pub fn check(db: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<()> {
         bar.set_position(done);
         if log && logged.elapsed() >= LOG_EVERY && done < total {
             logged = Instant::now();
-            crate::say!("{}", progress_line(variant.name(), done, total, started.elapsed()));
+            crate::text::say!("{}", progress_line(variant.name(), done, total, started.elapsed()));
         }
     });
     bar.finish_and_clear();

@@ -59,7 +59,7 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
     let watch = (threading == mpi::Threading::Multiple).then(|| Watch::start(&world, silence));
     let mut transport = MpiTransport::new(world);
     if watch.is_none() && transport.worker() == 0 {
-        crate::say!(
+        crate::text::say!(
             "bishops: this MPI library does not take calls from two threads, so no rank watches the others: a rank that stops answering hangs the job"
         );
     }
@@ -68,7 +68,7 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             let (me, ranks, traffic) = (transport.worker(), transport.workers(), transport.traffic());
             if traffic.exchanges > 0 {
                 let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
-                crate::say!(
+                crate::text::say!(
                     "bishops: rank {me} of {ranks}{host}: {} exchanges with the others, {} sent, {:.2} s waiting in them",
                     traffic.exchanges,
                     crate::system::human_bytes(traffic.sent),
@@ -83,7 +83,7 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
         Err(e) => {
             let me = transport.worker();
             let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
-            crate::say!(
+            crate::text::say!(
                 "bishops: error on rank {me} of {}{host}: {e}; ending the job",
                 transport.workers()
             );
@@ -135,8 +135,8 @@ fn solve_share<W: Width>(
             let plan = SolvePlan::new(variant, options)?.across_ranks();
             let log = lead && plan.legal().iter().sum::<u64>() >= LOG_LAYERS_FROM;
             if lead {
-                crate::say!("bishops: {}", plan.summary(db));
-                crate::say!(
+                crate::text::say!("bishops: {}", plan.summary(db));
+                crate::text::say!(
                     "bishops: {} MPI ranks search it, each its share of every class's blocks; rank 0 writes the database",
                     transport.workers()
                 );
@@ -146,7 +146,7 @@ fn solve_share<W: Width>(
             let bar = ProgressBar::hidden();
             // What each rank finds of its own checkpoints, every rank says.
             let (me, ranks) = (transport.worker(), transport.workers());
-            let mut note = |text: &str| crate::say!("bishops: rank {me} of {ranks}: {text}");
+            let mut note = |text: &str| crate::text::say!("bishops: rank {me} of {ranks}: {text}");
             plan.run_on(db, transport, &mut observer(variant, &bar, log), &mut note)?
         } else {
             None

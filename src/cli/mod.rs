@@ -68,7 +68,7 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
         .flat_map(|(flag, path)| [flag.into(), path.into()])
         .collect();
     crate::storage::check_dir(db)?;
-    let tablebase = || Tablebase::new(db).with_notes(|note| crate::say!("bishops: {note}"));
+    let tablebase = || Tablebase::new(db).with_notes(|note| crate::text::say!("bishops: {note}"));
     match cli.command {
         Command::Solve(args) => {
             thread_pool(cli.threads)?;

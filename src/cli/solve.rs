@@ -50,7 +50,7 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
             last = Instant::now();
             remaining = Remaining::new(legal);
             if log {
-                crate::say!("bishops: {name} {}: {legal} legal positions", class.name());
+                crate::text::say!("bishops: {name} {}: {legal} legal positions", class.name());
             }
         }
         Event::Layer {
@@ -71,7 +71,7 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
                     Some(seconds) if total.saturating_mul(100) >= legal => left(seconds),
                     _ => String::new(),
                 };
-                crate::say!(
+                crate::text::say!(
                     "bishops: {name} {} layer {depth}: {found} found, {total} of {legal} ({:.2}%), {elapsed:.0} s{left}",
                     class.name(),
                     100.0 * total as f64 / legal as f64,
@@ -93,7 +93,7 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
                 } else {
                     String::new()
                 };
-                crate::say!(
+                crate::text::say!(
                     "bishops: {name} {} layer {depth}: the ranks sent {} (at most {} from one); \
                      the busiest worked {:.2} s, the mean {:.2} s{moved}",
                     class.name(),
@@ -107,7 +107,7 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
         Event::Mirrored { class, from } => {
             bar.set_message(format!("{name} {}: mirroring {}", class.name(), from.name()));
             if log {
-                crate::say!("bishops: {name} {}: the mirror image of {}", class.name(), from.name());
+                crate::text::say!("bishops: {name} {}: the mirror image of {}", class.name(), from.name());
             }
         }
     }
@@ -139,14 +139,14 @@ pub(super) fn trusted<W: Width>(db: &Path, variant: &Variant) -> Result<Option<D
         Err(Error::NotSolved { .. }) => Ok(None),
         Err(e @ Error::DbPath(_)) => Err(e),
         Err(Error::Corrupt { path, problem, .. }) => {
-            crate::say!(
+            crate::text::say!(
                 "bishops: database {} {problem}; rebuilding it",
                 crate::text::path(&path)
             );
             Ok(None)
         }
         Err(e) => {
-            crate::say!("bishops: {e}; rebuilding it");
+            crate::text::say!("bishops: {e}; rebuilding it");
             Ok(None)
         }
     }
@@ -158,12 +158,12 @@ fn solve_with_progress(db: &Path, variant: &Variant, options: SolveOptions) -> R
     // A refusal is the one line printed: the plan is announced only for a
     // solve that can go ahead.
     plan.check_files(db)?;
-    crate::say!("bishops: {}", plan.summary(db));
+    crate::text::say!("bishops: {}", plan.summary(db));
     let bar = progress_bar(Some(1));
     bar.enable_steady_tick(Duration::from_millis(200));
     let log = !std::io::stderr().is_terminal() && plan.legal().iter().sum::<u64>() >= LOG_LAYERS_FROM;
     let solved = plan.run_with_notes(db, &mut observer(variant, &bar, log), &mut |note| {
-        bar.suspend(|| crate::say!("bishops: {note}"));
+        bar.suspend(|| crate::text::say!("bishops: {note}"));
     });
     bar.finish_and_clear();
     solved
@@ -377,7 +377,7 @@ fn checkpoint_options(restart: bool) -> Result<CheckpointOptions> {
 /// another process holds it.
 pub(super) fn lock(db: &Path, variant: &Variant) -> Result<WriteLock> {
     WriteLock::acquire(db, variant.name(), &mut || {
-        crate::say!(
+        crate::text::say!(
             "bishops: another process is solving {} into {}; waiting for it to finish",
             variant.name(),
             crate::text::path(db)

@@ -109,7 +109,7 @@ impl From<Error> for ApiError {
         }
         // The operator's log gets the whole message; the client, what went
         // wrong in words and nothing of this machine.
-        crate::say!("bishops: error: {e}");
+        crate::text::say!("bishops: error: {e}");
         ApiError::new(status, fault_message(&e))
     }
 }
@@ -183,7 +183,7 @@ async fn blocking<T: Serialize + Send + 'static>(
         Ok(Ok(answer)) => Ok(Json(answer)),
         Ok(Err(e)) => Err(e.into()),
         Err(e) => {
-            crate::say!("bishops: error: a request failed: {e}");
+            crate::text::say!("bishops: error: a request failed: {e}");
             Err(ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "the request failed: see the server's log",

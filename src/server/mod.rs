@@ -117,7 +117,7 @@ pub async fn serve(
         .with_connections(cores)
         .with_cache_bytes(options.cache_bytes)
         .with_on_demand(options.on_demand.clone())
-        .with_notes(|note| crate::say!("bishops: {note}"));
+        .with_notes(|note| crate::text::say!("bishops: {note}"));
     let app = api::router(Arc::new(tablebase), &options.limits, options.request_timeout);
     let hosts = host::HostPolicy::new(listener.local_addr()?, &options.allowed_hosts);
     let listener = gate::GateListener::new(listener, options.limits.clone(), hosts);
@@ -139,7 +139,7 @@ pub async fn serve(
             let _ = stop.wait_for(|&s| s).await;
             tokio::time::sleep(options.shutdown_grace).await;
         } => {
-            crate::say!(
+            crate::text::say!(
                 "bishops: answers still in flight after {} s; stopping anyway",
                 options.shutdown_grace.as_secs_f64()
             );
@@ -169,7 +169,7 @@ pub fn run(dir: &Path, addr: SocketAddr, open: bool, options: ServeOptions) -> R
             .local_addr()
             .map_err(|e| Error::Io(addr.to_string().into(), e))?;
         let url = format!("http://{bound}/");
-        crate::say!(
+        crate::text::say!(
             "bishops: serving {url} over the databases in {}; Ctrl-C stops",
             crate::text::path(dir)
         );
@@ -185,7 +185,7 @@ pub fn run(dir: &Path, addr: SocketAddr, open: bool, options: ServeOptions) -> R
     runtime.shutdown_timeout(Duration::from_millis(200));
     crate::cleanup::remove_pending();
     served?;
-    crate::say!("bishops: stopped");
+    crate::text::say!("bishops: stopped");
     Ok(())
 }
 
@@ -228,7 +228,7 @@ async fn stop_signal() {
         () = ctrl_c => {}
         () = term => {}
     }
-    crate::say!("bishops: stopping");
+    crate::text::say!("bishops: stopping");
 }
 
 /// Asks the desktop to open `url`; says so on stderr when it cannot.
@@ -246,6 +246,6 @@ fn open_browser(url: &str) {
         .stderr(std::process::Stdio::null())
         .spawn()
     {
-        crate::say!("bishops: cannot open a browser ({opener}: {e}); open {url} yourself");
+        crate::text::say!("bishops: cannot open a browser ({opener}: {e}); open {url} yourself");
     }
 }

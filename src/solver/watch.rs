@@ -168,7 +168,7 @@ fn watch(comm: &SimpleCommunicator, hosts: &[String], silence: Duration, mut sto
                 continue;
             }
             if now.duration_since(peer.heard) > silence {
-                crate::say!(
+                crate::text::say!(
                     "bishops: rank {me} of {} ({}): no word from rank {rank} ({}) for {} s; ending the job",
                     hosts.len(),
                     hosts[me],

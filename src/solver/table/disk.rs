@@ -594,7 +594,7 @@ impl Drop for DiskTable {
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
-                Err(e) => crate::say!("bishops: cannot remove {}: {e}", path.display()),
+                Err(e) => crate::text::say!("bishops: cannot remove {}: {e}", path.display()),
             }
         }
     }
