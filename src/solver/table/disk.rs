@@ -40,7 +40,7 @@ use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
@@ -251,13 +251,7 @@ struct Bucket {
 
 impl Bucket {
     fn create(path: PathBuf) -> Result<Bucket> {
-        let pending = Pending::register(&path);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| Error::Io(path.clone(), e))?;
+        let (file, pending) = new_file(&path)?;
         Ok(Bucket {
             file,
             path,
@@ -265,6 +259,19 @@ impl Bucket {
             _pending: pending,
         })
     }
+}
+
+/// A new file at `path` for reading and writing, registered for removal
+/// if the process is interrupted; refused if anything is there.
+fn new_file(path: &Path) -> Result<(File, Pending)> {
+    let pending = Pending::register(path);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::Io(path.to_path_buf(), e))?;
+    Ok((file, pending))
 }
 
 impl DiskTable {
@@ -290,13 +297,7 @@ impl DiskTable {
         let words = code_words(len) as usize;
         let segments = words.div_ceil(segment_words);
         let path = disk.dir.join(format!("{label}.codes.tmp-{}", std::process::id()));
-        let pending = Pending::register(&path);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| Error::Io(path.clone(), e))?;
+        let (file, pending) = new_file(&path)?;
         let flags = || (0..segments).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
         let spool = (0..segments.div_ceil(max_segments))
             .map(|b| {
