@@ -735,7 +735,14 @@ pub(super) fn saved<T: Transport + ?Sized>(
         .map(|(worker, _)| worker.to_string())
         .collect();
     if failed.is_empty() {
-        checkpoints.commit(class)?;
+        let committed = checkpoints.commit(class);
+        if save == Save::AndStop {
+            // A stop waits for every share to be in its place: the first
+            // worker to stop ends an MPI job, which would leave the shares
+            // of workers still renaming aside.
+            transport.all_to_all(vec![vec![u8::from(committed.is_ok())]; transport.workers()])?;
+        }
+        committed?;
     } else {
         checkpoints.abandon(class);
         wrote?;
