@@ -174,7 +174,12 @@ fn a_solve_on_disk_stopped_by_a_signal_leaves_no_table_behind() {
             .spawn()
             .unwrap();
         let waited = std::time::Instant::now();
-        while tables_in(&dir).is_empty() {
+        // The table's file and its spool's are made one after the other:
+        // wait for both.
+        let whole = |names: Vec<String>| {
+            names.iter().any(|n| n.contains(".codes.tmp-")) && names.iter().any(|n| n.contains(".images-"))
+        };
+        while !whole(tables_in(&dir)) {
             assert!(waited.elapsed().as_secs() < 60, "no table on disk appeared");
             assert!(
                 child.try_wait().unwrap().is_none(),
