@@ -158,8 +158,12 @@ pub struct TableOnDisk {
     /// Bytes of segments read and written.
     pub bytes: u64,
     /// Images of found positions spooled until their segments were
-    /// resident, 8 bytes each written and read back.
+    /// resident.
     pub images_spooled: u64,
+    /// Bytes the spool's files took for them, written and read back once
+    /// (sorted and delta-coded, about two bytes an image).
+    #[serde(default)]
+    pub spool_bytes: u64,
     /// Seconds spent reading and writing, segments and spooled images.
     pub seconds: f64,
 }
@@ -565,7 +569,7 @@ impl<'a> SolvePlan<'a> {
                 disk.segments_written,
                 human_bytes(disk.bytes),
                 disk.images_spooled,
-                human_bytes(8 * disk.images_spooled),
+                human_bytes(disk.spool_bytes),
                 disk.seconds
             ));
         }
@@ -672,6 +676,7 @@ fn solve_and_write<W: Width>(
             segments_written: 0,
             bytes: 0,
             images_spooled: 0,
+            spool_bytes: 0,
             seconds: 0.0,
         };
         let classes;
@@ -681,6 +686,7 @@ fn solve_and_write<W: Width>(
             report.segments_written += stats.writes;
             report.bytes += stats.bytes;
             report.images_spooled += stats.spooled;
+            report.spool_bytes += stats.spool_bytes;
             report.seconds += stats.waited_ns as f64 / 1e9;
         }
         *on_disk = Some(report);

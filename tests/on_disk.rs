@@ -80,9 +80,21 @@ fn a_solve_over_the_cap_keeps_its_table_on_disk_and_writes_the_same_database() {
     // What the cap of 3 MiB leaves beside the rest of the search.
     let memory_bytes = on_disk["memory_bytes"].as_u64().unwrap();
     assert!((1 << 20..3 << 20).contains(&memory_bytes), "{report}");
-    for field in ["segments_read", "segments_written", "bytes", "images_spooled"] {
+    for field in [
+        "segments_read",
+        "segments_written",
+        "bytes",
+        "images_spooled",
+        "spool_bytes",
+    ] {
         assert!(on_disk[field].as_u64().is_some_and(|n| n > 0), "{field}: {on_disk}");
     }
+    // Sorted and delta-coded, an image takes far less than its 8 bytes.
+    let (images, bytes) = (
+        on_disk["images_spooled"].as_u64().unwrap(),
+        on_disk["spool_bytes"].as_u64().unwrap(),
+    );
+    assert!(bytes < 4 * images, "{bytes} bytes for {images} images");
     let (digest, len) = export_digest(&memory, name);
     assert!(len > 1 << 20, "an export of {len} bytes");
     assert_eq!(

@@ -27,7 +27,9 @@
 //! are *spooled*, appended to a file for each *bucket* of as many
 //! consecutive segments as may be resident at once, and claimed at the
 //! layer's end, a bucket at a time with its segments resident
-//! ([`DiskTable::unspool_images`]), as images another worker sent are.
+//! ([`DiskTable::unspool_images`]), as images another worker sent are. A
+//! batch of images goes to its bucket's file sorted and delta-coded
+//! ([`spool`](super::spool)), about two bytes an image.
 //!
 //! The files are `.VARIANT.CLASS.codes.tmp-PID` (the codes) and
 //! `.VARIANT.CLASS.images-B.tmp-PID` (bucket `B`'s spool) in the directory
@@ -46,6 +48,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::codes::CodeTable;
+use super::spool::Bucket;
 use super::{Claim, Table};
 use crate::bitboard::{Bitboard, Word};
 use crate::cleanup::Pending;
@@ -112,8 +115,10 @@ pub struct DiskStats {
     /// images.
     pub waited_ns: u64,
     /// Images of found positions spooled to disk until their segments were
-    /// resident, 8 bytes each written and read back.
+    /// resident.
     pub spooled: u64,
+    /// Bytes they took in the spool's files, written and read back once.
+    pub spool_bytes: u64,
 }
 
 /// A reserved range of address space, zero until written, whose pages are
@@ -235,30 +240,7 @@ pub(in crate::solver) struct DiskTable {
     demand: AtomicU64,
     waited_ns: AtomicU64,
     spooled: AtomicU64,
-}
-
-/// A file of spooled positions, of the segments of one bucket: the
-/// segments `k * b..k * (b + 1)` for bucket `b`, `k` being how many may be
-/// resident at once, so that a bucket's positions are claimed with all
-/// their segments resident.
-struct Bucket {
-    file: File,
-    path: PathBuf,
-    /// Positions in the file, 8 bytes each.
-    positions: u64,
-    _pending: Pending,
-}
-
-impl Bucket {
-    fn create(path: PathBuf) -> Result<Bucket> {
-        let (file, pending) = new_file(&path)?;
-        Ok(Bucket {
-            file,
-            path,
-            positions: 0,
-            _pending: pending,
-        })
-    }
+    spool_bytes: AtomicU64,
 }
 
 /// A new file at `path` for reading and writing, registered for removal
@@ -302,7 +284,10 @@ impl DiskTable {
         let spool = (0..segments.div_ceil(max_segments))
             .map(|b| {
                 let path = disk.dir.join(format!("{label}.images-{b}.tmp-{}", std::process::id()));
-                Bucket::create(path).map(Mutex::new)
+                let (file, pending) = new_file(&path)?;
+                let first = (b * max_segments * segment_words) as u64 * PER_WORD;
+                let last = (((b + 1) * max_segments * segment_words) as u64 * PER_WORD).min(len);
+                Ok(Mutex::new(Bucket::new(file, path, base + first..base + last, pending)))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(DiskTable {
@@ -328,6 +313,7 @@ impl DiskTable {
             demand: AtomicU64::new(0),
             waited_ns: AtomicU64::new(0),
             spooled: AtomicU64::new(0),
+            spool_bytes: AtomicU64::new(0),
         })
     }
 
@@ -345,6 +331,7 @@ impl DiskTable {
             demand: self.demand.load(Ordering::Relaxed),
             waited_ns: self.waited_ns.load(Ordering::Relaxed),
             spooled: self.spooled.load(Ordering::Relaxed),
+            spool_bytes: self.spool_bytes.load(Ordering::Relaxed),
         }
     }
 
@@ -472,32 +459,35 @@ impl DiskTable {
         Ok(())
     }
 
-    /// Appends positions `images` to the files of their buckets. A write
-    /// that fails is kept, as a failed load on demand is.
+    /// Appends positions `images` to the files of their buckets, a frame
+    /// a bucket ([`Bucket::append`]). A write that fails is kept, as a
+    /// failed load on demand is.
     fn spool_images(&self, images: impl Iterator<Item = u64>) {
-        let mut by_bucket: Vec<Vec<u8>> = vec![Vec::new(); self.spool.len()];
+        let mut by_bucket: Vec<Vec<u64>> = vec![Vec::new(); self.spool.len()];
         for i in images {
             let s = self.segment_of(i);
-            by_bucket[s / self.max_segments].extend_from_slice(&i.to_le_bytes());
+            by_bucket[s / self.max_segments].push(i);
             if !self.spooled_in[s].load(Ordering::Relaxed) {
                 self.spooled_in[s].store(true, Ordering::Relaxed);
             }
         }
-        for (bucket, bytes) in self.spool.iter().zip(by_bucket) {
-            if bytes.is_empty() {
+        for (bucket, mut batch) in self.spool.iter().zip(by_bucket) {
+            if batch.is_empty() {
                 continue;
             }
             let started = Instant::now();
+            let images = batch.len() as u64;
             let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
-            let at = bucket.positions * 8;
-            match bucket.file.write_all_at(&bytes, at) {
-                Ok(()) => bucket.positions += bytes.len() as u64 / 8,
+            match bucket.append(&mut batch) {
+                Ok(bytes) => {
+                    self.spool_bytes.fetch_add(bytes, Ordering::Relaxed);
+                }
                 Err(e) => {
                     let e = Error::Io(bucket.path.clone(), e);
                     self.failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
                 }
             }
-            self.spooled.fetch_add(bytes.len() as u64 / 8, Ordering::Relaxed);
+            self.spooled.fetch_add(images, Ordering::Relaxed);
             self.waited_ns
                 .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
@@ -510,13 +500,14 @@ impl DiskTable {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when a file cannot be read or written, and a spool
-    /// write that failed before.
+    /// [`Error::Io`] when a file cannot be read or written or a spool file
+    /// does not hold what was written, and a spool write that failed
+    /// before.
     fn unspool_images(&self, take: &mut dyn FnMut(&[u64])) -> Result<()> {
         self.check()?;
         for (b, bucket) in self.spool.iter().enumerate() {
             let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
-            if bucket.positions == 0 {
+            if bucket.is_empty() {
                 continue;
             }
             let first = b * self.max_segments;
@@ -525,29 +516,10 @@ impl DiskTable {
                 .map(|s| s as u32)
                 .collect();
             self.reside(&scope)?;
-            let mut bytes = vec![0u8; 8 * SPOOL_RUN];
-            let mut run = Vec::with_capacity(SPOOL_RUN);
-            let mut at = 0;
-            while at < bucket.positions {
-                let n = (bucket.positions - at).min(SPOOL_RUN as u64) as usize;
-                let started = Instant::now();
-                bucket
-                    .file
-                    .read_exact_at(&mut bytes[..8 * n], 8 * at)
-                    .map_err(|e| Error::Io(bucket.path.clone(), e))?;
-                self.waited_ns
-                    .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                run.clear();
-                run.extend(
-                    bytes[..8 * n]
-                        .chunks_exact(8)
-                        .map(|b| u64::from_le_bytes(b.try_into().expect("chunks of 8 bytes"))),
-                );
-                take(&run);
-                at += n as u64;
-            }
-            bucket.positions = 0;
-            bucket.file.set_len(0).map_err(|e| Error::Io(bucket.path.clone(), e))?;
+            let (_, reading) = bucket
+                .drain(SPOOL_RUN, take)
+                .map_err(|e| Error::Io(bucket.path.clone(), e))?;
+            self.waited_ns.fetch_add(reading.as_nanos() as u64, Ordering::Relaxed);
         }
         Ok(())
     }

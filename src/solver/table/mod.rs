@@ -11,6 +11,7 @@
 pub(super) mod bytes;
 pub(super) mod codes;
 pub(super) mod disk;
+mod spool;
 
 use std::ops::Range;
 
