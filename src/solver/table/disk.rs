@@ -20,7 +20,9 @@
 //! worked in windows never asks for one inside a layer: the tests count
 //! the loads on demand ([`DiskStats::demand`]).
 //!
-//! A segment never written is all unseen, and is read from no file.
+//! A segment never written is all unseen, and is read from no file. A
+//! segment read back is checked against the XXH3-64 of what was written:
+//! a file changed under the search stops it with an error, never an answer.
 //!
 //! The search expands one position of each orbit, as in memory, and a
 //! position's images lie anywhere in the table: those outside the window
@@ -46,6 +48,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
+
+use xxhash_rust::xxh3::xxh3_64;
 
 use super::codes::CodeTable;
 use super::spool::Bucket;
@@ -220,6 +224,9 @@ pub(in crate::solver) struct DiskTable {
     /// Whether a segment has been written to the file (else it is all
     /// unseen).
     stored: Vec<AtomicBool>,
+    /// XXH3-64 of each segment as last written, which it must hold when
+    /// read back.
+    sums: Vec<AtomicU64>,
     file: File,
     path: PathBuf,
     /// Held while a segment is loaded on demand.
@@ -300,6 +307,7 @@ impl DiskTable {
             resident: flags(),
             dirty: flags(),
             stored: flags(),
+            sums: (0..segments).map(|_| AtomicU64::new(0)).collect(),
             file,
             path,
             loading: Mutex::new(()),
@@ -398,12 +406,37 @@ impl DiskTable {
         let bytes = unsafe { self.memory.bytes_mut(words) };
         if self.stored[s].load(Ordering::Relaxed) {
             let started = Instant::now();
-            self.file
-                .read_exact_at(bytes, (s * self.segment_words * 8) as u64)
-                .map_err(|e| Error::Io(self.path.clone(), e))?;
+            self.read_segment(s, bytes)?;
             self.note_io(&self.reads, bytes.len(), started);
         } else {
             bytes.fill(u8::MAX);
+        }
+        Ok(())
+    }
+
+    /// Reads segment `s` from the file into `bytes`, its length, and
+    /// checks that it is what was written there.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the read fails or the bytes are not those
+    /// written: the file was changed under the search.
+    fn read_segment(&self, s: usize, bytes: &mut [u8]) -> Result<()> {
+        let at = (s * self.segment_words * 8) as u64;
+        self.file
+            .read_exact_at(bytes, at)
+            .map_err(|e| Error::Io(self.path.clone(), e))?;
+        if xxh3_64(bytes) != self.sums[s].load(Ordering::Relaxed) {
+            return Err(Error::Io(
+                self.path.clone(),
+                std::io::Error::new(
+                    ErrorKind::InvalidData,
+                    format!(
+                        "segment {s} (bytes {at} to {}) read back other than it was written: the disk or another program changed it, so the search stops",
+                        at + bytes.len() as u64
+                    ),
+                ),
+            ));
         }
         Ok(())
     }
@@ -415,6 +448,7 @@ impl DiskTable {
             // SAFETY: no thread is in the table while segments move.
             let bytes = unsafe { self.memory.bytes_mut(words.clone()) };
             let started = Instant::now();
+            self.sums[s].store(xxh3_64(bytes), Ordering::Relaxed);
             self.file
                 .write_all_at(bytes, (s * self.segment_words * 8) as u64)
                 .map_err(|e| Error::Io(self.path.clone(), e))?;
@@ -545,9 +579,7 @@ impl DiskTable {
                 }
             } else if self.stored[s].load(Ordering::Relaxed) {
                 let mut bytes = vec![0u8; range.len() * 8];
-                self.file
-                    .read_exact_at(&mut bytes, (range.start * 8) as u64)
-                    .map_err(|e| Error::Io(self.path.clone(), e))?;
+                self.read_segment(s, &mut bytes)?;
                 for (w, b) in words[range].iter_mut().zip(bytes.chunks_exact(8)) {
                     *w = u64::from_le_bytes(b.try_into().expect("chunks of 8 bytes"));
                 }
@@ -651,9 +683,9 @@ impl Table for DiskTable {
     }
 
     /// Between layers: from memory when its segment is resident, else
-    /// through the file, without making the segment resident (a watched
-    /// position is asked after every layer). A read that fails is kept,
-    /// as a failed load on demand is.
+    /// from the segment read through the file and checked, without making
+    /// it resident (a watched position is asked after every layer). A
+    /// read that fails is kept, as a failed load on demand is.
     fn reached(&self, i: u64) -> bool {
         let s = self.segment_of(i);
         if self.resident[s].load(Ordering::Acquire) {
@@ -662,12 +694,16 @@ impl Table for DiskTable {
         if !self.stored[s].load(Ordering::Relaxed) {
             return false;
         }
+        let words = self.words_of(s);
+        let mut bytes = vec![0u8; 8 * words.len()];
         let k = i - self.base;
-        let mut word = [0u8; 8];
-        match self.file.read_exact_at(&mut word, 8 * (k / PER_WORD)) {
-            Ok(()) => (u64::from_le_bytes(word) >> (2 * (k % PER_WORD))) & 3 != u64::from(UNSEEN),
+        let at = 8 * (k / PER_WORD) as usize - 8 * words.start;
+        match self.read_segment(s, &mut bytes) {
+            Ok(()) => {
+                let word = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+                (word >> (2 * (k % PER_WORD))) & 3 != u64::from(UNSEEN)
+            }
             Err(e) => {
-                let e = Error::Io(self.path.clone(), e);
                 self.failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
                 false
             }
@@ -876,6 +912,44 @@ mod tests {
         }
         // A group of four, whose class fits one segment.
         same_on_disk("7x5-full", 4 << 10);
+    }
+
+    #[test]
+    fn a_segment_changed_on_disk_is_refused_when_read_back() {
+        let dir = std::env::temp_dir().join(format!("bishops-disk-changed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Segments of 4 KiB (16,384 positions), two of them in memory.
+        let disk = OnDisk {
+            dir: dir.clone(),
+            max_bytes: 8 << 10,
+        };
+        let positions = 16_384;
+        let table = DiskTable::create(0, 3 * positions, &disk, ".test.a1").unwrap();
+        table.reside(&[0]).unwrap();
+        assert!(table.claim(5, 1, Claim::Reached));
+        // Written back as segment 0 leaves, and read back unchanged.
+        table.reside(&[1]).unwrap();
+        assert!(table.reached(5) && !table.reached(6));
+        table.reside(&[0]).unwrap();
+        assert!(table.at(5, 1));
+        table.reside(&[1]).unwrap();
+        // One code changed in the file: every way of reading it refuses.
+        let file = std::fs::OpenOptions::new().write(true).open(&table.path).unwrap();
+        file.write_all_at(&[0xf0], 100).unwrap();
+        let refused = |e: Error| {
+            let e = e.to_string();
+            assert!(
+                e.contains("segment 0 (bytes 0 to 4096) read back other than it was written"),
+                "{e}"
+            );
+        };
+        assert!(!table.reached(5));
+        refused(table.check().unwrap_err());
+        refused(table.reside(&[0]).unwrap_err());
+        refused(table.all_words().unwrap_err());
+        drop(table);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the files are removed");
+        std::fs::remove_dir(&dir).unwrap();
     }
 
     #[test]
