@@ -692,6 +692,43 @@ mod tests {
         }
     }
 
+    /// A worker whose checkpoint is refused while another offers a share
+    /// aside says so once: the second round of the agreement does not read
+    /// it again.
+    #[test]
+    fn a_refused_checkpoint_is_read_once_when_the_workers_try_again() {
+        let variant = Variant::named("7x6").unwrap();
+        let coding = Coding::TwoBit;
+        let dir = fresh("refused-once");
+        crate::solver::search::saving_in(coding, "7x6", 2, |me, _, note, search| {
+            let inner = Checkpointer::for_rank(&dir, &variant, EVERY_LAYER, note, me, 2).unwrap();
+            search(&mut Crashing {
+                inner,
+                commits: 0,
+                crash: 4,
+                rename: me == 0,
+                cut: false,
+            });
+        });
+        // Worker 0 put its layer in place and worker 1 kept it aside; then
+        // worker 0's checkpoint is damaged.
+        let a1 = Class::from_index(0).unwrap();
+        let file = rank_path(&dir, "7x6", a1, 0, 2);
+        let mut bytes = fs::read(&file).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        fs::write(&file, &bytes).unwrap();
+        let results = workers(coding, &dir, "7x6", 2, EVERY_LAYER);
+        assert!(results.iter().all(|r| r.0.is_ok()), "{results:?}");
+        let ignored = results[0].1.iter().filter(|n| n.contains("ignoring it")).count();
+        assert_eq!(ignored, 1, "{:?}", results[0].1);
+        assert!(
+            results[0].1.iter().any(|n| n.starts_with("not resuming class a1")),
+            "nothing to agree on, both start over: {results:?}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Shares of a stopped search, of either table, resume together; one
     /// that fails its checks, or is another worker's, is ignored with the
     /// reason, and then every worker starts over. A one-process solve does

@@ -462,14 +462,21 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized, W: Wor
     let report = |(report, _): &(ShareReport, Snapshot<T>)| report.clone();
     let with_report = |saved: Snapshot<T>| (saved.report(), saved);
     let aside = table::resume_aside::<T>(checkpoints, &wanted).map(|saved| (Offer::Aside, with_report(saved)));
+    // Its checkpoint is read in the first round only when it has no share aside.
+    let read_checkpoint = aside.is_none();
     let offered =
         aside.or_else(|| table::resume::<T>(checkpoints, &wanted).map(|saved| (Offer::Checkpoint, with_report(saved))));
     let from_aside = offered.as_ref().is_some_and(|(offer, _)| *offer == Offer::Aside);
     let (agreed, from_aside) = match agree(transport, spec.class, offered, report, checkpoints)? {
         Agreed::Again(kept) => {
-            // This worker's checkpoint, read now if it offered its share aside.
+            // This worker's checkpoint, read now if it offered its share
+            // aside; one refused in the first round is not read again.
             let offered = kept
-                .or_else(|| table::resume::<T>(checkpoints, &wanted).map(with_report))
+                .or_else(|| {
+                    (!read_checkpoint)
+                        .then(|| table::resume::<T>(checkpoints, &wanted).map(with_report))
+                        .flatten()
+                })
                 .map(|saved| (Offer::Checkpoint, saved));
             (agree(transport, spec.class, offered, report, checkpoints)?, false)
         }
