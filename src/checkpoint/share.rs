@@ -401,6 +401,59 @@ mod tests {
         dir
     }
 
+    /// A test's wrapper of a worker's [`Checkpointer`]: the checkpoints
+    /// pass every call through to it but the saves and commits the wrapper
+    /// changes.
+    trait Wrapper<'a> {
+        fn inner(&mut self) -> &mut Checkpointer<'a>;
+
+        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+            self.inner().save(snapshot)
+        }
+
+        fn commit(&mut self, class: Class) -> Result<()> {
+            self.inner().commit(class)
+        }
+    }
+
+    impl<'a, W: Wrapper<'a>> ShareCheckpoints for W {
+        fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
+            self.inner().resume(wanted)
+        }
+
+        fn resume_aside(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
+            self.inner().resume_aside(wanted)
+        }
+
+        fn resumed(&mut self, class: Class, aside: bool) -> Result<()> {
+            self.inner().resumed(class, aside)
+        }
+
+        fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
+            self.inner().due(class, found, done)
+        }
+
+        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+            Wrapper::save(self, snapshot)
+        }
+
+        fn commit(&mut self, class: Class) -> Result<()> {
+            Wrapper::commit(self, class)
+        }
+
+        fn abandon(&mut self, class: Class) {
+            self.inner().abandon(class);
+        }
+
+        fn note(&mut self, text: &str) {
+            self.inner().note(text);
+        }
+
+        fn stopped(&mut self, class: Class, found: &[u64]) -> Error {
+            self.inner().stopped(class, found)
+        }
+    }
+
     /// A worker's checkpoints that read every share back as soon as they
     /// save it: it must pass every check and be what was saved.
     struct ReadBack<'a, 'b> {
@@ -410,21 +463,9 @@ mod tests {
         saved: Option<Snapshot>,
     }
 
-    impl ShareCheckpoints for ReadBack<'_, '_> {
-        fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
-            self.inner.resume(wanted)
-        }
-
-        fn resume_aside(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
-            self.inner.resume_aside(wanted)
-        }
-
-        fn resumed(&mut self, class: Class, aside: bool) -> Result<()> {
-            self.inner.resumed(class, aside)
-        }
-
-        fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
-            self.inner.due(class, found, done)
+    impl<'a> Wrapper<'a> for ReadBack<'a, '_> {
+        fn inner(&mut self) -> &mut Checkpointer<'a> {
+            &mut self.inner
         }
 
         fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
@@ -442,10 +483,6 @@ mod tests {
             assert!(read == saved, "{}: not what was saved", file.display());
             self.read += 1;
             Ok(())
-        }
-
-        fn note(&mut self, text: &str) {
-            self.inner.note(text);
         }
     }
 
@@ -505,13 +542,9 @@ mod tests {
         fail: usize,
     }
 
-    impl ShareCheckpoints for Failing<'_> {
-        fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
-            self.inner.resume(wanted)
-        }
-
-        fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
-            self.inner.due(class, found, done)
+    impl<'a> Wrapper<'a> for Failing<'a> {
+        fn inner(&mut self) -> &mut Checkpointer<'a> {
+            &mut self.inner
         }
 
         fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
@@ -521,18 +554,6 @@ mod tests {
                 return Err(Error::Io(file, std::io::Error::other("no space left (a test's)")));
             }
             self.inner.save(snapshot)
-        }
-
-        fn commit(&mut self, class: Class) -> Result<()> {
-            self.inner.commit(class)
-        }
-
-        fn abandon(&mut self, class: Class) {
-            self.inner.abandon(class);
-        }
-
-        fn note(&mut self, text: &str) {
-            self.inner.note(text);
         }
     }
 
@@ -595,17 +616,9 @@ mod tests {
         cut: bool,
     }
 
-    impl ShareCheckpoints for Crashing<'_> {
-        fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
-            self.inner.resume(wanted)
-        }
-
-        fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
-            self.inner.due(class, found, done)
-        }
-
-        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
-            self.inner.save(snapshot)
+    impl<'a> Wrapper<'a> for Crashing<'a> {
+        fn inner(&mut self) -> &mut Checkpointer<'a> {
+            &mut self.inner
         }
 
         fn commit(&mut self, class: Class) -> Result<()> {
@@ -621,10 +634,6 @@ mod tests {
                 fs::write(&aside, &bytes[..bytes.len() / 2]).unwrap();
             }
             Err(Error::Stopped("the job ended (a test's)".into()))
-        }
-
-        fn note(&mut self, text: &str) {
-            self.inner.note(text);
         }
     }
 
