@@ -8,18 +8,24 @@
 //! offset from the bucket's first position, then the gap from each
 //! position to the next. A batch of the search holds thousands of
 //! positions a bucket, so a gap takes two bytes or so where the position
-//! itself took eight.
+//! itself took eight. Before the varints go their length and their
+//! XXH3-64, and a frame's positions are claimed only once the whole frame
+//! is read and checked: a spool file changed under the search is an
+//! error, never a wrong claim.
 //!
 //! ```text
-//! frame = count first gap{count - 1}      every number a varint, gap ≥ 1
+//! frame   = length checksum payload   length: u32, checksum: u64, little-endian
+//! payload = count first gap{count - 1}   every number a varint, gap ≥ 1
 //! ```
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, ErrorKind, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::cleanup::Pending;
 
@@ -49,15 +55,68 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
 /// The frame of `positions`, sorted, without repeats and all at least
 /// `first`.
 fn frame(positions: &[u64], first: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(3 * positions.len() + 20);
-    put_varint(&mut out, positions.len() as u64);
+    let mut payload = Vec::with_capacity(3 * positions.len() + 20);
+    put_varint(&mut payload, positions.len() as u64);
     let mut last = first;
     for (k, &i) in positions.iter().enumerate() {
         debug_assert!(k == 0 || i > last);
-        put_varint(&mut out, i - last);
+        put_varint(&mut payload, i - last);
         last = i;
     }
+    let mut out = Vec::with_capacity(HEAD + payload.len());
+    out.extend_from_slice(&u32::try_from(payload.len()).expect("a frame under 4 GiB").to_le_bytes());
+    out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
     out
+}
+
+/// Bytes before a frame's payload: its length and checksum.
+const HEAD: usize = 12;
+
+/// The varint at `bytes[*at..]`, moving `at` past it.
+fn varint(bytes: &[u8], at: &mut usize) -> Result<u64, &'static str> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let &byte = bytes.get(*at).ok_or("holds a frame whose numbers run past it")?;
+        *at += 1;
+        let bits = u64::from(byte & 0x7f);
+        if shift == 63 && bits > 1 {
+            break;
+        }
+        value |= bits << shift;
+        if byte & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    Err("holds a number past 64 bits")
+}
+
+/// The positions of the frame `payload` of a bucket of `range`, appended
+/// to `out`; or what is wrong with it.
+fn decode(payload: &[u8], range: &Range<u64>, out: &mut Vec<u64>) -> Result<(), &'static str> {
+    let mut at = 0;
+    let count = varint(payload, &mut at)?;
+    if count == 0 {
+        return Err("holds an empty frame");
+    }
+    let mut last = None;
+    for _ in 0..count {
+        let gap = varint(payload, &mut at)?;
+        let position = match last {
+            None => range.start.checked_add(gap),
+            Some(_) if gap == 0 => return Err("holds a position twice"),
+            Some(last) => u64::checked_add(last, gap),
+        };
+        let position = position
+            .filter(|i| range.contains(i))
+            .ok_or("holds a position outside its bucket")?;
+        out.push(position);
+        last = Some(position);
+    }
+    if at != payload.len() {
+        return Err("holds a frame longer than its positions");
+    }
+    Ok(())
 }
 
 impl Bucket {
@@ -101,37 +160,37 @@ impl Bucket {
     /// range, is an error.
     pub(super) fn drain(&mut self, run: usize, take: &mut dyn FnMut(&[u64])) -> io::Result<(u64, Duration)> {
         let bad = |what: &str| io::Error::new(ErrorKind::InvalidData, format!("a spool file {what}"));
-        (&self.file).seek(SeekFrom::Start(0))?;
-        let mut reader = BufReader::with_capacity(1 << 20, (&self.file).take(self.bytes));
-        let mut decoder = Decoder::new(self.range.clone());
-        let mut positions = Vec::with_capacity(run);
-        let mut taken = 0;
-        let mut reading = Duration::ZERO;
-        loop {
+        let mut reader = BufReader::with_capacity(1 << 20, &self.file);
+        reader.seek(SeekFrom::Start(0))?;
+        let (mut at, mut taken, mut reading) = (0u64, 0u64, Duration::ZERO);
+        let (mut payload, mut positions) = (Vec::new(), Vec::new());
+        while at < self.bytes {
             let started = Instant::now();
-            let chunk = reader.fill_buf()?;
+            // The file holds `left` more bytes as written; a frame's length
+            // is trusted only as far as that.
+            let left = self.bytes - at;
+            let mut head = [0u8; HEAD];
+            if left < HEAD as u64 {
+                return Err(bad("ends inside a frame"));
+            }
+            reader.read_exact(&mut head)?;
+            let length = u64::from(u32::from_le_bytes(head[..4].try_into().expect("4 bytes")));
+            if length > left - HEAD as u64 {
+                return Err(bad("ends inside a frame"));
+            }
+            payload.resize(length as usize, 0);
+            reader.read_exact(&mut payload)?;
             reading += started.elapsed();
-            if chunk.is_empty() {
-                break;
+            if xxh3_64(&payload) != u64::from_le_bytes(head[4..].try_into().expect("8 bytes")) {
+                return Err(bad(&format!("fails its checksum at byte {at}")));
             }
-            for &byte in chunk {
-                if let Some(i) = decoder.byte(byte).map_err(bad)? {
-                    positions.push(i);
-                    if positions.len() == run {
-                        take(&positions);
-                        taken += positions.len() as u64;
-                        positions.clear();
-                    }
-                }
-            }
-            let used = chunk.len();
-            reader.consume(used);
+            positions.clear();
+            decode(&payload, &self.range, &mut positions).map_err(bad)?;
+            // Checked whole: its positions may be claimed.
+            positions.chunks(run).for_each(&mut *take);
+            taken += positions.len() as u64;
+            at += HEAD as u64 + length;
         }
-        if !decoder.at_frame_end() {
-            return Err(bad("ends inside a frame"));
-        }
-        take(&positions);
-        taken += positions.len() as u64;
         if taken != self.positions {
             return Err(bad(&format!(
                 "held {taken} positions, not the {} written",
@@ -142,69 +201,6 @@ impl Bucket {
         self.file.set_len(0)?;
         (self.positions, self.bytes) = (0, 0);
         Ok((read, reading))
-    }
-}
-
-/// Decodes frames a byte at a time.
-struct Decoder {
-    range: Range<u64>,
-    /// The varint being read, and how many bits of it have come.
-    value: u64,
-    shift: u32,
-    /// Positions left in the frame; `None` between frames.
-    left: Option<u64>,
-    /// The frame's last position so far; `None` before its first.
-    last: Option<u64>,
-}
-
-impl Decoder {
-    fn new(range: Range<u64>) -> Decoder {
-        Decoder {
-            range,
-            value: 0,
-            shift: 0,
-            left: None,
-            last: None,
-        }
-    }
-
-    /// Takes `byte`: the position it ends, if it ends one; or what is
-    /// wrong.
-    fn byte(&mut self, byte: u8) -> Result<Option<u64>, &'static str> {
-        let bits = u64::from(byte & 0x7f);
-        if self.shift > 63 || (self.shift == 63 && bits > 1) {
-            return Err("holds a number past 64 bits");
-        }
-        self.value |= bits << self.shift;
-        if byte & 0x80 != 0 {
-            self.shift += 7;
-            return Ok(None);
-        }
-        let value = std::mem::take(&mut self.value);
-        self.shift = 0;
-        let Some(left) = self.left else {
-            if value == 0 {
-                return Err("holds an empty frame");
-            }
-            (self.left, self.last) = (Some(value), None);
-            return Ok(None);
-        };
-        let position = match self.last {
-            None => self.range.start.checked_add(value),
-            Some(_) if value == 0 => return Err("holds a position twice"),
-            Some(last) => last.checked_add(value),
-        };
-        let position = position
-            .filter(|i| self.range.contains(i))
-            .ok_or("holds a position outside its bucket")?;
-        self.last = Some(position);
-        self.left = (left > 1).then_some(left - 1);
-        Ok(Some(position))
-    }
-
-    /// Whether it is between frames.
-    fn at_frame_end(&self) -> bool {
-        self.left.is_none() && self.shift == 0
     }
 }
 
@@ -284,26 +280,56 @@ mod tests {
     }
 
     #[test]
-    fn a_spool_file_that_does_not_decode_is_refused() {
+    fn a_spool_file_changed_or_cut_is_refused_before_any_claim() {
         let range = 100..200;
+        // The frame of 100, 150 and 199: length, checksum, then count 3,
+        // first 0, gaps 50 and 49.
         let damaged = |name: &str, edit: &dyn Fn(&mut Vec<u8>)| {
             let mut b = bucket(name, range.clone());
             b.append(&mut vec![100, 150, 199]).unwrap();
             let mut bytes = std::fs::read(&b.path).unwrap();
+            assert_eq!(&bytes[HEAD..], [3, 0, 50, 49]);
             edit(&mut bytes);
             std::fs::write(&b.path, &bytes).unwrap();
             b.bytes = bytes.len() as u64;
-            let refused = drained(&mut b, 2).unwrap_err().to_string();
+            let mut claimed = 0;
+            let refused = b.drain(2, &mut |p| claimed += p.len()).unwrap_err().to_string();
             remove(&b.path);
+            // A frame that fails gives nothing to claim; only a count that
+            // falls short of the positions written is found after the
+            // frames that hold, each checked whole.
+            let whole = if name == "count" { 2 } else { 0 };
+            assert_eq!(claimed, whole, "{name}: {refused}");
             refused
         };
-        // count 3, first 0, gaps 50 and 49
-        assert!(damaged("past", &|f| f[3] = 50).contains("outside its bucket"));
-        assert!(damaged("twice", &|f| f[2] = 0).contains("a position twice"));
-        assert!(damaged("cut", &|f| f.truncate(3)).contains("ends inside a frame"));
-        assert!(damaged("empty", &|f| f.splice(0..0, [0]).for_each(drop)).contains("an empty frame"));
-        assert!(damaged("varint", &|f| f.extend([0xff; 10])).contains("past 64 bits"));
-        assert!(damaged("short", &|f| f[0] = 4).contains("ends inside a frame"));
-        assert!(damaged("more", &|f| f.extend([1, 0])).contains("not the 3 written"));
+        // The payload `payload` under a checksum that holds: what the
+        // checks past the checksum catch.
+        let forged = |payload: &[u8]| {
+            let payload = payload.to_vec();
+            move |f: &mut Vec<u8>| {
+                f.truncate(0);
+                f.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+                f.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
+                f.extend_from_slice(&payload);
+            }
+        };
+        let checksum = "fails its checksum at byte 0";
+        assert!(damaged("flip", &|f| f[HEAD + 2] ^= 1).contains(checksum));
+        assert!(damaged("cut", &|f| f.truncate(HEAD + 2)).contains("ends inside a frame"));
+        assert!(damaged("head", &|f| f.truncate(5)).contains("ends inside a frame"));
+        assert!(damaged("long", &|f| f[0] = 9).contains("ends inside a frame"));
+        assert!(damaged("past", &forged(&[3, 0, 50, 50])).contains("outside its bucket"));
+        assert!(damaged("twice", &forged(&[3, 0, 0, 49])).contains("a position twice"));
+        assert!(damaged("empty", &forged(&[0])).contains("an empty frame"));
+        assert!(
+            damaged(
+                "varint",
+                &forged(&[1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f])
+            )
+            .contains("past 64 bits")
+        );
+        assert!(damaged("short", &forged(&[4, 0, 50, 49])).contains("run past it"));
+        assert!(damaged("more", &forged(&[2, 0, 50, 49])).contains("longer than its positions"));
+        assert!(damaged("count", &forged(&[2, 0, 50])).contains("not the 3 written"));
     }
 }
