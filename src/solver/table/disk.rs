@@ -52,7 +52,7 @@ use std::time::Instant;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::codes::CodeTable;
-use super::spool::Bucket;
+use super::spool::{Bucket, Frame};
 use super::{Claim, Table};
 use crate::bitboard::{Bitboard, Word};
 use crate::cleanup::Pending;
@@ -250,6 +250,12 @@ pub(in crate::solver) struct DiskTable {
     spool_bytes: AtomicU64,
 }
 
+/// The offset in its table of bucket `b`'s first position: a bucket is
+/// `max_segments` segments of `segment_words` words.
+fn bucket_offset(b: usize, max_segments: usize, segment_words: usize) -> u64 {
+    (b * max_segments * segment_words) as u64 * PER_WORD
+}
+
 /// A new file at `path` for reading and writing, registered for removal
 /// if the process is interrupted; refused if anything is there.
 fn new_file(path: &Path) -> Result<(File, Pending)> {
@@ -292,8 +298,8 @@ impl DiskTable {
             .map(|b| {
                 let path = disk.dir.join(format!("{label}.images-{b}.tmp-{}", std::process::id()));
                 let (file, pending) = new_file(&path)?;
-                let first = (b * max_segments * segment_words) as u64 * PER_WORD;
-                let last = (((b + 1) * max_segments * segment_words) as u64 * PER_WORD).min(len);
+                let first = bucket_offset(b, max_segments, segment_words);
+                let last = bucket_offset(b + 1, max_segments, segment_words).min(len);
                 Ok(Mutex::new(Bucket::new(file, path, base + first..base + last, pending)))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -505,14 +511,19 @@ impl DiskTable {
                 self.spooled_in[s].store(true, Ordering::Relaxed);
             }
         }
-        for (bucket, mut batch) in self.spool.iter().zip(by_bucket) {
+        for (b, (bucket, mut batch)) in self.spool.iter().zip(by_bucket).enumerate() {
             if batch.is_empty() {
                 continue;
             }
-            let started = Instant::now();
             let images = batch.len() as u64;
+            // Sorted and coded before the lock, and not timed as I/O.
+            let frame = Frame::of(
+                &mut batch,
+                self.base + bucket_offset(b, self.max_segments, self.segment_words),
+            );
+            let started = Instant::now();
             let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
-            match bucket.append(&mut batch) {
+            match bucket.append(&frame) {
                 Ok(bytes) => {
                     self.spool_bytes.fetch_add(bytes, Ordering::Relaxed);
                 }

@@ -52,6 +52,34 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
+/// A batch of positions coded as one frame, to be appended to its
+/// bucket's file: made before the bucket is locked.
+pub(super) struct Frame {
+    bytes: Vec<u8>,
+    positions: u64,
+    /// The first position of the bucket it is for.
+    first: u64,
+}
+
+impl Frame {
+    /// The frame of `batch`, positions of the bucket whose first position
+    /// is `first`; `batch` is left sorted and without repeats.
+    pub(super) fn of(batch: &mut Vec<u64>, first: u64) -> Frame {
+        batch.sort_unstable();
+        batch.dedup();
+        let bytes = if batch.is_empty() {
+            Vec::new()
+        } else {
+            frame(batch, first)
+        };
+        Frame {
+            bytes,
+            positions: batch.len() as u64,
+            first,
+        }
+    }
+}
+
 /// The frame of `positions`, sorted, without repeats and all at least
 /// `first`.
 fn frame(positions: &[u64], first: u64) -> Vec<u8> {
@@ -138,20 +166,17 @@ impl Bucket {
         self.positions == 0
     }
 
-    /// Appends positions `batch`, all of its range, as one frame: the
-    /// bytes written, or what the write failed with.
-    pub(super) fn append(&mut self, batch: &mut Vec<u64>) -> io::Result<u64> {
-        batch.sort_unstable();
-        batch.dedup();
-        debug_assert!(batch.iter().all(|i| self.range.contains(i)));
-        if batch.is_empty() {
+    /// Appends `frame`, made for this bucket ([`Frame::of`]): the bytes
+    /// written, or what the write failed with.
+    pub(super) fn append(&mut self, frame: &Frame) -> io::Result<u64> {
+        debug_assert_eq!(frame.first, self.range.start);
+        if frame.positions == 0 {
             return Ok(0);
         }
-        let bytes = frame(batch, self.range.start);
-        self.file.write_all_at(&bytes, self.bytes)?;
-        self.bytes += bytes.len() as u64;
-        self.positions += batch.len() as u64;
-        Ok(bytes.len() as u64)
+        self.file.write_all_at(&frame.bytes, self.bytes)?;
+        self.bytes += frame.bytes.len() as u64;
+        self.positions += frame.positions;
+        Ok(frame.bytes.len() as u64)
     }
 
     /// Calls `take` with its positions, at most `run` at a time, then
@@ -255,7 +280,7 @@ mod tests {
             sorted.sort_unstable();
             sorted.dedup();
             want.extend_from_slice(&sorted);
-            written += b.append(&mut batch.clone()).unwrap();
+            written += b.append(&Frame::of(&mut batch.clone(), b.range.start)).unwrap();
         }
         assert!(
             written < 3 * want.len() as u64,
@@ -266,7 +291,7 @@ mod tests {
             // Drained, the bucket is empty: fill it again for each run.
             if b.is_empty() {
                 batches.iter().for_each(|batch| {
-                    b.append(&mut batch.clone()).unwrap();
+                    b.append(&Frame::of(&mut batch.clone(), b.range.start)).unwrap();
                 });
             }
             let (got, bytes) = drained(&mut b, run).unwrap();
@@ -286,7 +311,7 @@ mod tests {
         // first 0, gaps 50 and 49.
         let damaged = |name: &str, edit: &dyn Fn(&mut Vec<u8>)| {
             let mut b = bucket(name, range.clone());
-            b.append(&mut vec![100, 150, 199]).unwrap();
+            b.append(&Frame::of(&mut vec![100, 150, 199], b.range.start)).unwrap();
             let mut bytes = std::fs::read(&b.path).unwrap();
             assert_eq!(&bytes[HEAD..], [3, 0, 50, 49]);
             edit(&mut bytes);
