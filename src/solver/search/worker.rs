@@ -473,9 +473,11 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized, W: Wor
             // aside; one refused in the first round is not read again.
             let offered = kept
                 .or_else(|| {
-                    (!read_checkpoint)
-                        .then(|| table::resume::<T>(checkpoints, &wanted).map(with_report))
-                        .flatten()
+                    if read_checkpoint {
+                        None
+                    } else {
+                        table::resume::<T>(checkpoints, &wanted).map(with_report)
+                    }
                 })
                 .map(|saved| (Offer::Checkpoint, saved));
             (agree(transport, spec.class, offered, report, checkpoints)?, false)
