@@ -50,6 +50,7 @@ fn main() {
     let disk = OnDisk {
         dir,
         max_bytes: mib << 20,
+        kept: false,
     };
     let started = Instant::now();
     let (table, stats) = two_bit_on_disk(name, spec, &index, &disk, &mut |_| {}).unwrap_or_else(|e| {

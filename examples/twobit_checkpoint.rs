@@ -66,6 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         range: 0..index.len(),
         mirrored,
         watch: &watch,
+        on_disk: None,
     };
     let resumed = checkpoints.resume(&wanted).ok_or("the checkpoint was not taken")?;
     let seconds = began.elapsed().as_secs_f64();

@@ -527,15 +527,19 @@ impl<'a> SolvePlan<'a> {
             // What a search on disk killed outright left, once its process is gone.
             checkpoint::remove_temporary(dir, self.variant);
             note(&format!(
-                "the two-bit table is kept on disk in {}, at most {} of it in memory; it is not checkpointed there yet, so a stopped solve starts over",
+                "the two-bit table is kept on disk in {}, at most {} of it in memory{}",
                 crate::text::path(dir),
-                human_bytes(cap)
+                human_bytes(cap),
+                match self.options.checkpoints {
+                    Some(_) => "; its checkpoints seal its file at every layer",
+                    None => "",
+                }
             ));
         }
+        let kept = self.options.checkpoints.is_some();
         let mut checkpointer = self
             .options
             .checkpoints
-            .filter(|_| table_cap.is_none())
             .map(|options| Checkpointer::new(dir, self.variant, options, note));
         let mut no_checkpoints = crate::solver::NoCheckpoints;
         let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
@@ -548,7 +552,11 @@ impl<'a> SolvePlan<'a> {
         };
         let (written, solve_seconds) = on_plan!(self.plan, plan => {
             let plan = match table_cap {
-                Some(max_bytes) => plan.on_disk(OnDisk { dir: dir.to_owned(), max_bytes }),
+                Some(max_bytes) => plan.on_disk(OnDisk {
+                    dir: dir.to_owned(),
+                    max_bytes,
+                    kept,
+                }),
                 None => plan,
             };
             solve_and_write(plan, layout, dir, checkpoints, &mut observe_layers, &mut on_disk)?
@@ -680,7 +688,7 @@ fn solve_and_write<W: Width>(
             seconds: 0.0,
         };
         let classes;
-        (two_bit, classes) = plan.solve_on_disk(observe)?;
+        (two_bit, classes) = plan.solve_on_disk_with(checkpoints, observe)?;
         for stats in classes {
             report.segments_read += stats.reads;
             report.segments_written += stats.writes;

@@ -137,6 +137,7 @@ fn every_class_on_disk_has_the_codes_and_statistics_of_the_search_in_memory() {
         let on_disk = OnDisk {
             dir: dir.clone(),
             max_bytes: 48 << 10,
+            kept: false,
         };
         let (disk, stats) = Plan::new(&variant, Method::TwoBit)
             .on_disk(on_disk)
@@ -174,7 +175,11 @@ fn tables_in(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-fn a_solve_on_disk_stopped_by_a_signal_leaves_no_table_behind() {
+fn a_solve_on_disk_stopped_by_a_signal_resumes_from_its_sealed_table() {
+    let memory = scratch("on-disk", "signal-memory");
+    solve(&memory, "9x8", &[]);
+    let want = export_digest(&memory, "9x8");
+    let kept = [".9x8.a1.codes", ".9x8.a1.codes.lowest", ".9x8.a1.checkpoint"];
     for (signal, name) in [(libc::SIGTERM, "term"), (libc::SIGKILL, "kill")] {
         let dir = scratch("on-disk", name);
         let mut child = Command::new(BIN)
@@ -186,34 +191,155 @@ fn a_solve_on_disk_stopped_by_a_signal_leaves_no_table_behind() {
             .spawn()
             .unwrap();
         let waited = std::time::Instant::now();
-        // The table's file and its spool's are made one after the other:
-        // wait for both.
-        let whole = |names: Vec<String>| {
-            names.iter().any(|n| n.contains(".codes.tmp-")) && names.iter().any(|n| n.contains(".images-"))
-        };
-        while !whole(tables_in(&dir)) {
-            assert!(waited.elapsed().as_secs() < 60, "no table on disk appeared");
+        // Its checkpoints seal the table's file at every layer: wait for
+        // the first, and for the spool of a layer after it.
+        let checkpoint = dir.join(".9x8.a1.checkpoint");
+        while !(checkpoint.exists() && tables_in(&dir).iter().any(|n| n.contains(".images-"))) {
+            assert!(waited.elapsed().as_secs() < 60, "no checkpoint appeared");
             assert!(
                 child.try_wait().unwrap().is_none(),
-                "the solve ended before its table was seen"
+                "the solve ended before its checkpoint was seen"
             );
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
+        // Into a layer, most likely: its writes are on disk.
+        std::thread::sleep(std::time::Duration::from_millis(150));
         // SAFETY: a signal to the child this test started and has not reaped.
         assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
         child.wait().unwrap();
         if signal == libc::SIGTERM {
-            assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed on SIGTERM");
-        } else {
-            // Killed outright, it leaves its table and its spool; the next
-            // solve on disk removes them once its process is gone, and
-            // solves.
-            let left = tables_in(&dir);
-            assert_eq!(left.iter().filter(|n| n.contains(".codes.tmp-")).count(), 1, "{left:?}");
-            assert!(left.iter().any(|n| n.contains(".images-")), "{left:?}");
-            solve(&dir, "9x8", &["--max-memory", "3"]);
-            assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed by the next solve");
-            assert!(dir.join("9x8.sqlite").is_file());
+            assert_eq!(tables_in(&dir), Vec::<String>::new(), "the spool removed on SIGTERM");
         }
+        // The table's file, its side file and the checkpoint outlive it:
+        // the next solve resumes from them, removes a spool a killed solve
+        // left, and writes the database the search in memory writes.
+        for file in kept {
+            assert!(dir.join(file).is_file(), "{name}: {file} kept");
+        }
+        let said = solve(&dir, "9x8", &["--max-memory", "3"]);
+        assert!(said.contains("resuming 9x8 class a1 from the checkpoint"), "{said}");
+        assert!(!said.contains("starts over"), "{said}");
+        assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed by the next solve");
+        for file in kept {
+            assert!(!dir.join(file).exists(), "{name}: {file} removed once written");
+        }
+        assert_eq!(
+            export_digest(&dir, "9x8"),
+            want,
+            "{name}: the same export, byte for byte"
+        );
+    }
+}
+
+/// Checkpoints whose save fails at the boundary after layer `fail_after`
+/// of the first class: the search stops there with the layer's writes in
+/// the table's file and the checkpoint before it in place, as a search
+/// killed inside the layer leaves them.
+struct FailingAt<'a> {
+    inner: bishops::checkpoint::Checkpointer<'a>,
+    fail_after: usize,
+}
+
+impl bishops::solver::ShareCheckpoints for FailingAt<'_> {
+    fn resume(&mut self, wanted: &bishops::solver::Wanted<'_>) -> Option<bishops::solver::Snapshot> {
+        self.inner.resume(wanted)
+    }
+
+    fn due(&mut self, class: bishops::Class, found: &[u64], done: bool) -> bishops::solver::Save {
+        self.inner.due(class, found, done)
+    }
+
+    fn save(&mut self, snapshot: bishops::solver::SnapshotRef<'_>) -> bishops::Result<()> {
+        if snapshot.found.len() == self.fail_after + 1 {
+            return Err(bishops::Error::Usage("a save that fails, on purpose".into()));
+        }
+        self.inner.save(snapshot)
+    }
+
+    fn commit(&mut self, class: bishops::Class) -> bishops::Result<()> {
+        self.inner.commit(class)
+    }
+
+    fn abandon(&mut self, class: bishops::Class) {
+        self.inner.abandon(class);
+    }
+
+    fn note(&mut self, text: &str) {
+        self.inner.note(text);
+    }
+}
+
+#[test]
+fn a_search_on_disk_stopped_inside_a_layer_resumes_it_from_the_checkpoint_before() {
+    use bishops::checkpoint::{CheckpointOptions, Checkpointer};
+    for (name, fail_after, max_bytes) in [
+        ("9x6", 5, 48 << 10),
+        ("9x6", 9, 48 << 10),
+        ("7x6", 4, 48 << 10),
+        ("9x8", 12, 1 << 20),
+    ] {
+        let variant = Variant::named(name).unwrap();
+        let memory = Plan::new(&variant, Method::TwoBit).solve_two_bit(&mut |_| {}).unwrap();
+        let dir = scratch("on-disk", &format!("inside-{name}-{fail_after}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let on_disk = OnDisk {
+            dir: dir.clone(),
+            max_bytes,
+            kept: true,
+        };
+        let plan = || Plan::new(&variant, Method::TwoBit).on_disk(on_disk.clone());
+        let options = CheckpointOptions {
+            interval: std::time::Duration::ZERO,
+            ..CheckpointOptions::default()
+        };
+        let mut notes = Vec::new();
+        let mut note = |text: &str| notes.push(text.to_owned());
+        let mut failing = FailingAt {
+            inner: Checkpointer::new(&dir, &variant, options, &mut note),
+            fail_after,
+        };
+        let stopped = plan().solve_on_disk_with(&mut failing, &mut |_| {});
+        assert!(stopped.is_err(), "{name}: the save failed");
+        drop(failing);
+        // 9x6 after layer 9 with a position of its file coded 1 or 2 made
+        // unseen: neither as sealed nor as the layer after it leaves it,
+        // which writes code 0 (the one change it cannot see is of that
+        // code, in a segment the layer wrote).
+        let damaged = (name, fail_after) == ("9x6", 9);
+        if damaged {
+            let codes = dir.join(format!(".{name}.a1.codes"));
+            let mut bytes = std::fs::read(&codes).unwrap();
+            let coded = |b: u8| (0..4).any(|k| matches!(b >> (2 * k) & 3, 1 | 2));
+            let seen = bytes.iter().position(|&b| coded(b)).unwrap();
+            bytes[seen] = 0xff;
+            std::fs::write(&codes, &bytes).unwrap();
+        }
+        let mut checkpoints = Checkpointer::new(&dir, &variant, options, &mut note);
+        let (disk, _) = plan().solve_on_disk_with(&mut checkpoints, &mut |_| {}).unwrap();
+        drop(checkpoints);
+        let resumed = format!("resuming {name} class a1 from the checkpoint");
+        assert!(notes.iter().any(|n| n.starts_with(&resumed)), "{name}: {notes:?}");
+        let refused = "cannot be resumed: ";
+        let over = notes.iter().find(|n| n.contains("starts over"));
+        let kept = "the layer after the checkpoint of class a1 had written ";
+        if damaged {
+            assert!(
+                over.is_some_and(|n| n.contains(refused) && n.contains("the disk or another program changed it")),
+                "{notes:?}"
+            );
+        } else {
+            assert!(over.is_none(), "{name}: {notes:?}");
+            assert!(notes.iter().any(|n| n.starts_with(kept)), "{name}: {notes:?}");
+        }
+        for (d, m) in disk.classes.iter().zip(&memory.classes) {
+            assert_eq!(d.stats, m.stats, "{name} after layer {fail_after}, class {:?}", m.class);
+            assert_eq!(d.own(), m.own(), "{name} after layer {fail_after}, class {:?}", m.class);
+        }
+        bishops::checkpoint::remove(&dir, &variant);
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
     }
 }

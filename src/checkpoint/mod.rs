@@ -62,8 +62,8 @@ use crate::cleanup::is_abandoned;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::mod3::{code_words, count_codes};
-use crate::solver::summary::{CURRENT, UNSEEN_LEFT};
-use crate::solver::{Coding, HARDEST, LayerHardest, Snapshot, Stored, StoredRef, Wanted};
+use crate::solver::contents::{self, Said, ShareCodes};
+use crate::solver::{Coding, LayerHardest, SEAL_WORDS, Seal, Sealed, Snapshot, Stored, StoredRef, Wanted};
 use crate::variant::Variant;
 
 /// The first line of a checkpoint file.
@@ -136,6 +136,14 @@ pub fn path(dir: &Path, variant: &str, class: Class) -> PathBuf {
     dir.join(format!(".{variant}.{}.checkpoint", class.name()))
 }
 
+/// The files a two-bit table on disk of class `class` of `variant` keeps
+/// in `dir` while its checkpoints do: its codes, and the side file of the
+/// lowest positions of the layer being found.
+pub fn table_files(dir: &Path, variant: &str, class: Class) -> [PathBuf; 2] {
+    let codes = format!(".{variant}.{}.codes", class.name());
+    [dir.join(&codes), dir.join(format!("{codes}.lowest"))]
+}
+
 /// Whether `name` is a name this module gives a file of a database
 /// directory: a checkpoint, the temporary file of one, or a worker's share
 /// written aside.
@@ -146,6 +154,7 @@ pub fn path(dir: &Path, variant: &str, class: Class) -> PathBuf {
 /// assert!(is_own_name(".9x8.a1.rank-1-of-3.checkpoint.aside"));
 /// assert!(is_own_name(".9x8.a1.codes.tmp-7"), "a two-bit table on disk");
 /// assert!(is_own_name(".9x8.a1.images-0.tmp-7"), "its spooled images");
+/// assert!(is_own_name(".9x8.a1.codes") && is_own_name(".9x8.a1.codes.lowest"), "one kept with checkpoints");
 /// assert!(!is_own_name("9x8.checkpoint.csv"));
 /// ```
 pub fn is_own_name(name: &str) -> bool {
@@ -154,6 +163,8 @@ pub fn is_own_name(name: &str) -> bool {
             || name.ends_with(".checkpoint.aside")
             || name.contains(".checkpoint.tmp-")
             || name.contains(".codes.tmp-")
+            || name.ends_with(".codes")
+            || name.ends_with(".codes.lowest")
             || (name.contains(".images-") && name.contains(".tmp-")))
 }
 
@@ -176,10 +187,12 @@ pub fn is_checkpoint(file: &Path) -> bool {
 ///
 /// [`Error::DbPath`] naming the path and what it is.
 pub fn check_files(dir: &Path, variant: &Variant) -> Result<()> {
-    variant
-        .class_list()
-        .into_iter()
-        .try_for_each(|class| check_file(&path(dir, variant.name(), class)))
+    variant.class_list().into_iter().try_for_each(|class| {
+        check_file(&path(dir, variant.name(), class))?;
+        table_files(dir, variant.name(), class)
+            .iter()
+            .try_for_each(|file| check_file(file))
+    })
 }
 
 /// Refuses a checkpoint path that holds anything but a regular file.
@@ -193,8 +206,9 @@ fn check_file(file: &Path) -> Result<()> {
     }
 }
 
-/// Removes every checkpoint of `variant` in `dir`, and the temporary files
-/// of checkpoint writes that were killed; returns the checkpoints removed.
+/// Removes every checkpoint of `variant` in `dir`, the files of its tables
+/// on disk that they kept, and the temporary files of checkpoint writes
+/// that were killed; returns the checkpoints removed.
 /// The caller should hold the variant's
 /// [`WriteLock`](crate::storage::WriteLock).
 pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
@@ -207,6 +221,11 @@ pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
         .chain(shares)
         .filter(|file| fs::remove_file(file).is_ok())
         .collect();
+    for class in variant.class_list() {
+        for file in table_files(dir, variant.name(), class) {
+            let _ = fs::remove_file(file);
+        }
+    }
     remove_temporary(dir, variant);
     removed
 }
@@ -272,6 +291,10 @@ pub struct Header {
     /// For each watched position (the start's in the class, say): its
     /// remoteness where the saving worker owns it and has reached it.
     pub watched: Vec<Option<u64>>,
+    /// For a table kept on disk in its own file: positions a segment. The
+    /// payload then holds each segment's seal in place of the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk: Option<u64>,
     /// For one worker's share of a partitioned search: which share, and its
     /// own count of each layer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -363,26 +386,52 @@ fn table_bytes(coding: Coding, len: u64) -> u64 {
 /// a summary byte for each block; at least the goal's layer and at most
 /// as many layers as the coding counts, none empty; a count of its own for
 /// each of the class's layers, none above the class's; per code, as many
-/// positions as its own layers of that code count, padding unseen; summary
-/// bytes with only the [`CURRENT`] and [`UNSEEN_LEFT`] bits, the latter
-/// on every block that holds an unseen position, the former on blocks
-/// that hold at least its own count of the newest layer with the newest
-/// code; the hardest candidates (and the mirrored ones, when asked for) as
-/// many as that count allows ([`HARDEST`] at most), strictly increasing,
-/// its own ones in its range with the newest code in [`CURRENT`] blocks;
-/// and for each watched position it owns, a remoteness of its code within
-/// the layers, none when unseen (and none for another's). That the shares'
-/// counts add up to the class's is for the workers to check together.
+/// positions as its own layers of that code count, padding unseen; and,
+/// for a table in memory, the summary, hardest candidates and watched
+/// positions against its codes ([`contents::check`]). Those of a table on
+/// disk ([`Stored::Sealed`]) are checked as the search reads its file
+/// back. That the shares' counts add up to the class's is for the workers
+/// to check together.
 ///
 /// # Errors
 ///
 /// What is wrong, to follow the name of the file.
 pub fn check(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
     check_counts(state, wanted)?;
-    let newest = state.table.coding().code(state.found.len() as u64 - 1);
-    check_summary(state, wanted, newest)?;
-    check_hardest(state, wanted, newest)?;
-    check_watched(state, wanted)
+    let said = Said {
+        found: &state.found,
+        own: &state.own,
+        summary: &state.summary,
+        hardest: &state.hardest,
+        watched: &state.watched,
+    };
+    let coding = state.table.coding();
+    let in_memory = |table| contents::check(&said, wanted, |d| coding.code(d), &InMemory { table, coding });
+    match &state.table {
+        Stored::Sealed(_) => Ok(()),
+        table => in_memory(table).map_err(Refusal::Inconsistent),
+    }
+}
+
+/// A table in memory as [`contents::check`] reads it.
+struct InMemory<'a> {
+    table: &'a Stored,
+    coding: Coding,
+}
+
+impl ShareCodes for InMemory<'_> {
+    fn block(&self, _: usize, cells: Range<u64>, newest: u8) -> (bool, u64) {
+        let unseen = count(self.table, cells.clone(), self.coding.unseen()) > 0;
+        (unseen, count(self.table, cells, newest))
+    }
+
+    fn code(&self, k: u64) -> u8 {
+        self.table.code(k).expect("a table in memory")
+    }
+
+    fn was_unseen(&self, k: u64) -> bool {
+        self.code(k) == self.coding.unseen()
+    }
 }
 
 /// The part of [`check`] that counts: sizes, coding, layers and codes.
@@ -395,6 +444,18 @@ fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<()
     let (stored, positions) = match table {
         Stored::Bytes(cells) => (cells.len() as u64, cells.len() as u64),
         Stored::TwoBit(words) => (8 * words.len() as u64, 32 * words.len() as u64),
+        Stored::Sealed(sealed) => {
+            let want = sealed_segments(len, sealed.segment_positions);
+            if Some(sealed.segment_positions) != wanted.on_disk || Some(sealed.seals.len() as u64) != want {
+                return Err(Refusal::Inconsistent(format!(
+                    "seals {} segments of {} positions, not a table on disk of {len} positions in segments of {:?}",
+                    sealed.seals.len(),
+                    sealed.segment_positions,
+                    wanted.on_disk
+                )));
+            }
+            (table_bytes(coding, len), sealed.counts().iter().sum())
+        }
     };
     if coding != wanted.coding || stored != table_bytes(coding, len) || summary.len() as u64 != blocks {
         return Err(Refusal::Inconsistent(format!(
@@ -437,106 +498,11 @@ fn check_counts(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<()
     Ok(())
 }
 
-/// The part of [`check`] that reads the summary; `newest` is the newest
-/// layer's code.
-fn check_summary(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::result::Result<(), Refusal> {
-    let (own, table, summary) = (&state.own, &state.table, &state.summary);
-    if summary.iter().any(|&s| s & !(CURRENT | UNSEEN_LEFT) != 0) {
-        return Err(Refusal::inconsistent("has a summary byte with unknown bits"));
-    }
-    let (index, start, unseen) = (wanted.index, wanted.range.start, table.coding().unseen());
-    let (unflagged, in_current) = (0..summary.len())
-        .into_par_iter()
-        .with_min_len(1 << 10)
-        .map(|k| {
-            let block = index.block(wanted.blocks.start + k as u64);
-            let block = block.start - start..block.end - start;
-            let flags = summary[k];
-            let unseen = flags & UNSEEN_LEFT == 0 && count(table, block.clone(), unseen) > 0;
-            let current = if flags & CURRENT != 0 {
-                count(table, block, newest)
-            } else {
-                0
-            };
-            (u64::from(unseen), current)
-        })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    if unflagged > 0 {
-        return Err(Refusal::Inconsistent(format!(
-            "has {unflagged} blocks with unseen positions not flagged so"
-        )));
-    }
-    let layer = *own.last().expect("at least the goal's layer");
-    if in_current < layer {
-        return Err(Refusal::Inconsistent(format!(
-            "flags blocks that hold {in_current} positions of the newest code, fewer than its {layer} of the newest layer"
-        )));
-    }
-    Ok(())
-}
-
-/// The part of [`check`] that reads the hardest candidates; `newest` is
-/// the newest layer's code.
-fn check_hardest(state: &Snapshot, wanted: &Wanted<'_>, newest: u8) -> std::result::Result<(), Refusal> {
-    let (own, table, summary, hardest) = (&state.own, &state.table, &state.summary, &state.hardest);
-    let range = &wanted.range;
-    let expected = (*own.last().expect("at least the goal's layer") as usize).min(HARDEST);
-    let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
-    if hardest.own.len() != expected || !increasing(&hardest.own) {
-        return Err(Refusal::Inconsistent(format!(
-            "keeps {} hardest positions, not {expected} in order",
-            hardest.own.len()
-        )));
-    }
-    for &i in &hardest.own {
-        if !range.contains(&i)
-            || table.code(i - range.start) != newest
-            || summary[(wanted.index.block_of(i) - wanted.blocks.start) as usize] & CURRENT == 0
-        {
-            return Err(Refusal::Inconsistent(format!(
-                "keeps position {i} as one of the hardest, not of the newest layer"
-            )));
-        }
-    }
-    match &hardest.mirrored {
-        Some(mirrored) if !wanted.mirrored || mirrored.len() != expected || !increasing(mirrored) => {
-            Err(Refusal::Inconsistent(format!(
-                "keeps {} hardest mirror images, not {} in order",
-                mirrored.len(),
-                if wanted.mirrored { expected } else { 0 }
-            )))
-        }
-        None if wanted.mirrored => Err(Refusal::inconsistent("lacks the hardest positions of a mirrored class")),
-        _ => Ok(()),
-    }
-}
-
-/// The part of [`check`] that reads the watched positions.
-fn check_watched(state: &Snapshot, wanted: &Wanted<'_>) -> std::result::Result<(), Refusal> {
-    let (found, table, watched) = (&state.found, &state.table, &state.watched);
-    let (range, coding) = (&wanted.range, table.coding());
-    if watched.len() != wanted.watch.len() {
-        return Err(Refusal::Inconsistent(format!(
-            "knows {} watched positions, not {}",
-            watched.len(),
-            wanted.watch.len()
-        )));
-    }
-    for (w, &i) in watched.iter().zip(wanted.watch) {
-        let code = || table.code(i - range.start);
-        let fits = match (range.contains(&i), w) {
-            (true, Some(d)) => *d < found.len() as u64 && code() == coding.code(*d),
-            (true, None) => code() == coding.unseen(),
-            (false, w) => w.is_none(),
-        };
-        if !fits {
-            let held = range.contains(&i).then(code);
-            return Err(Refusal::Inconsistent(format!(
-                "says watched position {i} is at remoteness {w:?}, where its table holds code {held:?}"
-            )));
-        }
-    }
-    Ok(())
+/// How many segments of `segment_positions` a table on disk of `len`
+/// positions has (`None` for segments of no whole word).
+fn sealed_segments(len: u64, segment_positions: u64) -> Option<u64> {
+    let words = segment_positions / 32;
+    (words > 0 && segment_positions.is_multiple_of(32)).then(|| code_words(len).div_ceil(words))
 }
 
 /// How many positions of `table` hold each code, padding included.
@@ -556,6 +522,11 @@ fn histogram(table: &Stored) -> Vec<u64> {
                 },
             )
             .reduce(|| vec![0u64; 256], add),
+        Stored::Sealed(sealed) => {
+            let mut counts = vec![0u64; 256];
+            counts[..4].copy_from_slice(&sealed.counts());
+            counts
+        }
         Stored::TwoBit(words) => {
             // Positions per code: residues 0 to 2, then unseen (the rest
             // of each word: fewer popcounts, which the default x86-64
@@ -588,6 +559,7 @@ fn count(table: &Stored, range: Range<u64>, code: u8) -> u64 {
             .filter(|&&c| c == code)
             .count() as u64,
         Stored::TwoBit(words) => count_codes(words, |&w| w, range, code),
+        Stored::Sealed(_) => unreachable!("a table on disk is counted by its seals"),
     }
 }
 
@@ -612,6 +584,10 @@ fn write_table(out: &mut impl Write, table: StoredRef<'_>) -> std::io::Result<()
     let words = match table {
         StoredRef::Bytes(cells) => return out.write_all(cells),
         StoredRef::TwoBit(words) => words,
+        StoredRef::Sealed(sealed) => {
+            let bytes: Vec<u8> = sealed_words(sealed).flat_map(u64::to_le_bytes).collect();
+            return out.write_all(&bytes);
+        }
     };
     let mut buffer = Vec::with_capacity(8 * PIECE_WORDS);
     for chunk in words.chunks(PIECE_WORDS) {
@@ -620,6 +596,24 @@ fn write_table(out: &mut impl Write, table: StoredRef<'_>) -> std::io::Result<()
         out.write_all(&buffer)?;
     }
     Ok(())
+}
+
+/// The words a checkpoint keeps of a table on disk: each seal's.
+fn sealed_words(sealed: &Sealed) -> impl Iterator<Item = u64> + '_ {
+    sealed.seals.iter().flat_map(Seal::to_words)
+}
+
+/// The table on disk of segments of `segment_positions` whose seals are
+/// `words` ([`sealed_words`]).
+fn sealed_of(words: &[u64], segment_positions: u64) -> Sealed {
+    let seals = words
+        .chunks_exact(SEAL_WORDS)
+        .map(|w| Seal::from_words(w.try_into().expect("a seal's words")))
+        .collect();
+    Sealed {
+        segment_positions,
+        seals,
+    }
 }
 
 /// The holes of `variant`'s board as [`Header::holes`] names them.
@@ -774,7 +768,7 @@ impl<'a> Checkpointer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::summary::NEXT;
+    use crate::solver::summary::{CURRENT, NEXT, UNSEEN_LEFT};
     use crate::solver::{Save, ShareCheckpoints, SnapshotRef, search};
     use crate::tight::TightIndex;
 
@@ -823,6 +817,7 @@ mod tests {
             range: 0..index.len(),
             mirrored: false,
             watch: &[],
+            on_disk: None,
         }
     }
 
@@ -864,6 +859,7 @@ mod tests {
                     let (w, at) = ((i / 32) as usize, 2 * (i % 32));
                     words[w] = words[w] & !(3 << at) | u64::from(code) << at;
                 }
+                Stored::Sealed(_) => unreachable!("a table in memory"),
             };
             let newest = coding.code(b.found.len() as u64 - 1);
             type Edit<'e> = &'e dyn Fn(&mut Snapshot);
@@ -879,12 +875,12 @@ mod tests {
                     s.own.clear();
                 }),
                 ("a reached position forgotten", &|s| {
-                    let i = (0..legal).find(|&i| s.table.code(i) != unseen).unwrap();
+                    let i = (0..legal).find(|&i| s.table.code(i) != Some(unseen)).unwrap();
                     set(&mut s.table, i, unseen);
                 }),
                 ("an unseen block not flagged", &|s| {
                     let r = (0..index.white_sets())
-                        .find(|&r| index.block(r).any(|i| s.table.code(i) == unseen))
+                        .find(|&r| index.block(r).any(|i| s.table.code(i) == Some(unseen)))
                         .unwrap();
                     s.summary[r as usize] &= !UNSEEN_LEFT;
                 }),
@@ -897,7 +893,7 @@ mod tests {
                 }),
                 ("hardest candidates out of order", &|s| s.hardest.own.swap(0, 1)),
                 ("a hardest candidate of another layer", &|s| {
-                    s.hardest.own[0] = (0..legal).find(|&i| s.table.code(i) != newest).unwrap();
+                    s.hardest.own[0] = (0..legal).find(|&i| s.table.code(i) != Some(newest)).unwrap();
                     s.hardest.own.sort_unstable();
                 }),
                 ("mirrored candidates not asked for", &|s| {
@@ -909,7 +905,7 @@ mod tests {
                 ("a table of the other coding", &|s| {
                     s.table = match &s.table {
                         Stored::Bytes(_) => Stored::TwoBit(vec![u64::MAX; code_words(legal) as usize]),
-                        Stored::TwoBit(_) => Stored::Bytes(vec![unseen; legal as usize]),
+                        Stored::TwoBit(_) | Stored::Sealed(_) => Stored::Bytes(vec![unseen; legal as usize]),
                     }
                 }),
             ];

@@ -27,7 +27,8 @@ use super::rank_files::{ShareHeader, aside_path, rank_files, rank_path};
 use super::refusal::Refusal;
 use super::{
     CheckpointOptions, Checkpointer, FORMAT, Header, MAGIC, SEAL, byte_sums, check, check_file, pack_summary,
-    payload_checksum, read_words, seal, summary_words, table_bytes, word_sums, write_table,
+    payload_checksum, read_words, seal, sealed_of, sealed_segments, sealed_words, summary_words, table_bytes,
+    word_sums, write_table,
 };
 use crate::board::Class;
 use crate::cleanup::Pending;
@@ -35,7 +36,9 @@ use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::mod3::code_words;
 use crate::solver::summary::NEXT;
-use crate::solver::{Coding, LayerHardest, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted};
+use crate::solver::{
+    Coding, LayerHardest, SEAL_WORDS, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted,
+};
 use crate::variant::Variant;
 
 impl<'a> Checkpointer<'a> {
@@ -95,7 +98,28 @@ impl<'a> Checkpointer<'a> {
             });
         }
         let blocks = wanted.blocks.end - wanted.blocks.start;
-        let want = table_bytes(wanted.coding, len) + 8 * summary_words(blocks);
+        match (header.on_disk, wanted.on_disk) {
+            (Some(found), Some(want)) if found != want => {
+                return Err(Refusal::Inconsistent(format!(
+                    "keeps its table on disk in segments of {found} positions, not {want}: it resumes with the --max-memory it was solved with"
+                )));
+            }
+            (Some(_), None) => return Err(Refusal::inconsistent("is of a table kept on disk, not in memory")),
+            (None, Some(_)) => return Err(Refusal::inconsistent("is of a table kept in memory, not on disk")),
+            _ => {}
+        }
+        let seal_words = match header.on_disk {
+            Some(segment) => {
+                sealed_segments(len, segment).ok_or_else(|| Refusal::inconsistent("has segments of no whole word"))?
+                    * SEAL_WORDS as u64
+            }
+            None => 0,
+        };
+        let table = match header.on_disk {
+            Some(_) => 8 * seal_words,
+            None => table_bytes(wanted.coding, len),
+        };
+        let want = table + 8 * summary_words(blocks);
         let bytes = size.saturating_sub(head);
         if bytes != want {
             return Err(Refusal::Length { bytes, want });
@@ -103,13 +127,14 @@ impl<'a> Checkpointer<'a> {
         if header.found.is_empty() || header.found.len() > wanted.coding.most_layers() {
             return Err(Refusal::Inconsistent(format!("has {} layers", header.found.len())));
         }
-        let table = match wanted.coding {
-            Coding::Bytes => {
+        let table = match (header.on_disk, wanted.coding) {
+            (Some(segment), _) => Stored::Sealed(sealed_of(&read_words(&mut reader, seal_words as usize)?, segment)),
+            (None, Coding::Bytes) => {
                 let mut cells = vec![0u8; len as usize];
                 reader.read_exact(&mut cells)?;
                 Stored::Bytes(cells)
             }
-            Coding::TwoBit => Stored::TwoBit(read_words(&mut reader, code_words(len) as usize)?),
+            (None, Coding::TwoBit) => Stored::TwoBit(read_words(&mut reader, code_words(len) as usize)?),
         };
         let packed = read_words(&mut reader, summary_words(blocks) as usize)?;
         let hardest = LayerHardest {
@@ -119,6 +144,10 @@ impl<'a> Checkpointer<'a> {
         let sums = match &table {
             Stored::Bytes(cells) => (byte_sums(cells), len),
             Stored::TwoBit(words) => (word_sums(words, |&w| w), 8 * words.len() as u64),
+            Stored::Sealed(sealed) => {
+                let words: Vec<u64> = sealed_words(sealed).collect();
+                (word_sums(&words, |&w| w), 8 * words.len() as u64)
+            }
         };
         if format!("{:016x}", payload_checksum(sums, &packed, &hardest)) != header.checksum {
             return Err(Refusal::Checksum);
@@ -268,6 +297,10 @@ impl ShareCheckpoints for Checkpointer<'_> {
         let (sums, bytes) = match snapshot.table {
             StoredRef::Bytes(cells) => (byte_sums(cells), cells.len() as u64),
             StoredRef::TwoBit(words) => (word_sums(words, |w| w.load(Ordering::Relaxed)), 8 * words.len() as u64),
+            StoredRef::Sealed(sealed) => {
+                let words: Vec<u64> = sealed_words(sealed).collect();
+                (word_sums(&words, |&w| w), 8 * words.len() as u64)
+            }
         };
         let checksum = payload_checksum((sums, bytes), &summary, snapshot.hardest);
         let header = Header {
@@ -285,6 +318,10 @@ impl ShareCheckpoints for Checkpointer<'_> {
             hardest: snapshot.hardest.own.clone(),
             mirrored_hardest: snapshot.hardest.mirrored.clone(),
             watched: snapshot.watched.to_vec(),
+            on_disk: match snapshot.table {
+                StoredRef::Sealed(sealed) => Some(sealed.segment_positions),
+                _ => None,
+            },
             share: self.share.map(|(rank, ranks)| ShareHeader {
                 rank,
                 ranks,

@@ -9,6 +9,8 @@ use crate::board::Class;
 use crate::error::Result;
 use crate::tight::Blocks;
 
+use super::Seal;
+
 /// What a worker's saved share says of itself, for the workers to agree
 /// on a resume: whether its search was over, the class's layer counts, and
 /// the share's own counts of them.
@@ -83,6 +85,33 @@ pub enum Stored {
     /// Two bits a position, as [`Coding::TwoBit`] packs them; padding codes
     /// unseen.
     TwoBit(Vec<u64>),
+    /// Two bits a position kept on disk, in the table's own file: what a
+    /// checkpoint holds of it is the seal of each of its segments.
+    Sealed(Sealed),
+}
+
+/// What a checkpoint keeps of a two-bit table on disk: the seal of each
+/// segment of its file, in order, which the file must match when the
+/// search resumes, up to what the layer after the checkpoint wrote
+/// ([`Seal::written_by`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sealed {
+    /// Positions a segment (the last may hold fewer).
+    pub segment_positions: u64,
+    /// Each segment's seal.
+    pub seals: Vec<Seal>,
+}
+
+impl Sealed {
+    /// How many positions of the table hold each code, padding counted
+    /// unseen, as its seals count them.
+    pub fn counts(&self) -> [u64; 4] {
+        let mut counts = [0u64; 4];
+        for seal in &self.seals {
+            counts.iter_mut().zip(seal.counts).for_each(|(c, n)| *c += n);
+        }
+        counts
+    }
 }
 
 impl Stored {
@@ -90,15 +119,17 @@ impl Stored {
     pub fn coding(&self) -> Coding {
         match self {
             Stored::Bytes(_) => Coding::Bytes,
-            Stored::TwoBit(_) => Coding::TwoBit,
+            Stored::TwoBit(_) | Stored::Sealed(_) => Coding::TwoBit,
         }
     }
 
-    /// The code of the `k`-th position.
-    pub fn code(&self, k: u64) -> u8 {
+    /// The code of the `k`-th position, of a table in memory (`None` for
+    /// one on disk).
+    pub fn code(&self, k: u64) -> Option<u8> {
         match self {
-            Stored::Bytes(cells) => cells[k as usize],
-            Stored::TwoBit(words) => (words[(k / 32) as usize] >> (2 * (k % 32))) as u8 & 3,
+            Stored::Bytes(cells) => Some(cells[k as usize]),
+            Stored::TwoBit(words) => Some((words[(k / 32) as usize] >> (2 * (k % 32))) as u8 & 3),
+            Stored::Sealed(_) => None,
         }
     }
 }
@@ -110,6 +141,8 @@ pub enum StoredRef<'a> {
     Bytes(&'a [u8]),
     /// As [`Stored::TwoBit`]; no thread writes them while it is seen.
     TwoBit(&'a [AtomicU64]),
+    /// As [`Stored::Sealed`]: the table's file is synced.
+    Sealed(&'a Sealed),
 }
 
 impl StoredRef<'_> {
@@ -117,7 +150,7 @@ impl StoredRef<'_> {
     pub fn coding(&self) -> Coding {
         match self {
             StoredRef::Bytes(_) => Coding::Bytes,
-            StoredRef::TwoBit(_) => Coding::TwoBit,
+            StoredRef::TwoBit(_) | StoredRef::Sealed(_) => Coding::TwoBit,
         }
     }
 }
@@ -195,6 +228,7 @@ impl SnapshotRef<'_> {
             table: match self.table {
                 StoredRef::Bytes(cells) => Stored::Bytes(cells.to_vec()),
                 StoredRef::TwoBit(words) => Stored::TwoBit(words.iter().map(|w| w.load(Ordering::Relaxed)).collect()),
+                StoredRef::Sealed(sealed) => Stored::Sealed(sealed.clone()),
             },
             summary: self.summary.iter().map(|s| s.load(Ordering::Relaxed)).collect(),
             hardest: self.hardest.clone(),
@@ -221,6 +255,8 @@ pub struct Wanted<'a> {
     pub mirrored: bool,
     /// The positions whose remoteness it knows where it owns them.
     pub watch: &'a [u64],
+    /// For a table kept on disk: positions a segment of its file.
+    pub on_disk: Option<u64>,
 }
 
 /// Where each worker of a search ([`search`](super::search)) saves its

@@ -52,6 +52,7 @@
 
 mod boundary;
 pub mod classes;
+pub mod contents;
 pub mod dense;
 mod direction;
 mod hardest;
@@ -69,12 +70,14 @@ mod table;
 pub mod watch;
 
 pub use boundary::{
-    Coding, LayerHardest, NoCheckpoints, Save, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef, Wanted,
+    Coding, LayerHardest, NoCheckpoints, Save, Sealed, ShareCheckpoints, Snapshot, SnapshotRef, Stored, StoredRef,
+    Wanted,
 };
 pub use direction::{Direction, Rates};
 pub use layer::Event;
 pub use stats::{ClassStats, HARDEST};
 pub use table::disk::{DiskStats, OnDisk};
+pub use table::seal::{SEAL_WORDS, Seal};
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -538,7 +541,9 @@ impl<'a, W: Width> Plan<'a, W> {
         // job whose exchanges do nothing, and says nothing of them.
         let variant = self.variant;
         if self.disk.is_some() {
-            return self.solve_on_disk(observe).map(|(solution, _)| solution);
+            return self
+                .solve_on_disk_with(checkpoints, observe)
+                .map(|(solution, _)| solution);
         }
         let shares =
             self.shares::<table::codes::CodeTable, _>(&mut ChannelTransport::solo(), checkpoints, false, observe)?;
@@ -546,8 +551,7 @@ impl<'a, W: Width> Plan<'a, W> {
     }
 
     /// The two-bit search with each searched class's table on disk as
-    /// [`on_disk`](Self::on_disk) said, without checkpoints (a table on disk
-    /// is not saved by copy, and is not yet saved otherwise): the solution,
+    /// [`on_disk`](Self::on_disk) said, without checkpoints: the solution,
     /// and what the disk did for each class searched, in class order.
     ///
     /// # Errors
@@ -556,18 +560,31 @@ impl<'a, W: Width> Plan<'a, W> {
     /// as [`solve_two_bit`](Self::solve_two_bit), and
     /// [`Error::Io`](crate::Error::Io) when the disk fails.
     pub fn solve_on_disk(self, observe: &mut dyn FnMut(Event)) -> Result<(TwoBitSolution<W>, Vec<DiskStats>)> {
+        self.solve_on_disk_with(&mut NoCheckpoints, observe)
+    }
+
+    /// As [`solve_on_disk`](Self::solve_on_disk), resuming from and saving
+    /// to `checkpoints`, which keep the seals of each table's file
+    /// ([`Stored::Sealed`]) when [`OnDisk::kept`] says the file outlives
+    /// the search, at every layer boundary.
+    ///
+    /// # Errors
+    ///
+    /// As [`solve_on_disk`](Self::solve_on_disk), and whatever
+    /// `checkpoints` fails with.
+    pub fn solve_on_disk_with(
+        self,
+        checkpoints: &mut dyn ShareCheckpoints,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<(TwoBitSolution<W>, Vec<DiskStats>)> {
         if self.disk.is_none() {
             return Err(crate::error::Error::Usage(
                 "this plan keeps its tables in memory".into(),
             ));
         }
         let variant = self.variant;
-        let shares = self.shares::<table::disk::DiskTable, _>(
-            &mut ChannelTransport::solo(),
-            &mut NoCheckpoints,
-            false,
-            observe,
-        )?;
+        let shares =
+            self.shares::<table::disk::DiskTable, _>(&mut ChannelTransport::solo(), checkpoints, false, observe)?;
         let solution = shares.into_solution(variant);
         let mut stats = Vec::new();
         let mut classes = Vec::with_capacity(solution.classes.len());

@@ -288,13 +288,14 @@ fn saving<T: Table, R: Send>(
             range: partition.cells(me),
             mirrored: mirrored.is_some(),
             watch: &watch,
+            on_disk: None,
         };
         let (mut share, mut from, mut notes) = (None, 1, Vec::new());
         let mut note = |text: &str| notes.push(text.to_owned());
         let made = each(me, &wanted, &mut note, &mut |checkpoints| {
             let mut search = || {
                 let resume =
-                    worker::agree_on_resume::<T, _, u64>(spec, index, &partition, transport, checkpoints, asked)?;
+                    worker::agree_on_resume::<T, _, u64>(spec, index, &partition, transport, checkpoints, asked, None)?;
                 from = resume.as_ref().map_or(1, |(_, found)| found.len());
                 worker::run::<T, _, u64>(&class, transport, asked, resume.map(|r| r.0), checkpoints, report)
             };

@@ -71,7 +71,7 @@ use crate::solver::layer::each_block;
 use crate::solver::layer::{Event, goal_index, report_saved};
 use crate::solver::summary::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
 use crate::solver::table::disk::{OnDisk, Windows};
-use crate::solver::table::{self, Claim, Table};
+use crate::solver::table::{self, Carried, Claim, Table};
 
 /// What one worker of a search ends with.
 #[derive(Clone, Debug)]
@@ -135,12 +135,13 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized, W: Word>(
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
     let (spec, index) = (class.spec, class.index);
-    let resume = agree_on_resume::<T, X, W>(spec, index, class.partition, transport, checkpoints, asked)?;
+    let label = format!(".{}.{}", class.name, spec.class.name());
+    let at = disk.map(|disk| (disk, label.as_str()));
+    let resume = agree_on_resume::<T, X, W>(spec, index, class.partition, transport, checkpoints, asked, at)?;
     let fresh = match resume {
         Some(_) => None,
         None => {
             let range = class.partition.cells(transport.worker());
-            let label = format!(".{}.{}", class.name, spec.class.name());
             T::fresh(range.start, range.end - range.start, disk, &label)?
         }
     };
@@ -305,7 +306,14 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
             halo_bytes,
         } = share.balance(transport, &mut self.known, costs, depth, pull)?;
         share.table.begin_layer(T::code(depth), pull);
+        let carried = share.table.take_carried();
+        if let Some(carried) = &carried {
+            share.repair = share.changed_blocks(&carried.changed);
+        }
         let (mut worked, mut own) = share.rounds(transport, &work, self.frontier, depth, pull)?;
+        if let Some(carried) = carried {
+            share.carry(carried, &mut worked.counts, &mut own);
+        }
         // The layer's end: the last round's images and a push's halo go
         // out, what the others send is taken, and what every worker wrote
         // is settled by home.
@@ -318,6 +326,7 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
             Ok(taken)
         })?;
         self.ended = own.settle(transport, share.me)?;
+        share.repair = Vec::new();
         share.table.end_layer(next, pull);
         // Its pace: the time it spent finding and taking, not waiting.
         costs.pace.note(pull, work.iter().sum(), busy + taking, stats.busiest);
@@ -350,7 +359,12 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
         done: bool,
     ) -> Result<()> {
         let (known, share, class) = (&mut self.known, &mut self.share, self.spec.class);
-        let save = save_now(transport, checkpoints, class, found, done)?;
+        let save = match save_now(transport, checkpoints, class, found, done)? {
+            // A table kept on disk moves on from its checkpoint with the
+            // search: it is saved at every boundary (a sync and the seals).
+            Save::No if share.table.kept() => Save::Yes,
+            save => save,
+        };
         if save == Save::No {
             return Ok(());
         }
@@ -372,16 +386,19 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
             .zip(self.watch)
             .map(|(&w, i)| w.filter(|_| share.range.contains(i)))
             .collect();
-        let wrote = checkpoints.save(SnapshotRef {
-            class,
-            range: share.range.clone(),
-            found,
-            own: &known.own,
-            done,
-            table: share.table.stored(),
-            summary: &share.summary,
-            hardest: &hardest,
-            watched: &watched,
+        let sealed = share.table.seal();
+        let wrote = sealed.and_then(|()| {
+            checkpoints.save(SnapshotRef {
+                class,
+                range: share.range.clone(),
+                found,
+                own: &known.own,
+                done,
+                table: share.table.stored(),
+                summary: &share.summary,
+                hardest: &hardest,
+                watched: &watched,
+            })
         });
         saved(transport, checkpoints, wrote, save, class, found)
     }
@@ -448,6 +465,7 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized, W: Wor
     transport: &mut X,
     checkpoints: &mut dyn ShareCheckpoints,
     asked: Asked<'_, W>,
+    at: Option<(&OnDisk, &str)>,
 ) -> Result<Option<(Snapshot<T>, Vec<u64>)>> {
     let me = transport.worker();
     let wanted = Wanted {
@@ -458,14 +476,15 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized, W: Wor
         range: partition.cells(me),
         mirrored: asked.mirrored.is_some(),
         watch: asked.watch,
+        on_disk: at.and_then(|(disk, _)| T::kept_in(disk)),
     };
     let report = |(report, _): &(ShareReport, Snapshot<T>)| report.clone();
     let with_report = |saved: Snapshot<T>| (saved.report(), saved);
-    let aside = table::resume_aside::<T>(checkpoints, &wanted).map(|saved| (Offer::Aside, with_report(saved)));
+    let aside = table::resume_aside::<T>(checkpoints, &wanted, at).map(|saved| (Offer::Aside, with_report(saved)));
     // Its checkpoint is read in the first round only when it has no share aside.
     let read_checkpoint = aside.is_none();
-    let offered =
-        aside.or_else(|| table::resume::<T>(checkpoints, &wanted).map(|saved| (Offer::Checkpoint, with_report(saved))));
+    let offered = aside
+        .or_else(|| table::resume::<T>(checkpoints, &wanted, at).map(|saved| (Offer::Checkpoint, with_report(saved))));
     let from_aside = offered.as_ref().is_some_and(|(offer, _)| *offer == Offer::Aside);
     let (agreed, from_aside) = match agree(transport, spec.class, offered, report, checkpoints)? {
         Agreed::Again(kept) => {
@@ -476,7 +495,7 @@ pub(in crate::solver) fn agree_on_resume<T: Table, X: Transport + ?Sized, W: Wor
                     if read_checkpoint {
                         None
                     } else {
-                        table::resume::<T>(checkpoints, &wanted).map(with_report)
+                        table::resume::<T>(checkpoints, &wanted, at).map(with_report)
                     }
                 })
                 .map(|saved| (Offer::Checkpoint, saved));
@@ -779,6 +798,10 @@ struct Holding<'a, T, W: Word> {
     mirror: Option<MirrorHashes<'a, W>>,
     /// For a table on disk: the windows its blocks are worked in.
     windows: Option<Windows>,
+    /// In the first layer after a resume inside it: the blocks of the
+    /// segments the stopped search had written into, whose positions of
+    /// the layer's code have their images claimed ([`complete_orbits`](Self::complete_orbits)).
+    repair: Vec<bool>,
 }
 
 impl<'a, T: Table, W: Word> Holding<'a, T, W> {
@@ -850,6 +873,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             halo: None,
             mirror,
             windows: None,
+            repair: Vec::new(),
         };
         let mut known = Known {
             own: resumed.own,
@@ -1069,7 +1093,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         for (window, scope) in windows.blocks().zip(&windows.scopes) {
             let (start, end) = (window.start.max(blocks.start), window.end.min(blocks.end));
             // A window with nothing to do is not read in.
-            if (start..end).any(|r| self.busy(r, flag)) {
+            if (start..end).any(|r| self.busy(r, flag) || self.repairs(r)) {
                 self.table.reside(scope)?;
                 found = found.merge(self.layer(start..end, depth, pull));
                 let spooled = &mut found.outgoing.images[self.me];
@@ -1145,20 +1169,41 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         // hold an unseen position.
         let flag = if pull { UNSEEN_LEFT } else { CURRENT };
         let me = self.me;
-        each_block(
+        let next = T::code(depth + 1);
+        // A table on disk's images outside the window, a batch at a time.
+        let spool = |found: &mut Found| {
+            let spooled = &mut found.outgoing.images[me];
+            if spooled.len() >= SPOOL_BATCH {
+                self.table.spool(spooled.drain(..).map(|m| m.index));
+            }
+        };
+        // Orbits completed first, after a resume inside the layer: a pull
+        // counts every canonical position it finds unseen as its own write,
+        // which it would not be if the completion claimed it meanwhile.
+        let completed = match self.repair.is_empty() {
+            true => Found::new(workers),
+            false => each_block(
+                blocks.clone(),
+                |r| self.repairs(r),
+                || Found::new(workers),
+                |r, _: &mut Block<W>, found| {
+                    self.complete_orbits(r, next, found);
+                    spool(found);
+                },
+                Found::merge,
+            ),
+        };
+        let found = each_block(
             blocks,
             |r| self.busy(r, flag),
             || Found::new(workers),
             |r, block, found| {
                 self.block_layer(r, depth, pull, block, found);
-                // A table on disk's images outside the window, a batch at a time.
-                let spooled = &mut found.outgoing.images[me];
-                if spooled.len() >= SPOOL_BATCH {
-                    self.table.spool(spooled.drain(..).map(|m| m.index));
-                }
+                spool(found);
             },
             Found::merge,
-        )
+        );
+        completed.merge(found)
     }
 
     /// Notes that this worker wrote its position `i` (block `r`,
@@ -1188,15 +1233,75 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         }
         let home = &mut own.homes[if self.moved { self.home.owner(r) } else { self.me }];
         home.count += 1;
-        home.lowest.offer(i);
+        if home.lowest.admits(i) {
+            home.lowest.offer(i);
+            self.table.hardest(Some(i), None);
+        }
         if let Some(mirror) = &self.mirror {
             if own.bound.0 != r {
                 own.bound = (r, mirror.lower_bound(white()));
             }
             if home.mirrored.admits(own.bound.1) {
-                home.mirrored.offer(mirror.hash(part()));
+                let hash = mirror.hash(part());
+                if home.mirrored.admits(hash) {
+                    home.mirrored.offer(hash);
+                    self.table.hardest(None, Some(hash));
+                }
             }
         }
+    }
+
+    /// Takes in what the layer being found had written into a table kept
+    /// on disk before a resume ([`Table::take_carried`]), once the layer
+    /// is found again: its count, its lowest positions, and [`NEXT`] on
+    /// the blocks of the segments it wrote into (more than hold the layer,
+    /// which costs a look only).
+    fn carry(&self, carried: Carried, counts: &mut [u64; COUNTS], own: &mut Homes) {
+        counts[0] += carried.count;
+        let home = &mut own.homes[self.me];
+        home.count += carried.count;
+        carried.lowest.iter().for_each(|&i| home.lowest.offer(i));
+        carried.mirrored.iter().for_each(|&h| home.mirrored.offer(h));
+        for (flags, _) in self.summary.iter().zip(&self.repair).filter(|(_, repairs)| **repairs) {
+            flags.fetch_or(NEXT, Ordering::Relaxed);
+        }
+    }
+
+    /// For each of its blocks: whether it holds a position of `cells`.
+    fn changed_blocks(&self, cells: &[Range<u64>]) -> Vec<bool> {
+        let mut blocks = vec![false; (self.blocks.end - self.blocks.start) as usize];
+        for cells in cells.iter().filter(|c| !c.is_empty()) {
+            let first = self.index.block_of(cells.start).max(self.blocks.start);
+            let last = self.index.block_of(cells.end - 1).min(self.blocks.end - 1);
+            (first..=last).for_each(|r| blocks[(r - self.blocks.start) as usize] = true);
+        }
+        blocks
+    }
+
+    /// Whether block `r` is one [`complete_orbits`](Self::complete_orbits)
+    /// works in this layer.
+    #[inline]
+    fn repairs(&self, r: u64) -> bool {
+        !self.repair.is_empty() && self.repair[(r - self.blocks.start) as usize]
+    }
+
+    /// In the first layer after a resume inside it, coded `next`: claims
+    /// the unseen images of every position of block `r` with that code. A
+    /// search stopped inside the layer may have written a position into
+    /// the table's file and not its images, which lie in segments it had
+    /// not written back; the layer found again would not write them, as it
+    /// writes a position's images only when it writes the position. The
+    /// older positions of the code have every image seen already.
+    fn complete_orbits(&self, r: u64, next: u8, found: &mut Found) {
+        let white = colex_unrank(r, self.index.white());
+        let mut batch = Batch::default();
+        let Found { counts, own, outgoing } = found;
+        self.table.scan(self.index, r, self.index.safe(r), next, |_, black| {
+            if batch.push(self.symmetries, Part { white, black }) {
+                self.write_images(&mut batch, next, Claim::Reached, counts, own, &mut outgoing.images);
+            }
+        });
+        self.write_images(&mut batch, next, Claim::Reached, counts, own, &mut outgoing.images);
     }
 
     /// Claims the images in `batch` (emptying it) for the layer coded

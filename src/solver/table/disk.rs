@@ -52,13 +52,18 @@ use std::time::Instant;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::codes::CodeTable;
+use super::seal::Seal;
 use super::spool::{Bucket, Frame};
-use super::{Claim, Table};
+use super::{Carried, Claim, Table};
 use crate::bitboard::{Bitboard, Word};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::mod3::{Codes, Mod3Table, PER_WORD, UNSEEN, code_words, count_codes};
 use crate::solver::boundary::{Coding, Stored, StoredRef};
+use crate::solver::boundary::{Sealed, Wanted};
+use crate::solver::contents::{self, Gathered, Said};
+use crate::solver::hardest::Lowest;
+use crate::solver::stats::HARDEST;
 use crate::tight::{TightIndex, prefetch};
 
 /// Where a search keeps a table that does not fit in the memory it may
@@ -67,7 +72,7 @@ use crate::tight::{TightIndex, prefetch};
 /// ```
 /// use bishops::solver::OnDisk;
 ///
-/// let disk = OnDisk { dir: "db".into(), max_bytes: 32 << 20 };
+/// let disk = OnDisk { dir: "db".into(), max_bytes: 32 << 20, kept: false };
 /// // 32 KiB segments, a thousand of them in memory at once.
 /// assert_eq!((disk.segment_bytes(), disk.max_segments()), (32 << 10, 1024));
 /// ```
@@ -78,6 +83,10 @@ pub struct OnDisk {
     pub dir: PathBuf,
     /// The most bytes of table in memory at once.
     pub max_bytes: u64,
+    /// Whether the search saves checkpoints: its table's file then
+    /// outlives it (`.VARIANT.CLASS.codes`), and a checkpoint keeps the
+    /// seal of each segment, not a copy ([`Sealed`]).
+    pub kept: bool,
 }
 
 /// Spooled positions read back at once.
@@ -224,9 +233,26 @@ pub(in crate::solver) struct DiskTable {
     /// Whether a segment has been written to the file (else it is all
     /// unseen).
     stored: Vec<AtomicBool>,
-    /// XXH3-64 of each segment as last written, which it must hold when
-    /// read back.
-    sums: Vec<AtomicU64>,
+    /// Each segment's seal as last written (its exact checksum is what it
+    /// must hold when read back), or of all unseen when never written.
+    seals: Mutex<Vec<Seal>>,
+    /// Whether the file outlives the table: the table of a search that
+    /// saves checkpoints.
+    persistent: bool,
+    /// The seals of the last layer boundary, which a checkpoint keeps.
+    sealed: Sealed,
+    /// The checksum of those seals, which ties the side file of lowest
+    /// positions to them.
+    generation: u64,
+    /// The lowest positions the layer being found wrote, and their
+    /// mirror images' lowest hashes: of a kept table, recorded in its side
+    /// file before any segment is written back.
+    lowest: Mutex<LayerLowest>,
+    /// The side file of a kept table (`.VARIANT.CLASS.codes.lowest`).
+    side: Option<(File, PathBuf)>,
+    /// What the layer the search was stopped inside had written, once
+    /// reopened ([`Table::take_carried`]).
+    carried: Option<Carried>,
     file: File,
     path: PathBuf,
     /// Held while a segment is loaded on demand.
@@ -234,7 +260,7 @@ pub(in crate::solver) struct DiskTable {
     /// The first load on demand that failed.
     failed: Mutex<Option<Error>>,
     /// The file's registration for removal if the process is interrupted.
-    _pending: Pending,
+    _pending: Option<Pending>,
     /// Images of positions found whose segments were not resident, kept
     /// until the layer's end ([`spool`](Table::spool)).
     spool: Vec<Mutex<Bucket>>,
@@ -279,6 +305,144 @@ impl DiskTable {
     /// the memory given holds no segment or the address space cannot be
     /// reserved.
     pub(in crate::solver) fn create(base: u64, len: u64, disk: &OnDisk, label: &str) -> Result<DiskTable> {
+        let path = disk.dir.join(format!("{label}.codes.tmp-{}", std::process::id()));
+        let (file, pending) = new_file(&path)?;
+        DiskTable::build(base, len, disk, label, (file, path, Some(pending)))
+    }
+
+    /// As [`create`](Self::create), a table whose file outlives it, for a
+    /// search that saves checkpoints: `.VARIANT.CLASS.codes`, a file of an
+    /// earlier search there replaced (the name is this program's own).
+    ///
+    /// # Errors
+    ///
+    /// As [`create`](Self::create).
+    pub(in crate::solver) fn create_kept(base: u64, len: u64, disk: &OnDisk, label: &str) -> Result<DiskTable> {
+        let path = kept_path(disk, label);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != ErrorKind::NotFound => return Err(Error::Io(path, e)),
+            _ => {}
+        }
+        let (file, pending) = new_file(&path)?;
+        // Kept on an interruption: a checkpoint may seal it.
+        drop(pending);
+        let mut table = DiskTable::build(base, len, disk, label, (file, path, None))?;
+        table.persistent = true;
+        table.side = Some(side_file(disk, label, true)?);
+        crate::files::sync_dir(&disk.dir);
+        Ok(table)
+    }
+
+    /// The table of `len` positions from `base` whose kept file a
+    /// checkpoint sealed as `seals` after the layer before the one coded
+    /// `next`: every segment read back and checked, either as sealed or as
+    /// that layer left it when the search was stopped inside it
+    /// ([`Seal::written_by`]). Returns the table, how many positions that
+    /// layer had written, and the segments it had written into.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be read, is not of the table's
+    /// size, or a segment is neither (the file was changed otherwise).
+    pub(in crate::solver) fn reopen(
+        base: u64,
+        len: u64,
+        disk: &OnDisk,
+        label: &str,
+        seals: &[Seal],
+        next: u8,
+        visit: &mut dyn FnMut(u64, &[u64], bool),
+    ) -> Result<(DiskTable, u64, Vec<usize>)> {
+        let path = kept_path(disk, label);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::Io(path.clone(), e))?;
+        let mut table = DiskTable::build(base, len, disk, label, (file, path.clone(), None))?;
+        table.persistent = true;
+        table.side = Some(side_file(disk, label, false)?);
+        let damaged = |what: String| Error::Io(path.clone(), std::io::Error::new(ErrorKind::InvalidData, what));
+        let segments = table.resident.len();
+        if seals.len() != segments {
+            return Err(damaged(format!(
+                "a checkpoint seals {} segments of a table of {segments}",
+                seals.len()
+            )));
+        }
+        let size = table.file.metadata().map_err(|e| Error::Io(path.clone(), e))?.len();
+        let (mut wrote, mut changed) = (0, Vec::new());
+        let mut now = Vec::with_capacity(segments);
+        for (s, sealed) in seals.iter().enumerate() {
+            let words = table.words_of(s);
+            let at = (s * table.segment_words * 8) as u64;
+            let mut bytes = vec![u8::MAX; 8 * words.len()];
+            // A segment past the file's end was never written: all unseen.
+            if at < size {
+                table
+                    .file
+                    .read_exact_at(&mut bytes, at)
+                    .map_err(|e| Error::Io(path.clone(), e))?;
+            }
+            let seal = Seal::of(words_of_bytes(&bytes));
+            let unseen = Seal::of(std::iter::repeat_n(u64::MAX, words.len()));
+            // A hole in the file reads as zeros: a segment sealed unseen
+            // and never written since.
+            let (seal, stored) = if seal != *sealed && *sealed == unseen && bytes.iter().all(|&b| b == 0) {
+                bytes.fill(u8::MAX);
+                (unseen, false)
+            } else {
+                (seal, at < size)
+            };
+            let Some(k) = sealed.written_by(&seal, next) else {
+                return Err(damaged(format!(
+                    "segment {s} (bytes {at} to {}) is neither as its checkpoint sealed it nor as the next layer would leave it: the disk or another program changed it",
+                    at + bytes.len() as u64
+                )));
+            };
+            if k > 0 {
+                wrote += k;
+                changed.push(s);
+            }
+            let words: Vec<u64> = words_of_bytes(&bytes).collect();
+            visit((s * table.segment_words) as u64 * PER_WORD, &words, k > 0);
+            table.stored[s].store(stored, Ordering::Relaxed);
+            now.push(seal);
+        }
+        *table.seals.get_mut().unwrap_or_else(|e| e.into_inner()) = now;
+        Ok((table, wrote, changed))
+    }
+
+    /// At a layer boundary: writes back every segment that changed,
+    /// keeping it resident, syncs the file, and returns every segment's
+    /// seal, what a checkpoint of the table keeps.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be written or synced, and a
+    /// failure kept from before.
+    pub(in crate::solver) fn seal_all(&self) -> Result<Vec<Seal>> {
+        self.check()?;
+        for s in 0..self.resident.len() {
+            if self.resident[s].load(Ordering::Relaxed) {
+                self.write_back(s)?;
+            }
+        }
+        self.file.sync_data().map_err(|e| Error::Io(self.path.clone(), e))?;
+        Ok(self.seals.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
+    /// The table of `len` positions from `base` in the codes file `codes`
+    /// (its file, its path, and its registration for removal when it is
+    /// temporary), none reached, with its spool's files.
+    fn build(
+        base: u64,
+        len: u64,
+        disk: &OnDisk,
+        label: &str,
+        codes: (File, PathBuf, Option<Pending>),
+    ) -> Result<DiskTable> {
+        let (file, path, pending) = codes;
         let segment_words = (disk.segment_bytes() / 8) as usize;
         debug_assert!(segment_words.is_power_of_two());
         let max_segments = disk.max_segments();
@@ -291,8 +455,14 @@ impl DiskTable {
         }
         let words = code_words(len) as usize;
         let segments = words.div_ceil(segment_words);
-        let path = disk.dir.join(format!("{label}.codes.tmp-{}", std::process::id()));
-        let (file, pending) = new_file(&path)?;
+        // Every segment but the last is of one size: their seals of all
+        // unseen are one.
+        let unseen_of = |words: usize| Seal::of(std::iter::repeat_n(u64::MAX, words));
+        let whole = unseen_of(segment_words);
+        let mut unseen = vec![whole; segments];
+        if let Some(last) = unseen.last_mut() {
+            *last = unseen_of(words - (segments - 1) * segment_words);
+        }
         let flags = || (0..segments).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
         let spool = (0..segments.div_ceil(max_segments))
             .map(|b| {
@@ -313,7 +483,16 @@ impl DiskTable {
             resident: flags(),
             dirty: flags(),
             stored: flags(),
-            sums: (0..segments).map(|_| AtomicU64::new(0)).collect(),
+            sealed: Sealed {
+                segment_positions: disk.segment_bytes() / 8 * PER_WORD,
+                seals: Vec::new(),
+            },
+            generation: 0,
+            lowest: Mutex::new(LayerLowest::default()),
+            side: None,
+            carried: None,
+            seals: Mutex::new(unseen),
+            persistent: false,
             file,
             path,
             loading: Mutex::new(()),
@@ -432,7 +611,7 @@ impl DiskTable {
         self.file
             .read_exact_at(bytes, at)
             .map_err(|e| Error::Io(self.path.clone(), e))?;
-        if xxh3_64(bytes) != self.sums[s].load(Ordering::Relaxed) {
+        if xxh3_64(bytes) != self.seals.lock().unwrap_or_else(|e| e.into_inner())[s].exact {
             return Err(Error::Io(
                 self.path.clone(),
                 std::io::Error::new(
@@ -449,21 +628,145 @@ impl DiskTable {
 
     /// Writes segment `s` back if it changed and gives its memory back.
     fn evict(&self, s: usize) -> Result<()> {
+        self.write_back(s)?;
+        self.resident[s].store(false, Ordering::Release);
+        self.memory.release(self.words_of(s));
+        Ok(())
+    }
+
+    /// Writes resident segment `s` back if it changed, and seals it.
+    fn write_back(&self, s: usize) -> Result<()> {
         let words = self.words_of(s);
         if self.dirty[s].swap(false, Ordering::Relaxed) {
+            #[cfg(test)]
+            tests::failing_write(&self.path)?;
             // SAFETY: no thread is in the table while segments move.
             let bytes = unsafe { self.memory.bytes_mut(words.clone()) };
             let started = Instant::now();
-            self.sums[s].store(xxh3_64(bytes), Ordering::Relaxed);
+            let seal = if self.persistent {
+                // What a resume inside this layer needs that the segment
+                // does not say, on disk before the segment is.
+                self.write_lowest()?;
+                Seal::of(words_of_bytes(bytes))
+            } else {
+                Seal::exact_of(bytes)
+            };
+            self.seals.lock().unwrap_or_else(|e| e.into_inner())[s] = seal;
             self.file
                 .write_all_at(bytes, (s * self.segment_words * 8) as u64)
                 .map_err(|e| Error::Io(self.path.clone(), e))?;
             self.note_io(&self.writes, bytes.len(), started);
             self.stored[s].store(true, Ordering::Relaxed);
         }
-        self.resident[s].store(false, Ordering::Release);
-        self.memory.release(words);
         Ok(())
+    }
+
+    /// Records the lowest positions of the layer being found in the side
+    /// file, if they changed since it last did, and syncs it: in the slot
+    /// the last record is not in, so that one whole record is always
+    /// there.
+    fn write_lowest(&self) -> Result<()> {
+        let Some((file, path)) = &self.side else {
+            return Ok(());
+        };
+        let mut lowest = self.lowest.lock().unwrap_or_else(|e| e.into_inner());
+        if !lowest.changed {
+            return Ok(());
+        }
+        lowest.seq += 1;
+        let words = lowest.slot(self.generation);
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let at = (lowest.seq % 2) * 8 * SLOT_WORDS as u64;
+        file.write_all_at(&bytes, at)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| Error::Io(path.clone(), e))?;
+        lowest.changed = false;
+        Ok(())
+    }
+
+    /// Seals the table at a layer boundary for a checkpoint
+    /// ([`seal_all`](Self::seal_all)) and starts the next layer's record
+    /// of its lowest positions.
+    fn seal_boundary(&mut self) -> Result<()> {
+        let seals = self.seal_all()?;
+        self.generation = generation_of(&seals);
+        let lowest = self.lowest.get_mut().unwrap_or_else(|e| e.into_inner());
+        *lowest = LayerLowest {
+            seq: lowest.seq,
+            ..LayerLowest::default()
+        };
+        self.sealed.seals = seals;
+        Ok(())
+    }
+
+    /// [`Table::reopen`] for this table: the file read back against
+    /// `sealed` and checked against `said` as it is read.
+    fn reopen_checked(
+        base: u64,
+        len: u64,
+        sealed: &Sealed,
+        (disk, label): (&OnDisk, &str),
+        said: &Said<'_>,
+        wanted: &Wanted<'_>,
+    ) -> std::result::Result<DiskTable, String> {
+        let layers = said.found.len() as u64;
+        let (newest, next) = (Self::code(layers - 1), Self::code(layers));
+        let generation = generation_of(&sealed.seals);
+        let side = read_lowest(&side_path(disk, label), generation);
+        let also: Vec<u64> = side.as_ref().map_or(Vec::new(), |(own, _)| own.clone());
+        let mut gathered = Gathered::new(wanted, said, newest, next, &also);
+        let cannot = |e: Error| format!("cannot be resumed: {e}");
+        let (mut table, wrote, changed) = DiskTable::reopen(
+            base,
+            len,
+            disk,
+            label,
+            &sealed.seals,
+            next,
+            &mut |first, words, changed| {
+                gathered.segment(first, words, changed);
+            },
+        )
+        .map_err(cannot)?;
+        if gathered.reached_beyond() {
+            return Err("is refused: its table's file holds positions beyond the table".into());
+        }
+        contents::check(said, wanted, Self::code, &gathered).map_err(|why| format!("is refused: it {why}"))?;
+        table.generation = generation;
+        if wrote > 0 {
+            let Some((own, mirrored)) = side else {
+                return Err(format!(
+                    "cannot be resumed: the layer after it wrote {wrote} positions but left no record of the lowest of them"
+                ));
+            };
+            // The lowest positions recorded that the file holds in the
+            // layer; those it does not, the layer finds again.
+            let lowest = own
+                .into_iter()
+                .filter(|&i| {
+                    gathered
+                        .asked(i - base)
+                        .is_some_and(|(code, changed)| changed && code == next)
+                })
+                .collect();
+            let segment = table.segment_positions();
+            table.carried = Some(Carried {
+                count: wrote,
+                lowest,
+                mirrored,
+                changed: changed
+                    .iter()
+                    .map(|&s| base + s as u64 * segment..(base + (s as u64 + 1) * segment).min(base + len))
+                    .collect(),
+            });
+            // The next record is of this layer, found again.
+            let lowest = table.lowest.get_mut().unwrap_or_else(|e| e.into_inner());
+            let carried = table.carried.as_ref().expect("just set");
+            carried.lowest.iter().for_each(|&i| lowest.own.offer(i));
+            carried.mirrored.iter().for_each(|&h| lowest.mirrored.offer(h));
+        }
+        table.sealed.seals = sealed.seals.clone();
+        Ok(table)
     }
 
     fn note_io(&self, count: &AtomicU64, bytes: usize, started: Instant) {
@@ -600,13 +903,114 @@ impl DiskTable {
     }
 }
 
+/// The kept codes file of the table named after `label`, in `disk`'s
+/// directory (as `checkpoint::table_files` names it, to remove it).
+fn kept_path(disk: &OnDisk, label: &str) -> PathBuf {
+    disk.dir.join(format!("{label}.codes"))
+}
+
+/// The side file of a kept table: the lowest positions of the layer being
+/// found ([`LayerLowest`]).
+fn side_path(disk: &OnDisk, label: &str) -> PathBuf {
+    disk.dir.join(format!("{label}.codes.lowest"))
+}
+
+/// The side file of the kept table named after `label`: made anew, or
+/// opened as it is to go on.
+fn side_file(disk: &OnDisk, label: &str, new: bool) -> Result<(File, PathBuf)> {
+    let path = side_path(disk, label);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(new)
+        .open(&path)
+        .map_err(|e| Error::Io(path.clone(), e))?;
+    Ok((file, path))
+}
+
+/// Words of a record in the side file: the generation it is of, its
+/// sequence number, the count and [`HARDEST`] slots of the lowest
+/// positions, the same of the mirror images' hashes, and the XXH3-64 of
+/// the rest.
+const SLOT_WORDS: usize = 5 + 2 * HARDEST;
+
+/// The lowest positions the layer being found has written into a kept
+/// table, and the lowest hashes of their mirror images, as far as the
+/// search told it ([`Table::hardest`]).
+#[derive(Default)]
+struct LayerLowest {
+    own: Lowest,
+    mirrored: Lowest,
+    /// Whether they changed since the side file last recorded them.
+    changed: bool,
+    /// How many records the side file has had.
+    seq: u64,
+}
+
+impl LayerLowest {
+    /// Its record in the side file, of the boundary `generation`.
+    fn slot(&self, generation: u64) -> [u64; SLOT_WORDS] {
+        let mut words = [0u64; SLOT_WORDS];
+        words[0] = generation;
+        words[1] = self.seq;
+        for (at, lowest) in [(2, &self.own), (3 + HARDEST, &self.mirrored)] {
+            words[at] = lowest.as_slice().len() as u64;
+            words[at + 1..at + 1 + lowest.as_slice().len()].copy_from_slice(lowest.as_slice());
+        }
+        words[SLOT_WORDS - 1] = xxh3_64(&le_bytes(&words[..SLOT_WORDS - 1]));
+        words
+    }
+}
+
+/// The lowest positions and mirror hashes of the newest whole record in
+/// the side file at `path` of the boundary `generation`, if it holds one.
+fn read_lowest(path: &Path, generation: u64) -> Option<(Vec<u64>, Vec<u64>)> {
+    let mut bytes = vec![0u8; 2 * 8 * SLOT_WORDS];
+    let file = File::open(path).ok()?;
+    file.read_exact_at(&mut bytes, 0).ok()?;
+    let words: Vec<u64> = words_of_bytes(&bytes).collect();
+    let record = |w: &[u64]| -> Option<(u64, Vec<u64>, Vec<u64>)> {
+        if w[0] != generation || w[SLOT_WORDS - 1] != xxh3_64(&le_bytes(&w[..SLOT_WORDS - 1])) {
+            return None;
+        }
+        let list = |at: usize| {
+            let n = usize::try_from(w[at]).ok().filter(|&n| n <= HARDEST)?;
+            let list = w[at + 1..at + 1 + n].to_vec();
+            list.windows(2).all(|p| p[0] < p[1]).then_some(list)
+        };
+        Some((w[1], list(2)?, list(3 + HARDEST)?))
+    };
+    let newest = words.chunks_exact(SLOT_WORDS).filter_map(record).max_by_key(|r| r.0)?;
+    Some((newest.1, newest.2))
+}
+
+/// The little-endian bytes of `words`.
+fn le_bytes(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// The checksum of a boundary's seals, which names the boundary.
+fn generation_of(seals: &[Seal]) -> u64 {
+    let words: Vec<u64> = seals.iter().flat_map(Seal::to_words).collect();
+    xxh3_64(&le_bytes(&words))
+}
+
+/// The little-endian words `bytes` hold.
+fn words_of_bytes(bytes: &[u8]) -> impl ExactSizeIterator<Item = u64> + Clone + '_ {
+    bytes
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("chunks of 8 bytes")))
+}
+
 impl Drop for DiskTable {
     fn drop(&mut self) {
         let spool = self
             .spool
             .iter_mut()
             .map(|b| b.get_mut().unwrap_or_else(|e| e.into_inner()).path.clone());
-        for path in std::iter::once(self.path.clone()).chain(spool) {
+        let codes = (!self.persistent).then(|| self.path.clone());
+        for path in codes.into_iter().chain(spool) {
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
@@ -638,7 +1042,10 @@ impl Table for DiskTable {
 
     fn fresh(base: u64, len: u64, disk: Option<&OnDisk>, label: &str) -> Result<Option<DiskTable>> {
         let disk = disk.ok_or_else(|| Error::Usage("a table on disk needs a directory and a memory cap".into()))?;
-        DiskTable::create(base, len, disk, label).map(Some)
+        match disk.kept {
+            true => DiskTable::create_kept(base, len, disk, label).map(Some),
+            false => DiskTable::create(base, len, disk, label).map(Some),
+        }
     }
 
     fn unseen(_: u64, _: u64) -> DiskTable {
@@ -749,8 +1156,10 @@ impl Table for DiskTable {
 
     fn end_layer(&mut self, _: u8, _: bool) {}
 
+    /// Its seals at the last boundary ([`seal`](Table::seal)): a table on
+    /// disk is not saved by copy.
     fn stored(&self) -> StoredRef<'_> {
-        unreachable!("a table on disk is not saved by copy")
+        StoredRef::Sealed(&self.sealed)
     }
 
     fn from_stored(_: u64, _: u64, _: Stored) -> Option<DiskTable> {
@@ -759,6 +1168,52 @@ impl Table for DiskTable {
 
     fn segments(&self) -> Option<(u64, usize, usize)> {
         Some((self.segment_positions(), self.resident.len(), self.max_segments))
+    }
+
+    fn kept_in(disk: &OnDisk) -> Option<u64> {
+        disk.kept.then(|| disk.segment_bytes() / 8 * PER_WORD)
+    }
+
+    fn kept(&self) -> bool {
+        self.persistent
+    }
+
+    fn seal(&mut self) -> Result<()> {
+        self.seal_boundary()
+    }
+
+    fn hardest(&self, i: Option<u64>, mirrored: Option<u64>) {
+        if !self.persistent {
+            return;
+        }
+        let mut lowest = self.lowest.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = i.filter(|&i| lowest.own.admits(i)) {
+            lowest.own.offer(i);
+            lowest.changed = true;
+        }
+        if let Some(h) = mirrored.filter(|&h| lowest.mirrored.admits(h)) {
+            lowest.mirrored.offer(h);
+            lowest.changed = true;
+        }
+    }
+
+    fn reopen(
+        base: u64,
+        len: u64,
+        sealed: &Sealed,
+        at: (&OnDisk, &str),
+        said: &Said<'_>,
+        wanted: &Wanted<'_>,
+    ) -> std::result::Result<DiskTable, String> {
+        DiskTable::reopen_checked(base, len, sealed, at, said, wanted)
+    }
+
+    fn take_carried(&mut self) -> Option<Carried> {
+        self.carried.take()
+    }
+
+    fn carried(&self) -> u64 {
+        self.carried.as_ref().map_or(0, |c| c.count)
     }
 
     fn reside(&self, scope: &[u32]) -> Result<()> {
@@ -867,6 +1322,72 @@ mod tests {
     use super::*;
     use crate::solver::search::{Asked, board, in_memory_asked, on_disk_asked};
 
+    /// A directory whose tables' segment writes fail once this many more
+    /// have been made: a test's way to stop a search inside a layer.
+    static FAIL_WRITES: Mutex<Option<(PathBuf, u64)>> = Mutex::new(None);
+
+    /// Fails a write into the file at `path` as [`FAIL_WRITES`] says.
+    pub(super) fn failing_write(path: &Path) -> Result<()> {
+        let mut fail = FAIL_WRITES.lock().unwrap_or_else(|e| e.into_inner());
+        match fail.as_mut() {
+            Some((dir, left)) if path.parent() == Some(dir.as_path()) => {
+                if *left == 0 {
+                    *fail = None;
+                    return Err(Error::Io(
+                        path.to_path_buf(),
+                        std::io::Error::other("a write that fails, on purpose"),
+                    ));
+                }
+                *left -= 1;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    #[test]
+    fn a_search_stopped_between_two_writes_of_a_layer_resumes_it() {
+        use crate::checkpoint::{CheckpointOptions, Checkpointer};
+        use crate::solver::{Method, Plan};
+        let variant = crate::Variant::named("9x8").unwrap();
+        let memory = Plan::new(&variant, Method::TwoBit).solve_two_bit(&mut |_| {}).unwrap();
+        let options = CheckpointOptions {
+            interval: std::time::Duration::ZERO,
+            ..CheckpointOptions::default()
+        };
+        // Stopped early, in the middle and late in the search.
+        for writes in [700, 9_000, 30_000] {
+            let dir = std::env::temp_dir().join(format!("bishops-disk-inside-{writes}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let disk = OnDisk {
+                dir: dir.clone(),
+                max_bytes: 1 << 20,
+                kept: true,
+            };
+            let plan = || Plan::new(&variant, Method::TwoBit).on_disk(disk.clone());
+            let mut notes = Vec::new();
+            let mut note = |text: &str| notes.push(text.to_owned());
+            *FAIL_WRITES.lock().unwrap() = Some((dir.clone(), writes));
+            let mut checkpoints = Checkpointer::new(&dir, &variant, options, &mut note);
+            let stopped = plan().solve_on_disk_with(&mut checkpoints, &mut |_| {});
+            assert!(
+                stopped.is_err_and(|e| e.to_string().contains("a write that fails, on purpose")),
+                "{writes}"
+            );
+            let (disk, _) = plan().solve_on_disk_with(&mut checkpoints, &mut |_| {}).unwrap();
+            drop(checkpoints);
+            let kept = "the layer after the checkpoint of class a1 had written ";
+            assert!(notes.iter().any(|n| n.starts_with(kept)), "{writes}: {notes:?}");
+            assert!(!notes.iter().any(|n| n.contains("starts over")), "{writes}: {notes:?}");
+            for (d, m) in disk.classes.iter().zip(&memory.classes) {
+                assert_eq!(d.stats, m.stats, "{writes}: class {:?}", m.class);
+                assert_eq!(d.own(), m.own(), "{writes}: class {:?}", m.class);
+            }
+            crate::checkpoint::remove(&dir, &variant);
+            std::fs::remove_dir(&dir).unwrap();
+        }
+    }
+
     /// Class 0 of `name` on disk with `max_bytes` of memory, against the
     /// search in memory: the same codes, layers, hardest positions (and
     /// those of the mirrored class) and watched remoteness; no segment
@@ -886,6 +1407,7 @@ mod tests {
         let disk = OnDisk {
             dir: dir.clone(),
             max_bytes,
+            kept: false,
         };
         let share = on_disk_asked(name, spec, &index, &disk, asked).unwrap();
         let (table, stats) = share.table.unwrap();
@@ -933,6 +1455,7 @@ mod tests {
         let disk = OnDisk {
             dir: dir.clone(),
             max_bytes: 8 << 10,
+            kept: false,
         };
         let positions = 16_384;
         let table = DiskTable::create(0, 3 * positions, &disk, ".test.a1").unwrap();
@@ -960,6 +1483,63 @@ mod tests {
         refused(table.all_words().unwrap_err());
         drop(table);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the files are removed");
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_kept_table_sealed_at_a_boundary_reopens_with_the_next_layers_writes() {
+        let dir = std::env::temp_dir().join(format!("bishops-disk-kept-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let disk = OnDisk {
+            dir: dir.clone(),
+            max_bytes: 8 << 10,
+            kept: false,
+        };
+        let (positions, label) = (16_384, ".test.a1");
+        let len = 3 * positions;
+        let table = DiskTable::create_kept(0, len, &disk, label).unwrap();
+        table.reside(&[0, 1]).unwrap();
+        assert!(table.claim(5, 0, Claim::Reached) && table.claim(positions + 9, 0, Claim::Reached));
+        let seals = table.seal_all().unwrap();
+        // The next layer (code 1) writes into segments 0 and 1; segment 0
+        // leaves and is written back, and then the search is killed with
+        // segment 1's write in memory only.
+        for i in [6, 7, positions + 10] {
+            assert!(table.claim(i, 1, Claim::Reached));
+        }
+        table.reside(&[1, 2]).unwrap();
+        drop(table);
+        let file = dir.join(format!("{label}.codes"));
+        assert!(file.is_file(), "a kept table's file outlives it");
+        let (table, wrote, changed) = DiskTable::reopen(0, len, &disk, label, &seals, 1, &mut |_, _, _| {}).unwrap();
+        assert_eq!((wrote, changed), (2, vec![0]));
+        assert!(table.at(5, 0) && table.at(6, 1) && table.at(7, 1) && table.at(positions + 9, 0));
+        assert!(!table.reached(positions + 10), "the write never written back is lost");
+        drop(table);
+        // Taken for another layer's writes, or changed otherwise: refused.
+        let refused = |e: Error| {
+            let e = e.to_string();
+            assert!(
+                e.contains("segment 0 (bytes 0 to 4096) is neither as its checkpoint sealed it"),
+                "{e}"
+            );
+        };
+        refused(
+            DiskTable::reopen(0, len, &disk, label, &seals, 2, &mut |_, _, _| {})
+                .map(|_| ())
+                .unwrap_err(),
+        );
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[1] ^= 0b1100; // position 5: code 0 to 3
+        std::fs::write(&file, &bytes).unwrap();
+        refused(
+            DiskTable::reopen(0, len, &disk, label, &seals, 1, &mut |_, _, _| {})
+                .map(|_| ())
+                .unwrap_err(),
+        );
+        std::fs::remove_file(&file).unwrap();
+        std::fs::remove_file(dir.join(format!("{label}.codes.lowest"))).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no other file left");
         std::fs::remove_dir(&dir).unwrap();
     }
 

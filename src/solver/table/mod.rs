@@ -11,6 +11,7 @@
 pub(super) mod bytes;
 pub(super) mod codes;
 pub(super) mod disk;
+pub(super) mod seal;
 mod spool;
 
 use std::ops::Range;
@@ -20,7 +21,8 @@ use crate::error::Result;
 use crate::tight::TightIndex;
 use disk::OnDisk;
 
-use super::boundary::{Coding, ShareCheckpoints, Snapshot, Stored, StoredRef, Wanted};
+use super::boundary::{Coding, Sealed, ShareCheckpoints, Snapshot, Stored, StoredRef, Wanted};
+use super::contents::Said;
 
 /// How a search claims a position of its own share for the next layer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -176,6 +178,86 @@ pub(super) trait Table: Sized + Sync {
     fn unspool(&self, _take: &mut dyn FnMut(&[u64])) -> Result<()> {
         Ok(())
     }
+
+    /// For a table whose checkpoints keep it on disk in `disk`: positions a
+    /// segment of its file. `None`, the default.
+    fn kept_in(_disk: &OnDisk) -> Option<u64> {
+        None
+    }
+
+    /// Whether its checkpoints keep it where it is, a table on disk that
+    /// outlives the search: then every layer boundary saves, since the
+    /// file moves on with the search and a checkpoint can only be resumed
+    /// from the layer after it. `false`, the default.
+    fn kept(&self) -> bool {
+        false
+    }
+
+    /// Readies [`stored`](Self::stored) at a layer boundary, with no
+    /// thread at work: a table kept on disk writes back and syncs its file
+    /// and seals it. Nothing, the default, for a table in memory.
+    ///
+    /// # Errors
+    ///
+    /// When the disk fails.
+    fn seal(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Notes that the layer being found wrote position `i`, the lowest it
+    /// wrote so far, or one whose mirror image's hash `mirrored` is: a
+    /// table kept on disk keeps them for a resume inside the layer.
+    /// Nothing, the default.
+    fn hardest(&self, _i: Option<u64>, _mirrored: Option<u64>) {}
+
+    /// The share of `len` positions from `base` a checkpoint holds as
+    /// `sealed`, for a table kept on disk in `disk` (named after `label`),
+    /// with the layers and hardest positions it says: the file read back
+    /// and checked against the seals and `said`, and what the layer after
+    /// the checkpoint had written before the search stopped
+    /// ([`take_carried`](Self::take_carried)).
+    ///
+    /// # Errors
+    ///
+    /// Why the checkpoint is refused; always, the default, for a table in
+    /// memory.
+    fn reopen(
+        _base: u64,
+        _len: u64,
+        _sealed: &Sealed,
+        _at: (&OnDisk, &str),
+        _said: &Said<'_>,
+        _wanted: &Wanted<'_>,
+    ) -> std::result::Result<Self, String> {
+        Err("is of a table on disk".into())
+    }
+
+    /// Once, at the first layer after [`reopen`](Self::reopen): what the
+    /// layer had written before the search stopped inside it.
+    fn take_carried(&mut self) -> Option<Carried> {
+        None
+    }
+
+    /// How many positions [`take_carried`](Self::take_carried) will give.
+    fn carried(&self) -> u64 {
+        0
+    }
+}
+
+/// What a layer had written into a table kept on disk when the search
+/// stopped inside it, which the layer found again after a resume does not
+/// write again ([`Table::take_carried`]).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Carried {
+    /// Positions it wrote.
+    pub count: u64,
+    /// The lowest of them, and the lowest hashes of their mirror images,
+    /// as far as the table's record of them goes.
+    pub lowest: Vec<u64>,
+    pub mirrored: Vec<u64>,
+    /// The positions of the segments it wrote into, whose blocks hold the
+    /// layer.
+    pub changed: Vec<Range<u64>>,
 }
 
 /// This worker's saved share as `wanted` describes it, from `checkpoints`,
@@ -184,8 +266,13 @@ pub(super) trait Table: Sized + Sync {
 /// a mirroring class when asked for, and a slot for each watched position.
 /// Its contents are for `checkpoints` to check (a file's checkpoints check
 /// every byte) and for the workers to agree on.
-pub(super) fn resume<T: Table>(checkpoints: &mut dyn ShareCheckpoints, wanted: &Wanted<'_>) -> Option<Snapshot<T>> {
-    fitting(checkpoints.resume(wanted)?, wanted)
+pub(super) fn resume<T: Table>(
+    checkpoints: &mut dyn ShareCheckpoints,
+    wanted: &Wanted<'_>,
+    at: Option<(&OnDisk, &str)>,
+) -> Option<Snapshot<T>> {
+    let saved = checkpoints.resume(wanted)?;
+    fitting(saved, wanted, at, checkpoints)
 }
 
 /// As [`resume`], the share this worker wrote aside and never put in its
@@ -193,12 +280,21 @@ pub(super) fn resume<T: Table>(checkpoints: &mut dyn ShareCheckpoints, wanted: &
 pub(super) fn resume_aside<T: Table>(
     checkpoints: &mut dyn ShareCheckpoints,
     wanted: &Wanted<'_>,
+    at: Option<(&OnDisk, &str)>,
 ) -> Option<Snapshot<T>> {
-    fitting(checkpoints.resume_aside(wanted)?, wanted)
+    let saved = checkpoints.resume_aside(wanted)?;
+    fitting(saved, wanted, at, checkpoints)
 }
 
-/// `saved` as a table of this kind, if its shape fits `wanted` ([`resume`]).
-fn fitting<T: Table>(saved: Snapshot, wanted: &Wanted<'_>) -> Option<Snapshot<T>> {
+/// `saved` as a table of this kind, if its shape fits `wanted` ([`resume`]);
+/// a table kept on disk (in `at`) is read back and checked, and
+/// `checkpoints` told why when it is refused.
+fn fitting<T: Table>(
+    saved: Snapshot,
+    wanted: &Wanted<'_>,
+    at: Option<(&OnDisk, &str)>,
+    checkpoints: &mut dyn ShareCheckpoints,
+) -> Option<Snapshot<T>> {
     let Wanted { blocks, range, .. } = wanted;
     let fits = saved.summary.len() as u64 == blocks.end - blocks.start
         && !saved.found.is_empty()
@@ -208,8 +304,40 @@ fn fitting<T: Table>(saved: Snapshot, wanted: &Wanted<'_>) -> Option<Snapshot<T>
     if !fits {
         return None;
     }
+    let len = range.end - range.start;
+    let table = match (&saved.table, at) {
+        (Stored::Sealed(sealed), Some(at)) => {
+            let said = Said {
+                found: &saved.found,
+                own: &saved.own,
+                summary: &saved.summary,
+                hardest: &saved.hardest,
+                watched: &saved.watched,
+            };
+            match T::reopen(range.start, len, sealed, at, &said, wanted) {
+                Ok(table) if table.carried() > 0 => {
+                    checkpoints.note(&format!(
+                        "the layer after the checkpoint of class {} had written {} positions into the table's file when it stopped: they are kept",
+                        wanted.class.name(),
+                        table.carried()
+                    ));
+                    table
+                }
+                Ok(table) => table,
+                Err(why) => {
+                    checkpoints.note(&format!(
+                        "the checkpoint of class {} {why}; the search starts over",
+                        wanted.class.name()
+                    ));
+                    return None;
+                }
+            }
+        }
+        (Stored::Sealed(_), None) => return None,
+        _ => T::from_stored(range.start, len, saved.table)?,
+    };
     Some(Snapshot {
-        table: T::from_stored(range.start, range.end - range.start, saved.table)?,
+        table,
         summary: saved.summary,
         found: saved.found,
         own: saved.own,
