@@ -384,8 +384,14 @@ impl DiskTable {
                     .read_exact_at(&mut bytes, at)
                     .map_err(|e| Error::Io(path.clone(), e))?;
             }
-            let seal = Seal::of(words_of_bytes(&bytes));
-            let unseen = Seal::of(std::iter::repeat_n(u64::MAX, words.len()));
+            let seal = Seal::of(&bytes);
+            // Of all unseen: as the table was built.
+            let unseen = *table
+                .seals
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(s)
+                .expect("a seal a segment");
             // A hole in the file reads as zeros: a segment sealed unseen
             // and never written since.
             let (seal, stored) = if seal != *sealed && *sealed == unseen && bytes.iter().all(|&b| b == 0) {
@@ -457,7 +463,7 @@ impl DiskTable {
         let segments = words.div_ceil(segment_words);
         // Every segment but the last is of one size: their seals of all
         // unseen are one.
-        let unseen_of = |words: usize| Seal::of(std::iter::repeat_n(u64::MAX, words));
+        let unseen_of = |words: usize| Seal::of(&vec![u8::MAX; 8 * words]);
         let whole = unseen_of(segment_words);
         let mut unseen = vec![whole; segments];
         if let Some(last) = unseen.last_mut() {
@@ -647,7 +653,7 @@ impl DiskTable {
                 // What a resume inside this layer needs that the segment
                 // does not say, on disk before the segment is.
                 self.write_lowest()?;
-                Seal::of(words_of_bytes(bytes))
+                Seal::of(bytes)
             } else {
                 Seal::exact_of(bytes)
             };

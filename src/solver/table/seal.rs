@@ -17,7 +17,7 @@
 
 use xxhash_rust::xxh3::Xxh3Default;
 
-use crate::mod3::{UNSEEN, equal_codes};
+use crate::mod3::UNSEEN;
 
 /// A segment's checksums and code counts, as a checkpoint of a table on
 /// disk keeps them in place of the segment.
@@ -39,35 +39,33 @@ pub const SEAL_WORDS: usize = 8;
 const CHUNK: usize = 1 << 10;
 
 impl Seal {
-    /// The seal of the segment whose codes are `words`.
-    pub fn of(words: impl ExactSizeIterator<Item = u64> + Clone) -> Seal {
+    /// The seal of the segment whose codes are `bytes`, little-endian
+    /// words of 32 codes.
+    pub fn of(bytes: &[u8]) -> Seal {
+        // Positions per code of a word: residues 0 to 2 (unseen is the
+        // rest).
+        const M: u64 = 0x5555_5555_5555_5555;
+        debug_assert!(bytes.len().is_multiple_of(8));
         let mut counts = [0u64; 4];
-        let mut exact = Xxh3Default::new();
         let mut unseen: [Xxh3Default; 3] = std::array::from_fn(|_| Xxh3Default::new());
-        let mut bytes = Vec::with_capacity(8 * CHUNK);
-        let mut mapped: [Vec<u8>; 3] = std::array::from_fn(|_| Vec::with_capacity(8 * CHUNK));
-        let mut words = words.peekable();
-        while words.peek().is_some() {
-            bytes.clear();
-            mapped.iter_mut().for_each(Vec::clear);
-            for word in words.by_ref().take(CHUNK) {
-                bytes.extend_from_slice(&word.to_le_bytes());
-                for code in 0..4u8 {
-                    let at = equal_codes(word, code);
-                    counts[usize::from(code)] += u64::from(at.count_ones());
-                    if code != UNSEEN {
-                        let read = word | at | at << 1;
-                        mapped[usize::from(code)].extend_from_slice(&read.to_le_bytes());
-                    }
+        let mut mapped = [[0u8; 8 * CHUNK]; 3];
+        for chunk in bytes.chunks(8 * CHUNK) {
+            for (k, word) in chunk.chunks_exact(8).enumerate() {
+                let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                let (lo, hi) = (w & M, w >> 1 & M);
+                let at = [!hi & !lo & M, !hi & lo, hi & !lo & M];
+                for (code, at) in at.into_iter().enumerate() {
+                    counts[code] += u64::from(at.count_ones());
+                    mapped[code][8 * k..8 * k + 8].copy_from_slice(&(w | at | at << 1).to_le_bytes());
                 }
             }
-            exact.update(&bytes);
             for (hash, read) in unseen.iter_mut().zip(&mapped) {
-                hash.update(read);
+                hash.update(&read[..chunk.len()]);
             }
         }
+        counts[usize::from(UNSEEN)] = bytes.len() as u64 / 8 * 32 - counts[..3].iter().sum::<u64>();
         Seal {
-            exact: exact.digest(),
+            exact: xxhash_rust::xxh3::xxh3_64(bytes),
             unseen: unseen.map(|h| h.digest()),
             counts,
         }
@@ -130,8 +128,8 @@ mod tests {
     }
 
     fn seal(codes: &[u8]) -> Seal {
-        let words = packed(codes);
-        Seal::of(words.iter().copied())
+        let bytes: Vec<u8> = packed(codes).iter().flat_map(|w| w.to_le_bytes()).collect();
+        Seal::of(&bytes)
     }
 
     #[test]
