@@ -9,7 +9,7 @@ use crate::board::Class;
 use crate::error::Result;
 use crate::tight::Blocks;
 
-use super::Seal;
+use super::table::seal::Seal;
 
 /// What a worker's saved share says of itself, for the workers to agree
 /// on a resume: whether its search was over, the class's layer counts, and

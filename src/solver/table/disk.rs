@@ -719,7 +719,7 @@ impl DiskTable {
         let (newest, next) = (Self::code(layers - 1), Self::code(layers));
         let generation = generation_of(&sealed.seals);
         let side = read_lowest(&side_path(disk, label), generation);
-        let also: Vec<u64> = side.as_ref().map_or(Vec::new(), |(own, _)| own.clone());
+        let also: Vec<u64> = side.as_ref().map_or(Vec::new(), |(_, own, _)| own.clone());
         let mut gathered = Gathered::new(wanted, said, newest, next, &also);
         let cannot = |e: Error| format!("cannot be resumed: {e}");
         let (mut table, wrote, changed) = DiskTable::reopen(
@@ -740,7 +740,7 @@ impl DiskTable {
         contents::check(said, wanted, Self::code, &gathered).map_err(|why| format!("is refused: it {why}"))?;
         table.generation = generation;
         if wrote > 0 {
-            let Some((own, mirrored)) = side else {
+            let Some((seq, own, mirrored)) = side else {
                 return Err(format!(
                     "cannot be resumed: the layer after it wrote {wrote} positions but left no record of the lowest of them"
                 ));
@@ -765,8 +765,10 @@ impl DiskTable {
                     .map(|&s| base + s as u64 * segment..(base + (s as u64 + 1) * segment).min(base + len))
                     .collect(),
             });
-            // The next record is of this layer, found again.
+            // The next record is of this layer, found again, into the
+            // slot the newest is not in.
             let lowest = table.lowest.get_mut().unwrap_or_else(|e| e.into_inner());
+            lowest.seq = seq;
             let carried = table.carried.as_ref().expect("just set");
             carried.lowest.iter().for_each(|&i| lowest.own.offer(i));
             carried.mirrored.iter().for_each(|&h| lowest.mirrored.offer(h));
@@ -969,9 +971,10 @@ impl LayerLowest {
     }
 }
 
-/// The lowest positions and mirror hashes of the newest whole record in
-/// the side file at `path` of the boundary `generation`, if it holds one.
-fn read_lowest(path: &Path, generation: u64) -> Option<(Vec<u64>, Vec<u64>)> {
+/// The sequence number, lowest positions and mirror hashes of the newest
+/// whole record in the side file at `path` of the boundary `generation`,
+/// if it holds one.
+fn read_lowest(path: &Path, generation: u64) -> Option<(u64, Vec<u64>, Vec<u64>)> {
     let mut bytes = vec![0u8; 2 * 8 * SLOT_WORDS];
     let file = File::open(path).ok()?;
     file.read_exact_at(&mut bytes, 0).ok()?;
@@ -987,8 +990,7 @@ fn read_lowest(path: &Path, generation: u64) -> Option<(Vec<u64>, Vec<u64>)> {
         };
         Some((w[1], list(2)?, list(3 + HARDEST)?))
     };
-    let newest = words.chunks_exact(SLOT_WORDS).filter_map(record).max_by_key(|r| r.0)?;
-    Some((newest.1, newest.2))
+    words.chunks_exact(SLOT_WORDS).filter_map(record).max_by_key(|r| r.0)
 }
 
 /// The little-endian bytes of `words`.
