@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
+use crate::mod3::Residues;
 use crate::remoteness::Remoteness;
 use crate::solver::classes::{Cells, Shares, Sink, Summary};
 use crate::solver::search::Transport;
@@ -166,6 +167,11 @@ pub struct TableOnDisk {
     pub spool_bytes: u64,
     /// Seconds spent reading and writing, segments and spooled images.
     pub seconds: f64,
+    /// Pages of 4 KiB read back from the table's file as the database was
+    /// written from it, beside one read of the whole file in order that
+    /// checks it: the table never comes into memory whole.
+    #[serde(default)]
+    pub pages_read_writing: u64,
 }
 
 /// A solve whose memory has been checked, ready to run: built by
@@ -572,13 +578,14 @@ impl<'a> SolvePlan<'a> {
         let checkpoints = checkpointer.map_or((0, 0.0, 0), |c| c.written);
         if let Some(disk) = &on_disk {
             note(&format!(
-                "the table on disk: {} segments read and {} written, {} in all, {} images spooled ({}), {:.1} s reading and writing",
+                "the table on disk: {} segments read and {} written, {} in all, {} images spooled ({}), {:.1} s reading and writing; {} pages read back to write the database",
                 disk.segments_read,
                 disk.segments_written,
                 human_bytes(disk.bytes),
                 disk.images_spooled,
                 human_bytes(disk.spool_bytes),
-                disk.seconds
+                disk.seconds,
+                disk.pages_read_writing
             ));
         }
         let written = written?;
@@ -674,9 +681,19 @@ fn solve_and_write<W: Width>(
     on_disk: &mut Option<TableOnDisk>,
 ) -> Result<(Result<Written>, f64)> {
     let variant = plan.variant();
-    // The search's tables, owned here and lent to the checks and the write.
-    let (bytes, two_bit);
-    let found = if let Some(disk) = plan.disk() {
+    let refuse = |problem: String| solved_wrong(variant, &problem);
+    fn written<W: Width, R: Residues>(
+        found: Tables<'_, W, R>,
+        (variant, layout, dir): (&Variant, Option<Layout>, &Path),
+        refuse: &dyn Fn(String) -> Error,
+    ) -> (Result<Written>, f64) {
+        (
+            check_and_write(variant, layout, dir, found, refuse),
+            found.elapsed().as_secs_f64(),
+        )
+    }
+    let to = (variant, layout, dir);
+    if let Some(disk) = plan.disk() {
         let mut report = TableOnDisk {
             memory_bytes: disk.max_bytes,
             segment_bytes: disk.segment_bytes(),
@@ -686,9 +703,9 @@ fn solve_and_write<W: Width>(
             images_spooled: 0,
             spool_bytes: 0,
             seconds: 0.0,
+            pages_read_writing: 0,
         };
-        let classes;
-        (two_bit, classes) = plan.solve_on_disk_with(checkpoints, observe)?;
+        let (two_bit, classes) = plan.solve_on_disk_with(checkpoints, observe)?;
         for stats in classes {
             report.segments_read += stats.reads;
             report.segments_written += stats.writes;
@@ -697,19 +714,24 @@ fn solve_and_write<W: Width>(
             report.spool_bytes += stats.spool_bytes;
             report.seconds += stats.waited_ns as f64 / 1e9;
         }
+        // Written from the files, a segment at a time: the table never
+        // comes into memory whole.
+        let result = written(Tables::TwoBit(&two_bit), to, &refuse);
+        report.pages_read_writing = two_bit
+            .classes
+            .iter()
+            .filter_map(|c| c.own())
+            .map(|f| f.pages_read())
+            .sum();
         *on_disk = Some(report);
-        Tables::TwoBit(&two_bit)
+        Ok(result)
     } else if plan.method() == Method::TwoBit {
-        two_bit = plan.solve_two_bit_with(checkpoints, observe)?;
-        Tables::TwoBit(&two_bit)
+        let two_bit = plan.solve_two_bit_with(checkpoints, observe)?;
+        Ok(written(Tables::TwoBit(&two_bit), to, &refuse))
     } else {
-        bytes = plan.solve_with(checkpoints, observe)?;
-        Tables::Bytes(&bytes)
-    };
-    Ok((
-        check_and_write(variant, layout, dir, found, &|problem| solved_wrong(variant, &problem)),
-        found.elapsed().as_secs_f64(),
-    ))
+        let bytes = plan.solve_with(checkpoints, observe)?;
+        Ok(written(Tables::<W>::Bytes(&bytes), to, &refuse))
+    }
 }
 
 /// [`SolvePlan::run_on`] by the search `search` runs (the byte or the
@@ -1016,11 +1038,11 @@ fn compact_in<W: Width>(dir: &Path, variant: &Variant) -> Result<Compacted> {
 /// (nothing is written); what `refuse` makes of a rule the written table
 /// breaks where its check looks, or of residues that cannot be resolved
 /// (nothing is written either); what the write ran into.
-fn check_and_write<W: Width>(
+fn check_and_write<W: Width, R: Residues>(
     variant: &Variant,
     layout: Option<Layout>,
     dir: &Path,
-    found: Tables<'_, W>,
+    found: Tables<'_, W, R>,
     refuse: &dyn Fn(String) -> Error,
 ) -> Result<Written> {
     check_known(variant, &answer(found, variant)?)?;
@@ -1170,7 +1192,7 @@ fn check_memory(
 /// # Errors
 ///
 /// [`Error::Mismatch`] when a two-bit table fails a descent.
-fn answer<W: Width>(tables: Tables<'_, W>, variant: &Variant) -> Result<Answer> {
+fn answer<W: Width, R: Residues>(tables: Tables<'_, W, R>, variant: &Variant) -> Result<Answer> {
     let classes = variant.class_count();
     let start = (0..classes)
         .map(|k| tables.start(variant, k))

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use bishops::Variant;
-use bishops::solver::{Method, OnDisk, Plan};
+use bishops::solver::{Method, OnDisk, Plan, Tables};
 use common::{scratch, succeeded};
 use xxhash_rust::xxh3::Xxh3Default;
 
@@ -86,6 +86,8 @@ fn a_solve_over_the_cap_keeps_its_table_on_disk_and_writes_the_same_database() {
         "bytes",
         "images_spooled",
         "spool_bytes",
+        // The database is written from the file, read back.
+        "pages_read_writing",
     ] {
         assert!(on_disk[field].as_u64().is_some_and(|n| n > 0), "{field}: {on_disk}");
     }
@@ -145,7 +147,8 @@ fn every_class_on_disk_has_the_codes_and_statistics_of_the_search_in_memory() {
             .unwrap();
         assert_eq!(disk.classes.len(), memory.classes.len());
         for (d, m) in disk.classes.iter().zip(&memory.classes) {
-            assert_eq!(d.own(), m.own(), "{name} class {:?}", m.class);
+            let codes = d.own().map(|file| file.load().unwrap());
+            assert_eq!(codes.as_ref(), m.own(), "{name} class {:?}", m.class);
             assert_eq!(d.stats, m.stats, "{name} class {:?}", m.class);
             assert_eq!(d.is_mirrored(), m.is_mirrored());
         }
@@ -153,12 +156,46 @@ fn every_class_on_disk_has_the_codes_and_statistics_of_the_search_in_memory() {
         if name == "9x6" {
             assert!(stats[0].reads > 0 && stats[0].writes > 0, "{stats:?}");
         }
+        // The tables are in their files until they are dropped.
+        assert_eq!(tables_in(&dir).len(), stats.len(), "{name}: {:?}", tables_in(&dir));
+        drop(disk);
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
             0,
             "{name}: the tables' files are gone"
         );
     }
+}
+
+#[test]
+fn a_table_changed_on_disk_after_its_search_writes_no_database() {
+    let variant = Variant::named("9x6").unwrap();
+    let dir = scratch("on-disk", "changed-after");
+    std::fs::create_dir_all(&dir).unwrap();
+    let on_disk = OnDisk {
+        dir: dir.clone(),
+        max_bytes: 48 << 10,
+        kept: false,
+    };
+    let (solution, _) = Plan::new(&variant, Method::TwoBit)
+        .on_disk(on_disk)
+        .solve_on_disk(&mut |_| {})
+        .unwrap();
+    // The table the search left, checked as it was opened, then changed:
+    // one code in the middle of its file.
+    let codes = tables_in(&dir);
+    assert_eq!(codes.len(), 1, "{codes:?}");
+    let path = dir.join(&codes[0]);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0b0100;
+    std::fs::write(&path, &bytes).unwrap();
+    let written = bishops::storage::write_vetted(&dir, &variant, &Tables::TwoBit(&solution), None, &|_| Ok(()));
+    let e = written.unwrap_err().to_string();
+    assert!(e.contains("read back other than the search wrote it"), "{e}");
+    assert!(!dir.join("9x6.sqlite").exists(), "no database is written from it");
+    drop(solution);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no file is left");
 }
 
 /// The names in `dir` of two-bit tables on disk, and of the files their
@@ -333,7 +370,13 @@ fn a_search_on_disk_stopped_inside_a_layer_resumes_it_from_the_checkpoint_before
         }
         for (d, m) in disk.classes.iter().zip(&memory.classes) {
             assert_eq!(d.stats, m.stats, "{name} after layer {fail_after}, class {:?}", m.class);
-            assert_eq!(d.own(), m.own(), "{name} after layer {fail_after}, class {:?}", m.class);
+            let d = d.own().map(|file| file.load().unwrap());
+            assert_eq!(
+                d.as_ref(),
+                m.own(),
+                "{name} after layer {fail_after}, class {:?}",
+                m.class
+            );
         }
         bishops::checkpoint::remove(&dir, &variant);
         let left: Vec<_> = std::fs::read_dir(&dir)

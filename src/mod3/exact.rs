@@ -49,7 +49,7 @@ use crate::rules::{Colour, Part};
 use crate::tight::{Subsets, TightIndex};
 use crate::variant::ClassSpec;
 
-use super::Mod3Table;
+use super::{Mod3Table, PER_WORD, Residues, UNSEEN};
 
 /// The answer of [`descend`]: the exact remoteness of a position and the
 /// position after one optimal move.
@@ -335,13 +335,13 @@ impl Toward {
 
 /// One walk over a class's residues in tight-index order, for [`resolve`]
 /// and the checks.
-pub(crate) struct Walker<'a, W: Word = u64> {
+pub(crate) struct Walker<'a, W: Word = u64, R: Residues + ?Sized = Mod3Table> {
     /// The class.
     pub spec: &'a ClassSpec<W>,
     /// Its tight index.
     pub index: &'a TightIndex<W>,
     /// Its residues, in `index` order.
-    pub residues: &'a Mod3Table,
+    pub residues: &'a R,
 }
 
 /// What a walk may already know of a position's descent value.
@@ -353,7 +353,7 @@ pub(crate) enum Known {
     AtLeast(u16),
 }
 
-impl<W: Word> Walker<'_, W> {
+impl<W: Word, R: Residues + ?Sized> Walker<'_, W, R> {
     /// The first neighbour of `at` (black moves first) whose residue is
     /// `want`, with its tight index.
     #[inline]
@@ -433,7 +433,7 @@ impl<W: Word> Walker<'_, W> {
     }
 }
 
-impl<W: Word> Walker<'_, W> {
+impl<W: Word, R: Residues + ?Sized> Walker<'_, W, R> {
     /// [`walk`](Self::walk) to a value no higher than `limit`, whatever
     /// stops it otherwise refused as a [`ResolveError`] naming `part`.
     fn value(
@@ -471,10 +471,10 @@ fn limit_of(max: Option<Remoteness>) -> u16 {
 
 /// The tight index of the goal of `spec`, when its residue is 0 as it must
 /// be; else the refusal.
-fn checked_goal<W: Word>(
+fn checked_goal<W: Word, R: Residues + ?Sized>(
     spec: &ClassSpec<W>,
     index: &TightIndex<W>,
-    residues: &Mod3Table,
+    residues: &R,
 ) -> Result<u64, ResolveError> {
     if residues.len() != index.len() {
         return Err(ResolveError::Length {
@@ -646,13 +646,13 @@ impl Memo {
 /// let start = index.rank(spec.start).unwrap();
 /// assert_eq!(resolver.cell(spec.start, start, &mut Vec::new()).unwrap(), Cell(18));
 /// ```
-pub struct Resolver<'a, W: Word = u64> {
-    walker: Walker<'a, W>,
+pub struct Resolver<'a, W: Word = u64, R: Residues + ?Sized = Mod3Table> {
+    walker: Walker<'a, W, R>,
     memo: Memo,
     limit: u16,
 }
 
-impl<'a, W: Word> Resolver<'a, W> {
+impl<'a, W: Word, R: Residues + ?Sized> Resolver<'a, W, R> {
     /// A resolver of the class `spec`, whose tight index is `index` and
     /// residues `residues`, no value above `max` (the class's stored
     /// largest remoteness), with a memo of at most `memo_bytes`.
@@ -664,10 +664,10 @@ impl<'a, W: Word> Resolver<'a, W> {
     pub fn new(
         spec: &'a ClassSpec<W>,
         index: &'a TightIndex<W>,
-        residues: &'a Mod3Table,
+        residues: &'a R,
         max: Option<Remoteness>,
         memo_bytes: u64,
-    ) -> Result<Resolver<'a, W>, ResolveError> {
+    ) -> Result<Resolver<'a, W, R>, ResolveError> {
         let goal = checked_goal(spec, index, residues)?;
         let memo = Memo::new(memo_bytes);
         memo.put(goal, 0);
@@ -720,10 +720,17 @@ impl<'a, W: Word> Resolver<'a, W> {
         let geo = &spec.geometry;
         let (start, safe) = (index.block(r).start, index.safe(r));
         let white = colex_unrank::<W>(r, index.white());
-        let mut cells = Vec::with_capacity((index.block(r).end - start) as usize);
+        let end = index.block(r).end;
+        let mut cells = Vec::with_capacity((end - start) as usize);
+        // The block's codes, read at once: from a file, a lookup a position
+        // would cost far more than the position's own work.
+        let first = start / PER_WORD;
+        let mut words = Vec::new();
+        residues.words_into(first..end.div_ceil(PER_WORD).max(first), &mut words);
         for (black, i) in Subsets::new(safe, index.black()).zip(start..) {
             let part = Part { white, black };
-            let Some(here) = residues.get(i) else {
+            let code = (words[(i / PER_WORD - first) as usize] >> (2 * (i % PER_WORD))) as u8 & 3;
+            let Some(here) = (code != UNSEEN).then_some(code) else {
                 cells.push(Cell::UNREACHABLE.0);
                 continue;
             };

@@ -8,8 +8,13 @@
 //! the query API read them, so they sit below all of those.
 
 pub mod exact;
+mod file;
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::Result;
+pub use file::Mod3File;
 
 use crate::bitboard::{Bitboard, Word};
 use crate::remoteness::Cell;
@@ -23,6 +28,122 @@ pub(crate) const PER_WORD: u64 = 32;
 
 /// Every other bit of a word: bit 0 of each 2-bit code.
 const LOW_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// The remoteness mod 3 of each position of a class, wherever it is kept:
+/// in memory ([`Mod3Table`]), or in a file read a segment at a time and
+/// checked as it is read ([`Mod3File`], what a search on disk leaves). The
+/// exact values ([`exact`]) and the databases are worked out from either.
+///
+/// Any number of threads may read at once.
+///
+/// ```
+/// use bishops::mod3::{Mod3Table, Residues};
+///
+/// let mut table = Mod3Table::new(40);
+/// table.set(33, Some(2));
+/// assert_eq!(Residues::get(&table, 33), Some(2));
+/// // Words 1 and up, 32 codes each: position 33 is the second code of word 1.
+/// let mut words = Vec::new();
+/// table.words_into(1..2, &mut words);
+/// assert_eq!(words[0] >> 2 & 3, 2);
+/// ```
+pub trait Residues: Sync {
+    /// Positions in the table.
+    fn len(&self) -> u64;
+
+    /// Whether it holds no position.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The remoteness mod 3 of position `i`, `None` when it is
+    /// unreachable. A table in a file whose read failed answers `None`
+    /// and keeps the failure for [`fault`](Self::fault).
+    ///
+    /// # Panics
+    ///
+    /// When `i` is not below [`len`](Self::len).
+    fn get(&self, i: u64) -> Option<u8>;
+
+    /// Replaces `out` with words `words` of the table, 32 codes each as
+    /// [`Mod3Table`] packs them (position `i` in bits `2·(i mod 32)` of
+    /// word `i / 32`): a block's codes read at once.
+    ///
+    /// # Panics
+    ///
+    /// When the words end past the table's.
+    fn words_into(&self, words: Range<u64>, out: &mut Vec<u64>);
+
+    /// The codes of positions `range`, packed four a byte as
+    /// [`Mod3Table::pack_range`] packs them: a block of the residues
+    /// layout.
+    ///
+    /// # Panics
+    ///
+    /// When the range ends beyond [`len`](Self::len).
+    fn pack_range(&self, range: Range<u64>) -> Vec<u8> {
+        assert!(
+            range.end <= self.len(),
+            "positions {range:?} of a table of {}",
+            self.len()
+        );
+        let first = range.start / PER_WORD;
+        let mut words = Vec::new();
+        self.words_into(first..code_words(range.end).max(first), &mut words);
+        pack(&words, range.start - first * PER_WORD..range.end - first * PER_WORD)
+    }
+
+    /// The first read of the table that failed, if any: its answers since
+    /// are not to be trusted, and nothing is to be written from them.
+    ///
+    /// # Errors
+    ///
+    /// That failure.
+    fn fault(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The codes of positions `range` of the words `words`, packed four a byte
+/// from the low bits, the last byte padded with code 3.
+fn pack(words: &[u64], range: Range<u64>) -> Vec<u8> {
+    let len = range.end.saturating_sub(range.start);
+    let bit = |b: u64| -> u64 {
+        // Bits b.. of the table, at least 8 of them, padded with ones.
+        let (w, shift) = ((b / 64) as usize, b % 64);
+        let word = |w: usize| words.get(w).copied().unwrap_or(u64::MAX);
+        let high = if shift == 0 { 0 } else { word(w + 1) << (64 - shift) };
+        word(w) >> shift | high
+    };
+    let mut bytes: Vec<u8> = (0..len.div_ceil(4))
+        .map(|j| bit(2 * (range.start + 4 * j)) as u8)
+        .collect();
+    if !len.is_multiple_of(4) {
+        let last = bytes.len() - 1;
+        bytes[last] |= 0xff << (2 * (len % 4));
+    }
+    bytes
+}
+
+impl Residues for Mod3Table {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    #[inline]
+    fn get(&self, i: u64) -> Option<u8> {
+        Mod3Table::get(self, i)
+    }
+
+    fn words_into(&self, words: Range<u64>, out: &mut Vec<u64>) {
+        out.clear();
+        out.extend_from_slice(&self.words[words.start as usize..words.end as usize]);
+    }
+
+    fn pack_range(&self, range: Range<u64>) -> Vec<u8> {
+        Mod3Table::pack_range(self, range)
+    }
+}
 
 /// A packed table of remoteness mod 3: 2 bits per position, 4 positions per
 /// byte. Position `i` is bits `2·(i mod 4)` and up of byte `i / 4`; code 3
@@ -133,22 +254,7 @@ impl Mod3Table {
     /// ```
     pub fn pack_range(&self, range: std::ops::Range<u64>) -> Vec<u8> {
         assert!(range.end <= self.len, "positions {range:?} of a table of {}", self.len);
-        let len = range.end.saturating_sub(range.start);
-        let bit = |b: u64| -> u64 {
-            // Bits b.. of the table, at least 8 of them, padded with ones.
-            let (w, shift) = ((b / 64) as usize, b % 64);
-            let word = |w: usize| self.words.get(w).copied().unwrap_or(u64::MAX);
-            let high = if shift == 0 { 0 } else { word(w + 1) << (64 - shift) };
-            word(w) >> shift | high
-        };
-        let mut bytes: Vec<u8> = (0..len.div_ceil(4))
-            .map(|j| bit(2 * (range.start + 4 * j)) as u8)
-            .collect();
-        if !len.is_multiple_of(4) {
-            let last = bytes.len() - 1;
-            bytes[last] |= 0xff << (2 * (len % 4));
-        }
-        bytes
+        pack(&self.words, range)
     }
 
     /// The table of `len` positions packed in `bytes`, as [`bytes`](Self::bytes)

@@ -124,15 +124,25 @@ impl Method {
 
 /// The tables one search filled, as a writer or a reader of its answers
 /// takes them.
-#[derive(Clone, Copy, Debug)]
-pub enum Tables<'a, W: Word = u64> {
+#[derive(Debug)]
+pub enum Tables<'a, W: Word = u64, R = mod3::Mod3Table> {
     /// A byte a position, from the byte searches.
     Bytes(&'a Solution<Vec<u8>, W>),
-    /// Two bits a position, from the two-bit search.
-    TwoBit(&'a TwoBitSolution<W>),
+    /// Two bits a position, from the two-bit search: in memory, or in the
+    /// files a search on disk leaves ([`mod3::Mod3File`]).
+    TwoBit(&'a Solution<R, W>),
     /// Not held in this process: handed over as they come.
     Streamed(&'a Streamed<'a>),
 }
+
+// By hand: the tables are borrowed, so they copy whatever `R` is.
+impl<W: Word, R> Clone for Tables<'_, W, R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<W: Word, R> Copy for Tables<'_, W, R> {}
 
 /// A pipe of a class's cells: it hands the cells of class `k`, in
 /// tight-index order and in pieces of any length, to `sink`: bytes of
@@ -171,7 +181,7 @@ impl std::fmt::Debug for Streamed<'_> {
     }
 }
 
-impl<'a, W: Width> Tables<'a, W> {
+impl<'a, W: Width, R: mod3::Residues> Tables<'a, W, R> {
     /// The statistics of class `k`.
     pub fn stats(&self, k: usize) -> &'a ClassStats {
         match *self {
@@ -214,12 +224,17 @@ impl<'a, W: Width> Tables<'a, W> {
             Tables::Bytes(s) => Ok(s.cell(k, hash).remoteness()),
             // The start's, known before the cells come.
             Tables::Streamed(s) => Ok(s.starts[k]),
-            Tables::TwoBit(s) => s
-                .descend(k, spec, spec.index.unrank(hash))
-                .map(|d| d.map(|d| d.remoteness))
-                .map_err(|e| {
+            Tables::TwoBit(s) => {
+                let descent = s.descend(k, spec, spec.index.unrank(hash));
+                // A table in a file that could not be read answers for
+                // nothing: its failure, not the descent's.
+                if let ClassTable::Own(table) = &s.classes[s.source(k)].table {
+                    table.fault()?;
+                }
+                descent.map(|d| d.map(|d| d.remoteness)).map_err(|e| {
                     crate::error::Error::Mismatch(format!("the two-bit search left a table that fails a descent: {e}"))
-                }),
+                })
+            }
         }
     }
 }
@@ -289,6 +304,49 @@ pub struct Solution<D = Vec<u8>, W: Word = u64> {
 /// remoteness mod 3.
 pub type TwoBitSolution<W = u64> = Solution<mod3::Mod3Table, W>;
 
+impl<D, W: Word> Solution<D, W> {
+    /// The same solution with each class's own table made by `f`.
+    ///
+    /// # Errors
+    ///
+    /// The first error `f` gives.
+    pub fn try_map<E, T>(
+        self,
+        mut f: impl FnMut(D) -> std::result::Result<T, E>,
+    ) -> std::result::Result<Solution<T, W>, E> {
+        let classes = self
+            .classes
+            .into_iter()
+            .map(|class| {
+                let table = match class.table {
+                    ClassTable::Own(table) => ClassTable::Own(f(table)?),
+                    ClassTable::Mirrored { from, mirror } => ClassTable::Mirrored { from, mirror },
+                };
+                Ok(ClassSolution {
+                    table,
+                    class: class.class,
+                    dense: class.dense,
+                    index: class.index,
+                    stats: class.stats,
+                })
+            })
+            .collect::<std::result::Result<_, E>>()?;
+        Ok(Solution {
+            classes,
+            elapsed: self.elapsed,
+        })
+    }
+
+    /// The class whose own table answers for class `k`: `k`, or the class
+    /// it is the mirror image of.
+    pub fn source(&self, k: usize) -> usize {
+        match self.classes[k].table {
+            ClassTable::Own(_) => k,
+            ClassTable::Mirrored { from, .. } => from,
+        }
+    }
+}
+
 impl<W: Word> Solution<Vec<u8>, W> {
     /// The cell of public hash `hash` in class `k`: [`Cell::ILLEGAL`] when
     /// no legal position has it. A mirrored class answers through its source.
@@ -320,7 +378,7 @@ impl<W: Word> Solution<Vec<u8>, W> {
     }
 }
 
-impl<W: Word> TwoBitSolution<W> {
+impl<W: Word, R: mod3::Residues> Solution<R, W> {
     /// The remoteness mod 3 of `part` in class `k`, `None` when it is
     /// unreachable or illegal.
     pub fn residue(&self, k: usize, part: crate::rules::Part<W>) -> Option<u8> {
@@ -541,9 +599,9 @@ impl<'a, W: Width> Plan<'a, W> {
         // job whose exchanges do nothing, and says nothing of them.
         let variant = self.variant;
         if self.disk.is_some() {
-            return self
-                .solve_on_disk_with(checkpoints, observe)
-                .map(|(solution, _)| solution);
+            let (solution, _) = self.solve_on_disk_with(checkpoints, observe)?;
+            // Asked for in memory: read whole.
+            return solution.try_map(|file| file.load());
         }
         let shares =
             self.shares::<table::codes::CodeTable, _>(&mut ChannelTransport::solo(), checkpoints, false, observe)?;
@@ -552,6 +610,8 @@ impl<'a, W: Width> Plan<'a, W> {
 
     /// The two-bit search with each searched class's table on disk as
     /// [`on_disk`](Self::on_disk) said, without checkpoints: the solution,
+    /// its tables left in their files ([`Mod3File`](mod3::Mod3File), read
+    /// back a segment at a time in no more memory than the search had),
     /// and what the disk did for each class searched, in class order.
     ///
     /// # Errors
@@ -559,7 +619,10 @@ impl<'a, W: Width> Plan<'a, W> {
     /// [`Error::Usage`](crate::Error::Usage) when the plan is not on disk;
     /// as [`solve_two_bit`](Self::solve_two_bit), and
     /// [`Error::Io`](crate::Error::Io) when the disk fails.
-    pub fn solve_on_disk(self, observe: &mut dyn FnMut(Event)) -> Result<(TwoBitSolution<W>, Vec<DiskStats>)> {
+    pub fn solve_on_disk(
+        self,
+        observe: &mut dyn FnMut(Event),
+    ) -> Result<(Solution<mod3::Mod3File, W>, Vec<DiskStats>)> {
         self.solve_on_disk_with(&mut NoCheckpoints, observe)
     }
 
@@ -576,7 +639,7 @@ impl<'a, W: Width> Plan<'a, W> {
         self,
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
-    ) -> Result<(TwoBitSolution<W>, Vec<DiskStats>)> {
+    ) -> Result<(Solution<mod3::Mod3File, W>, Vec<DiskStats>)> {
         if self.disk.is_none() {
             return Err(crate::error::Error::Usage(
                 "this plan keeps its tables in memory".into(),
@@ -585,30 +648,12 @@ impl<'a, W: Width> Plan<'a, W> {
         let variant = self.variant;
         let shares =
             self.shares::<table::disk::DiskTable, _>(&mut ChannelTransport::solo(), checkpoints, false, observe)?;
-        let solution = shares.into_solution(variant);
         let mut stats = Vec::new();
-        let mut classes = Vec::with_capacity(solution.classes.len());
-        for class in solution.classes {
-            let table = match class.table {
-                ClassTable::Own(done) => {
-                    let (codes, disk) = done?;
-                    stats.push(disk);
-                    ClassTable::Own(codes)
-                }
-                ClassTable::Mirrored { from, mirror } => ClassTable::Mirrored { from, mirror },
-            };
-            classes.push(ClassSolution {
-                table,
-                class: class.class,
-                dense: class.dense,
-                index: class.index,
-                stats: class.stats,
-            });
-        }
-        let solution = Solution {
-            classes,
-            elapsed: solution.elapsed,
-        };
+        let solution = shares.into_solution(variant).try_map(|done| {
+            let (codes, disk) = done?;
+            stats.push(disk);
+            Ok::<_, crate::error::Error>(codes)
+        })?;
         Ok((solution, stats))
     }
 

@@ -25,7 +25,7 @@ use super::checksum::{Checksum, RunningChecksum, block_checksum};
 use super::fault::{Checked, Fault};
 use crate::bitboard::Word;
 use crate::error::{Error, Result};
-use crate::mod3::Mod3Table;
+use crate::mod3::Residues;
 use crate::mod3::exact::{MEMO_BYTES, ResolveError, Resolver, in_windows};
 use crate::remoteness::{Cell, Remoteness};
 use crate::tight::TightIndex;
@@ -177,19 +177,21 @@ pub(super) fn write_class<W: Word>(
 /// [`Error::Unresolved`] when the residues cannot be resolved, or resolve
 /// to other counts than the search's (they are not what a search leaves);
 /// what SQLite runs into.
-pub(super) fn write_resolved<W: Word>(
+pub(super) fn write_resolved<W: Word, R: Residues>(
     tx: &Connection,
     spec: &ClassSpec<W>,
     index: &TightIndex<W>,
-    residues: &Mod3Table,
+    residues: &R,
     histogram: &[u64],
 ) -> Result<Checksum> {
     let max = histogram.len().checked_sub(1).map(|m| Remoteness(m as u16));
-    let fault = |e: ResolveError| {
-        Error::Unresolved(format!(
+    // Residues a file could not give are its failure, not theirs.
+    let fault = |e: ResolveError| match residues.fault() {
+        Err(failed) => failed,
+        Ok(()) => Error::Unresolved(format!(
             "has residues in class {} that cannot be resolved to exact values: {e}",
             spec.class.name()
-        ))
+        )),
     };
     let resolver = Resolver::new(spec, index, residues, max, MEMO_BYTES).map_err(fault)?;
     let cells_of = |path: &mut Vec<u64>, r: u64| resolver.block(r, path);
@@ -207,6 +209,7 @@ pub(super) fn write_resolved<W: Word>(
         }
         writer.block(r, cells).map_err(sql)
     })?;
+    residues.fault()?;
     let reachable: u64 = histogram.iter().sum();
     if counts[..histogram.len()] != *histogram || counts[usize::from(Cell::UNREACHABLE.0)] != index.len() - reachable {
         return Err(Error::Unresolved(format!(
@@ -435,6 +438,7 @@ fn check_into<W: Word>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mod3::Mod3Table;
     use crate::storage::schema::SCHEMA;
     use crate::variant::Variant;
 

@@ -13,7 +13,8 @@ use super::blocks;
 use super::checksum::{Checksum, RunningChecksum, block_checksum};
 use super::fault::{Checked, Fault};
 use crate::bitboard::Word;
-use crate::solver::{ClassTable, TwoBitSolution};
+use crate::mod3::Residues;
+use crate::solver::{ClassTable, Solution};
 
 /// Block checksums of the two-bit tables are computed this many white sets
 /// at a time, in parallel, and then written in order.
@@ -92,9 +93,9 @@ pub fn code_at(bytes: &[u8], i: usize) -> u8 {
 /// Writes the blocks of the searched class `k` of `solution`, and returns
 /// the class checksum: that of the block checksums (each as 8 bytes,
 /// little-endian) in white-set order, so that it is computed in parallel.
-pub(super) fn write_class<W: Word>(
+pub(super) fn write_class<W: Word, R: Residues>(
     tx: &Connection,
-    solution: &TwoBitSolution<W>,
+    solution: &Solution<R, W>,
     k: usize,
 ) -> rusqlite::Result<Checksum> {
     let class = solution.classes[k].class.index() as i64;
@@ -113,7 +114,11 @@ pub(super) fn write_class<W: Word>(
 
 /// The packed two-bit block (see [`pack`]) of each white set in `range` of
 /// the searched class `k`, with its checksum; empty blocks are left out.
-fn residue_blocks<W: Word>(solution: &TwoBitSolution<W>, k: usize, range: Range<u64>) -> Vec<(u64, Vec<u8>, Checksum)> {
+fn residue_blocks<W: Word, R: Residues>(
+    solution: &Solution<R, W>,
+    k: usize,
+    range: Range<u64>,
+) -> Vec<(u64, Vec<u8>, Checksum)> {
     let class = &solution.classes[k];
     let ClassTable::Own(table) = &class.table else {
         unreachable!("only a searched class has blocks of its own")

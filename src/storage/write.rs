@@ -19,6 +19,7 @@ use super::{blocks, frames, residues, rows};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
+use crate::mod3::Residues;
 use crate::remoteness::Remoteness;
 use crate::solver::{ClassTable, Solution, Streamed, Tables, TwoBitSolution};
 use crate::variant::by_width;
@@ -46,7 +47,7 @@ pub fn write_with<W: Width>(
     solution: &Solution<Vec<u8>, W>,
     layout: Layout,
 ) -> Result<PathBuf> {
-    write_checked(dir, variant, &Tables::Bytes(solution), Some(layout), None)
+    write_checked(dir, variant, &Tables::<W>::Bytes(solution), Some(layout), None)
 }
 
 /// Writes a variant whose tables come through a pipe ([`Streamed`]), as
@@ -95,10 +96,10 @@ pub type Vet<'a, W = u64> = &'a dyn Fn(&Database<W>) -> Result<()>;
 ///
 /// As [`write()`] and [`write_streamed`]; [`Error::Usage`] for a layout
 /// that cannot hold the tables; what `vet` returns.
-pub fn write_vetted<W: Width>(
+pub fn write_vetted<W: Width, R: Residues>(
     dir: &Path,
     variant: &Variant,
-    tables: &Tables<'_, W>,
+    tables: &Tables<'_, W, R>,
     layout: Option<Layout>,
     vet: Vet<'_, W>,
 ) -> Result<PathBuf> {
@@ -108,10 +109,10 @@ pub fn write_vetted<W: Width>(
 /// [`write_vetted`], or with no `vet` the file renamed into place as
 /// written: the writes of tables made by hand (the tests of `check`
 /// write wrong ones on purpose).
-fn write_checked<W: Width>(
+fn write_checked<W: Width, R: Residues>(
     dir: &Path,
     variant: &Variant,
-    tables: &Tables<'_, W>,
+    tables: &Tables<'_, W, R>,
     layout: Option<Layout>,
     vet: Option<Vet<'_, W>>,
 ) -> Result<PathBuf> {
@@ -164,7 +165,12 @@ fn write_checked<W: Width>(
 
 /// Writes the whole database of `variant` into the file `tmp`, in one
 /// transaction, and syncs it.
-fn write_file<W: Width>(tmp: &Path, variant: &Variant, solved: &Tables<'_, W>, layout: Layout) -> Result<()> {
+fn write_file<W: Width, R: Residues>(
+    tmp: &Path,
+    variant: &Variant,
+    solved: &Tables<'_, W, R>,
+    layout: Layout,
+) -> Result<()> {
     let _ = fs::remove_file(tmp);
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let mut conn = create(tmp).map_err(sql)?;
@@ -207,11 +213,11 @@ struct Totals {
 
 /// Writes the table of every class in `layout` and its `classes` row, and
 /// returns what the metadata says of their whole.
-fn write_classes<W: Width>(
+fn write_classes<W: Width, R: Residues>(
     tx: &Connection,
     tmp: &Path,
     variant: &Variant,
-    solved: &Tables<'_, W>,
+    solved: &Tables<'_, W, R>,
     layout: Layout,
 ) -> Result<Totals> {
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
@@ -242,9 +248,9 @@ fn write_classes<W: Width>(
 /// checksum. A mirrored class has no rows or blocks of its own and takes
 /// its source's checksum (in `sources`, those of the classes before it):
 /// every read of it is a checked read of the source.
-fn write_table<W: Width>(
+fn write_table<W: Width, R: Residues>(
     tx: &Connection,
-    solved: &Tables<'_, W>,
+    solved: &Tables<'_, W, R>,
     spec: &ClassSpec<W>,
     k: usize,
     layout: Layout,
@@ -258,7 +264,12 @@ fn write_table<W: Width>(
                 let class = &solution.classes[k];
                 frames::write_resolved(tx, spec, &class.index, codes, &class.stats.histogram)
             }
-            ClassTable::Own(_) => residues::write_class(tx, solution, k).map_err(sql),
+            ClassTable::Own(codes) => {
+                let checksum = residues::write_class(tx, solution, k).map_err(sql)?;
+                // What a file could not give was written as unreachable.
+                codes.fault()?;
+                Ok(checksum)
+            }
         },
         Tables::Streamed(streamed) => match streamed.mirrored[k] {
             Some(from) => Ok(sources[from]),
@@ -292,9 +303,9 @@ fn write_table<W: Width>(
 /// Writes the `classes` row of class `k`, whose start and goal have the
 /// class hashes `(start, goal)` and whose table has the class checksum
 /// `checksum`.
-fn write_class_row<W: Width>(
+fn write_class_row<W: Width, R: Residues>(
     tx: &Connection,
-    solved: &Tables<'_, W>,
+    solved: &Tables<'_, W, R>,
     spec: &ClassSpec<W>,
     k: usize,
     (start, goal): (u64, u64),
@@ -324,10 +335,10 @@ fn write_class_row<W: Width>(
 
 /// Writes the `meta` table, the header checksum last, over everything else
 /// the header holds.
-fn write_meta<W: Width>(
+fn write_meta<W: Width, R: Residues>(
     tx: &Connection,
     variant: &Variant,
-    solved: &Tables<'_, W>,
+    solved: &Tables<'_, W, R>,
     layout: Layout,
     totals: &Totals,
 ) -> rusqlite::Result<()> {

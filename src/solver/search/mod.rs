@@ -65,7 +65,7 @@ use super::table::Table;
 use super::table::bytes::ByteTable;
 use super::table::codes::CodeTable;
 use super::table::disk::{DiskStats, DiskTable, OnDisk};
-use crate::mod3::Mod3Table;
+use crate::mod3::Mod3File;
 
 /// What the workers of a search in one process end with.
 #[derive(Clone, Debug)]
@@ -153,7 +153,7 @@ pub fn two_bit_with<W: Word>(
 /// `disk.max_bytes` of it in memory: the blocks are worked in windows
 /// whose segments fit (see `table::disk`), and the images of a position
 /// found that fall outside its window are spooled to disk and set at the
-/// layer's end. Returns the codes, in memory, and what the disk did.
+/// layer's end. Returns the codes, left in their file, and what the disk did.
 ///
 /// # Errors
 ///
@@ -166,7 +166,7 @@ pub fn two_bit_on_disk<W: Word>(
     index: &TightIndex<W>,
     disk: &OnDisk,
     observe: &mut dyn FnMut(Event),
-) -> Result<(Mod3Table, DiskStats)> {
+) -> Result<(Mod3File, DiskStats)> {
     let asked = Asked::default();
     whole::<DiskTable, W>(name, spec, index, asked, &mut NoCheckpoints, Some(disk), observe)?.table
 }
@@ -202,7 +202,7 @@ pub(crate) fn on_disk_asked<W: Word>(
     index: &TightIndex<W>,
     disk: &OnDisk,
     asked: Asked<'_, W>,
-) -> Result<Share<Result<(Mod3Table, DiskStats)>>> {
+) -> Result<Share<Result<(Mod3File, DiskStats)>>> {
     whole::<DiskTable, W>(name, spec, index, asked, &mut NoCheckpoints, Some(disk), &mut |_| {})
 }
 

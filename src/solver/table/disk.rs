@@ -58,7 +58,7 @@ use super::{Carried, Claim, Table};
 use crate::bitboard::{Bitboard, Word};
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
-use crate::mod3::{Codes, Mod3Table, PER_WORD, UNSEEN, code_words, count_codes};
+use crate::mod3::{Codes, Mod3File, PER_WORD, UNSEEN, code_words, count_codes};
 use crate::solver::boundary::{Coding, Stored, StoredRef};
 use crate::solver::boundary::{Sealed, Wanted};
 use crate::solver::contents::{self, Gathered, Said};
@@ -260,7 +260,7 @@ pub(in crate::solver) struct DiskTable {
     /// The first load on demand that failed.
     failed: Mutex<Option<Error>>,
     /// The file's registration for removal if the process is interrupted.
-    _pending: Option<Pending>,
+    pending: Option<Pending>,
     /// Images of positions found whose segments were not resident, kept
     /// until the layer's end ([`spool`](Table::spool)).
     spool: Vec<Mutex<Bucket>>,
@@ -503,7 +503,7 @@ impl DiskTable {
             path,
             loading: Mutex::new(()),
             failed: Mutex::new(None),
-            _pending: pending,
+            pending,
             spool,
             spooled_in: flags(),
             reads: AtomicU64::new(0),
@@ -887,28 +887,6 @@ impl DiskTable {
             None => Ok(()),
         }
     }
-
-    /// Every code, in memory.
-    fn all_words(&self) -> Result<Vec<u64>> {
-        self.check()?;
-        let mut words = vec![u64::MAX; code_words(self.len) as usize];
-        for s in 0..self.resident.len() {
-            let range = self.words_of(s);
-            if self.resident[s].load(Ordering::Acquire) {
-                let resident = &self.memory.words()[range.clone()];
-                for (w, r) in words[range].iter_mut().zip(resident) {
-                    *w = r.load(Ordering::Relaxed);
-                }
-            } else if self.stored[s].load(Ordering::Relaxed) {
-                let mut bytes = vec![0u8; range.len() * 8];
-                self.read_segment(s, &mut bytes)?;
-                for (w, b) in words[range].iter_mut().zip(bytes.chunks_exact(8)) {
-                    *w = u64::from_le_bytes(b.try_into().expect("chunks of 8 bytes"));
-                }
-            }
-        }
-        Ok(words)
-    }
 }
 
 /// The kept codes file of the table named after `label`, in `disk`'s
@@ -1031,7 +1009,7 @@ impl Drop for DiskTable {
 impl Table for DiskTable {
     /// The codes, and what reading and writing them took; or what the disk
     /// failed with.
-    type Done = Result<(Mod3Table, DiskStats)>;
+    type Done = Result<(Mod3File, DiskStats)>;
 
     // The codes are those of the two-bit table in memory.
     const DEEPEST: u16 = CodeTable::DEEPEST;
@@ -1068,8 +1046,40 @@ impl Table for DiskTable {
         unreachable!("a table on disk is searched by one worker, whose range never moves")
     }
 
-    fn finish(self) -> Result<(Mod3Table, DiskStats)> {
-        Ok((Mod3Table::from_words(self.all_words()?, self.len), self.stats()))
+    /// The table left in its file: every segment that changed written
+    /// back, and the memory of the search given back; what is read of it
+    /// from then on is checked against what was written.
+    fn finish(mut self) -> Result<(Mod3File, DiskStats)> {
+        assert_eq!(self.base, 0, "a table on disk is a whole class");
+        self.check()?;
+        for s in 0..self.resident.len() {
+            if self.resident[s].load(Ordering::Relaxed) {
+                self.write_back(s)?;
+            }
+        }
+        let stats = self.stats();
+        let seals = self.seals.get_mut().unwrap_or_else(|e| e.into_inner());
+        let seals: Vec<_> = seals
+            .iter()
+            .zip(&self.stored)
+            .map(|(seal, stored)| stored.load(Ordering::Relaxed).then_some(seal.exact))
+            .collect();
+        // The file is the new table's from here, and so is the removal of
+        // a file made for the search alone; dropping this one removes the
+        // spool and leaves the file.
+        let file = self.file.try_clone().map_err(|e| Error::Io(self.path.clone(), e))?;
+        let pending = self.pending.take();
+        self.persistent = true;
+        let max_bytes = (self.max_segments * self.segment_words * 8) as u64;
+        let codes = Mod3File::open(
+            (file, self.path.clone()),
+            self.len,
+            self.segment_words,
+            &seals,
+            max_bytes,
+            pending,
+        )?;
+        Ok((codes, stats))
     }
 
     #[inline(always)]
@@ -1389,7 +1399,8 @@ mod tests {
             assert!(!notes.iter().any(|n| n.contains("starts over")), "{writes}: {notes:?}");
             for (d, m) in disk.classes.iter().zip(&memory.classes) {
                 assert_eq!(d.stats, m.stats, "{writes}: class {:?}", m.class);
-                assert_eq!(d.own(), m.own(), "{writes}: class {:?}", m.class);
+                let d = d.own().map(|file| file.load().unwrap());
+                assert_eq!(d.as_ref(), m.own(), "{writes}: class {:?}", m.class);
             }
             crate::checkpoint::remove(&dir, &variant);
             std::fs::remove_dir(&dir).unwrap();
@@ -1420,17 +1431,25 @@ mod tests {
         let share = on_disk_asked(name, spec, &index, &disk, asked).unwrap();
         let (table, stats) = share.table.unwrap();
         let what = format!("{name} at {max_bytes} bytes");
-        assert_eq!(table, memory.table, "{what}");
+        assert_eq!(table.load().unwrap(), memory.table, "{what}");
         assert_eq!(share.layers, memory.layers, "{what}");
         assert_eq!(share.hardest, memory.hardest, "{what}");
         assert_eq!(share.mirrored_hardest, memory.mirrored_hardest, "{what}");
         assert_eq!(share.watched, memory.watched, "{what}");
         // The goal's segment at the start, and no other.
         assert!(stats.demand <= 1, "{what}: {} segments loaded on demand", stats.demand);
+        // The spool is gone with the search, the table's file with the
+        // table it left.
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "{what}: the spool's files are removed"
+        );
+        drop(table);
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
             0,
-            "the table's and the spool's files are removed"
+            "the table's file is removed"
         );
         std::fs::remove_dir(&dir).unwrap();
         stats
@@ -1439,9 +1458,10 @@ mod tests {
     #[test]
     fn a_table_on_disk_holds_what_one_in_memory_does() {
         for name in ["5x4", "7x4", "7x6", "5x3-full"] {
-            // Whole in memory: one window, never written, nothing spooled.
+            // Whole in memory: one window, never read back, nothing
+            // spooled; written once, at the end, for the table it leaves.
             let stats = same_on_disk(name, 1 << 30);
-            assert_eq!((stats.writes, stats.spooled), (0, 0), "{name}: {stats:?}");
+            assert_eq!((stats.reads, stats.spooled), (0, 0), "{name}: {stats:?}");
         }
         // 9x6's class is about 96 KiB of codes: below that it is worked in
         // windows, read and written many times over, and the images of
@@ -1488,8 +1508,12 @@ mod tests {
         assert!(!table.reached(5));
         refused(table.check().unwrap_err());
         refused(table.reside(&[0]).unwrap_err());
-        refused(table.all_words().unwrap_err());
-        drop(table);
+        // And so does the table the search would leave in the file.
+        let e = table.finish().unwrap_err().to_string();
+        assert!(
+            e.contains("segment 0 (bytes 0 to 4096) read back other than the search wrote it"),
+            "{e}"
+        );
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the files are removed");
         std::fs::remove_dir(&dir).unwrap();
     }
