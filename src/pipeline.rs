@@ -262,18 +262,8 @@ impl<'a> SolvePlan<'a> {
                 method.name()
             )));
         }
-        // Two-bit tables over the cap go to disk, the search holding what
-        // the cap leaves beside the rest of its need; writing the database
-        // still holds a class's codes, so the machine must have room for
-        // them.
         let tables = on_plan!(&plan, p => p.two_bit_table_bytes());
-        let table_cap = match options.max_memory {
-            Some(cap) if method == Method::TwoBit && need > cap && available_memory().is_none_or(|a| need <= a) => {
-                let left = cap.saturating_sub(need - tables);
-                (left >= MIN_TABLE_CAP).then_some(left)
-            }
-            _ => None,
-        };
+        let table_cap = table_cap(method, need, tables, available);
         if table_cap.is_none() {
             check_memory(variant, need, method, available, options.max_memory)?;
         }
@@ -312,11 +302,27 @@ impl<'a> SolvePlan<'a> {
     /// checkpoints one per searched class plus a second of the largest (a
     /// new one is written before the old one goes).
     pub fn disk_bytes(&self) -> u64 {
-        if self.table_cap.is_some() {
-            // A class's table file, which goes when its search ends, and no
-            // checkpoints.
-            let files = self.searched().map(|(legal, _)| legal.div_ceil(32) * 8).max();
-            return self.database_bytes() + files.unwrap_or(0);
+        if let Some(cap) = self.table_cap {
+            // Each class's table file, kept until the database is written
+            // from them all, and with checkpoints two of its seals (64
+            // bytes a segment) and summaries, a new one written before the
+            // old one goes.
+            let segment = OnDisk {
+                dir: PathBuf::new(),
+                max_bytes: cap,
+                kept: true,
+            }
+            .segment_bytes();
+            let files = self.searched().map(|(legal, white_sets)| {
+                let file = legal.div_ceil(32) * 8;
+                let checkpoint = file.div_ceil(segment) * 64 + white_sets.div_ceil(8) * 8 + CHECKPOINT_HEADER;
+                file + if self.options.checkpoints.is_some() {
+                    2 * checkpoint
+                } else {
+                    0
+                }
+            });
+            return self.database_bytes() + files.sum::<u64>();
         }
         let checkpoints: Vec<u64> = self
             .searched()
@@ -1159,6 +1165,24 @@ fn memory_limit(limit: Option<u64>) -> Option<u64> {
     }
 }
 
+/// The bytes of table a search by `method` that needs `need` bytes, its
+/// two-bit tables `tables` of them, may hold in memory when the tables go
+/// to disk: when it does not fit `limit` (the cap, or the memory available
+/// when none is given), the part the limit leaves beside the rest of the
+/// need, if that holds a window of the smallest segments. `None`: the
+/// tables stay in memory, or cannot be searched at all. The database is
+/// written from the tables' files, so nothing later needs them whole in
+/// memory.
+fn table_cap(method: Method, need: u64, tables: u64, limit: Option<u64>) -> Option<u64> {
+    match limit {
+        Some(limit) if method == Method::TwoBit && need > limit => {
+            let left = limit.saturating_sub(need - tables);
+            (left >= MIN_TABLE_CAP).then_some(left)
+        }
+        _ => None,
+    }
+}
+
 /// Refuses a solve whose whole need (tables, index tables and search, by
 /// the method `plan` runs) is more than `limit` bytes: the memory available,
 /// or the cap `max_memory` when that is what limits.
@@ -1241,6 +1265,24 @@ mod tests {
 
     /// The plan line names the cap when `--max-memory` is what the solve
     /// may use, and the memory available otherwise.
+    #[test]
+    fn two_bit_tables_go_to_disk_exactly_when_they_do_not_fit() {
+        let mib = 1 << 20;
+        // In memory while the need fits, whatever the method.
+        assert_eq!(table_cap(Method::TwoBit, 100 * mib, 80 * mib, Some(100 * mib)), None);
+        assert_eq!(table_cap(Method::TwoBit, 100 * mib, 80 * mib, None), None);
+        // Over the limit (a cap, or the memory available when none is
+        // given, as 13x10's 48 GiB against this machine's 23): the rest
+        // of the need first, the table what is left.
+        assert_eq!(
+            table_cap(Method::TwoBit, 100 * mib, 80 * mib, Some(50 * mib)),
+            Some(30 * mib)
+        );
+        // Not even a window left, or a byte search: no table on disk.
+        assert_eq!(table_cap(Method::TwoBit, 100 * mib, 80 * mib, Some(20 * mib)), None);
+        assert_eq!(table_cap(Method::Tight, 100 * mib, 0, Some(50 * mib)), None);
+    }
+
     #[test]
     fn the_plan_line_names_what_limits_the_memory() {
         let variant = Variant::named("7x6").unwrap();
