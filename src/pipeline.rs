@@ -165,6 +165,10 @@ pub struct TableOnDisk {
     /// (sorted and delta-coded, about two bytes an image).
     #[serde(default)]
     pub spool_bytes: u64,
+    /// The most bytes the spool's files held at once (one layer's), which
+    /// the disk must have room for beside the table.
+    #[serde(default)]
+    pub spool_peak_bytes: u64,
     /// Seconds spent reading and writing, segments and spooled images.
     pub seconds: f64,
     /// Pages of 4 KiB read back from the table's file as the database was
@@ -584,12 +588,13 @@ impl<'a> SolvePlan<'a> {
         let checkpoints = checkpointer.map_or((0, 0.0, 0), |c| c.written);
         if let Some(disk) = &on_disk {
             note(&format!(
-                "the table on disk: {} segments read and {} written, {} in all, {} images spooled ({}), {:.1} s reading and writing; {} pages read back to write the database",
+                "the table on disk: {} segments read and {} written, {} in all, {} images spooled ({}, at most {} at once), {:.1} s reading and writing; {} pages read back to write the database",
                 disk.segments_read,
                 disk.segments_written,
                 human_bytes(disk.bytes),
                 disk.images_spooled,
                 human_bytes(disk.spool_bytes),
+                human_bytes(disk.spool_peak_bytes),
                 disk.seconds,
                 disk.pages_read_writing
             ));
@@ -708,6 +713,7 @@ fn solve_and_write<W: Width>(
             bytes: 0,
             images_spooled: 0,
             spool_bytes: 0,
+            spool_peak_bytes: 0,
             seconds: 0.0,
             pages_read_writing: 0,
         };
@@ -718,6 +724,7 @@ fn solve_and_write<W: Width>(
             report.bytes += stats.bytes;
             report.images_spooled += stats.spooled;
             report.spool_bytes += stats.spool_bytes;
+            report.spool_peak_bytes = report.spool_peak_bytes.max(stats.spool_peak);
             report.seconds += stats.waited_ns as f64 / 1e9;
         }
         // Written from the files, a segment at a time: the table never

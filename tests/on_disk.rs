@@ -86,6 +86,7 @@ fn a_solve_over_the_cap_keeps_its_table_on_disk_and_writes_the_same_database() {
         "bytes",
         "images_spooled",
         "spool_bytes",
+        "spool_peak_bytes",
         // The database is written from the file, read back.
         "pages_read_writing",
     ] {
@@ -97,6 +98,11 @@ fn a_solve_over_the_cap_keeps_its_table_on_disk_and_writes_the_same_database() {
         on_disk["spool_bytes"].as_u64().unwrap(),
     );
     assert!(bytes < 4 * images, "{bytes} bytes for {images} images");
+    let peak = on_disk["spool_peak_bytes"].as_u64().unwrap();
+    assert!(
+        peak <= bytes,
+        "a layer's spool, {peak} bytes, is part of the {bytes} in all"
+    );
     let (digest, len) = export_digest(&memory, name);
     assert!(len > 1 << 20, "an export of {len} bytes");
     assert_eq!(

@@ -132,6 +132,9 @@ pub struct DiskStats {
     pub spooled: u64,
     /// Bytes they took in the spool's files, written and read back once.
     pub spool_bytes: u64,
+    /// The most bytes the spool's files held at once: what one layer
+    /// spooled, before its end took the images in.
+    pub spool_peak: u64,
 }
 
 /// A reserved range of address space, zero until written, whose pages are
@@ -274,6 +277,9 @@ pub(in crate::solver) struct DiskTable {
     waited_ns: AtomicU64,
     spooled: AtomicU64,
     spool_bytes: AtomicU64,
+    /// Bytes in the spool's files now, and the most they held.
+    spool_held: AtomicU64,
+    spool_peak: AtomicU64,
 }
 
 /// The offset in its table of bucket `b`'s first position: a bucket is
@@ -513,6 +519,8 @@ impl DiskTable {
             waited_ns: AtomicU64::new(0),
             spooled: AtomicU64::new(0),
             spool_bytes: AtomicU64::new(0),
+            spool_held: AtomicU64::new(0),
+            spool_peak: AtomicU64::new(0),
         })
     }
 
@@ -531,6 +539,7 @@ impl DiskTable {
             waited_ns: self.waited_ns.load(Ordering::Relaxed),
             spooled: self.spooled.load(Ordering::Relaxed),
             spool_bytes: self.spool_bytes.load(Ordering::Relaxed),
+            spool_peak: self.spool_peak.load(Ordering::Relaxed),
         }
     }
 
@@ -837,6 +846,7 @@ impl DiskTable {
             match bucket.append(&frame) {
                 Ok(bytes) => {
                     self.spool_bytes.fetch_add(bytes, Ordering::Relaxed);
+                    self.spool_held.fetch_add(bytes, Ordering::Relaxed);
                 }
                 Err(e) => {
                     let e = Error::Io(bucket.path.clone(), e);
@@ -861,6 +871,8 @@ impl DiskTable {
     /// before.
     fn unspool_images(&self, take: &mut dyn FnMut(&[u64])) -> Result<()> {
         self.check()?;
+        let held = self.spool_held.swap(0, Ordering::Relaxed);
+        self.spool_peak.fetch_max(held, Ordering::Relaxed);
         for (b, bucket) in self.spool.iter().enumerate() {
             let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
             if bucket.is_empty() {
