@@ -725,8 +725,7 @@ impl<'a, W: Word, R: Residues + ?Sized> Resolver<'a, W, R> {
         // The block's codes, read at once: from a file, a lookup a position
         // would cost far more than the position's own work.
         let first = start / PER_WORD;
-        let mut words = Vec::new();
-        residues.words_into(first..end.div_ceil(PER_WORD).max(first), &mut words);
+        let words = residues.words(first..end.div_ceil(PER_WORD).max(first));
         for (black, i) in Subsets::new(safe, index.black()).zip(start..) {
             let part = Part { white, black };
             let code = (words[(i / PER_WORD - first) as usize] >> (2 * (i % PER_WORD))) as u8 & 3;

@@ -2,6 +2,7 @@
 //! leaves, read back a page at a time, so that its exact values and its
 //! database are worked out in no more memory than the search had.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
@@ -187,8 +188,7 @@ impl Mod3File {
     /// [`Error::Io`] when a page cannot be read or is not what was
     /// written.
     pub fn load(&self) -> Result<Mod3Table> {
-        let mut words = Vec::new();
-        self.words_into(0..code_words(self.len), &mut words);
+        let words = self.words(0..code_words(self.len)).into_owned();
         self.fault()?;
         Ok(Mod3Table::from_words(words, self.len))
     }
@@ -265,13 +265,13 @@ impl Residues for Mod3File {
         (code != UNSEEN).then_some(code)
     }
 
-    fn words_into(&self, words: Range<u64>, out: &mut Vec<u64>) {
+    fn words(&self, words: Range<u64>) -> Cow<'_, [u64]> {
         assert!(
             words.end <= code_words(self.len),
             "words {words:?} of a table of {} positions",
             self.len
         );
-        out.clear();
+        let mut out = Vec::with_capacity((words.end - words.start) as usize);
         let mut w = words.start as usize;
         while w < words.end as usize {
             let p = w / PAGE_WORDS;
@@ -281,6 +281,7 @@ impl Residues for Mod3File {
             out.extend_from_slice(&page[w - first..end - first]);
             w = end;
         }
+        Cow::Owned(out)
     }
 
     fn fault(&self) -> Result<()> {

@@ -10,6 +10,7 @@
 pub mod exact;
 mod file;
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -43,8 +44,7 @@ const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 /// table.set(33, Some(2));
 /// assert_eq!(Residues::get(&table, 33), Some(2));
 /// // Words 1 and up, 32 codes each: position 33 is the second code of word 1.
-/// let mut words = Vec::new();
-/// table.words_into(1..2, &mut words);
+/// let words = table.words(1..2);
 /// assert_eq!(words[0] >> 2 & 3, 2);
 /// ```
 pub trait Residues: Sync {
@@ -65,14 +65,14 @@ pub trait Residues: Sync {
     /// When `i` is not below [`len`](Self::len).
     fn get(&self, i: u64) -> Option<u8>;
 
-    /// Replaces `out` with words `words` of the table, 32 codes each as
-    /// [`Mod3Table`] packs them (position `i` in bits `2·(i mod 32)` of
-    /// word `i / 32`): a block's codes read at once.
+    /// Words `words` of the table, 32 codes each as [`Mod3Table`] packs
+    /// them (position `i` in bits `2·(i mod 32)` of word `i / 32`): a
+    /// block's codes read at once, borrowed from a table in memory.
     ///
     /// # Panics
     ///
     /// When the words end past the table's.
-    fn words_into(&self, words: Range<u64>, out: &mut Vec<u64>);
+    fn words(&self, words: Range<u64>) -> Cow<'_, [u64]>;
 
     /// The codes of positions `range`, packed four a byte as
     /// [`Mod3Table::pack_range`] packs them: a block of the residues
@@ -88,8 +88,7 @@ pub trait Residues: Sync {
             self.len()
         );
         let first = range.start / PER_WORD;
-        let mut words = Vec::new();
-        self.words_into(first..code_words(range.end).max(first), &mut words);
+        let words = self.words(first..code_words(range.end).max(first));
         pack(&words, range.start - first * PER_WORD..range.end - first * PER_WORD)
     }
 
@@ -135,9 +134,8 @@ impl Residues for Mod3Table {
         Mod3Table::get(self, i)
     }
 
-    fn words_into(&self, words: Range<u64>, out: &mut Vec<u64>) {
-        out.clear();
-        out.extend_from_slice(&self.words[words.start as usize..words.end as usize]);
+    fn words(&self, words: Range<u64>) -> Cow<'_, [u64]> {
+        Cow::Borrowed(&self.words[words.start as usize..words.end as usize])
     }
 
     fn pack_range(&self, range: Range<u64>) -> Vec<u8> {
