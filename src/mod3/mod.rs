@@ -8,14 +8,13 @@
 //! the query API read them, so they sit below all of those.
 
 pub mod exact;
-mod file;
+pub mod file;
 
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
-pub use file::Mod3File;
 
 use crate::bitboard::{Bitboard, Word};
 use crate::remoteness::Cell;
@@ -32,7 +31,7 @@ const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 
 /// The remoteness mod 3 of each position of a class, wherever it is kept:
 /// in memory ([`Mod3Table`]), or in a file read a segment at a time and
-/// checked as it is read ([`Mod3File`], what a search on disk leaves). The
+/// checked as it is read ([`Mod3File`](file::Mod3File), what a search on disk leaves). The
 /// exact values ([`exact`]) and the databases are worked out from either.
 ///
 /// Any number of threads may read at once.

@@ -129,7 +129,7 @@ pub enum Tables<'a, W: Word = u64, R = mod3::Mod3Table> {
     /// A byte a position, from the byte searches.
     Bytes(&'a Solution<Vec<u8>, W>),
     /// Two bits a position, from the two-bit search: in memory, or in the
-    /// files a search on disk leaves ([`mod3::Mod3File`]).
+    /// files a search on disk leaves ([`mod3::file::Mod3File`]).
     TwoBit(&'a Solution<R, W>),
     /// Not held in this process: handed over as they come.
     Streamed(&'a Streamed<'a>),
@@ -610,7 +610,7 @@ impl<'a, W: Width> Plan<'a, W> {
 
     /// The two-bit search with each searched class's table on disk as
     /// [`on_disk`](Self::on_disk) said, without checkpoints: the solution,
-    /// its tables left in their files ([`Mod3File`](mod3::Mod3File), read
+    /// its tables left in their files ([`Mod3File`](mod3::file::Mod3File), read
     /// back a segment at a time in no more memory than the search had),
     /// and what the disk did for each class searched, in class order.
     ///
@@ -622,7 +622,7 @@ impl<'a, W: Width> Plan<'a, W> {
     pub fn solve_on_disk(
         self,
         observe: &mut dyn FnMut(Event),
-    ) -> Result<(Solution<mod3::Mod3File, W>, Vec<DiskStats>)> {
+    ) -> Result<(Solution<mod3::file::Mod3File, W>, Vec<DiskStats>)> {
         self.solve_on_disk_with(&mut NoCheckpoints, observe)
     }
 
@@ -639,7 +639,7 @@ impl<'a, W: Width> Plan<'a, W> {
         self,
         checkpoints: &mut dyn ShareCheckpoints,
         observe: &mut dyn FnMut(Event),
-    ) -> Result<(Solution<mod3::Mod3File, W>, Vec<DiskStats>)> {
+    ) -> Result<(Solution<mod3::file::Mod3File, W>, Vec<DiskStats>)> {
         if self.disk.is_none() {
             return Err(crate::error::Error::Usage(
                 "this plan keeps its tables in memory".into(),

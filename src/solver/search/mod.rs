@@ -65,7 +65,7 @@ use super::table::Table;
 use super::table::bytes::ByteTable;
 use super::table::codes::CodeTable;
 use super::table::disk::{DiskStats, DiskTable, OnDisk};
-use crate::mod3::Mod3File;
+use crate::mod3::file::Mod3File;
 
 /// What the workers of a search in one process end with.
 #[derive(Clone, Debug)]
