@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use bishops::index::{DenseIndex, splitmix};
 use bishops::tight::legal_count;
-use bishops::{Board, Class, Geometry, Part};
+use bishops::{Board, Class, Geometry, OrbitIndex, Part, Symmetries, TightIndex};
 
 const BOARDS: [&str; 6] = ["12x10", "13x10", "14x10", "17x8", "18x8", "13x12"];
 
@@ -77,6 +77,27 @@ fn main() {
                 class.name(),
                 geo.len(),
             );
+            let goal = Part {
+                white: geo.row(board.rows() - 1),
+                black: geo.row(0),
+            };
+            let group = Symmetries::of(&geo, goal);
+            let tight = TightIndex::new(&geo, white, black);
+            match OrbitIndex::new(&tight, &group) {
+                Some(orbits) => println!(
+                    "{name} class {}: orbits under {}: {} ({:.4} of the legal positions), {} of two-bit table",
+                    class.name(),
+                    group.names().join(", "),
+                    orbits.len(),
+                    orbits.len() as f64 / legal as f64,
+                    gib(orbits.len() as f64 / 4.0),
+                ),
+                None => println!(
+                    "{name} class {}: no orbit index (symmetries: {})",
+                    class.name(),
+                    group.names().join(", ")
+                ),
+            }
             searched.get_or_insert((whites, legal, mpp));
         }
         let (whites, legal, mpp) = searched.expect("a class");

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["square", "bitboard", "remoteness", "text", "files", "cleanup", "system"],
     &["board", "rules"],
-    &["position", "index", "tight", "symmetry", "error"],
+    &["position", "index", "tight", "symmetry", "orbits", "error"],
     &["variant", "mod3"],
     &["solver"],
     &["checkpoint", "storage"],
