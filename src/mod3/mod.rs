@@ -9,6 +9,7 @@
 
 pub mod exact;
 pub mod file;
+pub mod fold;
 
 use std::borrow::Cow;
 use std::ops::Range;
