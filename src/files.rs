@@ -12,6 +12,7 @@
 use std::fmt;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -162,6 +163,42 @@ pub fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
             fs::remove_file(from)
         }
         _ => Err(e),
+    }
+}
+
+/// Gives the bytes `range` of `file` back to the file system, keeping
+/// the file's length: a hole, which reads as zeros and takes no disk.
+///
+/// # Errors
+///
+/// What `fallocate` says, [`io::ErrorKind::Unsupported`] among others on a
+/// file system that cannot punch holes.
+pub fn punch_hole(file: &File, range: std::ops::Range<u64>) -> io::Result<()> {
+    let (Ok(at), Ok(len)) = (
+        i64::try_from(range.start),
+        i64::try_from(range.end.saturating_sub(range.start)),
+    ) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a hole past the largest file",
+        ));
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: a file descriptor that `file` keeps open for the call.
+    let done = unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            at,
+            len,
+        )
+    };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 

@@ -48,7 +48,7 @@ use crate::tight::TightIndex;
 /// let goal = Part { white: geo.row(4), black: geo.row(0) };
 /// let tight = TightIndex::new(&geo, 2, 2);
 /// let group = Symmetries::of(&geo, goal);
-/// let orbits = OrbitIndex::new(&tight, &group).unwrap();
+/// let orbits = OrbitIndex::new(tight.clone(), &group).unwrap();
 /// // 100 positions, 4 of them their own image: 52 orbits.
 /// assert_eq!((tight.len(), orbits.len()), (100, 52));
 /// // A position and its image share a number, that of the canonical one.
@@ -59,8 +59,8 @@ use crate::tight::TightIndex;
 /// assert_eq!(orbits.unrank(o), group.canonical(start));
 /// ```
 #[derive(Clone, Debug)]
-pub struct OrbitIndex<'a, W: Word = u64> {
-    tight: &'a TightIndex<W>,
+pub struct OrbitIndex<W: Word = u64> {
+    tight: TightIndex<W>,
     /// The symmetry that exchanges the colours.
     symmetry: Symmetry,
     /// `offsets[r]`: the first orbit whose canonical position has the white
@@ -68,11 +68,11 @@ pub struct OrbitIndex<'a, W: Word = u64> {
     offsets: Vec<u64>,
 }
 
-impl<'a, W: Word> OrbitIndex<'a, W> {
-    /// The orbit index of the positions `tight` numbers under `group`:
+impl<W: Word> OrbitIndex<W> {
+    /// The orbit index of the positions `tight` numbers under `group`, which it keeps:
     /// `None` unless the group is the identity and one symmetry that
     /// exchanges the colours, with as many white bishops as black.
-    pub fn new(tight: &'a TightIndex<W>, group: &Symmetries) -> Option<OrbitIndex<'a, W>> {
+    pub fn new(tight: TightIndex<W>, group: &Symmetries) -> Option<OrbitIndex<W>> {
         let [symmetry] = group.others() else {
             return None;
         };
@@ -115,8 +115,8 @@ impl<'a, W: Word> OrbitIndex<'a, W> {
     }
 
     /// The tight index of the positions.
-    pub fn tight(&self) -> &'a TightIndex<W> {
-        self.tight
+    pub fn tight(&self) -> &TightIndex<W> {
+        &self.tight
     }
 
     /// The symmetry that pairs the positions.
@@ -173,9 +173,9 @@ impl<'a, W: Word> OrbitIndex<'a, W> {
         }
     }
 
-    /// Bytes the index's own table takes in memory.
+    /// Bytes the index's tables take in memory, the tight index's included.
     pub fn table_bytes(&self) -> u64 {
-        (self.offsets.len() * 8) as u64
+        (self.offsets.len() * 8) as u64 + self.tight.table_bytes()
     }
 }
 
@@ -256,7 +256,7 @@ mod tests {
                 let (geo, start, goal) = (&spec.geometry, spec.start, spec.goal);
                 let group = Symmetries::of(geo, goal);
                 let tight = TightIndex::new(geo, start.white.count(), start.black.count());
-                let Some(orbits) = OrbitIndex::new(&tight, &group) else {
+                let Some(orbits) = OrbitIndex::new(tight.clone(), &group) else {
                     assert!(group.order() != 2 || !group.others()[0].exchanges_colours());
                     continue;
                 };

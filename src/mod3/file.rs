@@ -59,6 +59,10 @@ pub struct Mod3File {
     per_shard: usize,
     failed: Mutex<Option<Error>>,
     reads: AtomicU64,
+    /// Words below this were given back to the file system
+    /// ([`release`](Self::release)): a fold has read them for the last
+    /// time, and a read of them is a fault.
+    released: AtomicU64,
     /// The file's registration for removal, when it was made for the
     /// search alone: then the table removes it when dropped.
     pending: Option<Pending>,
@@ -124,10 +128,24 @@ impl Mod3File {
     /// When `segment_words` is not a whole number of pages or `seals` does
     /// not count the segments of `len` positions.
     pub(crate) fn open(
-        (file, path): (File, PathBuf),
+        file: (File, PathBuf),
         len: u64,
         segment_words: usize,
         seals: &[Option<u64>],
+        max_bytes: u64,
+        pending: Option<Pending>,
+    ) -> Result<Mod3File> {
+        Mod3File::open_released(file, len, segment_words, (seals, 0), max_bytes, pending)
+    }
+
+    /// As [`open`](Self::open), for a file whose first `released`
+    /// segments a fold gave back to the file system: they are neither
+    /// read nor checked, and a position in them is never answered.
+    pub(crate) fn open_released(
+        (file, path): (File, PathBuf),
+        len: u64,
+        segment_words: usize,
+        (seals, released): (&[Option<u64>], usize),
         max_bytes: u64,
         pending: Option<Pending>,
     ) -> Result<Mod3File> {
@@ -149,13 +167,14 @@ impl Mod3File {
             per_shard: held.div_ceil(SHARDS),
             failed: Mutex::new(None),
             reads: AtomicU64::new(0),
+            released: AtomicU64::new(((released * segment_words).min(words)) as u64),
             pending,
         };
         let mut bytes = Vec::new();
         for (s, seal) in seals.iter().enumerate() {
             let first = s * segment_words;
             let end = (first + segment_words).min(words);
-            let Some(seal) = *seal else {
+            let Some(seal) = seal.filter(|_| s >= released) else {
                 table.pages.extend((first..end).step_by(PAGE_WORDS).map(|_| None));
                 continue;
             };
@@ -173,6 +192,23 @@ impl Mod3File {
                 .extend(bytes.chunks(8 * PAGE_WORDS).map(|page| Some(xxh3_64(page))));
         }
         Ok(table)
+    }
+
+    /// Gives the whole pages below word `words` back to the file system
+    /// (a hole punched in the file), for a fold that has read them for
+    /// the last time: the disk the table takes shrinks as its fold grows.
+    /// A later read of them is a fault, never an answer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file system cannot punch the hole.
+    pub(crate) fn release(&self, words: u64) -> Result<()> {
+        let end = words / PAGE_WORDS as u64 * PAGE_WORDS as u64;
+        // From the start each time: a hole punched again costs nothing,
+        // and one a stopped fold recorded but did not punch is punched.
+        crate::files::punch_hole(&self.file, 0..8 * end).map_err(|e| Error::Io(self.path.clone(), e))?;
+        self.released.fetch_max(end, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Pages read from the file since it was opened.
@@ -232,6 +268,14 @@ impl Mod3File {
     /// Reads page `p` from the file and checks it against its hash.
     fn read(&self, p: usize) -> Result<Arc<[u64]>> {
         let words = self.words_of(p);
+        if (words.start as u64) < self.released.load(Ordering::Relaxed) {
+            return Err(Error::Io(
+                self.path.clone(),
+                std::io::Error::other(format!(
+                    "page {p} was given back to the file system by a fold and cannot be read"
+                )),
+            ));
+        }
         let Some(hash) = self.pages[p] else {
             return Ok(vec![u64::MAX; words.len()].into());
         };

@@ -4,19 +4,36 @@
 //! exact values and the database are worked out from half the table.
 
 use std::borrow::Cow;
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Read, Write};
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use xxhash_rust::xxh3::xxh3_64;
 
 use rayon::prelude::*;
 
-use super::{Mod3Table, PER_WORD, Residues, UNSEEN};
-use crate::bitboard::Word;
-use crate::index::{colex_unrank, expand, rank_within};
+use super::file::Mod3File;
+use super::{Mod3Table, PER_WORD, Residues, UNSEEN, code_words};
+use crate::bitboard::{Bitboard, Word};
+use crate::error::{Error, Result};
+use crate::index::{binomial, colex_unrank};
 use crate::orbits::OrbitIndex;
+
+/// The most bishops of one colour a fold walks: a standard start's five,
+/// with room to spare.
+const MAX_BISHOPS: usize = 16;
 
 /// The codes of the orbits of block `r`, in the orbit index's order, read
 /// from `table`, the class's table in the tight index's order: for each
 /// canonical position of the block, its code.
-fn block_codes<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<'_, W>, r: u64) -> Vec<u8> {
+///
+/// The images `C = g(B)` of the canonical black sets are the subsets of
+/// `g(safe)` from rank `skip` on, walked in colex order a successor at a
+/// time; each gives `B = g(C)` and its rank among the subsets of `safe`,
+/// from the places in `safe` of the cells of `C`'s image.
+fn block_codes<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<W>, r: u64) -> Vec<u8> {
     let tight = orbits.tight();
     let (block, wanted) = (tight.block(r), orbits.block(r));
     if wanted.is_empty() {
@@ -30,14 +47,51 @@ fn block_codes<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<'_,
     };
     let (symmetry, safe) = (orbits.symmetry(), tight.safe(r));
     let mapped = symmetry.cells(safe);
-    let total = crate::index::binomial(mapped.count(), tight.black());
+    // place[k]: where the image of the k-th cell of `mapped` stands among
+    // the cells of `safe`.
+    let place: Vec<u32> = mapped
+        .iter()
+        .map(|cell| (safe & Bitboard::below(symmetry.cell(cell))).count())
+        .collect();
+    let b = tight.black() as usize;
+    assert!(b <= MAX_BISHOPS, "{b} bishops of a colour");
+    let total = binomial(mapped.count(), b as u32);
     let skip = total - (wanted.end - wanted.start);
-    (skip..total)
-        .map(|k| {
-            let black = symmetry.cells(expand(colex_unrank::<W>(k, tight.black()), mapped));
-            code(block.start + rank_within(black, safe))
-        })
-        .collect()
+    // The combination of rank `skip` among the cells of `mapped`, as places.
+    let mut at = [0u32; MAX_BISHOPS];
+    for (k, cell) in colex_unrank::<u128>(skip, b as u32).iter().enumerate() {
+        at[k] = u32::from(cell);
+    }
+    let n = place.len() as u32;
+    let mut codes = Vec::with_capacity((wanted.end - wanted.start) as usize);
+    for _ in skip..total {
+        let mut own = [0u32; MAX_BISHOPS];
+        for k in 0..b {
+            own[k] = place[at[k] as usize];
+        }
+        own[..b].sort_unstable();
+        let rank: u64 = own[..b]
+            .iter()
+            .enumerate()
+            .map(|(k, &p)| binomial(p, k as u32 + 1))
+            .sum();
+        codes.push(code(block.start + rank));
+        // The colex successor: the lowest place that can move up does,
+        // and those below it start over at the bottom.
+        let mut k = 0;
+        while k < b && at[k] + 1 == if k + 1 < b { at[k + 1] } else { n } {
+            k += 1;
+        }
+        if k == b {
+            break;
+        }
+        at[k] += 1;
+        for (j, a) in at[..k].iter_mut().enumerate() {
+            *a = j as u32;
+        }
+    }
+    debug_assert_eq!(codes.len() as u64, wanted.end - wanted.start);
+    codes
 }
 
 /// Blocks folded at once: enough to keep both cores busy, few enough that
@@ -52,7 +106,7 @@ const BATCH: u64 = 4096;
 /// # Panics
 ///
 /// When `table` does not hold one code per position of the tight index.
-pub fn fold<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<'_, W>) -> Mod3Table {
+pub fn fold<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<W>) -> Mod3Table {
     let tight = orbits.tight();
     assert_eq!(table.len(), tight.len(), "a code per position");
     let mut folded = Mod3Table::new(orbits.len());
@@ -73,6 +127,336 @@ pub fn fold<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<'_, W>
     folded
 }
 
+/// Where a fold of a table's file into the file of its orbits stands
+/// ([`fold_file`]): kept beside the two files at every step, so that a
+/// fold that stops goes on from its last step, whatever of the table's
+/// file it has given back to the file system.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoldProgress {
+    /// Blocks of the orbit index whose codes the orbits' file holds.
+    blocks: u64,
+    /// Segments of the table's file given back to the file system.
+    released: u64,
+    /// The seal (XXH3-64) of each whole segment of the orbits' file.
+    seals: Vec<u64>,
+    /// Words of the orbits' file past its whole segments, and the XXH3-64
+    /// of their bytes.
+    partial: (u64, u64),
+    /// The codes past the last whole word, in the word they are filling.
+    tail: u64,
+}
+
+/// The first bytes of a fold's record.
+const PROGRESS_MAGIC: &[u8; 16] = b"bishops fold 1\n\0";
+
+impl FoldProgress {
+    /// The segments of the table's file that were given back: what the
+    /// table's file is opened without ([`Mod3File::open_released`]).
+    pub fn released(&self) -> u64 {
+        self.released
+    }
+
+    /// Whether every block is folded.
+    pub fn is_done<W: Word>(&self, orbits: &OrbitIndex<W>) -> bool {
+        self.blocks == orbits.tight().white_sets()
+    }
+
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = PROGRESS_MAGIC.to_vec();
+        let head = [
+            self.blocks,
+            self.released,
+            self.seals.len() as u64,
+            self.partial.0,
+            self.partial.1,
+            self.tail,
+        ];
+        for word in head.iter().chain(&self.seals) {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+        let check = xxh3_64(&bytes);
+        bytes.extend_from_slice(&check.to_le_bytes());
+        bytes
+    }
+
+    /// The record at `path` of a fold by `orbits` into segments of
+    /// `segment_words`: `None` when there is none, refused when it is not
+    /// one such a fold could have written.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when it cannot be read or is not such a record.
+    pub fn read<W: Word>(path: &Path, orbits: &OrbitIndex<W>, segment_words: usize) -> Result<Option<FoldProgress>> {
+        let refused = |why: String| Error::Io(path.to_path_buf(), std::io::Error::new(ErrorKind::InvalidData, why));
+        let mut file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::Io(path.to_path_buf(), e)),
+        };
+        let segments = code_words(orbits.len()).div_ceil(segment_words as u64);
+        // Bounded before it is read: the head, a seal a segment, the check.
+        let most = PROGRESS_MAGIC.len() as u64 + 8 * (6 + segments + 1);
+        let mut bytes = Vec::new();
+        (&mut file)
+            .take(most + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::Io(path.to_path_buf(), e))?;
+        if bytes.len() as u64 > most || bytes.len() < PROGRESS_MAGIC.len() + 8 * 7 || bytes.len() % 8 != 0 {
+            return Err(refused(format!("a fold's record of {} bytes is not one", bytes.len())));
+        }
+        let (body, check) = bytes.split_at(bytes.len() - 8);
+        if !body.starts_with(PROGRESS_MAGIC) || xxh3_64(body).to_le_bytes() != check {
+            return Err(refused(
+                "is not a fold's record, or was changed after it was written".into(),
+            ));
+        }
+        let words: Vec<u64> = body[PROGRESS_MAGIC.len()..]
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+            .collect();
+        let [blocks, released, seals, partial_words, partial_hash, tail] = words[..6] else {
+            unreachable!("the length was checked")
+        };
+        let progress = FoldProgress {
+            blocks,
+            released,
+            seals: words[6..].to_vec(),
+            partial: (partial_words, partial_hash),
+            tail,
+        };
+        // What the numbers must say of each other, for this index.
+        let tight = orbits.tight();
+        let (codes, first) = folded_before(orbits, blocks.min(tight.white_sets()));
+        let fits = seals == progress.seals.len() as u64
+            && blocks <= tight.white_sets()
+            && partial_words < segment_words as u64
+            && codes / PER_WORD == seals * segment_words as u64 + partial_words
+            && released * segment_words as u64 * PER_WORD <= first;
+        if !fits {
+            return Err(refused("is a fold's record of another table".into()));
+        }
+        Ok(Some(progress))
+    }
+
+    /// Writes the record to `path` in one step: a new file, synced, then
+    /// renamed over the last one.
+    fn write(&self, path: &Path) -> Result<()> {
+        let io = |e| Error::Io(path.to_path_buf(), e);
+        let fresh = path.with_extension("new");
+        let mut file = File::create(&fresh).map_err(io)?;
+        file.write_all(&self.to_bytes()).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(&fresh, path).map_err(io)?;
+        crate::files::sync_dir(path.parent().unwrap_or(Path::new(".")));
+        Ok(())
+    }
+}
+
+/// The codes a fold has written and the first position of the table it
+/// has yet to read, once it has folded `blocks` blocks.
+fn folded_before<W: Word>(orbits: &OrbitIndex<W>, blocks: u64) -> (u64, u64) {
+    let tight = orbits.tight();
+    if blocks == tight.white_sets() {
+        (orbits.len(), tight.len())
+    } else {
+        (orbits.block(blocks).start, tight.block(blocks).start)
+    }
+}
+
+/// The orbits' file as a fold writes it: whole segments sealed as they
+/// fill, the one filling kept in memory.
+struct Writer<'a> {
+    file: &'a File,
+    path: &'a Path,
+    segment_words: usize,
+    seals: Vec<u64>,
+    segment: Vec<u64>,
+    tail: u64,
+    /// Codes in `tail`.
+    filled: u32,
+}
+
+impl Writer<'_> {
+    fn push(&mut self, code: u8) -> Result<()> {
+        let shift = 2 * self.filled;
+        self.tail = self.tail & !(3 << shift) | u64::from(code) << shift;
+        self.filled += 1;
+        if u64::from(self.filled) == PER_WORD {
+            self.segment.push(self.tail);
+            (self.tail, self.filled) = (u64::MAX, 0);
+            if self.segment.len() == self.segment_words {
+                let bytes = self.flush()?;
+                self.seals.push(xxh3_64(&bytes));
+                self.segment.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the segment filling, as far as it is filled; its bytes.
+    fn flush(&self) -> Result<Vec<u8>> {
+        let bytes: Vec<u8> = self.segment.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let at = 8 * (self.seals.len() * self.segment_words) as u64;
+        self.file
+            .write_all_at(&bytes, at)
+            .map_err(|e| Error::Io(self.path.to_path_buf(), e))?;
+        Ok(bytes)
+    }
+}
+
+/// Output words between two records of a fold: 256 MiB.
+pub const FOLD_STEP_WORDS: u64 = 1 << 25;
+
+/// Folds the class table in `source` (in the order of `orbits.tight()`)
+/// into the file `out` of its orbits, in segments of `segment_words`, and
+/// returns that file opened as a [`Mod3File`] holding at most `max_bytes`
+/// in memory.
+///
+/// The fold goes block by block. After each `step_words` words of output
+/// it syncs what it wrote, records where it stands at `record`
+/// ([`FoldProgress`]) and then gives the table's segments it will not read
+/// again back to the file system ([`Mod3File::release`]): the two files
+/// together never take much more disk than the table did. `resume` is the
+/// record of a fold of the same files that stopped, whose source was
+/// opened without the segments it released; `stop` is asked at each record
+/// whether to stop there (a test's interruption), and the fold then fails
+/// with [`Error::Stopped`].
+///
+/// # Errors
+///
+/// [`Error::Io`] when a file cannot be read, written or punched, or the
+/// source or the orbits' file is not what was written; [`Error::Stopped`].
+#[allow(clippy::too_many_arguments)]
+pub fn fold_file<W: Word>(
+    source: &Mod3File,
+    orbits: &OrbitIndex<W>,
+    (out, record): (&Path, &Path),
+    segment_words: usize,
+    step_words: u64,
+    resume: Option<FoldProgress>,
+    max_bytes: u64,
+    stop: &mut dyn FnMut(u64) -> bool,
+) -> Result<Mod3File> {
+    let tight = orbits.tight();
+    assert_eq!(source.len(), tight.len(), "a code per position");
+    let io = |e| Error::Io(out.to_path_buf(), e);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(resume.is_none())
+        .truncate(resume.is_none())
+        .open(out)
+        .map_err(io)?;
+    let mut writer = Writer {
+        file: &file,
+        path: out,
+        segment_words,
+        seals: Vec::new(),
+        segment: Vec::with_capacity(segment_words),
+        tail: u64::MAX,
+        filled: 0,
+    };
+    let (mut next, mut released) = (0, 0);
+    if let Some(progress) = resume {
+        // The segment filling is read back and checked against the record.
+        let mut bytes = vec![0u8; 8 * progress.partial.0 as usize];
+        let at = 8 * (progress.seals.len() * segment_words) as u64;
+        file.read_exact_at(&mut bytes, at).map_err(io)?;
+        if xxh3_64(&bytes) != progress.partial.1 {
+            return Err(Error::Io(
+                out.to_path_buf(),
+                std::io::Error::new(
+                    ErrorKind::InvalidData,
+                    format!(
+                        "bytes {at} to {} are not what the fold wrote before it stopped",
+                        at + bytes.len() as u64
+                    ),
+                ),
+            ));
+        }
+        writer.segment = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
+            .collect();
+        writer.seals = progress.seals;
+        writer.tail = progress.tail;
+        writer.filled = (folded_before(orbits, progress.blocks).0 % PER_WORD) as u32;
+        (next, released) = (progress.blocks, progress.released);
+        // A hole the last run recorded but did not punch.
+        source.release(released * segment_words as u64)?;
+    }
+    let blocks = tight.white_sets();
+    let mut since = 0u64;
+    while next < blocks {
+        // At most BATCH blocks, fewer when they fill a step.
+        let (mut low, mut high) = (next + 1, (next + BATCH).min(blocks));
+        let goal = folded_before(orbits, next).0 + step_words * PER_WORD;
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if folded_before(orbits, mid).0 >= goal {
+                high = mid;
+            } else {
+                low = mid + 1;
+            }
+        }
+        let end = low;
+        let codes: Vec<Vec<u8>> = (next as usize..end as usize)
+            .into_par_iter()
+            .map(|r| block_codes(source, orbits, r as u64))
+            .collect();
+        source.fault()?;
+        for code in codes.iter().flatten() {
+            writer.push(*code)?;
+        }
+        since += codes.iter().map(|c| c.len() as u64).sum::<u64>() / PER_WORD;
+        next = end;
+        if since >= step_words || next == blocks {
+            since = 0;
+            let bytes = writer.flush()?;
+            file.sync_data().map_err(io)?;
+            // Whole segments of the table below the next block's words
+            // are read no more.
+            let free = folded_before(orbits, next).1 / PER_WORD / segment_words as u64;
+            let progress = FoldProgress {
+                blocks: next,
+                released: free,
+                seals: writer.seals.clone(),
+                partial: (writer.segment.len() as u64, xxh3_64(&bytes)),
+                tail: writer.tail,
+            };
+            progress.write(record)?;
+            source.release(free * segment_words as u64)?;
+            released = free;
+            if stop(next) {
+                return Err(Error::Stopped(format!(
+                    "the fold stopped after {next} blocks of {blocks}"
+                )));
+            }
+        }
+    }
+    debug_assert!(released <= code_words(tight.len()).div_ceil(segment_words as u64));
+    // The last word and the last segment, whole or not.
+    if writer.filled > 0 {
+        writer.segment.push(writer.tail);
+        (writer.tail, writer.filled) = (u64::MAX, 0);
+    }
+    let mut seals: Vec<Option<u64>> = writer.seals.iter().copied().map(Some).collect();
+    if !writer.segment.is_empty() {
+        seals.push(Some(xxh3_64(&writer.flush()?)));
+    }
+    file.set_len(8 * code_words(orbits.len())).map_err(io)?;
+    file.sync_data().map_err(io)?;
+    drop(writer);
+    Mod3File::open(
+        (file, out.to_path_buf()),
+        orbits.len(),
+        segment_words,
+        &seals,
+        max_bytes,
+        None,
+    )
+}
+
 /// A class's table answered from the table of its orbits ([`fold`]): the
 /// code of a position is its orbit's.
 ///
@@ -88,7 +472,7 @@ pub fn fold<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<'_, W>
 /// let goal = Part { white: geo.row(4), black: geo.row(0) };
 /// let tight = TightIndex::new(&geo, 2, 2);
 /// let group = Symmetries::of(&geo, goal);
-/// let orbits = OrbitIndex::new(&tight, &group).unwrap();
+/// let orbits = OrbitIndex::new(tight.clone(), &group).unwrap();
 /// // A table whose code is a function of the orbit, as a search's is.
 /// let mut table = Mod3Table::new(tight.len());
 /// for i in 0..tight.len() {
@@ -96,23 +480,23 @@ pub fn fold<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<'_, W>
 /// }
 /// let half = fold(&table, &orbits);
 /// assert_eq!(half.len(), orbits.len());
-/// let folded = Folded::new(&orbits, half);
+/// let folded = Folded::new(orbits.clone(), half);
 /// assert!((0..tight.len()).all(|i| Residues::get(&folded, i) == table.get(i)));
 /// ```
 #[derive(Debug)]
-pub struct Folded<'o, 'a, R, W: Word = u64> {
-    orbits: &'o OrbitIndex<'a, W>,
+pub struct Folded<R, W: Word = u64> {
+    orbits: OrbitIndex<W>,
     table: R,
 }
 
-impl<'o, 'a, R: Residues, W: Word> Folded<'o, 'a, R, W> {
+impl<R: Residues, W: Word> Folded<R, W> {
     /// The class of `orbits`, answered from `table`, the table of its
     /// orbits.
     ///
     /// # Panics
     ///
     /// When `table` does not hold one code per orbit.
-    pub fn new(orbits: &'o OrbitIndex<'a, W>, table: R) -> Folded<'o, 'a, R, W> {
+    pub fn new(orbits: OrbitIndex<W>, table: R) -> Folded<R, W> {
         assert_eq!(table.len(), orbits.len(), "a code per orbit");
         Folded { orbits, table }
     }
@@ -123,7 +507,7 @@ impl<'o, 'a, R: Residues, W: Word> Folded<'o, 'a, R, W> {
     }
 }
 
-impl<R: Residues, W: Word> Residues for Folded<'_, '_, R, W> {
+impl<R: Residues, W: Word> Residues for Folded<R, W> {
     fn len(&self) -> u64 {
         self.orbits.tight().len()
     }
@@ -161,7 +545,7 @@ impl<R: Residues, W: Word> Residues for Folded<'_, '_, R, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::{Method, Plan};
+    use crate::solver::{ClassTable, Method, Plan};
     use crate::symmetry::Symmetries;
     use crate::variant::Variant;
 
@@ -177,7 +561,7 @@ mod tests {
             let solution = Plan::new(&variant, Method::TwoBit).solve_two_bit(&mut |_| {}).unwrap();
             let class = &solution.classes[0];
             let (tight, table) = (&class.index, class.own().expect("the a1 class is searched"));
-            let orbits = OrbitIndex::new(tight, &group).expect("one symmetry, colours exchanged");
+            let orbits = OrbitIndex::new(tight.clone(), &group).expect("one symmetry, colours exchanged");
             let half = fold(table, &orbits);
             assert_eq!(half.len(), orbits.len());
             assert!(
@@ -186,7 +570,7 @@ mod tests {
                 half.len(),
                 tight.len()
             );
-            let folded = Folded::new(&orbits, half);
+            let folded = Folded::new(orbits, half);
             for i in 0..tight.len() {
                 assert_eq!(Residues::get(&folded, i), table.get(i), "{name} position {i}");
             }
@@ -195,5 +579,196 @@ mod tests {
             let mid = tight.len() / 3;
             assert_eq!(folded.pack_range(mid..mid + 77), table.pack_range(mid..mid + 77));
         }
+    }
+
+    /// A directory of this test's own, removed when it is dropped.
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let dir = std::env::temp_dir().join(format!("bishops-fold-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Segments of 512 words (4 KiB); a record every 600 words.
+    const SEGMENT: usize = 512;
+    const STEP: u64 = 600;
+
+    /// 9x6's searched table and its orbit index.
+    fn nine_by_six() -> (Mod3Table, OrbitIndex) {
+        let variant = Variant::named("9x6").unwrap();
+        let spec = &variant.classes()[0];
+        let group = Symmetries::of(&spec.geometry, spec.goal);
+        let mut solution = Plan::new(&variant, Method::TwoBit).solve_two_bit(&mut |_| {}).unwrap();
+        let class = solution.classes.swap_remove(0);
+        let orbits = OrbitIndex::new(class.index, &group).unwrap();
+        let ClassTable::Own(table) = class.table else {
+            panic!("the a1 class is searched")
+        };
+        (table, orbits)
+    }
+
+    /// `table` written to `dir/codes` in sealed segments, opened as the
+    /// search leaves it, without the first `released` segments.
+    fn source(table: &Mod3Table, dir: &Path, released: u64, write: bool) -> Mod3File {
+        let path = dir.join("codes");
+        let bytes: Vec<u8> = table.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        if write {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let seals: Vec<Option<u64>> = bytes.chunks(8 * SEGMENT).map(|c| Some(xxh3_64(c))).collect();
+        let file = OpenOptions::new().read(true).write(true).open(&path).unwrap();
+        Mod3File::open_released(
+            (file, path),
+            table.len(),
+            SEGMENT,
+            (&seals, released as usize),
+            1 << 16,
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Disk blocks a file takes, in 512-byte units.
+    fn allocated(path: &Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).unwrap().blocks()
+    }
+
+    #[test]
+    fn a_table_folded_from_its_file_is_the_fold_in_memory_and_gives_the_file_back() {
+        let dir = Scratch::new("whole");
+        let (table, orbits) = nine_by_six();
+        let want = fold(&table, &orbits);
+        let src = source(&table, &dir.0, 0, true);
+        let before = allocated(&dir.0.join("codes"));
+        let (out, record) = (dir.0.join("orbits"), dir.0.join("orbits.fold"));
+        let folded = fold_file(
+            &src,
+            &orbits,
+            (&out, &record),
+            SEGMENT,
+            STEP,
+            None,
+            1 << 16,
+            &mut |_| false,
+        )
+        .unwrap();
+        assert_eq!(folded.load().unwrap(), want);
+        // The table's file was given back as the fold went, all but its
+        // last segment, and what was given back is never answered.
+        let after = allocated(&dir.0.join("codes"));
+        assert!(
+            after * 512 <= 8 * SEGMENT as u64 + 4096 && before > 8 * after,
+            "{before} then {after} blocks"
+        );
+        assert_eq!(Residues::get(&src, 0), None);
+        let e = src.fault().unwrap_err().to_string();
+        assert!(e.contains("given back to the file system"), "{e}");
+        let done = FoldProgress::read(&record, &orbits, SEGMENT).unwrap().unwrap();
+        assert!(done.is_done(&orbits));
+    }
+
+    /// A fold stopped after each of its records goes on from it, with
+    /// the table's file opened without what it gave back, to the same
+    /// orbits' file; a record or an orbits' file changed meanwhile is
+    /// refused.
+    #[test]
+    fn a_fold_stopped_at_any_record_resumes_to_the_same_file() {
+        let (table, orbits) = nine_by_six();
+        let want = fold(&table, &orbits);
+        let steps = code_words(orbits.len()).div_ceil(STEP);
+        assert!(steps >= 6, "{steps} records");
+        for at in [1, 2, steps / 2, steps - 1] {
+            let dir = Scratch::new(&format!("stop{at}"));
+            let (out, record) = (dir.0.join("orbits"), dir.0.join("orbits.fold"));
+            let src = source(&table, &dir.0, 0, true);
+            let mut n = 0;
+            let e = fold_file(
+                &src,
+                &orbits,
+                (&out, &record),
+                SEGMENT,
+                STEP,
+                None,
+                1 << 16,
+                &mut |_| {
+                    n += 1;
+                    n == at
+                },
+            )
+            .unwrap_err();
+            assert!(matches!(e, Error::Stopped(_)), "{e}");
+            drop(src);
+            let progress = FoldProgress::read(&record, &orbits, SEGMENT).unwrap().unwrap();
+            assert!(progress.released() > 0 || at == 1);
+            let src = source(&table, &dir.0, progress.released(), false);
+            let folded = fold_file(
+                &src,
+                &orbits,
+                (&out, &record),
+                SEGMENT,
+                STEP,
+                Some(progress),
+                1 << 16,
+                &mut |_| false,
+            )
+            .unwrap();
+            assert_eq!(folded.load().unwrap(), want, "stopped at record {at}");
+        }
+        // Changed records and files.
+        let dir = Scratch::new("changed");
+        let (out, record) = (dir.0.join("orbits"), dir.0.join("orbits.fold"));
+        let src = source(&table, &dir.0, 0, true);
+        let mut n = 0;
+        let _ = fold_file(
+            &src,
+            &orbits,
+            (&out, &record),
+            SEGMENT,
+            STEP,
+            None,
+            1 << 16,
+            &mut |_| {
+                n += 1;
+                n == 3
+            },
+        );
+        let bytes = std::fs::read(&record).unwrap();
+        let mut changed = bytes.clone();
+        changed[20] ^= 1;
+        std::fs::write(&record, &changed).unwrap();
+        let e = FoldProgress::read(&record, &orbits, SEGMENT).unwrap_err().to_string();
+        assert!(e.contains("changed after it was written"), "{e}");
+        std::fs::write(&record, [&bytes[..], &[0u8; 8]].concat()).unwrap();
+        assert!(FoldProgress::read(&record, &orbits, SEGMENT).is_err());
+        std::fs::write(&record, &bytes).unwrap();
+        let progress = FoldProgress::read(&record, &orbits, SEGMENT).unwrap().unwrap();
+        let at = 8 * (progress.seals.len() * SEGMENT) as u64;
+        let file = OpenOptions::new().write(true).open(&out).unwrap();
+        file.write_all_at(&[0x55], at).unwrap();
+        let src = source(&table, &dir.0, progress.released(), false);
+        let e = fold_file(
+            &src,
+            &orbits,
+            (&out, &record),
+            SEGMENT,
+            STEP,
+            Some(progress),
+            1 << 16,
+            &mut |_| false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("not what the fold wrote"), "{e}");
     }
 }
