@@ -83,7 +83,7 @@ fn main() {
             };
             let group = Symmetries::of(&geo, goal);
             let tight = TightIndex::new(&geo, white, black);
-            match OrbitIndex::new(&tight, &group) {
+            match OrbitIndex::new(tight, &group) {
                 Some(orbits) => println!(
                     "{name} class {}: orbits under {}: {} ({:.4} of the legal positions), {} of two-bit table",
                     class.name(),

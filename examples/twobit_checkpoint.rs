@@ -33,6 +33,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = |stop: u16| CheckpointOptions {
         interval: Duration::from_secs(1 << 30),
         stop_after: Some((None, stop)),
+        stop_fold_after: None,
+        fold_step_words: None,
         restart: false,
     };
     let mut note = |s: &str| eprintln!("note: {s}");

@@ -30,6 +30,7 @@ use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::mod3::Residues;
+use crate::mod3::fold::FileTable;
 use crate::remoteness::Remoteness;
 use crate::solver::classes::{Cells, Shares, Sink, Summary};
 use crate::solver::search::Transport;
@@ -56,6 +57,13 @@ pub struct SolveOptions {
     /// the caller should hold the variant's
     /// [`WriteLock`](crate::storage::WriteLock).
     pub checkpoints: Option<CheckpointOptions>,
+    /// Whether a two-bit table on disk is folded onto its orbits before
+    /// the database is written from it ([`Plan::solve_on_disk_folded_with`]):
+    /// `None` folds when the table and the database would not fit the
+    /// disk together and the fold does, or when a fold was begun; a fold
+    /// needs checkpoints and a class whose one symmetry exchanges the
+    /// colours.
+    pub fold: Option<bool>,
 }
 
 /// The bytes of a database file besides its tables: the schema, the
@@ -75,6 +83,10 @@ const BLOCK_ROW_BYTES: u64 = 48;
 /// The bytes of a checkpoint's header lines, at most (the hardest
 /// positions and a share's counts included).
 const CHECKPOINT_HEADER: u64 = 16 << 10;
+
+/// Positions a class from which a database in frames is announced at a
+/// bit a position, not a quarter byte.
+const LARGE_CLASS: u64 = 10_000_000_000;
 
 /// The least memory a search with its table on disk is given for it:
 /// room for a window of a few segments of the smallest size.
@@ -176,6 +188,13 @@ pub struct TableOnDisk {
     /// checks it: the table never comes into memory whole.
     #[serde(default)]
     pub pages_read_writing: u64,
+    /// Whether the table was folded onto its orbits before the database
+    /// was written from the fold.
+    #[serde(default)]
+    pub folded: bool,
+    /// Seconds the fold took (this run's part of it, when it resumed).
+    #[serde(default)]
+    pub fold_seconds: f64,
 }
 
 /// A solve whose memory has been checked, ready to run: built by
@@ -306,6 +325,40 @@ impl<'a> SolvePlan<'a> {
     /// checkpoints one per searched class plus a second of the largest (a
     /// new one is written before the old one goes).
     pub fn disk_bytes(&self) -> u64 {
+        self.disk_need(false)
+    }
+
+    /// Whether the solve into `dir` folds its table onto its orbits: asked
+    /// for, or left to the solve ([`SolveOptions::fold`]) and begun
+    /// already or needed for the disk to suffice.
+    pub fn folds(&self, dir: &Path) -> bool {
+        if self.table_cap.is_none() || self.options.checkpoints.is_none() || self.options.fold == Some(false) {
+            return false;
+        }
+        let can = on_plan!(&self.plan, p => p.can_fold());
+        if !can || self.options.fold == Some(true) {
+            return can;
+        }
+        let begun = self.variant.class_list().into_iter().any(|class| {
+            crate::solver::fold::fold_files(dir, self.variant.name(), class)
+                .1
+                .exists()
+        });
+        let short =
+            free_disk(dir).is_some_and(|free| self.disk_need(false) > free.saturating_add(self.checkpoint_bytes(dir)));
+        begun || short
+    }
+
+    /// Bytes of disk the solve into `dir` needs at most: as
+    /// [`disk_bytes`](Self::disk_bytes), or when it folds its table
+    /// ([`folds`](Self::folds)) the larger of the search's need (its
+    /// table's file and checkpoints) and the write's (the orbits' file, at
+    /// most half the table and a position a white set, and the database).
+    pub fn disk_bytes_in(&self, dir: &Path) -> u64 {
+        self.disk_need(self.folds(dir))
+    }
+
+    fn disk_need(&self, fold: bool) -> u64 {
         if let Some(cap) = self.table_cap {
             // Each class's table file, kept until the database is written
             // from them all, and with checkpoints two of its seals (64
@@ -317,16 +370,31 @@ impl<'a> SolvePlan<'a> {
                 kept: true,
             }
             .segment_bytes();
-            let files = self.searched().map(|(legal, white_sets)| {
-                let file = legal.div_ceil(32) * 8;
-                let checkpoint = file.div_ceil(segment) * 64 + white_sets.div_ceil(8) * 8 + CHECKPOINT_HEADER;
-                file + if self.options.checkpoints.is_some() {
+            let checkpoints = |legal: u64, white_sets: u64| {
+                let checkpoint =
+                    (legal.div_ceil(32) * 8).div_ceil(segment) * 64 + white_sets.div_ceil(8) * 8 + CHECKPOINT_HEADER;
+                if self.options.checkpoints.is_some() {
                     2 * checkpoint
                 } else {
                     0
                 }
-            });
-            return self.database_bytes() + files.sum::<u64>();
+            };
+            let files: u64 = self
+                .searched()
+                .map(|(legal, white_sets)| legal.div_ceil(32) * 8 + checkpoints(legal, white_sets))
+                .sum();
+            if fold {
+                // A position and its image are one orbit, and a position
+                // is its own image at most once a white set.
+                let folded: u64 = self
+                    .searched()
+                    .map(|(legal, white_sets)| {
+                        (legal + white_sets).div_ceil(2).div_ceil(32) * 8 + checkpoints(legal, white_sets)
+                    })
+                    .sum();
+                return files.max(folded + self.database_bytes());
+            }
+            return self.database_bytes() + files;
         }
         let checkpoints: Vec<u64> = self
             .searched()
@@ -368,7 +436,10 @@ impl<'a> SolvePlan<'a> {
                 Layout::Blocks => legal + white_sets * BLOCK_ROW_BYTES,
                 Layout::Residues => legal.div_ceil(4) + white_sets * BLOCK_ROW_BYTES,
                 // Compressed: a quarter of a byte a position is more than
-                // any table measured took (under a bit on 11x8 and 11x10).
+                // any table measured took (1.33 bits on 11x8); from ten
+                // billion positions a class, a bit a position (0.82 bits
+                // on 11x10, 0.72 on 12x10: the larger the board, the fewer).
+                Layout::Frames if legal >= LARGE_CLASS => legal.div_ceil(8) + white_sets * BLOCK_ROW_BYTES / 64,
                 Layout::Frames => legal.div_ceil(4) + white_sets * BLOCK_ROW_BYTES / 64,
             })
             // Pages are not filled to the last byte, and the b-trees have
@@ -399,7 +470,7 @@ impl<'a> SolvePlan<'a> {
     ///
     /// [`Error::TooLarge`] naming what it needs and what is free.
     pub fn check_disk(&self, dir: &Path) -> Result<()> {
-        let (need, held) = (self.disk_bytes(), self.checkpoint_bytes(dir));
+        let (need, held) = (self.disk_bytes_in(dir), self.checkpoint_bytes(dir));
         match free_disk(dir) {
             Some(free) if need > free.saturating_add(held) => Err(Error::TooLarge(format!(
                 "variant {} needs about {} of disk in {}, only {} is free{}",
@@ -418,15 +489,24 @@ impl<'a> SolvePlan<'a> {
     }
 
     /// Bytes the checkpoints of this variant's one-process solve hold in
-    /// `dir` now: room for the solve, which resumes from them and writes
-    /// its own over them ([`disk_bytes`](Self::disk_bytes) counts those).
+    /// `dir` now, with the files of its tables on disk and their folds:
+    /// room for the solve, which resumes from them and writes its own
+    /// over them ([`disk_bytes`](Self::disk_bytes) counts those).
     pub fn checkpoint_bytes(&self, dir: &Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        let name = self.variant.name();
         self.variant
             .class_list()
             .into_iter()
-            .filter_map(|class| std::fs::symlink_metadata(checkpoint::path(dir, self.variant.name(), class)).ok())
+            .flat_map(|class| {
+                let files = checkpoint::table_files(dir, name, class);
+                std::iter::once(checkpoint::path(dir, name, class)).chain(files)
+            })
+            .filter_map(|file| std::fs::symlink_metadata(file).ok())
             .filter(std::fs::Metadata::is_file)
-            .map(|m| m.len())
+            // What the file takes on the disk: a table's file may be sparse,
+            // or given back in part by a fold.
+            .map(|m| m.len().min(m.blocks() * 512))
             .sum()
     }
 
@@ -464,7 +544,15 @@ impl<'a> SolvePlan<'a> {
             String::new()
         };
         let on_disk = self.table_cap.map_or(String::new(), |cap| {
-            format!(", its table on disk with at most {} of it in memory", human_bytes(cap))
+            format!(
+                ", its table on disk with at most {} of it in memory{}",
+                human_bytes(cap),
+                if self.folds(dir) {
+                    ", folded onto its orbits before the database is written"
+                } else {
+                    ""
+                }
+            )
         });
         format!(
             "solving {} ({} search{chosen}{on_disk}, {} thread{}): {} legal positions per class, {} class{}{}; needs about {}{} and {} of disk{}",
@@ -484,7 +572,7 @@ impl<'a> SolvePlan<'a> {
                 (_, Some(a)) => format!(" of {} available", human_bytes(a)),
                 (_, None) => String::new(),
             },
-            human_bytes(self.disk_bytes()),
+            human_bytes(self.disk_bytes_in(dir)),
             free_disk(dir).map_or(String::new(), |f| format!(" of {} free", human_bytes(f)))
         )
     }
@@ -553,6 +641,21 @@ impl<'a> SolvePlan<'a> {
             ));
         }
         let kept = self.options.checkpoints.is_some();
+        let folds = self.folds(dir);
+        if folds {
+            note("its table is folded onto its orbits once it is searched, and the database written from the fold");
+        }
+        let stop_fold_after = self.options.checkpoints.and_then(|c| c.stop_fold_after);
+        let fold_step_words = self
+            .options
+            .checkpoints
+            .and_then(|c| c.fold_step_words)
+            .unwrap_or(crate::mod3::fold::FOLD_STEP_WORDS);
+        let mut steps = 0u64;
+        let mut stop_fold = |_: u64| {
+            steps += 1;
+            stop_fold_after == Some(steps)
+        };
         let mut checkpointer = self
             .options
             .checkpoints
@@ -575,7 +678,8 @@ impl<'a> SolvePlan<'a> {
                 }),
                 None => plan,
             };
-            solve_and_write(plan, layout, dir, checkpoints, &mut observe_layers, &mut on_disk)?
+            let fold = folds.then_some((fold_step_words, &mut stop_fold as &mut dyn FnMut(u64) -> bool));
+            solve_and_write(plan, layout, dir, checkpoints, &mut observe_layers, (&mut on_disk, fold))?
         });
         drop(observe_layers);
         if self.options.checkpoints.is_some() {
@@ -681,6 +785,10 @@ impl<'a> SolvePlan<'a> {
     }
 }
 
+/// How a fold of a table on disk steps: the words of its output between
+/// two records, and whether to stop after a step (a test's hook).
+type FoldHook<'a> = (u64, &'a mut dyn FnMut(u64) -> bool);
+
 /// [`SolvePlan::run_with_notes`]'s search by `plan` and its write: the
 /// write's result and the seconds the search took.
 fn solve_and_write<W: Width>(
@@ -689,7 +797,7 @@ fn solve_and_write<W: Width>(
     dir: &Path,
     checkpoints: &mut dyn crate::solver::ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
-    on_disk: &mut Option<TableOnDisk>,
+    (on_disk, fold): (&mut Option<TableOnDisk>, Option<FoldHook<'_>>),
 ) -> Result<(Result<Written>, f64)> {
     let variant = plan.variant();
     let refuse = |problem: String| solved_wrong(variant, &problem);
@@ -716,8 +824,20 @@ fn solve_and_write<W: Width>(
             spool_peak_bytes: 0,
             seconds: 0.0,
             pages_read_writing: 0,
+            folded: fold.is_some(),
+            fold_seconds: 0.0,
         };
-        let (two_bit, classes) = plan.solve_on_disk_with(checkpoints, observe)?;
+        let (two_bit, classes) = match fold {
+            Some(stop) => {
+                let (two_bit, classes, folding) = plan.solve_on_disk_folded_with(checkpoints, observe, stop)?;
+                report.fold_seconds = folding.as_secs_f64();
+                (two_bit, classes)
+            }
+            None => {
+                let (two_bit, classes) = plan.solve_on_disk_with(checkpoints, observe)?;
+                (two_bit.try_map(|file| Ok::<_, Error>(FileTable::Whole(file)))?, classes)
+            }
+        };
         for stats in classes {
             report.segments_read += stats.reads;
             report.segments_written += stats.writes;

@@ -392,3 +392,80 @@ fn a_search_on_disk_stopped_inside_a_layer_resumes_it_from_the_checkpoint_before
         assert!(left.is_empty(), "{name}: {left:?}");
     }
 }
+
+/// Disk blocks a file takes, in bytes.
+fn allocated(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().blocks() * 512
+}
+
+/// A table on disk folded onto its orbits (`--fold always`; 9x8's one
+/// symmetry exchanges the colours) writes the database the search in
+/// memory writes. A fold stopped after a few of its steps has its record
+/// and has given part of the table's file back; the next solve searches
+/// nothing, goes on from the record, and writes the same database; no file
+/// is left beside it.
+#[test]
+fn a_table_folded_onto_its_orbits_writes_the_same_database_and_a_stopped_fold_resumes() {
+    let name = "9x8";
+    let memory = scratch("on-disk", "fold-memory");
+    solve(&memory, name, &[]);
+    let want = export_digest(&memory, name);
+
+    let whole = scratch("on-disk", "fold-whole");
+    let said = solve(&whole, name, &["--max-memory", "3", "--fold", "always"]);
+    assert!(said.contains("folded onto its orbits"), "{said}");
+    assert_eq!(export_digest(&whole, name), want, "folded in one run");
+
+    let dir = scratch("on-disk", "fold-stopped");
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(&dir)
+        .args([
+            "solve",
+            name,
+            "--method",
+            "two-bit",
+            "--max-memory",
+            "3",
+            "--fold",
+            "always",
+        ])
+        .env("BISHOPS_FOLD_STEP_WORDS", "4000")
+        .env("BISHOPS_STOP_AFTER_FOLD_STEP", "30")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("the fold stopped after"),
+        "{said}"
+    );
+    let codes = dir.join(format!(".{name}.a1.codes"));
+    let len = std::fs::metadata(&codes).unwrap().len();
+    assert!(
+        allocated(&codes) < len * 3 / 4,
+        "{} of {len} bytes still taken",
+        allocated(&codes)
+    );
+    for file in [".orbits", ".orbits.fold"] {
+        assert!(dir.join(format!(".{name}.a1{file}")).exists(), "{file}");
+    }
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(&dir)
+        .args(["solve", name, "--method", "two-bit", "--max-memory", "3", "--json"])
+        .output()
+        .unwrap();
+    let out = succeeded(out, "the fold resumed");
+    let said = String::from_utf8(out.stderr).unwrap();
+    assert!(!said.contains("a1 layer"), "nothing is searched again: {said}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["variants"][0]["table_on_disk"]["folded"], true, "{report}");
+    assert_eq!(export_digest(&dir, name), want, "the same export, byte for byte");
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| !f.starts_with(name))
+        .collect();
+    assert!(left.is_empty(), "files left beside the database: {left:?}");
+}

@@ -257,6 +257,8 @@ fn stopped_two_bit_workers_resume_to_the_database_one_process_writes() {
             checkpoints: Some(CheckpointOptions {
                 interval: std::time::Duration::from_secs(3600),
                 stop_after: stop.map(|layer| (None, layer)),
+                stop_fold_after: None,
+                fold_step_words: None,
                 restart: false,
             }),
             ..plain

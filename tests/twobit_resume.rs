@@ -39,6 +39,8 @@ fn options(stop_after: Option<u16>, restart: bool) -> CheckpointOptions {
     CheckpointOptions {
         interval: Duration::from_secs(100_000),
         stop_after: stop_after.map(|l| (None, l)),
+        stop_fold_after: None,
+        fold_step_words: None,
         restart,
     }
 }

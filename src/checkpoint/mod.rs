@@ -117,6 +117,12 @@ pub struct CheckpointOptions {
     /// A test hook: save a checkpoint after this layer (of this class, or
     /// of the first class to reach it) and stop with [`Error::Stopped`].
     pub stop_after: Option<(Option<Class>, u16)>,
+    /// A test hook: stop a fold of a table onto its orbits after this
+    /// many steps of it, its record written, with [`Error::Stopped`].
+    pub stop_fold_after: Option<u64>,
+    /// A test hook: words of a fold's output between two of its records
+    /// (`None`: [`FOLD_STEP_WORDS`](crate::mod3::fold::FOLD_STEP_WORDS)).
+    pub fold_step_words: Option<u64>,
     /// Discard any checkpoint and search from the start.
     pub restart: bool,
 }
@@ -126,6 +132,8 @@ impl Default for CheckpointOptions {
         CheckpointOptions {
             interval: DEFAULT_INTERVAL,
             stop_after: None,
+            stop_fold_after: None,
+            fold_step_words: None,
             restart: false,
         }
     }
@@ -137,11 +145,22 @@ pub fn path(dir: &Path, variant: &str, class: Class) -> PathBuf {
 }
 
 /// The files a two-bit table on disk of class `class` of `variant` keeps
-/// in `dir` while its checkpoints do: its codes, and the side file of the
-/// lowest positions of the layer being found.
-pub fn table_files(dir: &Path, variant: &str, class: Class) -> [PathBuf; 2] {
+/// in `dir` while its checkpoints do: its codes, the side file of the
+/// lowest positions of the layer being found, and when it is folded onto
+/// its orbits the orbits' file, the fold's record and a record being
+/// written.
+pub fn table_files(dir: &Path, variant: &str, class: Class) -> [PathBuf; 5] {
     let codes = format!(".{variant}.{}.codes", class.name());
-    [dir.join(&codes), dir.join(format!("{codes}.lowest"))]
+    let (orbits, record) = crate::solver::fold::fold_files(dir, variant, class);
+    let mut writing = record.clone().into_os_string();
+    writing.push(".new");
+    [
+        dir.join(&codes),
+        dir.join(format!("{codes}.lowest")),
+        orbits,
+        record,
+        writing.into(),
+    ]
 }
 
 /// Whether `name` is a name this module gives a file of a database
@@ -155,6 +174,7 @@ pub fn table_files(dir: &Path, variant: &str, class: Class) -> [PathBuf; 2] {
 /// assert!(is_own_name(".9x8.a1.codes.tmp-7"), "a two-bit table on disk");
 /// assert!(is_own_name(".9x8.a1.images-0.tmp-7"), "its spooled images");
 /// assert!(is_own_name(".9x8.a1.codes") && is_own_name(".9x8.a1.codes.lowest"), "one kept with checkpoints");
+/// assert!(is_own_name(".11x10.a1.orbits") && is_own_name(".11x10.a1.orbits.fold"), "a table folded");
 /// assert!(!is_own_name("9x8.checkpoint.csv"));
 /// ```
 pub fn is_own_name(name: &str) -> bool {
@@ -165,6 +185,9 @@ pub fn is_own_name(name: &str) -> bool {
             || name.contains(".codes.tmp-")
             || name.ends_with(".codes")
             || name.ends_with(".codes.lowest")
+            || name.ends_with(".orbits")
+            || name.ends_with(".orbits.fold")
+            || name.ends_with(".orbits.fold.new")
             || (name.contains(".images-") && name.contains(".tmp-")))
 }
 

@@ -551,6 +551,8 @@ mod tests {
     const EVERY_LAYER: CheckpointOptions = CheckpointOptions {
         interval: std::time::Duration::ZERO,
         stop_after: None,
+        stop_fold_after: None,
+        fold_step_words: None,
         restart: false,
     };
 
@@ -786,6 +788,8 @@ mod tests {
             let dir = fresh(&format!("spoiled-{method}"));
             let stop = CheckpointOptions {
                 stop_after: Some((None, 6)),
+                stop_fold_after: None,
+                fold_step_words: None,
                 ..EVERY_LAYER
             };
             let run = |options| workers(coding, &dir, "7x6", 2, options);

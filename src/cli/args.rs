@@ -128,6 +128,28 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
+/// Whether to fold a table on disk onto its orbits (`solve --fold`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FoldArg {
+    /// When the disk needs it, or a fold was begun.
+    Auto,
+    /// Whenever the table is on disk.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl FoldArg {
+    /// The option: `None` for the solve to choose.
+    pub fn fold(self) -> Option<bool> {
+        match self {
+            FoldArg::Auto => None,
+            FoldArg::Always => Some(true),
+            FoldArg::Never => Some(false),
+        }
+    }
+}
+
 /// The search methods, as `--method` names them.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodArg {
@@ -187,6 +209,12 @@ pub struct SolveArgs {
     /// directory, only part of it in memory; a solve that cannot fit even so is refused.
     #[arg(long, value_name = "MIB")]
     pub max_memory: Option<u64>,
+    /// Fold a two-bit table on disk onto its orbits before the database is
+    /// written (`always`), never, or when the table and the database would
+    /// not fit the disk together (`auto`): half the table's disk, on a
+    /// board whose one symmetry exchanges the colours (11x10, 12x10, 13x10).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub fold: FoldArg,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,

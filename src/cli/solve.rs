@@ -334,12 +334,15 @@ pub(super) fn options(args: &SolveArgs) -> Result<SolveOptions> {
         layout: args.layout.layout(),
         max_memory,
         checkpoints: Some(checkpoint_options(args.restart)?),
+        fold: args.fold.fold(),
     })
 }
 
 /// The checkpoint options `solve` uses: the default interval unless
 /// `BISHOPS_CHECKPOINT_SECONDS` gives one, and the test hook
-/// `BISHOPS_STOP_AFTER_LAYER` (`N`, or `CLASS:N` such as `a2:5`).
+/// `BISHOPS_STOP_AFTER_LAYER` (`N`, or `CLASS:N` such as `a2:5`), and
+/// `BISHOPS_STOP_AFTER_FOLD_STEP` (`N`: stop a fold after its `N`th step)
+/// with `BISHOPS_FOLD_STEP_WORDS` (the words of a step).
 ///
 /// # Errors
 ///
@@ -366,9 +369,25 @@ fn checkpoint_options(restart: bool) -> Result<CheckpointOptions> {
         }
         Err(_) => None,
     };
+    let stop_fold_after = match std::env::var("BISHOPS_STOP_AFTER_FOLD_STEP") {
+        Ok(v) => Some(v.trim().parse().map_err(|_| bad("BISHOPS_STOP_AFTER_FOLD_STEP", &v))?),
+        Err(_) => None,
+    };
+    let fold_step_words = match std::env::var("BISHOPS_FOLD_STEP_WORDS") {
+        Ok(v) => Some(
+            v.trim()
+                .parse()
+                .ok()
+                .filter(|&w: &u64| w > 0)
+                .ok_or_else(|| bad("BISHOPS_FOLD_STEP_WORDS", &v))?,
+        ),
+        Err(_) => None,
+    };
     Ok(CheckpointOptions {
         interval: seconds,
         stop_after,
+        stop_fold_after,
+        fold_step_words,
         restart,
     })
 }

@@ -54,6 +54,8 @@ pub struct Mod3File {
     /// The XXH3-64 of each page as written; `None`: never written, all
     /// unreachable.
     pages: Vec<Option<u64>>,
+    /// The seal of each segment it was opened with, and the segment's words.
+    seals: (Vec<Option<u64>>, usize),
     shards: Vec<Mutex<Shard>>,
     /// Pages each shard may hold.
     per_shard: usize,
@@ -163,6 +165,7 @@ impl Mod3File {
             path,
             len,
             pages: Vec::with_capacity(words.div_ceil(PAGE_WORDS)),
+            seals: (seals.to_vec(), segment_words),
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             per_shard: held.div_ceil(SHARDS),
             failed: Mutex::new(None),
@@ -209,6 +212,12 @@ impl Mod3File {
         crate::files::punch_hole(&self.file, 0..8 * end).map_err(|e| Error::Io(self.path.clone(), e))?;
         self.released.fetch_max(end, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The seal (XXH3-64) of each segment the file was opened with
+    /// (`None`: never written), and the words a segment.
+    pub fn seals(&self) -> (&[Option<u64>], usize) {
+        (&self.seals.0, self.seals.1)
     }
 
     /// Pages read from the file since it was opened.

@@ -128,9 +128,11 @@ pub fn fold<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<W>) ->
 }
 
 /// Where a fold of a table's file into the file of its orbits stands
-/// ([`fold_file`]): kept beside the two files at every step, so that a
-/// fold that stops goes on from its last step, whatever of the table's
-/// file it has given back to the file system.
+/// ([`fold_file`]): written before the fold starts and again at every
+/// step, so that a fold that stops goes on from its last step, whatever of
+/// the table's file it has given back to the file system. It keeps the
+/// seals of the table's file, which is read without its checkpoint from
+/// then on, and a note of the caller's (what the search found).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoldProgress {
     /// Blocks of the orbit index whose codes the orbits' file holds.
@@ -144,21 +146,66 @@ pub struct FoldProgress {
     partial: (u64, u64),
     /// The codes past the last whole word, in the word they are filling.
     tail: u64,
+    /// The seal of each segment of the table's file (`None`: never
+    /// written).
+    source: Vec<Option<u64>>,
+    /// The caller's note.
+    note: Vec<u8>,
 }
 
 /// The first bytes of a fold's record.
-const PROGRESS_MAGIC: &[u8; 16] = b"bishops fold 1\n\0";
+const PROGRESS_MAGIC: &[u8; 16] = b"bishops fold 2\n\0";
+
+/// The longest note a fold's record keeps.
+pub const MAX_NOTE: usize = 64 << 10;
+
+/// Words of a record's head: blocks, released, seals, the partial
+/// segment's words and hash, tail, source seals, note bytes.
+const HEAD_WORDS: usize = 8;
 
 impl FoldProgress {
+    /// The record of a fold of `source` that has not started, with `note`.
+    ///
+    /// # Panics
+    ///
+    /// When the note is longer than [`MAX_NOTE`].
+    pub fn start(source: &Mod3File, note: Vec<u8>) -> FoldProgress {
+        assert!(note.len() <= MAX_NOTE, "a note of {} bytes", note.len());
+        FoldProgress {
+            blocks: 0,
+            released: 0,
+            seals: Vec::new(),
+            partial: (0, xxh3_64(&[])),
+            tail: u64::MAX,
+            source: source.seals().0.to_vec(),
+            note,
+        }
+    }
+
     /// The segments of the table's file that were given back: what the
     /// table's file is opened without ([`Mod3File::open_released`]).
     pub fn released(&self) -> u64 {
         self.released
     }
 
+    /// The seals of the table's file's segments, as the search left them.
+    pub fn source_seals(&self) -> &[Option<u64>] {
+        &self.source
+    }
+
+    /// The caller's note.
+    pub fn note(&self) -> &[u8] {
+        &self.note
+    }
+
     /// Whether every block is folded.
     pub fn is_done<W: Word>(&self, orbits: &OrbitIndex<W>) -> bool {
         self.blocks == orbits.tight().white_sets()
+    }
+
+    /// Whether nothing is folded yet.
+    fn is_fresh(&self) -> bool {
+        self.blocks == 0 && self.seals.is_empty() && self.partial.0 == 0
     }
 
     fn to_bytes(&self) -> Vec<u8> {
@@ -170,10 +217,18 @@ impl FoldProgress {
             self.partial.0,
             self.partial.1,
             self.tail,
+            self.source.len() as u64,
+            self.note.len() as u64,
         ];
-        for word in head.iter().chain(&self.seals) {
+        let source = self
+            .source
+            .iter()
+            .flat_map(|s| [u64::from(s.is_some()), s.unwrap_or(0)]);
+        for word in head.into_iter().chain(self.seals.iter().copied()).chain(source) {
             bytes.extend_from_slice(&word.to_le_bytes());
         }
+        bytes.extend_from_slice(&self.note);
+        bytes.resize(bytes.len().next_multiple_of(8), 0);
         let check = xxh3_64(&bytes);
         bytes.extend_from_slice(&check.to_le_bytes());
         bytes
@@ -188,20 +243,25 @@ impl FoldProgress {
     /// [`Error::Io`] when it cannot be read or is not such a record.
     pub fn read<W: Word>(path: &Path, orbits: &OrbitIndex<W>, segment_words: usize) -> Result<Option<FoldProgress>> {
         let refused = |why: String| Error::Io(path.to_path_buf(), std::io::Error::new(ErrorKind::InvalidData, why));
-        let mut file = match File::open(path) {
+        let file = match File::open(path) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::Io(path.to_path_buf(), e)),
         };
+        let tight = orbits.tight();
         let segments = code_words(orbits.len()).div_ceil(segment_words as u64);
-        // Bounded before it is read: the head, a seal a segment, the check.
-        let most = PROGRESS_MAGIC.len() as u64 + 8 * (6 + segments + 1);
+        let sources = code_words(tight.len()).div_ceil(segment_words as u64);
+        // Bounded before it is read: the head, a seal a segment of each
+        // file, the note, the check.
+        let most = (PROGRESS_MAGIC.len() + 8 * (HEAD_WORDS + 1) + MAX_NOTE) as u64 + 8 * (segments + 2 * sources);
         let mut bytes = Vec::new();
-        (&mut file)
-            .take(most + 1)
+        file.take(most + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| Error::Io(path.to_path_buf(), e))?;
-        if bytes.len() as u64 > most || bytes.len() < PROGRESS_MAGIC.len() + 8 * 7 || bytes.len() % 8 != 0 {
+        if bytes.len() as u64 > most
+            || bytes.len() < PROGRESS_MAGIC.len() + 8 * (HEAD_WORDS + 1)
+            || !bytes.len().is_multiple_of(8)
+        {
             return Err(refused(format!("a fold's record of {} bytes is not one", bytes.len())));
         }
         let (body, check) = bytes.split_at(bytes.len() - 8);
@@ -210,27 +270,39 @@ impl FoldProgress {
                 "is not a fold's record, or was changed after it was written".into(),
             ));
         }
-        let words: Vec<u64> = body[PROGRESS_MAGIC.len()..]
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
-            .collect();
-        let [blocks, released, seals, partial_words, partial_hash, tail] = words[..6] else {
+        let body = &body[PROGRESS_MAGIC.len()..];
+        let word = |k: usize| u64::from_le_bytes(body[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+        let head: Vec<u64> = (0..HEAD_WORDS).map(word).collect();
+        let [blocks, released, seals, partial_words, partial_hash, tail, source, note] = head[..] else {
             unreachable!("the length was checked")
         };
+        if seals > segments || source != sources || note > MAX_NOTE as u64 {
+            return Err(refused("is a fold's record of another table".into()));
+        }
+        let (seals, source, note) = (seals as usize, source as usize, note as usize);
+        let at = HEAD_WORDS + seals + 2 * source;
+        if body.len() != (8 * at + note).next_multiple_of(8) {
+            return Err(refused(format!("a fold's record of {} bytes is not one", bytes.len())));
+        }
         let progress = FoldProgress {
             blocks,
             released,
-            seals: words[6..].to_vec(),
+            seals: (HEAD_WORDS..HEAD_WORDS + seals).map(word).collect(),
             partial: (partial_words, partial_hash),
             tail,
+            source: (0..source)
+                .map(|k| {
+                    let at = HEAD_WORDS + seals + 2 * k;
+                    (word(at) != 0).then(|| word(at + 1))
+                })
+                .collect(),
+            note: body[8 * at..8 * at + note].to_vec(),
         };
         // What the numbers must say of each other, for this index.
-        let tight = orbits.tight();
         let (codes, first) = folded_before(orbits, blocks.min(tight.white_sets()));
-        let fits = seals == progress.seals.len() as u64
-            && blocks <= tight.white_sets()
+        let fits = blocks <= tight.white_sets()
             && partial_words < segment_words as u64
-            && codes / PER_WORD == seals * segment_words as u64 + partial_words
+            && codes / PER_WORD == seals as u64 * segment_words as u64 + partial_words
             && released * segment_words as u64 * PER_WORD <= first;
         if !fits {
             return Err(refused("is a fold's record of another table".into()));
@@ -240,9 +312,15 @@ impl FoldProgress {
 
     /// Writes the record to `path` in one step: a new file, synced, then
     /// renamed over the last one.
-    fn write(&self, path: &Path) -> Result<()> {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when it cannot be written.
+    pub fn write(&self, path: &Path) -> Result<()> {
         let io = |e| Error::Io(path.to_path_buf(), e);
-        let fresh = path.with_extension("new");
+        let mut fresh = path.as_os_str().to_owned();
+        fresh.push(".new");
+        let fresh = std::path::PathBuf::from(fresh);
         let mut file = File::create(&fresh).map_err(io)?;
         file.write_all(&self.to_bytes()).map_err(io)?;
         file.sync_all().map_err(io)?;
@@ -312,15 +390,16 @@ pub const FOLD_STEP_WORDS: u64 = 1 << 25;
 /// returns that file opened as a [`Mod3File`] holding at most `max_bytes`
 /// in memory.
 ///
-/// The fold goes block by block. After each `step_words` words of output
-/// it syncs what it wrote, records where it stands at `record`
-/// ([`FoldProgress`]) and then gives the table's segments it will not read
-/// again back to the file system ([`Mod3File::release`]): the two files
-/// together never take much more disk than the table did. `resume` is the
-/// record of a fold of the same files that stopped, whose source was
-/// opened without the segments it released; `stop` is asked at each record
-/// whether to stop there (a test's interruption), and the fold then fails
-/// with [`Error::Stopped`].
+/// The fold goes on from `progress`: [`FoldProgress::start`], written to
+/// `record` before anything is given back, or the record of a fold of the
+/// same files that stopped, whose source was opened without the segments
+/// it released. It goes block by block. After each `step_words` words of
+/// output it syncs what it wrote, records where it stands at `record` and
+/// then gives the table's segments it will not read again back to the file
+/// system ([`Mod3File::release`]): the two files together never take much
+/// more disk than the table did. `stop` is asked at each record whether to
+/// stop there (a test's interruption), and the fold then fails with
+/// [`Error::Stopped`].
 ///
 /// # Errors
 ///
@@ -333,58 +412,53 @@ pub fn fold_file<W: Word>(
     (out, record): (&Path, &Path),
     segment_words: usize,
     step_words: u64,
-    resume: Option<FoldProgress>,
+    progress: FoldProgress,
     max_bytes: u64,
     stop: &mut dyn FnMut(u64) -> bool,
 ) -> Result<Mod3File> {
     let tight = orbits.tight();
     assert_eq!(source.len(), tight.len(), "a code per position");
     let io = |e| Error::Io(out.to_path_buf(), e);
+    let fresh = progress.is_fresh();
     let file = OpenOptions::new()
         .read(true)
         .write(true)
-        .create(resume.is_none())
-        .truncate(resume.is_none())
+        .create(fresh)
+        .truncate(fresh)
         .open(out)
         .map_err(io)?;
+    // The segment filling is read back and checked against the record.
+    let mut bytes = vec![0u8; 8 * progress.partial.0 as usize];
+    let at = 8 * (progress.seals.len() * segment_words) as u64;
+    file.read_exact_at(&mut bytes, at).map_err(io)?;
+    if xxh3_64(&bytes) != progress.partial.1 {
+        return Err(Error::Io(
+            out.to_path_buf(),
+            std::io::Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "bytes {at} to {} are not what the fold wrote before it stopped",
+                    at + bytes.len() as u64
+                ),
+            ),
+        ));
+    }
     let mut writer = Writer {
         file: &file,
         path: out,
         segment_words,
-        seals: Vec::new(),
-        segment: Vec::with_capacity(segment_words),
-        tail: u64::MAX,
-        filled: 0,
-    };
-    let (mut next, mut released) = (0, 0);
-    if let Some(progress) = resume {
-        // The segment filling is read back and checked against the record.
-        let mut bytes = vec![0u8; 8 * progress.partial.0 as usize];
-        let at = 8 * (progress.seals.len() * segment_words) as u64;
-        file.read_exact_at(&mut bytes, at).map_err(io)?;
-        if xxh3_64(&bytes) != progress.partial.1 {
-            return Err(Error::Io(
-                out.to_path_buf(),
-                std::io::Error::new(
-                    ErrorKind::InvalidData,
-                    format!(
-                        "bytes {at} to {} are not what the fold wrote before it stopped",
-                        at + bytes.len() as u64
-                    ),
-                ),
-            ));
-        }
-        writer.segment = bytes
+        seals: progress.seals,
+        segment: bytes
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("chunks of 8")))
-            .collect();
-        writer.seals = progress.seals;
-        writer.tail = progress.tail;
-        writer.filled = (folded_before(orbits, progress.blocks).0 % PER_WORD) as u32;
-        (next, released) = (progress.blocks, progress.released);
-        // A hole the last run recorded but did not punch.
-        source.release(released * segment_words as u64)?;
-    }
+            .collect(),
+        tail: progress.tail,
+        filled: (folded_before(orbits, progress.blocks).0 % PER_WORD) as u32,
+    };
+    let (source_seals, note) = (progress.source, progress.note);
+    let (mut next, mut released) = (progress.blocks, progress.released);
+    // A hole the last run recorded but did not punch.
+    source.release(released * segment_words as u64)?;
     let blocks = tight.white_sets();
     let mut since = 0u64;
     while next < blocks {
@@ -423,6 +497,8 @@ pub fn fold_file<W: Word>(
                 seals: writer.seals.clone(),
                 partial: (writer.segment.len() as u64, xxh3_64(&bytes)),
                 tail: writer.tail,
+                source: source_seals.clone(),
+                note: note.clone(),
             };
             progress.write(record)?;
             source.release(free * segment_words as u64)?;
@@ -542,6 +618,64 @@ impl<R: Residues, W: Word> Residues for Folded<R, W> {
     }
 }
 
+/// A class's table that a search on disk left in files: whole, or folded
+/// onto its orbits ([`fold_file`]). What exact values and databases are
+/// worked out from, either way.
+#[derive(Debug)]
+// One a class, for the time of a write: their sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum FileTable<W: Word = u64> {
+    /// The table's file, a code a position.
+    Whole(Mod3File),
+    /// The file of its orbits, a code an orbit.
+    Folded(Folded<Mod3File, W>),
+}
+
+impl<W: Word> FileTable<W> {
+    /// Pages read from the files since they were opened.
+    pub fn pages_read(&self) -> u64 {
+        match self {
+            FileTable::Whole(file) => file.pages_read(),
+            FileTable::Folded(folded) => folded.orbits_table().pages_read(),
+        }
+    }
+
+    /// Whether it is folded onto its orbits.
+    pub fn is_folded(&self) -> bool {
+        matches!(self, FileTable::Folded(_))
+    }
+}
+
+impl<W: Word> Residues for FileTable<W> {
+    fn len(&self) -> u64 {
+        match self {
+            FileTable::Whole(file) => file.len(),
+            FileTable::Folded(folded) => folded.len(),
+        }
+    }
+
+    fn get(&self, i: u64) -> Option<u8> {
+        match self {
+            FileTable::Whole(file) => file.get(i),
+            FileTable::Folded(folded) => folded.get(i),
+        }
+    }
+
+    fn words(&self, words: Range<u64>) -> Cow<'_, [u64]> {
+        match self {
+            FileTable::Whole(file) => file.words(words),
+            FileTable::Folded(folded) => folded.words(words),
+        }
+    }
+
+    fn fault(&self) -> Result<()> {
+        match self {
+            FileTable::Whole(file) => file.fault(),
+            FileTable::Folded(folded) => folded.fault(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -658,7 +792,7 @@ mod tests {
             (&out, &record),
             SEGMENT,
             STEP,
-            None,
+            FoldProgress::start(&src, b"what the search found".to_vec()),
             1 << 16,
             &mut |_| false,
         )
@@ -676,6 +810,8 @@ mod tests {
         assert!(e.contains("given back to the file system"), "{e}");
         let done = FoldProgress::read(&record, &orbits, SEGMENT).unwrap().unwrap();
         assert!(done.is_done(&orbits));
+        assert_eq!(done.note(), b"what the search found");
+        assert_eq!(done.source_seals(), src.seals().0);
     }
 
     /// A fold stopped after each of its records goes on from it, with
@@ -699,7 +835,7 @@ mod tests {
                 (&out, &record),
                 SEGMENT,
                 STEP,
-                None,
+                FoldProgress::start(&src, Vec::new()),
                 1 << 16,
                 &mut |_| {
                     n += 1;
@@ -718,7 +854,7 @@ mod tests {
                 (&out, &record),
                 SEGMENT,
                 STEP,
-                Some(progress),
+                progress,
                 1 << 16,
                 &mut |_| false,
             )
@@ -736,7 +872,7 @@ mod tests {
             (&out, &record),
             SEGMENT,
             STEP,
-            None,
+            FoldProgress::start(&src, Vec::new()),
             1 << 16,
             &mut |_| {
                 n += 1;
@@ -763,7 +899,7 @@ mod tests {
             (&out, &record),
             SEGMENT,
             STEP,
-            Some(progress),
+            progress,
             1 << 16,
             &mut |_| false,
         )

@@ -55,6 +55,7 @@ pub mod classes;
 pub mod contents;
 pub mod dense;
 mod direction;
+pub mod fold;
 mod hardest;
 mod images;
 mod isa;

@@ -904,7 +904,7 @@ impl DiskTable {
 
 /// The kept codes file of the table named after `label`, in `disk`'s
 /// directory (as `checkpoint::table_files` names it, to remove it).
-fn kept_path(disk: &OnDisk, label: &str) -> PathBuf {
+pub(in crate::solver) fn kept_path(disk: &OnDisk, label: &str) -> PathBuf {
     disk.dir.join(format!("{label}.codes"))
 }
 
