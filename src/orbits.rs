@@ -66,6 +66,8 @@ pub struct OrbitIndex<W: Word = u64> {
     /// `offsets[r]`: the first orbit whose canonical position has the white
     /// set of colex rank `r`; one more entry holds the total.
     offsets: Vec<u64>,
+    /// `mapped[r]`: the image of the safe cells of white set `r`.
+    mapped: Vec<Bitboard<W>>,
 }
 
 impl<W: Word> OrbitIndex<W> {
@@ -81,14 +83,16 @@ impl<W: Word> OrbitIndex<W> {
         }
         let symmetry = symmetry.clone();
         let black = tight.black();
-        let counts: Vec<u64> = (0..tight.white_sets() as usize)
+        let mapped: Vec<Bitboard<W>> = (0..tight.white_sets() as usize)
             .into_par_iter()
             .with_min_len(1024)
-            .map(|r| {
-                let r = r as u64;
-                let mapped = symmetry.cells(tight.safe(r));
-                binomial(mapped.count(), black) - subsets_below(colex_unrank(r, black), mapped)
-            })
+            .map(|r| symmetry.cells(tight.safe(r as u64)))
+            .collect();
+        let counts: Vec<u64> = mapped
+            .par_iter()
+            .enumerate()
+            .with_min_len(1024)
+            .map(|(r, &mapped)| binomial(mapped.count(), black) - subsets_below(colex_unrank(r as u64, black), mapped))
             .collect();
         let mut offsets = Vec::with_capacity(counts.len() + 1);
         let mut total = 0u64;
@@ -101,6 +105,7 @@ impl<W: Word> OrbitIndex<W> {
             tight,
             symmetry,
             offsets,
+            mapped,
         })
     }
 
@@ -143,9 +148,22 @@ impl<W: Word> OrbitIndex<W> {
         if !canonical.black.is_subset(self.tight.safe(r)) {
             return None;
         }
-        let mapped = self.symmetry.cells(self.tight.safe(r));
-        let skip = subsets_below(canonical.white, mapped);
-        Some(self.offsets[r as usize] + rank_within(self.symmetry.cells(canonical.black), mapped) - skip)
+        Some(self.in_block(r, canonical.white, self.symmetry.cells(canonical.black)))
+    }
+
+    /// The number of the orbit whose canonical position has the white set
+    /// `white`, of colex rank `r`, and a black set whose image is `image`.
+    #[inline]
+    pub fn in_block(&self, r: u64, white: Bitboard<W>, image: Bitboard<W>) -> u64 {
+        let mapped = self.mapped[r as usize];
+        self.offsets[r as usize] + rank_within(image, mapped) - subsets_below(white, mapped)
+    }
+
+    /// The image of the safe cells of the white set of colex rank `r`:
+    /// where the images of its black sets lie.
+    #[inline]
+    pub fn mapped_safe(&self, r: u64) -> Bitboard<W> {
+        self.mapped[r as usize]
     }
 
     /// The number of the orbit of tight index `i`, which must be below the
@@ -160,7 +178,7 @@ impl<W: Word> OrbitIndex<W> {
     pub fn unrank(&self, o: u64) -> Part<W> {
         let r = self.offsets.partition_point(|&x| x <= o) as u64 - 1;
         let white = colex_unrank(r, self.tight.white());
-        let mapped = self.symmetry.cells(self.tight.safe(r));
+        let mapped = self.mapped[r as usize];
         let skip = subsets_below(white, mapped);
         let image = expand(
             colex_unrank(o - self.offsets[r as usize] + skip, self.tight.black()),
@@ -175,7 +193,7 @@ impl<W: Word> OrbitIndex<W> {
 
     /// Bytes the index's tables take in memory, the tight index's included.
     pub fn table_bytes(&self) -> u64 {
-        (self.offsets.len() * 8) as u64 + self.tight.table_bytes()
+        (self.offsets.len() * 8 + self.mapped.len() * size_of::<Bitboard<W>>()) as u64 + self.tight.table_bytes()
     }
 }
 
@@ -184,7 +202,7 @@ impl<W: Word> OrbitIndex<W> {
 ///
 /// A smaller subset agrees with `set` above some cell of `set`, leaves that
 /// cell out and takes the rest of its cells below it.
-fn subsets_below<W: Word>(set: Bitboard<W>, within: Bitboard<W>) -> u64 {
+pub(crate) fn subsets_below<W: Word>(set: Bitboard<W>, within: Bitboard<W>) -> u64 {
     let k = set.count();
     let (mut count, mut above, mut rest) = (0, 0, set);
     while let Some(cell) = rest.last() {

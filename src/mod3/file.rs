@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::fmt;
 use std::fs::File;
 use std::io::ErrorKind;
@@ -70,11 +71,32 @@ pub struct Mod3File {
     pending: Option<Pending>,
 }
 
+/// The hash of a page number in a shard's map: a multiply, not SipHash
+/// (the numbers are the file's own, and a lookup is on every read).
+#[derive(Default)]
+struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 /// One lock's share of the cache: the pages it holds, oldest first in
 /// `order`.
 #[derive(Default)]
 struct Shard {
-    held: HashMap<usize, Arc<[u64]>>,
+    held: HashMap<usize, Arc<[u64]>, BuildHasherDefault<PageHasher>>,
     order: VecDeque<usize>,
 }
 
@@ -244,6 +266,21 @@ impl Mod3File {
         start..(start + PAGE_WORDS).min(code_words(self.len) as usize)
     }
 
+    /// Word `w` of the table: from its page in the cache, read under the
+    /// shard's lock with no count of the page taken, or as [`page`](Self::page) reads it.
+    fn word(&self, w: usize) -> u64 {
+        let p = w / PAGE_WORDS;
+        if let Some(held) = self.shards[p % SHARDS]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .held
+            .get(&p)
+        {
+            return held[w % PAGE_WORDS];
+        }
+        self.page(p)[w % PAGE_WORDS]
+    }
+
     /// Page `p`, from the cache or read and checked; all unreachable when
     /// it cannot be (the failure kept).
     fn page(&self, p: usize) -> Arc<[u64]> {
@@ -312,8 +349,7 @@ impl Residues for Mod3File {
 
     fn get(&self, i: u64) -> Option<u8> {
         assert!(i < self.len, "position {i} of a table of {}", self.len);
-        let w = (i / PER_WORD) as usize;
-        let word = self.page(w / PAGE_WORDS)[w % PAGE_WORDS];
+        let word = self.word((i / PER_WORD) as usize);
         let code = (word >> (2 * (i % PER_WORD))) as u8 & 3;
         (code != UNSEEN).then_some(code)
     }

@@ -18,7 +18,7 @@ use super::file::Mod3File;
 use super::{Mod3Table, PER_WORD, Residues, UNSEEN, code_words};
 use crate::bitboard::{Bitboard, Word};
 use crate::error::{Error, Result};
-use crate::index::{binomial, colex_unrank};
+use crate::index::{binomial, colex_rank, colex_unrank};
 use crate::orbits::OrbitIndex;
 
 /// The most bishops of one colour a fold walks: a standard start's five,
@@ -46,7 +46,7 @@ fn block_codes<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<W>,
         (words[(at / PER_WORD) as usize] >> (2 * (at % PER_WORD))) as u8 & 3
     };
     let (symmetry, safe) = (orbits.symmetry(), tight.safe(r));
-    let mapped = symmetry.cells(safe);
+    let mapped = orbits.mapped_safe(r);
     // place[k]: where the image of the k-th cell of `mapped` stands among
     // the cells of `safe`.
     let place: Vec<u32> = mapped
@@ -581,6 +581,58 @@ impl<R: Residues, W: Word> Folded<R, W> {
     pub fn orbits_table(&self) -> &R {
         &self.table
     }
+
+    /// The codes of positions `range`, all of block `r`, each given to
+    /// `set` with its position, walking the block's black sets in colex
+    /// order a successor at a time.
+    fn block_into(&self, r: u64, range: Range<u64>, set: &mut dyn FnMut(u64, u8)) {
+        let (orbits, tight) = (&self.orbits, self.orbits.tight());
+        let block = tight.block(r);
+        let b = tight.black() as usize;
+        assert!(b <= MAX_BISHOPS, "{b} bishops of a colour");
+        let white = colex_unrank::<W>(r, tight.white());
+        let symmetry = orbits.symmetry();
+        // The image of each safe cell, as a set.
+        let images: Vec<Bitboard<W>> = tight
+            .safe(r)
+            .iter()
+            .map(|cell| Bitboard::single(symmetry.cell(cell)))
+            .collect();
+        let n = images.len() as u32;
+        // The codes of the orbits whose canonical position is in this block.
+        let own = orbits.block(r);
+        let first = own.start / PER_WORD;
+        let words = self.table.words(first..own.end.div_ceil(PER_WORD).max(first));
+        let mut at = [0u32; MAX_BISHOPS];
+        for (k, cell) in colex_unrank::<u128>(range.start - block.start, b as u32).iter().enumerate() {
+            at[k] = u32::from(cell);
+        }
+        for i in range {
+            let image = at[..b].iter().fold(Bitboard::EMPTY, |s, &k| s | images[k as usize]);
+            let code = if image.0 >= white.0 {
+                let o = orbits.in_block(r, white, image) - first * PER_WORD;
+                (words[(o / PER_WORD) as usize] >> (2 * (o % PER_WORD))) as u8 & 3
+            } else {
+                // The image is canonical: white set `image`, black set
+                // whose image is `white`.
+                let o = orbits.in_block(colex_rank(image), image, white);
+                self.table.get(o).unwrap_or(UNSEEN)
+            };
+            set(i, code);
+            // The colex successor, as in `block_codes`.
+            let mut k = 0;
+            while k < b && at[k] + 1 == if k + 1 < b { at[k + 1] } else { n } {
+                k += 1;
+            }
+            if k == b {
+                break;
+            }
+            at[k] += 1;
+            for (j, a) in at[..k].iter_mut().enumerate() {
+                *a = j as u32;
+            }
+        }
+    }
 }
 
 impl<R: Residues, W: Word> Residues for Folded<R, W> {
@@ -593,23 +645,32 @@ impl<R: Residues, W: Word> Residues for Folded<R, W> {
         self.table.get(self.orbits.of_tight(i))
     }
 
+    /// Block by block: the positions of a block whose canonical position
+    /// is their own read from one run of the fold's words, the others from
+    /// their images' blocks.
     fn words(&self, words: Range<u64>) -> Cow<'_, [u64]> {
         let len = self.len();
         assert!(
             words.end <= len.div_ceil(PER_WORD),
             "words {words:?} of a table of {len}"
         );
-        let out = words
-            .map(|w| {
-                (0..PER_WORD).fold(u64::MAX, |word, j| {
-                    let i = w * PER_WORD + j;
-                    match (i < len).then(|| self.get(i)).flatten() {
-                        Some(code) => word & !(3 << (2 * j)) | u64::from(code) << (2 * j),
-                        None => word,
-                    }
-                })
-            })
-            .collect();
+        let mut out = vec![u64::MAX; (words.end - words.start) as usize];
+        let (first, end) = (words.start * PER_WORD, (words.end * PER_WORD).min(len));
+        let tight = self.orbits.tight();
+        let (mut i, mut r) = (first, if first < end { tight.block_of(first) } else { 0 });
+        while i < end {
+            let to = tight.block(r).end.min(end);
+            if i < to {
+                self.block_into(r, i..to, &mut |j, code| {
+                    let at = j - first;
+                    let word = &mut out[(at / PER_WORD) as usize];
+                    let shift = 2 * (at % PER_WORD);
+                    *word = *word & !(3 << shift) | u64::from(code) << shift;
+                });
+                i = to;
+            }
+            r += 1;
+        }
         Cow::Owned(out)
     }
 
@@ -712,6 +773,14 @@ mod tests {
             assert_eq!(&*folded.words(0..words), &*Residues::words(table, 0..words));
             let mid = tight.len() / 3;
             assert_eq!(folded.pack_range(mid..mid + 77), table.pack_range(mid..mid + 77));
+            // Runs of words that start and end inside blocks.
+            for (start, n) in [(1, 1), (7, 3), (words / 2, 40), (words - 5, 5), (words / 3 + 1, 1)] {
+                assert_eq!(
+                    &*folded.words(start..start + n),
+                    &*Residues::words(table, start..start + n),
+                    "{name} words {start}.."
+                );
+            }
         }
     }
 
