@@ -4,9 +4,9 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::fmt;
 use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::ErrorKind;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -234,6 +234,17 @@ impl Mod3File {
         crate::files::punch_hole(&self.file, 0..8 * end).map_err(|e| Error::Io(self.path.clone(), e))?;
         self.released.fetch_max(end, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The table with a cache of at most about `max_bytes`, what it held
+    /// let go: for a fold, which reads each page once, in order.
+    pub(crate) fn with_cache(mut self, max_bytes: u64) -> Mod3File {
+        let held = (max_bytes / (8 * PAGE_WORDS as u64)).max(1) as usize;
+        self.per_shard = held.div_ceil(SHARDS);
+        for shard in &mut self.shards {
+            *shard.get_mut().unwrap_or_else(|e| e.into_inner()) = Shard::default();
+        }
+        self
     }
 
     /// The seal (XXH3-64) of each segment the file was opened with

@@ -604,7 +604,10 @@ impl<R: Residues, W: Word> Folded<R, W> {
         let first = own.start / PER_WORD;
         let words = self.table.words(first..own.end.div_ceil(PER_WORD).max(first));
         let mut at = [0u32; MAX_BISHOPS];
-        for (k, cell) in colex_unrank::<u128>(range.start - block.start, b as u32).iter().enumerate() {
+        for (k, cell) in colex_unrank::<u128>(range.start - block.start, b as u32)
+            .iter()
+            .enumerate()
+        {
             at[k] = u32::from(cell);
         }
         for i in range {

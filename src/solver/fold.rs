@@ -88,6 +88,10 @@ fn read_note<W: Width>(bytes: &[u8], plan: &Plan<'_, W>) -> Option<(Duration, Ve
     words.next().is_none().then_some((elapsed, stats))
 }
 
+/// The cache of the table's file while it is folded: its pages are read
+/// once each, in order, by the blocks of a batch at a time.
+const FOLD_READ_CACHE: u64 = 64 << 20;
+
 /// What [`Plan::solve_on_disk_folded_with`] gives: the solution answered
 /// from the folds, what the disk did for each class searched (nothing
 /// when the folds resumed), and the time the folds took.
@@ -241,6 +245,10 @@ impl<W: Width> Plan<'_, W> {
             let o = orbits[k].take().expect("a searched class");
             let (out, record) = fold_files(&disk.dir, name, classes[k]);
             k += 1;
+            // The orbit index's tables come out of the memory the table
+            // had; the table's file, read once in order, needs little.
+            let max_bytes = disk.max_bytes.saturating_sub(o.table_bytes()).max(1 << 20);
+            let source = source.with_cache(FOLD_READ_CACHE.min(max_bytes));
             let folded = fold_file(
                 &source,
                 &o,
@@ -248,7 +256,7 @@ impl<W: Width> Plan<'_, W> {
                 segment_words,
                 step_words,
                 progress,
-                disk.max_bytes,
+                max_bytes,
                 stop,
             )?;
             Ok::<_, Error>(FileTable::Folded(Folded::new(o, folded)))
