@@ -1410,6 +1410,37 @@ mod tests {
         assert_eq!(table_cap(Method::Tight, 100 * mib, 0, Some(50 * mib)), None);
     }
 
+    /// A fold's disk is the larger of the search's (the table's file and
+    /// its checkpoints) and the write's (the fold, at most half the table
+    /// and a position a white set, and the database); without a fold, the
+    /// table and the database together. A fold needs checkpoints.
+    #[test]
+    fn a_fold_needs_the_larger_of_the_search_and_the_write() {
+        let variant = Variant::named("9x8").unwrap();
+        let dir = std::env::temp_dir();
+        let options = |fold, checkpoints: bool| SolveOptions {
+            method: Some(Method::TwoBit),
+            max_memory: Some(3 << 20),
+            checkpoints: checkpoints.then(CheckpointOptions::default),
+            fold,
+            ..SolveOptions::default()
+        };
+        let always = SolvePlan::new(&variant, options(Some(true), true)).unwrap();
+        assert!(always.table_cap().is_some() && always.folds(&dir));
+        let (legal, white_sets) = always.searched().next().unwrap();
+        let never = SolvePlan::new(&variant, options(Some(false), true)).unwrap();
+        assert!(!never.folds(&dir));
+        let (folded, whole) = (always.disk_bytes_in(&dir), never.disk_bytes_in(&dir));
+        assert_eq!(whole, always.disk_bytes(), "unfolded, as before");
+        let table = legal.div_ceil(32) * 8;
+        let fold = (legal + white_sets).div_ceil(2).div_ceil(32) * 8;
+        assert!(folded < whole && folded >= table, "{folded} of {whole}");
+        assert!(folded >= fold + always.database_bytes(), "{folded}");
+        assert!(whole >= table + always.database_bytes(), "{whole}");
+        let unchecked = SolvePlan::new(&variant, options(Some(true), false)).unwrap();
+        assert!(!unchecked.folds(&dir), "no fold without checkpoints");
+    }
+
     #[test]
     fn the_plan_line_names_what_limits_the_memory() {
         let variant = Variant::named("7x6").unwrap();
