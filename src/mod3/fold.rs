@@ -25,6 +25,34 @@ use crate::orbits::OrbitIndex;
 /// with room to spare.
 const MAX_BISHOPS: usize = 16;
 
+/// The `b` places, lowest first, of the combination of colex rank `rank`.
+fn places(rank: u64, b: usize) -> [u32; MAX_BISHOPS] {
+    let mut at = [0u32; MAX_BISHOPS];
+    for (k, cell) in colex_unrank::<u128>(rank, b as u32).iter().enumerate() {
+        at[k] = u32::from(cell);
+    }
+    at
+}
+
+/// Moves `at`, the places of a combination among `n`, lowest first, to
+/// its colex successor: the lowest place that can move up does, and those
+/// below it start over at the bottom. `false` after the last.
+fn colex_next(at: &mut [u32], n: u32) -> bool {
+    let b = at.len();
+    let mut k = 0;
+    while k < b && at[k] + 1 == if k + 1 < b { at[k + 1] } else { n } {
+        k += 1;
+    }
+    if k == b {
+        return false;
+    }
+    at[k] += 1;
+    for (j, a) in at[..k].iter_mut().enumerate() {
+        *a = j as u32;
+    }
+    true
+}
+
 /// The codes of the orbits of block `r`, in the orbit index's order, read
 /// from `table`, the class's table in the tight index's order: for each
 /// canonical position of the block, its code.
@@ -58,10 +86,7 @@ fn block_codes<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<W>,
     let total = binomial(mapped.count(), b as u32);
     let skip = total - (wanted.end - wanted.start);
     // The combination of rank `skip` among the cells of `mapped`, as places.
-    let mut at = [0u32; MAX_BISHOPS];
-    for (k, cell) in colex_unrank::<u128>(skip, b as u32).iter().enumerate() {
-        at[k] = u32::from(cell);
-    }
+    let mut at = places(skip, b);
     let n = place.len() as u32;
     let mut codes = Vec::with_capacity((wanted.end - wanted.start) as usize);
     for _ in skip..total {
@@ -76,18 +101,8 @@ fn block_codes<R: Residues + ?Sized, W: Word>(table: &R, orbits: &OrbitIndex<W>,
             .map(|(k, &p)| binomial(p, k as u32 + 1))
             .sum();
         codes.push(code(block.start + rank));
-        // The colex successor: the lowest place that can move up does,
-        // and those below it start over at the bottom.
-        let mut k = 0;
-        while k < b && at[k] + 1 == if k + 1 < b { at[k + 1] } else { n } {
-            k += 1;
-        }
-        if k == b {
+        if !colex_next(&mut at[..b], n) {
             break;
-        }
-        at[k] += 1;
-        for (j, a) in at[..k].iter_mut().enumerate() {
-            *a = j as u32;
         }
     }
     debug_assert_eq!(codes.len() as u64, wanted.end - wanted.start);
@@ -603,13 +618,7 @@ impl<R: Residues, W: Word> Folded<R, W> {
         let own = orbits.block(r);
         let first = own.start / PER_WORD;
         let words = self.table.words(first..own.end.div_ceil(PER_WORD).max(first));
-        let mut at = [0u32; MAX_BISHOPS];
-        for (k, cell) in colex_unrank::<u128>(range.start - block.start, b as u32)
-            .iter()
-            .enumerate()
-        {
-            at[k] = u32::from(cell);
-        }
+        let mut at = places(range.start - block.start, b);
         for i in range {
             let image = at[..b].iter().fold(Bitboard::EMPTY, |s, &k| s | images[k as usize]);
             let code = if image.0 >= white.0 {
@@ -622,17 +631,8 @@ impl<R: Residues, W: Word> Folded<R, W> {
                 self.table.get(o).unwrap_or(UNSEEN)
             };
             set(i, code);
-            // The colex successor, as in `block_codes`.
-            let mut k = 0;
-            while k < b && at[k] + 1 == if k + 1 < b { at[k + 1] } else { n } {
-                k += 1;
-            }
-            if k == b {
+            if !colex_next(&mut at[..b], n) {
                 break;
-            }
-            at[k] += 1;
-            for (j, a) in at[..k].iter_mut().enumerate() {
-                *a = j as u32;
             }
         }
     }
@@ -783,6 +783,20 @@ mod tests {
                     &*Residues::words(table, start..start + n),
                     "{name} words {start}.."
                 );
+            }
+        }
+    }
+
+    /// The successor walks every combination in colex order, each at the
+    /// places of its rank, and stops after the last.
+    #[test]
+    fn the_colex_successor_walks_the_ranks_in_order() {
+        for (n, b) in [(6u32, 1usize), (9, 3), (12, 5), (5, 5)] {
+            let mut at = places(0, b);
+            let total = binomial(n, b as u32);
+            for rank in 0..total {
+                assert_eq!(at, places(rank, b), "{n} choose {b}, rank {rank}");
+                assert_eq!(colex_next(&mut at[..b], n), rank + 1 < total);
             }
         }
     }
