@@ -198,7 +198,7 @@ impl FoldProgress {
     }
 
     /// The segments of the table's file that were given back: what the
-    /// table's file is opened without ([`Mod3File::open_released`]).
+    /// table's file is opened without (`Mod3File::open_released`).
     pub fn released(&self) -> u64 {
         self.released
     }
@@ -411,7 +411,7 @@ pub const FOLD_STEP_WORDS: u64 = 1 << 25;
 /// it released. It goes block by block. After each `step_words` words of
 /// output it syncs what it wrote, records where it stands at `record` and
 /// then gives the table's segments it will not read again back to the file
-/// system ([`Mod3File::release`]): the two files together never take much
+/// system (`Mod3File::release`): the two files together never take much
 /// more disk than the table did. `stop` is asked at each record whether to
 /// stop there (a test's interruption), and the fold then fails with
 /// [`Error::Stopped`].
