@@ -75,13 +75,10 @@ impl<W: Word> OrbitIndex<W> {
     /// `None` unless the group is the identity and one symmetry that
     /// exchanges the colours, with as many white bishops as black.
     pub fn new(tight: TightIndex<W>, group: &Symmetries) -> Option<OrbitIndex<W>> {
-        let [symmetry] = group.others() else {
-            return None;
-        };
-        if !symmetry.exchanges_colours() || tight.white() != tight.black() {
+        if !Self::applies(group, tight.white(), tight.black()) {
             return None;
         }
-        let symmetry = symmetry.clone();
+        let symmetry = group.others()[0].clone();
         let black = tight.black();
         let mapped: Vec<Bitboard<W>> = (0..tight.white_sets() as usize)
             .into_par_iter()
@@ -107,6 +104,15 @@ impl<W: Word> OrbitIndex<W> {
             offsets,
             mapped,
         })
+    }
+
+    /// Whether [`new`](Self::new) numbers the orbits of `white` and
+    /// `black` bishops under `group`: the identity and one symmetry that
+    /// exchanges the colours, with as many white bishops as black. Asked
+    /// without building anything (a plan asks it before it knows the
+    /// memory is there).
+    pub fn applies(group: &Symmetries, white: u32, black: u32) -> bool {
+        matches!(group.others(), [symmetry] if symmetry.exchanges_colours()) && white == black
     }
 
     /// The number of orbits.

@@ -120,9 +120,14 @@ impl<W: Width> Plan<'_, W> {
 
     /// Whether every class this plan searches can be folded onto its
     /// orbits: its one symmetry besides the identity exchanges the colours
-    /// (12x10, 13x10 and 11x10 among the standard boards).
+    /// (12x10, 13x10 and 11x10 among the standard boards). Asked of the
+    /// symmetries alone: a plan asks it before it knows that the memory
+    /// for the orbit indices is there.
     pub fn can_fold(&self) -> bool {
-        self.orbit_indices().is_ok()
+        self.variant.specs::<W>().iter().enumerate().all(|(k, spec)| {
+            let (white, black) = spec.counts();
+            self.is_mirrored(k) || OrbitIndex::<W>::applies(&Symmetries::of(&spec.geometry, spec.goal), white, black)
+        })
     }
 
     /// As [`solve_on_disk_with`](Self::solve_on_disk_with), each searched
@@ -290,5 +295,29 @@ impl<W: Width> Plan<'_, W> {
             })
             .collect();
         Solution { classes, elapsed }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::solver::{Method, Plan};
+    use crate::variant::Variant;
+
+    #[test]
+    fn whether_a_plan_folds_is_known_without_building_the_orbit_indices() {
+        // An odd number of columns gives a class a left-right mirror
+        // besides the colour-exchanging flip: those do not fold.
+        for (name, folds) in [
+            ("5x4", true),
+            ("9x8", true),
+            ("5x4-full", true),
+            ("7x5-a1", false),
+            ("9x7-a1", false),
+        ] {
+            let variant = Variant::named(name).unwrap();
+            let plan = Plan::<u64>::in_words(&variant, Method::TwoBit);
+            assert_eq!(plan.can_fold(), folds, "{name}");
+            assert_eq!(plan.orbit_indices().is_ok(), folds, "{name}");
+        }
     }
 }
