@@ -234,8 +234,10 @@ impl<'a> SolvePlan<'a> {
     /// # Errors
     ///
     /// [`Error::TooLarge`] when the solve needs more memory than is
-    /// available, or than `options.max_memory`.
+    /// available, or than `options.max_memory`, or when no table numbers
+    /// the variant's classes ([`Variant::tables_fit`]).
     pub fn new(variant: &'a Variant, options: SolveOptions) -> Result<SolvePlan<'a>> {
+        variant.tables_fit()?;
         // The tight index's tables come first: one safe set and offset per white set.
         let index_bytes = by_width!(variant, W => variant
             .specs::<W>()

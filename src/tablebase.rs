@@ -577,9 +577,9 @@ impl Tablebase {
     /// Whether the policy lets `variant` be solved on demand, and if not,
     /// why (one phrase, for the refusal).
     fn may_solve(&self, variant: &Variant) -> std::result::Result<(), String> {
-        let entries = variant.hash_sizes().iter().fold(0u64, |a, &b| a.saturating_add(b));
+        let entries = variant.hash_sizes().iter().fold(0u128, |a, &b| a.saturating_add(b));
         let standard_allowed = self.on_demand.standard != Some(0);
-        if entries > self.on_demand.max_entries || (!variant.is_named() && !standard_allowed) {
+        if entries > u128::from(self.on_demand.max_entries) || (!variant.is_named() && !standard_allowed) {
             return Err(self.policy());
         }
         Ok(())

@@ -215,10 +215,10 @@ impl Variant {
         for &class in &used {
             let (cells, (white, black)) = (start.board().class_squares(class), start.counts(class));
             // A start of the user's may put down more bishops than a
-            // 64-bit hash can number the placements of.
+            // 128-bit hash can number the placements of.
             if DenseIndex::size(cells as u32, white as u32, black as u32).is_none() {
                 return Err(Error::Variant(format!(
-                    "variant {name}: {white} + {black} bishops on the {cells} squares of the {} class have more placements than a 64-bit hash numbers",
+                    "variant {name}: {white} + {black} bishops on the {cells} squares of the {} class have more placements than a 128-bit hash numbers",
                     class.name()
                 )));
             }
@@ -231,6 +231,19 @@ impl Variant {
                     class.name()
                 )));
             }
+        }
+        // Both classes' hashes combine into one, in 128 bits too.
+        let mut sizes = used.iter().map(|&c| {
+            let (white, black) = start.counts(c);
+            DenseIndex::size(start.board().class_squares(c) as u32, white as u32, black as u32)
+        });
+        if sizes
+            .try_fold(1u128, |product, size| product.checked_mul(size?))
+            .is_none()
+        {
+            return Err(Error::Variant(format!(
+                "variant {name}: its classes together have more placements than a 128-bit hash numbers"
+            )));
         }
         let wide = used.iter().any(|&c| start.board().class_squares(c) > 64);
         let classes = if wide {
@@ -721,9 +734,21 @@ impl Variant {
         by_width!(self, W => self.specs::<W>().iter().map(|s| s.class).collect())
     }
 
-    /// The hash of each class part of `position`, in class order. The
-    /// position must be one of this variant's.
+    /// The hash of each class part of `position`, in class order, as a
+    /// table numbers it. The position must be one of this variant's.
+    ///
+    /// # Panics
+    ///
+    /// When the variant has no tables ([`tables_fit`](Self::tables_fit)
+    /// says why); [`class_hashes128`](Self::class_hashes128) has every
+    /// variant's.
+    #[track_caller]
     pub fn class_hashes(&self, position: &Position) -> Vec<u64> {
+        assert!(
+            self.tables_fit().is_ok(),
+            "variant {}: no table numbers its classes",
+            self.name
+        );
         by_width!(self, W => self
             .specs::<W>()
             .iter()
@@ -731,14 +756,77 @@ impl Variant {
             .collect())
     }
 
-    /// The public hash of `position`: the class hashes in mixed radix.
-    pub fn hash(&self, position: &Position) -> u128 {
-        combine(&self.class_hashes(position), &self.hash_sizes())
+    /// The hash of each class part of `position` in 128 bits, in class
+    /// order: [`class_hashes`](Self::class_hashes) where that is there, and
+    /// the same numbers past it. The position must be one of this variant's.
+    pub fn class_hashes128(&self, position: &Position) -> Vec<u128> {
+        by_width!(self, W => self
+            .specs::<W>()
+            .iter()
+            .map(|spec| spec.index.rank128(position.part(&spec.geometry)))
+            .collect())
     }
 
-    /// R(n, w, b) of each class.
-    pub fn hash_sizes(&self) -> Vec<u64> {
-        by_width!(self, W => self.specs::<W>().iter().map(|spec| spec.index.len()).collect())
+    /// The public hash of `position`: the class hashes in mixed radix.
+    ///
+    /// ```
+    /// let variant = bishops::Variant::named("5x4-full").unwrap();
+    /// let start = variant.start();
+    /// let hash = variant.hash(start);
+    /// assert!(hash < variant.hash_sizes().iter().product());
+    /// assert_eq!(variant.position_of_hash(hash).as_ref(), Some(start));
+    /// ```
+    pub fn hash(&self, position: &Position) -> u128 {
+        combine(&self.class_hashes128(position), &self.hash_sizes())
+    }
+
+    /// The position whose public hash is `hash` ([`hash`](Self::hash)'s
+    /// inverse), legal or not; `None` when `hash` is past the last.
+    pub fn position_of_hash(&self, hash: u128) -> Option<Position> {
+        let sizes = self.hash_sizes();
+        if hash >= sizes.iter().product() {
+            return None;
+        }
+        let hashes = crate::index::split(hash, &sizes);
+        Some(by_width!(self, W => {
+            let parts: Vec<Part<W>> =
+                self.specs::<W>().iter().zip(hashes).map(|(spec, h)| spec.index.unrank128(h)).collect();
+            self.position(&parts)
+        }))
+    }
+
+    /// R(n, w, b) of each class. Their product fits 128 bits: a variant
+    /// whose does not is refused when it is made.
+    pub fn hash_sizes(&self) -> Vec<u128> {
+        by_width!(self, W => self.specs::<W>().iter().map(|spec| spec.index.len128()).collect())
+    }
+
+    /// Whether tables and databases can number this variant's positions:
+    /// every class's R(n, w, b) below 2^63, as a class hash is a `u64` in
+    /// a table and an SQLite integer in a database. Every named variant's
+    /// is; a variant of the user's with more bishops on a larger board
+    /// (7 + 7 a class on 15x14) can be named and hashed but not solved,
+    /// and the error says so.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`] naming the first class past that.
+    pub fn tables_fit(&self) -> Result<()> {
+        by_width!(self, W => {
+            for spec in self.specs::<W>() {
+                let size = spec.index.len128();
+                if size >= 1 << 63 {
+                    let (white, black) = spec.counts();
+                    return Err(Error::TooLarge(format!(
+                        "variant {}: the {} class has R({}, {white}, {black}) = {size} placements, and tables and databases number a class's positions in 63 bits: its positions can be named, not solved",
+                        self.name,
+                        spec.class.name(),
+                        spec.geometry.len()
+                    )));
+                }
+            }
+            Ok(())
+        })
     }
 
     /// The position whose class parts are `parts`, in class order.

@@ -235,7 +235,7 @@ fn check_query(doc: &Value, position: &str, variant: &str, status: &str, remoten
     assert_eq!(doc["status"], status, "{doc:#}");
     assert_eq!(int(&doc["remoteness"]), remoteness, "{doc:#}");
     let v = Variant::named(variant).unwrap();
-    let size: u128 = v.hash_sizes().iter().map(|&s| u128::from(s)).product();
+    let size: u128 = v.hash_sizes().iter().product();
     let hash = u128::from(doc["hash"].as_u64().expect("hash is a number"));
     assert!(hash < size, "hash {hash} out of range {size}");
     assert_eq!(hash, v.hash(&pos), "the public hash");

@@ -500,3 +500,78 @@ fn damaged_variant_files_are_refused_or_read_never_a_panic() {
     }
     assert!(read > 0 && refused > 0, "{read} read, {refused} refused");
 }
+
+/// 7 + 7 bishops on the 105 squares of the a1 class of 15x14.
+const PAST_64_BITS: &str = r#"{"name": "big15", "description": "15x14, the a1 class: 7 + 7 bishops", "start": "15_14_a1-a3-a5-a7-a9-a11-a13_o1-o3-o5-o7-o9-o11-o13"}"#;
+
+#[test]
+fn a_class_past_64_bits_is_named_by_its_128_bit_hash() {
+    let v = variant(PAST_64_BITS);
+    // R(105, 7, 7) = C(105, 7) · C(98, 7), worked out apart.
+    assert_eq!(v.hash_sizes(), [314_881_255_304_318_102_400]);
+    // The start's white bishops are the class's first 7 cells (rank 0)
+    // and its black ones the last 7 of the 98 beside them: C(98, 7) − 1.
+    assert_eq!(v.hash(v.start()), 13_834_413_151);
+    // The goal's white bishops are the last 7 of all 105 cells and its
+    // black ones the first: (C(105, 7) − 1) · C(98, 7).
+    assert_eq!(v.hash(&v.goal()), 314_881_255_290_483_689_248);
+    assert_eq!(v.position_of_hash(v.hash(&v.goal())), Some(v.goal()));
+    assert_eq!(v.position_of_hash(314_881_255_304_318_102_400), None);
+    let mut state = 15u64;
+    for _ in 0..2_000 {
+        let hash = (u128::from(bishops::index::splitmix(&mut state)) << 64) % 314_881_255_304_318_102_400;
+        let position = v.position_of_hash(hash).unwrap();
+        assert_eq!(v.hash(&position), hash);
+        assert_eq!(v.class_hashes128(&position), [hash]);
+    }
+    let refusal = v.tables_fit().unwrap_err().to_string();
+    assert!(
+        refusal.contains("R(105, 7, 7) = 314881255304318102400") && refusal.contains("63 bits"),
+        "{refusal}"
+    );
+    // Both classes of 15x14 together are past 128 bits: refused whole.
+    let scratch = Scratch::new("past128");
+    let full = r#"{"name": "big15f", "description": "15x14", "start": "15_14_a1-a2-a3-a4-a5-a6-a7-a8-a9-a10-a11-a12-a13-a14_o1-o2-o3-o4-o5-o6-o7-o8-o9-o10-o11-o12-o13-o14"}"#;
+    let error = Variant::from_file(&scratch.file("f.json", full))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("128-bit hash"), "{error}");
+}
+
+#[test]
+fn every_command_refuses_a_table_for_a_class_past_64_bits_in_one_line() {
+    let scratch = Scratch::new("past64");
+    let dir = scratch.0.as_path();
+    scratch.file("big.json", PAST_64_BITS);
+    let start = "15_14_a1-a3-a5-a7-a9-a11-a13_o1-o3-o5-o7-o9-o11-o13";
+    let (code, out, err) = bishops(dir, &["--variant-file", "big.json", "variants", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"hash_size\": 314881255304318102400"), "{out}");
+    let (code, out, err) = bishops(dir, &["--variant-file", "big.json", "variants"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("big15") && l.contains(" 314881255304318102400 ")),
+        "{out}"
+    );
+    for args in [
+        &["solve", "big15"][..],
+        &["query", start],
+        &["query", start, "--json"],
+        &["line", start],
+        &["stats", "big15"],
+        &["export", "big15"],
+        &["check", "big15"],
+        &["compact", "big15"],
+    ] {
+        let mut all = vec!["--variant-file", "big.json"];
+        all.extend_from_slice(args);
+        let (code, _, err) = bishops(dir, &all);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("63 bits") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+    // Nothing was written: no database, no checkpoint, no temporary file.
+    let db = dir.join("db");
+    assert!(!db.exists() || std::fs::read_dir(&db).unwrap().next().is_none());
+}

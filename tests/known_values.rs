@@ -48,7 +48,7 @@ fn remoteness(variant: &Variant, solution: &Solution, position: &Position) -> Re
 }
 
 /// The one value that every class has, or an error when classes differ.
-fn same_per_class(values: Vec<u64>, what: &str) -> Result<u64, String> {
+fn same_per_class<T: PartialEq + Copy + std::fmt::Debug>(values: Vec<T>, what: &str) -> Result<T, String> {
     match values.as_slice() {
         [first, rest @ ..] if rest.iter().all(|v| v == first) => Ok(*first),
         _ => Err(format!("{what} differs between classes: {values:?}")),

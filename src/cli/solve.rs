@@ -122,8 +122,11 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
 /// # Errors
 ///
 /// [`Error::DbPath`] when the database path holds what a write would
-/// destroy.
+/// destroy; [`Error::TooLarge`] when no table numbers the variant's
+/// classes ([`Variant::tables_fit`]).
 pub(super) fn trusted<W: Width>(db: &Path, variant: &Variant) -> Result<Option<Database<W>>> {
+    // A variant no table numbers has no database to trust or rebuild.
+    variant.tables_fit()?;
     // Besides its checksums, the rules at the goal, the start, the
     // hardest positions and a sample: what a forger edited with every
     // checksum recomputed is found there or by `check`.

@@ -126,6 +126,9 @@ impl<W: Width> Database<W> {
 
     /// [`Database::open`] of the file `path`, keeping checked blocks in `cache`.
     fn open_at(path: std::path::PathBuf, variant: &Variant, cache: Arc<BlockCache>) -> Result<Database<W>> {
+        // No database of a variant that tables cannot number is trusted,
+        // or written: the refusal says why.
+        variant.tables_fit()?;
         let len = file_length(&path, variant)?;
         let untrusted = |fault| match fault {
             Fault::Read(e) => corrupt(&path, variant, format!("cannot be read ({})", clip(&e.to_string(), 80))),
