@@ -242,12 +242,13 @@ fn bad_variant_files_get_one_line_naming_the_field() {
             "attacks",
         ),
         (r#"[1, 2"#, "expected"),
-        // 12 + 12 bishops on the 64 squares of a class of 16x8: about 7 × 10^23
-        // placements, more than a 64-bit hash numbers.
+        // 12 + 12 bishops on the 64 squares of each class of 16x8: about
+        // 7 × 10^23 placements a class, 5 × 10^47 together, more than a
+        // 128-bit hash numbers.
         (
             r#"{"name": "x", "description": "d", "start":
                 "16_8_a1-a2-a3-a4-a5-a6-a7-a8-b1-b2-b3-b4-b5-b6-b7-b8-c1-c2-c3-c4-c5-c6-c7-c8_n1-n2-n3-n4-n5-n6-n7-n8-o1-o2-o3-o4-o5-o6-o7-o8-p1-p2-p3-p4-p5-p6-p7-p8"}"#,
-            "more placements than a 64-bit hash numbers",
+            "more placements than a 128-bit hash numbers",
         ),
     ];
     for (text, want) in cases {
