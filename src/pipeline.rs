@@ -341,14 +341,19 @@ impl<'a> SolvePlan<'a> {
         if !can || self.options.fold == Some(true) {
             return can;
         }
-        let begun = self.variant.class_list().into_iter().any(|class| {
-            crate::solver::fold::fold_files(dir, self.variant.name(), class)
-                .1
-                .exists()
-        });
+        let begun = self.fold_record(dir).is_some();
         let short =
             free_disk(dir).is_some_and(|free| self.disk_need(false) > free.saturating_add(self.checkpoint_bytes(dir)));
         begun || short
+    }
+
+    /// The record of a fold begun in `dir` by an earlier run, if there is one.
+    fn fold_record(&self, dir: &Path) -> Option<PathBuf> {
+        self.variant
+            .class_list()
+            .into_iter()
+            .map(|class| crate::solver::fold::fold_files(dir, self.variant.name(), class).1)
+            .find(|record| record.exists())
     }
 
     /// Bytes of disk the solve into `dir` needs at most: as
@@ -620,7 +625,9 @@ impl<'a> SolvePlan<'a> {
     /// # Errors
     ///
     /// As [`run`](Self::run); [`Error::Stopped`] when the test hook of
-    /// [`CheckpointOptions::stop_after`] stops the search.
+    /// [`CheckpointOptions::stop_after`] stops the search; [`Error::Usage`]
+    /// when a fold was begun in `dir` and this solve may not fold
+    /// (`--fold never`) nor start over.
     pub fn run_with_notes(
         self,
         dir: &Path,
@@ -643,6 +650,18 @@ impl<'a> SolvePlan<'a> {
             ));
         }
         let kept = self.options.checkpoints.is_some();
+        // A fold begun gave back the table's file below where it stands:
+        // the search cannot go on without it, nor start over unasked.
+        if self.options.fold == Some(false)
+            && self.options.checkpoints.is_some_and(|c| !c.restart)
+            && let Some(record) = self.fold_record(dir)
+        {
+            return Err(Error::Usage(format!(
+                "the table of {} was being folded onto its orbits ({}): go on with --fold auto or always, or start over with --restart",
+                self.variant.name(),
+                crate::text::path(&record)
+            )));
+        }
         let folds = self.folds(dir);
         if folds {
             note("its table is folded onto its orbits once it is searched, and the database written from the fold");

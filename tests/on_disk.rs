@@ -450,6 +450,28 @@ fn a_table_folded_onto_its_orbits_writes_the_same_database_and_a_stopped_fold_re
     for file in [".orbits", ".orbits.fold"] {
         assert!(dir.join(format!(".{name}.a1{file}")).exists(), "{file}");
     }
+    // The table's file is given back below the fold: a solve that may not
+    // fold is refused, and nothing is touched.
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(&dir)
+        .args([
+            "solve",
+            name,
+            "--method",
+            "two-bit",
+            "--max-memory",
+            "3",
+            "--fold",
+            "never",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    let errors: Vec<&str> = said.lines().filter(|l| l.starts_with("bishops: error:")).collect();
+    assert!(errors.len() == 1 && errors[0].contains("was being folded"), "{said}");
+    assert_eq!(std::fs::metadata(&codes).unwrap().len(), len);
     let out = Command::new(BIN)
         .arg("--db")
         .arg(&dir)
