@@ -69,7 +69,7 @@ fn main() {
             let started = Instant::now();
             let (whites, legal) = legal_count(&geo, white, black);
             let counted = started.elapsed().as_secs_f64();
-            let dense = DenseIndex::size(geo.len() as u32, white, black).expect("a 64-bit hash");
+            let dense = DenseIndex::size(geo.len() as u32, white, black).expect("a 128-bit hash");
             let mpp = moves_per_position(&geo, white, black, 20_000);
             println!(
                 "{name} class {}: {} squares, {white} + {black} bishops, R = {dense}, white sets {whites}, legal {legal}, \
