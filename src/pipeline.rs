@@ -30,6 +30,7 @@ use crate::checkpoint::{self, CheckpointOptions, Checkpointer};
 use crate::error::{Error, Result};
 use crate::index::binomial;
 use crate::mod3::Residues;
+use crate::mod3::exact::MEMO_BYTES;
 use crate::mod3::fold::FileTable;
 use crate::remoteness::Remoteness;
 use crate::solver::classes::{Cells, Shares, Sink, Summary};
@@ -207,6 +208,10 @@ pub struct SolvePlan<'a> {
     /// When the two-bit tables do not fit under `--max-memory`: the bytes
     /// of table the search may hold in memory, the rest on disk.
     table_cap: Option<u64>,
+    /// The bytes of exact values the write of two-bit tables into frames
+    /// keeps ([`MEMO_BYTES`] but under a limit): inside the memory the
+    /// solve was given, beside its tables.
+    write_memo: u64,
 }
 
 /// The plan of a solve, in the word its variant's classes need: chosen
@@ -292,11 +297,13 @@ impl<'a> SolvePlan<'a> {
         if table_cap.is_none() {
             check_memory(variant, need, method, available, options.max_memory)?;
         }
+        let (table_cap, write_memo) = write_memo(need, table_cap, available);
         Ok(SolvePlan {
             variant,
             plan,
             options,
             table_cap,
+            write_memo,
         })
     }
 
@@ -682,7 +689,7 @@ impl<'a> SolvePlan<'a> {
             .checkpoints
             .map(|options| Checkpointer::new(dir, self.variant, options, note));
         let mut no_checkpoints = crate::solver::NoCheckpoints;
-        let (variant, layout, legal) = (self.variant, self.options.layout, self.legal());
+        let (variant, layout, legal) = (self.variant, (self.options.layout, self.write_memo), self.legal());
         let mut layers = Vec::new();
         let mut on_disk = None;
         let mut observe_layers = recording(&mut layers, observe);
@@ -814,7 +821,7 @@ type FoldHook<'a> = (u64, &'a mut dyn FnMut(u64) -> bool);
 /// write's result and the seconds the search took.
 fn solve_and_write<W: Width>(
     plan: Plan<'_, W>,
-    layout: Option<Layout>,
+    layout: (Option<Layout>, u64),
     dir: &Path,
     checkpoints: &mut dyn crate::solver::ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
@@ -824,7 +831,7 @@ fn solve_and_write<W: Width>(
     let refuse = |problem: String| solved_wrong(variant, &problem);
     fn written<W: Width, R: Residues>(
         found: Tables<'_, W, R>,
-        (variant, layout, dir): (&Variant, Option<Layout>, &Path),
+        (variant, layout, dir): (&Variant, (Option<Layout>, u64), &Path),
         refuse: &dyn Fn(String) -> Error,
     ) -> (Result<Written>, f64) {
         (
@@ -1065,7 +1072,9 @@ fn write_shares<T: Transport + ?Sized>(
         cells: std::cell::RefCell::new(&mut pipe),
     };
     let refuse = |problem: String| solved_wrong(variant, &problem);
-    Some(by_width!(variant, W => check_and_write(variant, layout, dir, Tables::<W>::Streamed(&streamed), &refuse)))
+    Some(
+        by_width!(variant, W => check_and_write(variant, (layout, MEMO_BYTES), dir, Tables::<W>::Streamed(&streamed), &refuse)),
+    )
 }
 
 /// What [`compact`] did with one variant's database.
@@ -1172,7 +1181,13 @@ fn compact_in<W: Width>(dir: &Path, variant: &Variant) -> Result<Compacted> {
         problem,
         variant: name.to_owned(),
     };
-    let written = check_and_write(variant, Some(Layout::Frames), dir, Tables::TwoBit(&solution), &refuse)?;
+    let written = check_and_write(
+        variant,
+        (Some(Layout::Frames), MEMO_BYTES),
+        dir,
+        Tables::TwoBit(&solution),
+        &refuse,
+    )?;
     Ok(Compacted {
         bytes: (before, size(&written.path)?),
         path: written.path,
@@ -1194,7 +1209,7 @@ fn compact_in<W: Width>(dir: &Path, variant: &Variant) -> Result<Compacted> {
 /// (nothing is written either); what the write ran into.
 fn check_and_write<W: Width, R: Residues>(
     variant: &Variant,
-    layout: Option<Layout>,
+    layout: (Option<Layout>, u64),
     dir: &Path,
     found: Tables<'_, W, R>,
     refuse: &dyn Fn(String) -> Error,
@@ -1331,6 +1346,23 @@ fn table_cap(method: Method, need: u64, tables: u64, limit: Option<u64>) -> Opti
     }
 }
 
+/// The table cap and the write's memo of exact values, so that the write
+/// too stays inside `limit`. A table in memory leaves the memo what the
+/// search's `need` leaves of the limit; a table on disk gives an eighth of
+/// its cap past the smallest one to the memo. Either is at most
+/// [`MEMO_BYTES`] (and at least a few slots).
+fn write_memo(need: u64, table_cap: Option<u64>, limit: Option<u64>) -> (Option<u64>, u64) {
+    const FEW: u64 = 4 << 10;
+    match (table_cap, limit) {
+        (Some(cap), _) => {
+            let memo = (cap.saturating_sub(MIN_TABLE_CAP) / 8).min(MEMO_BYTES);
+            (Some(cap - memo), memo.max(FEW))
+        }
+        (None, Some(limit)) => (None, limit.saturating_sub(need).clamp(FEW, MEMO_BYTES)),
+        (None, None) => (None, MEMO_BYTES),
+    }
+}
+
 /// Refuses a solve whose whole need (tables, index tables and search, by
 /// the method `plan` runs) is more than `limit` bytes: the memory available,
 /// or the cap `max_memory` when that is what limits.
@@ -1429,6 +1461,29 @@ mod tests {
         // Not even a window left, or a byte search: no table on disk.
         assert_eq!(table_cap(Method::TwoBit, 100 * mib, 80 * mib, Some(20 * mib)), None);
         assert_eq!(table_cap(Method::Tight, 100 * mib, 0, Some(50 * mib)), None);
+    }
+
+    /// The write's memo of exact values stays inside the limit: what the
+    /// search leaves of it with the table in memory, an eighth of the cap
+    /// past the smallest when the table is on disk, never past the most.
+    #[test]
+    fn the_writes_memo_is_inside_the_memory_given() {
+        let mib = 1 << 20;
+        assert_eq!(write_memo(46 * mib, None, Some(64 * mib)), (None, 18 * mib));
+        assert_eq!(write_memo(46 * mib, None, Some(20 << 30)), (None, MEMO_BYTES));
+        assert_eq!(write_memo(46 * mib, None, None), (None, MEMO_BYTES));
+        assert_eq!(
+            write_memo(911 * mib, Some(911 * mib), Some(1024 * mib)),
+            (Some(797 * mib + mib / 4), 113 * mib + 3 * mib / 4)
+        );
+        // 13x10 at 20 GiB: the most, and the table keeps the rest.
+        let (cap, memo) = write_memo(20 << 30, Some(19 << 30), Some(20 << 30));
+        assert_eq!((cap, memo), (Some((19 << 30) - MEMO_BYTES), MEMO_BYTES));
+        // The smallest cap is kept whole.
+        assert_eq!(
+            write_memo(3 * mib, Some(MIN_TABLE_CAP), Some(3 * mib)).0,
+            Some(MIN_TABLE_CAP)
+        );
     }
 
     /// A fold's disk is the larger of the search's (the table's file and

@@ -196,7 +196,13 @@ fn a_table_changed_on_disk_after_its_search_writes_no_database() {
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0b0100;
     std::fs::write(&path, &bytes).unwrap();
-    let written = bishops::storage::write_vetted(&dir, &variant, &Tables::TwoBit(&solution), None, &|_| Ok(()));
+    let written = bishops::storage::write_vetted(
+        &dir,
+        &variant,
+        &Tables::TwoBit(&solution),
+        (None, bishops::mod3::exact::MEMO_BYTES),
+        &|_| Ok(()),
+    );
     let e = written.unwrap_err().to_string();
     assert!(e.contains("read back other than the search wrote it"), "{e}");
     assert!(!dir.join("9x6.sqlite").exists(), "no database is written from it");

@@ -26,7 +26,7 @@ use super::fault::{Checked, Fault};
 use crate::bitboard::Word;
 use crate::error::{Error, Result};
 use crate::mod3::Residues;
-use crate::mod3::exact::{MEMO_BYTES, ResolveError, Resolver, in_windows};
+use crate::mod3::exact::{ResolveError, Resolver, in_windows};
 use crate::remoteness::{Cell, Remoteness};
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
@@ -182,7 +182,7 @@ pub(super) fn write_resolved<W: Word, R: Residues>(
     spec: &ClassSpec<W>,
     index: &TightIndex<W>,
     residues: &R,
-    histogram: &[u64],
+    (histogram, memo_bytes): (&[u64], u64),
 ) -> Result<Checksum> {
     let max = histogram.len().checked_sub(1).map(|m| Remoteness(m as u16));
     // Residues a file could not give are its failure, not theirs.
@@ -193,7 +193,7 @@ pub(super) fn write_resolved<W: Word, R: Residues>(
             spec.class.name()
         )),
     };
-    let resolver = Resolver::new(spec, index, residues, max, MEMO_BYTES).map_err(fault)?;
+    let resolver = Resolver::new(spec, index, residues, max, memo_bytes).map_err(fault)?;
     let cells_of = |path: &mut Vec<u64>, r: u64| resolver.block(r, path);
     let sql = |e| Error::Sqlite("the database being written".into(), e);
     let mut writer = Writer::new(tx, spec.class.index(), index.white_sets()).map_err(sql)?;
@@ -548,7 +548,14 @@ mod tests {
         let write = |residues: &Mod3Table| {
             let conn = Connection::open_in_memory().unwrap();
             conn.execute_batch(SCHEMA).unwrap();
-            write_resolved(&conn, spec, &index, residues, &stats.histogram).map(|sum| (sum, conn))
+            write_resolved(
+                &conn,
+                spec,
+                &index,
+                residues,
+                (&stats.histogram, crate::mod3::exact::MEMO_BYTES),
+            )
+            .map(|sum| (sum, conn))
         };
         let (sum, conn) = write(&Mod3Table::from_cells(&cells)).unwrap();
         assert_eq!(sum, Checksum::of(&cells));

@@ -20,6 +20,7 @@ use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
 use crate::mod3::Residues;
+use crate::mod3::exact::MEMO_BYTES;
 use crate::remoteness::Remoteness;
 use crate::solver::{ClassTable, Solution, Streamed, Tables, TwoBitSolution};
 use crate::variant::by_width;
@@ -47,7 +48,13 @@ pub fn write_with<W: Width>(
     solution: &Solution<Vec<u8>, W>,
     layout: Layout,
 ) -> Result<PathBuf> {
-    write_checked(dir, variant, &Tables::<W>::Bytes(solution), Some(layout), None)
+    write_checked(
+        dir,
+        variant,
+        &Tables::<W>::Bytes(solution),
+        (Some(layout), MEMO_BYTES),
+        None,
+    )
 }
 
 /// Writes a variant whose tables come through a pipe ([`Streamed`]), as
@@ -66,7 +73,7 @@ pub fn write_streamed<'a>(
     streamed: &'a Streamed<'a>,
     layout: Option<Layout>,
 ) -> Result<PathBuf> {
-    by_width!(variant, W => write_checked(dir, variant, &Tables::<W>::Streamed(streamed), layout, None))
+    by_width!(variant, W => write_checked(dir, variant, &Tables::<W>::Streamed(streamed), (layout, MEMO_BYTES), None))
 }
 
 /// Writes a variant solved by the two-bit search as its residues
@@ -77,7 +84,13 @@ pub fn write_streamed<'a>(
 ///
 /// As [`write()`].
 pub fn write_two_bit<W: Width>(dir: &Path, variant: &Variant, solution: &TwoBitSolution<W>) -> Result<PathBuf> {
-    write_checked(dir, variant, &Tables::TwoBit(solution), Some(Layout::Residues), None)
+    write_checked(
+        dir,
+        variant,
+        &Tables::TwoBit(solution),
+        (Some(Layout::Residues), MEMO_BYTES),
+        None,
+    )
 }
 
 /// A check of a database written whole, opened from its temporary file
@@ -92,6 +105,9 @@ pub type Vet<'a, W = u64> = &'a dyn Fn(&Database<W>) -> Result<()>;
 /// every check of [`Database::open`] and hands it to `vet`, which may
 /// refuse it.
 ///
+/// Two-bit tables resolved into frames keep at most `memo_bytes` of
+/// exact values found ([`MEMO_BYTES`] but under a memory cap).
+///
 /// # Errors
 ///
 /// As [`write()`] and [`write_streamed`]; [`Error::Usage`] for a layout
@@ -100,10 +116,10 @@ pub fn write_vetted<W: Width, R: Residues>(
     dir: &Path,
     variant: &Variant,
     tables: &Tables<'_, W, R>,
-    layout: Option<Layout>,
+    (layout, memo_bytes): (Option<Layout>, u64),
     vet: Vet<'_, W>,
 ) -> Result<PathBuf> {
-    write_checked(dir, variant, tables, layout, Some(vet))
+    write_checked(dir, variant, tables, (layout, memo_bytes), Some(vet))
 }
 
 /// [`write_vetted`], or with no `vet` the file renamed into place as
@@ -113,7 +129,7 @@ fn write_checked<W: Width, R: Residues>(
     dir: &Path,
     variant: &Variant,
     tables: &Tables<'_, W, R>,
-    layout: Option<Layout>,
+    (layout, memo_bytes): (Option<Layout>, u64),
     vet: Option<Vet<'_, W>>,
 ) -> Result<PathBuf> {
     let (layout, residues) = match tables {
@@ -146,7 +162,7 @@ fn write_checked<W: Width, R: Residues>(
     let dest = path(dir, variant.name());
     let tmp = temp_path(dir, variant.name(), std::process::id());
     let _pending = Pending::register(&tmp);
-    let result = write_file(&tmp, variant, tables, layout).and_then(|()| {
+    let result = write_file(&tmp, variant, tables, (layout, memo_bytes)).and_then(|()| {
         if let Some(vet) = vet {
             vet(&Database::open_file(&tmp, variant)?)?;
         }
@@ -169,14 +185,14 @@ fn write_file<W: Width, R: Residues>(
     tmp: &Path,
     variant: &Variant,
     solved: &Tables<'_, W, R>,
-    layout: Layout,
+    (layout, memo_bytes): (Layout, u64),
 ) -> Result<()> {
     let _ = fs::remove_file(tmp);
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let mut conn = create(tmp).map_err(sql)?;
     let tx = conn.transaction().map_err(sql)?;
     tx.execute_batch(SCHEMA).map_err(sql)?;
-    let totals = write_classes(&tx, tmp, variant, solved, layout)?;
+    let totals = write_classes(&tx, tmp, variant, solved, (layout, memo_bytes))?;
     write_meta(&tx, variant, solved, layout, &totals).map_err(sql)?;
     tx.commit().map_err(sql)?;
     conn.close().map_err(|(_, e)| sql(e))?;
@@ -218,7 +234,7 @@ fn write_classes<W: Width, R: Residues>(
     tmp: &Path,
     variant: &Variant,
     solved: &Tables<'_, W, R>,
-    layout: Layout,
+    (layout, memo_bytes): (Layout, u64),
 ) -> Result<Totals> {
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let starts = variant.class_hashes(variant.start());
@@ -231,7 +247,7 @@ fn write_classes<W: Width, R: Residues>(
     };
     let mut class_checksums = Vec::new();
     for (k, spec) in variant.specs::<W>().iter().enumerate() {
-        let checksum = write_table(tx, solved, spec, k, layout, &class_checksums)?;
+        let checksum = write_table(tx, solved, spec, k, (layout, memo_bytes), &class_checksums)?;
         write_class_row(tx, solved, spec, k, (starts[k], goals[k]), checksum).map_err(sql)?;
         class_checksums.push(checksum);
         let stats = solved.stats(k);
@@ -253,7 +269,7 @@ fn write_table<W: Width, R: Residues>(
     solved: &Tables<'_, W, R>,
     spec: &ClassSpec<W>,
     k: usize,
-    layout: Layout,
+    (layout, memo_bytes): (Layout, u64),
     sources: &[Checksum],
 ) -> Result<Checksum> {
     let sql = |e| Error::Sqlite("the database being written".into(), e);
@@ -262,7 +278,7 @@ fn write_table<W: Width, R: Residues>(
             ClassTable::Mirrored { from, .. } => Ok(sources[*from]),
             ClassTable::Own(codes) if layout == Layout::Frames => {
                 let class = &solution.classes[k];
-                frames::write_resolved(tx, spec, &class.index, codes, &class.stats.histogram)
+                frames::write_resolved(tx, spec, &class.index, codes, (&class.stats.histogram, memo_bytes))
             }
             ClassTable::Own(codes) => {
                 let checksum = residues::write_class(tx, solution, k).map_err(sql)?;
