@@ -178,10 +178,15 @@ pub struct TableOnDisk {
     /// (sorted and delta-coded, about two bytes an image).
     #[serde(default)]
     pub spool_bytes: u64,
-    /// The most bytes the spool's files held at once (one layer's), which
-    /// the disk must have room for beside the table.
+    /// The most bytes the spool's files held at once, which the disk must
+    /// have room for beside the table: at most the spool's budget
+    /// ([`OnDisk::spool_budget`]) and what one part of a window spools.
     #[serde(default)]
     pub spool_peak_bytes: u64,
+    /// Times the spool was claimed at or past its budget, most of them
+    /// inside a layer.
+    #[serde(default)]
+    pub spool_drains: u64,
     /// Seconds spent reading and writing, segments and spooled images.
     pub seconds: f64,
     /// Pages of 4 KiB read back from the table's file as the database was
@@ -332,7 +337,9 @@ impl<'a> SolvePlan<'a> {
     /// Bytes of disk the solve needs at most: the database as SQLite
     /// stores it ([`database_bytes`](Self::database_bytes)), and with
     /// checkpoints one per searched class plus a second of the largest (a
-    /// new one is written before the old one goes).
+    /// new one is written before the old one goes); with its tables on
+    /// disk, their files and the spool of the one searched
+    /// ([`OnDisk::spool_budget`]).
     pub fn disk_bytes(&self) -> u64 {
         self.disk_need(false)
     }
@@ -366,7 +373,7 @@ impl<'a> SolvePlan<'a> {
     /// Bytes of disk the solve into `dir` needs at most: as
     /// [`disk_bytes`](Self::disk_bytes), or when it folds its table
     /// ([`folds`](Self::folds)) the larger of the search's need (its
-    /// table's file and checkpoints) and the write's (the orbits' file, at
+    /// table's file, checkpoints and spool) and the write's (the orbits' file, at
     /// most half the table and a position a white set, and the database).
     pub fn disk_bytes_in(&self, dir: &Path) -> u64 {
         self.disk_need(self.folds(dir))
@@ -397,6 +404,13 @@ impl<'a> SolvePlan<'a> {
                 .searched()
                 .map(|(legal, white_sets)| legal.div_ceil(32) * 8 + checkpoints(legal, white_sets))
                 .sum();
+            // The spool of the class being searched, gone before the
+            // database is written.
+            let spool = self
+                .searched()
+                .map(|(legal, _)| OnDisk::spool_budget(legal.div_ceil(32) * 8))
+                .max()
+                .unwrap_or(0);
             if fold {
                 // A position and its image are one orbit, and a position
                 // is its own image at most once a white set.
@@ -406,9 +420,9 @@ impl<'a> SolvePlan<'a> {
                         (legal + white_sets).div_ceil(2).div_ceil(32) * 8 + checkpoints(legal, white_sets)
                     })
                     .sum();
-                return files.max(folded + self.database_bytes());
+                return (files + spool).max(folded + self.database_bytes());
             }
-            return self.database_bytes() + files;
+            return files + spool.max(self.database_bytes());
         }
         let checkpoints: Vec<u64> = self
             .searched()
@@ -720,13 +734,14 @@ impl<'a> SolvePlan<'a> {
         let checkpoints = checkpointer.map_or((0, 0.0, 0), |c| c.written);
         if let Some(disk) = &on_disk {
             note(&format!(
-                "the table on disk: {} segments read and {} written, {} in all, {} images spooled ({}, at most {} at once), {:.1} s reading and writing; {} pages read back to write the database",
+                "the table on disk: {} segments read and {} written, {} in all, {} images spooled ({}, at most {} at once, claimed {} times at its budget), {:.1} s reading and writing; {} pages read back to write the database",
                 disk.segments_read,
                 disk.segments_written,
                 human_bytes(disk.bytes),
                 disk.images_spooled,
                 human_bytes(disk.spool_bytes),
                 human_bytes(disk.spool_peak_bytes),
+                disk.spool_drains,
                 disk.seconds,
                 disk.pages_read_writing
             ));
@@ -850,6 +865,7 @@ fn solve_and_write<W: Width>(
             images_spooled: 0,
             spool_bytes: 0,
             spool_peak_bytes: 0,
+            spool_drains: 0,
             seconds: 0.0,
             pages_read_writing: 0,
             folded: fold.is_some(),
@@ -873,6 +889,7 @@ fn solve_and_write<W: Width>(
             report.images_spooled += stats.spooled;
             report.spool_bytes += stats.spool_bytes;
             report.spool_peak_bytes = report.spool_peak_bytes.max(stats.spool_peak);
+            report.spool_drains += stats.drains;
             report.seconds += stats.waited_ns as f64 / 1e9;
         }
         // Written from the files, a segment at a time: the table never

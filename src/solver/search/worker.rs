@@ -529,6 +529,11 @@ const PULLED_WORK: f64 = 3.0;
 /// before it spools them.
 const SPOOL_BATCH: usize = 1 << 14;
 
+/// The parts a window of a search on disk is worked in, between which the
+/// spool is claimed when it holds its budget: what one part spools is all
+/// a spool holds past it.
+const WINDOW_PARTS: u64 = 16;
+
 /// About how many bytes of images a rank sends in one round of a layer
 /// (a kilobyte in this crate's unit tests, so that their small boards
 /// trade images in many rounds too).
@@ -560,6 +565,15 @@ fn round_cuts(blocks: &Range<u64>, work: &[u64], rounds: u64) -> Vec<u64> {
     }
     cuts.push(blocks.end);
     cuts
+}
+
+/// `blocks` cut into at most `n` runs of as many blocks each as can be,
+/// in order, none empty.
+fn parts(blocks: Range<u64>, n: u64) -> impl Iterator<Item = Range<u64>> {
+    let (start, len) = (blocks.start, blocks.end - blocks.start);
+    (0..n)
+        .map(move |k| start + len * k / n..start + len * (k + 1) / n)
+        .filter(|part| !part.is_empty())
 }
 
 /// What `old`, one entry for each block of `from`, becomes for the blocks
@@ -1083,7 +1097,10 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     /// disk, each window's segments made resident before it. The images of
     /// the positions found that fall outside the window are spooled, and
     /// claimed at the end, a bucket of segments at a time, as images
-    /// another worker sent are.
+    /// another worker sent are; or sooner, between two parts of a window,
+    /// when the spool holds its budget. An image claimed inside the layer
+    /// is what a table in memory would have claimed at once: it takes the
+    /// next layer's code, which this layer neither expands nor searches.
     fn windowed(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Result<Found> {
         let Some(windows) = &self.windows else {
             return Ok(self.layer(blocks, depth, pull));
@@ -1093,13 +1110,32 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         for (window, scope) in windows.blocks().zip(&windows.scopes) {
             let (start, end) = (window.start.max(blocks.start), window.end.min(blocks.end));
             // A window with nothing to do is not read in.
-            if (start..end).any(|r| self.busy(r, flag) || self.repairs(r)) {
-                self.table.reside(scope)?;
-                found = found.merge(self.layer(start..end, depth, pull));
+            if !(start..end).any(|r| self.busy(r, flag) || self.repairs(r)) {
+                continue;
+            }
+            let mut resident = false;
+            for part in parts(start..end, WINDOW_PARTS) {
+                if !resident {
+                    self.table.reside(scope)?;
+                    resident = true;
+                }
+                found = found.merge(self.layer(part, depth, pull));
                 let spooled = &mut found.outgoing.images[self.me];
                 self.table.spool(spooled.drain(..).map(|m| m.index));
+                if self.table.spool_full() {
+                    self.claim_spooled(&mut found, depth, pull)?;
+                    resident = false;
+                }
             }
         }
+        self.claim_spooled(&mut found, depth, pull)?;
+        Ok(found)
+    }
+
+    /// Claims the images spooled so far for layer `depth`'s `found`, as
+    /// images another worker sent are: a bucket of segments at a time,
+    /// which leaves none of the window's segments resident.
+    fn claim_spooled(&self, found: &mut Found, depth: u64, pull: bool) -> Result<()> {
         let next = T::code(depth + 1);
         let (index, mut near) = (self.index, self.blocks.start);
         let mut run = Vec::new();
@@ -1112,8 +1148,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
                 Reached { index: i, block: near }
             }));
             found.counts[0] += self.receive(&run, next, pull, None, &mut found.own);
-        })?;
-        Ok(found)
+        })
     }
 
     /// Moves this worker to its range of `to`, a collective step every
@@ -1577,6 +1612,20 @@ mod tests {
         assert_eq!(image_rounds(u64::MAX), 64);
         assert!(image_rounds(1_000) > 1);
         assert!(image_rounds(1_000) <= image_rounds(10_000));
+    }
+
+    /// A window's parts cover it once, in order, none empty, as even as
+    /// whole blocks allow, however few blocks it has.
+    #[test]
+    fn a_windows_parts_cover_it_once() {
+        for (blocks, n) in [(10..110, 16), (5..8, 16), (3..3, 16), (0..1, 1), (7..40, 4)] {
+            let parts: Vec<_> = parts(blocks.clone(), n).collect();
+            assert!(parts.len() as u64 <= n && parts.iter().all(|p| !p.is_empty()));
+            let joined: Vec<u64> = parts.iter().flat_map(|p| p.clone()).collect();
+            assert_eq!(joined, blocks.clone().collect::<Vec<_>>(), "{blocks:?} in {n}");
+            let len = blocks.end - blocks.start;
+            assert!(parts.iter().all(|p| p.end - p.start <= len.div_ceil(n)), "{parts:?}");
+        }
     }
 
     /// What a worker knows of each block follows the block to its new

@@ -31,7 +31,11 @@
 //! layer's end, a bucket at a time with its segments resident
 //! ([`DiskTable::unspool_images`]), as images another worker sent are. A
 //! batch of images goes to its bucket's file sorted and delta-coded
-//! ([`spool`](super::spool)), about two bytes an image.
+//! ([`spool`](super::spool)), about two bytes an image. The spool holds
+//! at most a budget ([`OnDisk::spool_budget`], an eighth of the table)
+//! and what one part of a window adds to it: past the budget the search
+//! claims the images inside the layer, between two parts of a window,
+//! as it would at the layer's end ([`DiskStats::drains`]).
 //!
 //! The files are `.VARIANT.CLASS.codes.tmp-PID` (the codes) and
 //! `.VARIANT.CLASS.images-B.tmp-PID` (bucket `B`'s spool) in the directory
@@ -111,6 +115,21 @@ impl OnDisk {
     pub fn max_segments(&self) -> usize {
         (self.max_bytes / self.segment_bytes()) as usize
     }
+
+    /// Bytes of spooled images a table of `table_bytes` on disk holds
+    /// before its search claims them inside the layer: an eighth of the
+    /// table, at least a page. The disk a solve announces counts it.
+    ///
+    /// ```
+    /// use bishops::solver::OnDisk;
+    ///
+    /// // 13x10's table of 47,836 MiB spools at most 5,979.5 MiB at once.
+    /// assert_eq!(OnDisk::spool_budget(47_836 << 20), 47_836 << 17);
+    /// assert_eq!(OnDisk::spool_budget(1000), 4096);
+    /// ```
+    pub fn spool_budget(table_bytes: u64) -> u64 {
+        (table_bytes / 8).max(SEGMENT_BYTES.start)
+    }
 }
 
 /// What a two-bit table on disk read and wrote during its search.
@@ -133,9 +152,13 @@ pub struct DiskStats {
     pub spooled: u64,
     /// Bytes they took in the spool's files, written and read back once.
     pub spool_bytes: u64,
-    /// The most bytes the spool's files held at once: what one layer
-    /// spooled, before its end took the images in.
+    /// The most bytes the spool's files held at once: at most its budget
+    /// ([`OnDisk::spool_budget`]) and what one part of a window spooled.
     pub spool_peak: u64,
+    /// Times the spool was claimed at or past its budget, most of them
+    /// inside a layer: each makes the segments with images resident, and
+    /// the window's segments again after them.
+    pub drains: u64,
 }
 
 /// A reserved range of address space, zero until written, whose pages are
@@ -281,6 +304,10 @@ pub(in crate::solver) struct DiskTable {
     /// Bytes in the spool's files now, and the most they held.
     spool_held: AtomicU64,
     spool_peak: AtomicU64,
+    /// Bytes the spool may hold ([`OnDisk::spool_budget`]), and times it
+    /// was claimed past them.
+    spool_budget: u64,
+    drains: AtomicU64,
 }
 
 /// The offset in its table of bucket `b`'s first position: a bucket is
@@ -522,6 +549,8 @@ impl DiskTable {
             spool_bytes: AtomicU64::new(0),
             spool_held: AtomicU64::new(0),
             spool_peak: AtomicU64::new(0),
+            spool_budget: OnDisk::spool_budget(words as u64 * 8),
+            drains: AtomicU64::new(0),
         })
     }
 
@@ -541,6 +570,7 @@ impl DiskTable {
             spooled: self.spooled.load(Ordering::Relaxed),
             spool_bytes: self.spool_bytes.load(Ordering::Relaxed),
             spool_peak: self.spool_peak.load(Ordering::Relaxed),
+            drains: self.drains.load(Ordering::Relaxed),
         }
     }
 
@@ -874,6 +904,9 @@ impl DiskTable {
         self.check()?;
         let held = self.spool_held.swap(0, Ordering::Relaxed);
         self.spool_peak.fetch_max(held, Ordering::Relaxed);
+        if held >= self.spool_budget {
+            self.drains.fetch_add(1, Ordering::Relaxed);
+        }
         for (b, bucket) in self.spool.iter().enumerate() {
             let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
             if bucket.is_empty() {
@@ -1260,6 +1293,10 @@ impl Table for DiskTable {
         self.spool_images(images);
     }
 
+    fn spool_full(&self) -> bool {
+        self.spool_held.load(Ordering::Relaxed) >= self.spool_budget
+    }
+
     fn unspool(&self, take: &mut dyn FnMut(&[u64])) -> Result<()> {
         self.unspool_images(take)
     }
@@ -1451,6 +1488,9 @@ mod tests {
         assert_eq!(share.watched, memory.watched, "{what}");
         // The goal's segment at the start, and no other.
         assert!(stats.demand <= 1, "{what}: {} segments loaded on demand", stats.demand);
+        // The spool within its budget and a part of a window.
+        let budget = OnDisk::spool_budget(code_words(memory.table.len()) * 8);
+        assert!(stats.spool_peak < 2 * budget, "{what}: {stats:?}, budget {budget}");
         // The spool is gone with the search, the table's file with the
         // table it left.
         assert_eq!(
@@ -1478,11 +1518,14 @@ mod tests {
         }
         // 9x6's class is about 96 KiB of codes: below that it is worked in
         // windows, read and written many times over, and the images of
-        // what a window finds (its class has a symmetry) are spooled.
+        // what a window finds (its class has a symmetry) are spooled; at
+        // 48 and 56 KiB more of them in a layer than the spool's budget
+        // (about 8.7 KiB), so that they are claimed inside the layer too.
         for kib in [48, 56, 64] {
             let stats = same_on_disk("9x6", kib << 10);
             assert!(stats.writes > 0 && stats.reads > 0, "{kib} KiB: {stats:?}");
             assert!(stats.spooled > 0, "{kib} KiB: {stats:?}");
+            assert_eq!(stats.drains > 0, kib < 64, "{kib} KiB: {stats:?}");
         }
         // A group of four, whose class fits one segment.
         same_on_disk("7x5-full", 4 << 10);

@@ -168,6 +168,13 @@ pub(super) trait Table: Sized + Sync {
         unreachable!("a table in memory spools nothing: every position is resident")
     }
 
+    /// For a table on disk: whether its spool holds its budget or more
+    /// ([`OnDisk::spool_budget`]), so that the search should claim the
+    /// images before it goes on. Never, for a table in memory.
+    fn spool_full(&self) -> bool {
+        false
+    }
+
     /// For a table on disk: calls `take` with the spooled positions, a run
     /// at a time, their segments resident, and empties the spool; no thread
     /// may be in the table meanwhile. Nothing for a table in memory.
