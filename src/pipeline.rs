@@ -35,7 +35,7 @@ use crate::mod3::fold::FileTable;
 use crate::remoteness::Remoteness;
 use crate::solver::classes::{Cells, Shares, Sink, Summary};
 use crate::solver::search::Transport;
-use crate::solver::{ClassStats, Event, Method, OnDisk, Plan, ShareCheckpoints, Streamed, Tables};
+use crate::solver::{ClassStats, DiskStats, Event, Method, OnDisk, Plan, ShareCheckpoints, Streamed, Tables};
 use crate::storage::{self, Layout};
 use crate::system::{available_memory, free_disk, human_bytes};
 use crate::variant::by_width;
@@ -131,6 +131,45 @@ pub struct LayerReport {
     /// re-cut their ranges to share its work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_positions: Option<u64>,
+    /// For a search with its table on disk: what it read and wrote for
+    /// the layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk: Option<LayerOnDisk>,
+}
+
+/// What a search with its table on disk read and wrote for one layer,
+/// from the last layer's end to this one's (the checkpoint's sync at the
+/// last boundary included).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct LayerOnDisk {
+    /// Segments read from the table's file.
+    pub segments_read: u64,
+    /// Segments written to it.
+    pub segments_written: u64,
+    /// Bytes of segments read and written.
+    pub bytes: u64,
+    /// Seconds spent reading and writing, segments and spooled images.
+    pub seconds: f64,
+    /// Images spooled until their segments were resident.
+    pub images_spooled: u64,
+    /// Bytes they took in the spool's files.
+    pub spool_bytes: u64,
+    /// Times the spool was claimed at or past its budget.
+    pub spool_drains: u64,
+}
+
+impl From<DiskStats> for LayerOnDisk {
+    fn from(disk: DiskStats) -> LayerOnDisk {
+        LayerOnDisk {
+            segments_read: disk.reads,
+            segments_written: disk.writes,
+            bytes: disk.bytes,
+            seconds: disk.waited_ns as f64 / 1e9,
+            images_spooled: disk.spooled,
+            spool_bytes: disk.spool_bytes,
+            spool_drains: disk.drains,
+        }
+    }
 }
 
 /// What one solve did.
@@ -1308,6 +1347,7 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                     busiest_rank_seconds: None,
                     mean_rank_seconds: None,
                     moved_positions: None,
+                    on_disk: None,
                 });
                 last = Instant::now();
             }
@@ -1329,6 +1369,14 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                     layer.busiest_rank_seconds = Some(busiest.as_secs_f64());
                     layer.mean_rank_seconds = Some(mean_busy.as_secs_f64());
                     layer.moved_positions = Some(moved);
+                }
+            }
+            Event::OnDisk { class, depth, disk } => {
+                if let Some(layer) = layers
+                    .last_mut()
+                    .filter(|l| (l.class, l.depth) == (class.index(), depth))
+                {
+                    layer.on_disk = Some(disk.into());
                 }
             }
             Event::Mirrored { .. } => {}

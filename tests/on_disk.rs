@@ -103,6 +103,27 @@ fn a_solve_over_the_cap_keeps_its_table_on_disk_and_writes_the_same_database() {
         peak <= bytes,
         "a layer's spool, {peak} bytes, is part of the {bytes} in all"
     );
+    // Each layer's report says what it read and wrote: together no more than the whole search (whose last layer,
+    // which found nothing, and the table's last write have no report).
+    let layers = report["variants"][0]["layers"].as_array().unwrap();
+    let searched: Vec<_> = layers.iter().filter(|l| l["direction"].is_string()).collect();
+    assert!(searched.len() > 10, "{report}");
+    for field in ["segments_read", "segments_written", "bytes", "images_spooled"] {
+        let sum: u64 = searched
+            .iter()
+            .map(|l| l["on_disk"][field].as_u64().unwrap_or_else(|| panic!("{field}: {l}")))
+            .sum();
+        assert!(
+            sum > 0 && sum <= on_disk[field].as_u64().unwrap(),
+            "{field}: {sum}, {on_disk}"
+        );
+    }
+    assert!(
+        layers
+            .iter()
+            .all(|l| l["direction"].is_null() == l["on_disk"].is_null()),
+        "{report}"
+    );
     let (digest, len) = export_digest(&memory, name);
     assert!(len > 1 << 20, "an export of {len} bytes");
     assert_eq!(

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::estimate::Remaining;
 use crate::pipeline::{LayerReport, SolveOptions, SolvePlan, Solved, TableOnDisk};
 use crate::remoteness::Remoteness;
-use crate::solver::Event;
+use crate::solver::{DiskStats, Event};
 use crate::storage::{Database, WriteLock};
 use crate::system::human_bytes;
 use crate::system::peak_memory;
@@ -31,6 +31,26 @@ pub const BENCH_VARIANTS: [&str; 4] = ["7x6", "9x6", "9x8", "11x8"];
 /// stderr when it is not a terminal (a log of a long run), where the
 /// progress bar is not drawn.
 pub(super) const LOG_LAYERS_FROM: u64 = 100_000_000;
+
+/// The line a log of a solve with its table on disk gives a layer: what
+/// it read and wrote.
+fn disk_line(name: &str, class: Class, depth: u16, disk: &DiskStats) -> String {
+    let drains = match disk.drains {
+        0 => String::new(),
+        n => format!(", claimed {n} times at its budget"),
+    };
+    format!(
+        "bishops: {name} {} layer {depth}: on disk, {} segments read and {} written ({}), \
+         {:.1} s reading and writing; {} images spooled ({}{drains})",
+        class.name(),
+        disk.reads,
+        disk.writes,
+        human_bytes(disk.bytes),
+        disk.waited_ns as f64 / 1e9,
+        disk.spooled,
+        human_bytes(disk.spool_bytes),
+    )
+}
 
 /// Shows a solve's layers on a progress bar, one bar per class, and when
 /// `log` is set also as a line per layer: positions found, in all, and
@@ -102,6 +122,11 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
                     busiest.as_secs_f64(),
                     mean_busy.as_secs_f64()
                 );
+            }
+        }
+        Event::OnDisk { class, depth, disk } => {
+            if log {
+                crate::text::say!("{}", disk_line(&name, class, depth, &disk));
             }
         }
         Event::Mirrored { class, from } => {
@@ -576,3 +601,30 @@ fn die_with_parent(command: &mut Command) {
 /// Elsewhere a killed `bench` may leave its child running to the end.
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_: &mut Command) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A layer on disk says what it read and wrote, and the spool's claims
+    /// at its budget only when there were some.
+    #[test]
+    fn a_layer_on_disk_has_a_line_of_its_reads_and_writes() {
+        let mut disk = DiskStats {
+            reads: 1200,
+            writes: 300,
+            bytes: 3 << 30,
+            waited_ns: 12_345_000_000,
+            spooled: 4_000_000,
+            spool_bytes: 6 << 20,
+            ..DiskStats::default()
+        };
+        assert_eq!(
+            disk_line("13x10", Class::Even, 6, &disk),
+            "bishops: 13x10 a1 layer 6: on disk, 1200 segments read and 300 written (3072 MiB), \
+             12.3 s reading and writing; 4000000 images spooled (6 MiB)"
+        );
+        disk.drains = 2;
+        assert!(disk_line("13x10", Class::Even, 6, &disk).ends_with(", claimed 2 times at its budget)"));
+    }
+}

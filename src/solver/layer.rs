@@ -15,6 +15,7 @@ use crate::variant::ClassSpec;
 
 use super::direction::Direction;
 use super::kernel::Block;
+use super::table::disk::DiskStats;
 
 /// Something worth telling a watching user while solving.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -62,6 +63,16 @@ pub enum Event {
         /// Positions whose codes changed owner before the layer, when the
         /// workers re-cut their ranges to share its work.
         moved: u64,
+    },
+    /// What a search with its table on disk read and wrote for a layer
+    /// that found positions (told after that layer).
+    OnDisk {
+        /// The class.
+        class: Class,
+        /// The remoteness of the layer.
+        depth: u16,
+        /// The layer's reads, writes, time waiting on the disk and spool.
+        disk: DiskStats,
     },
     /// A class was derived from its mirror image instead of searched.
     Mirrored {

@@ -22,6 +22,7 @@ use crate::solver::boundary::{Save, ShareCheckpoints, ShareReport};
 use crate::solver::direction::Direction;
 use crate::solver::images::canonical_blocks_in;
 use crate::solver::layer::Event;
+use crate::solver::table::disk::DiskStats;
 
 /// What a position of a block that may hold canonical positions weighs in
 /// [`Partition::by_work`], against 1 for one of a block that holds none.
@@ -383,6 +384,9 @@ pub struct LayerStats {
     pub scanned: u64,
     /// The layer's wall time, as worker 0 saw it.
     pub elapsed: Duration,
+    /// For a table on disk, worker 0's: what it read and wrote from the
+    /// last layer's end to this one's (its checkpoint's sync included).
+    pub disk: Option<DiskStats>,
 }
 
 /// Runs `work` on `workers` threads of this process, each with its own
@@ -484,7 +488,19 @@ pub(super) fn tell(
     layer: &LayerStats,
     exchanges: bool,
 ) {
+    let on_disk = |observe: &mut dyn FnMut(Event)| {
+        if let Some(disk) = layer.disk {
+            observe(Event::OnDisk {
+                class,
+                depth: layer.depth,
+                disk,
+            });
+        }
+    };
     if layer.found == 0 {
+        // The last layer's traffic is told too: on disk, a pull that
+        // reads the whole table to find nothing.
+        on_disk(observe);
         return;
     }
     *total += layer.found;
@@ -497,6 +513,7 @@ pub(super) fn tell(
         legal,
         direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
     });
+    on_disk(observe);
     if exchanges {
         observe(Event::Exchanged {
             class,

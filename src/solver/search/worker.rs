@@ -299,6 +299,7 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
 
     fn layer<X: Transport + ?Sized>(&mut self, transport: &mut X, depth: u64, pull: bool) -> Result<LayerStats> {
         let (share, costs, next) = (&mut self.share, &mut self.costs, T::code(depth + 1));
+        let disk_before = share.table.disk_stats();
         let Balanced {
             work,
             moved,
@@ -331,7 +332,12 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
         // Its pace: the time it spent finding and taking, not waiting.
         costs.pace.note(pull, work.iter().sum(), busy + taking, stats.busiest);
         costs.units.note(pull, busiest, stats.busiest);
-        Ok(LayerStats { moved, ..stats })
+        let disk = share
+            .table
+            .disk_stats()
+            .zip(disk_before)
+            .map(|(now, before)| now.since(&before));
+        Ok(LayerStats { moved, disk, ..stats })
     }
 
     /// Takes in [`ended`](Searcher::ended) and the watched positions this

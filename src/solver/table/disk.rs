@@ -161,6 +161,25 @@ pub struct DiskStats {
     pub drains: u64,
 }
 
+impl DiskStats {
+    /// What was read and written since `before`, a reading of the same
+    /// table: one layer's traffic. The spool's peak stays the whole
+    /// search's.
+    pub fn since(&self, before: &DiskStats) -> DiskStats {
+        DiskStats {
+            reads: self.reads - before.reads,
+            writes: self.writes - before.writes,
+            bytes: self.bytes - before.bytes,
+            demand: self.demand - before.demand,
+            waited_ns: self.waited_ns - before.waited_ns,
+            spooled: self.spooled - before.spooled,
+            spool_bytes: self.spool_bytes - before.spool_bytes,
+            spool_peak: self.spool_peak,
+            drains: self.drains - before.drains,
+        }
+    }
+}
+
 /// A reserved range of address space, zero until written, whose pages are
 /// given back to the system when [`release`](Reserved::release)d.
 struct Reserved {
@@ -1291,6 +1310,10 @@ impl Table for DiskTable {
 
     fn spool(&self, images: impl Iterator<Item = u64>) {
         self.spool_images(images);
+    }
+
+    fn disk_stats(&self) -> Option<DiskStats> {
+        Some(self.stats())
     }
 
     fn spool_full(&self) -> bool {

@@ -19,7 +19,7 @@ use std::ops::Range;
 use crate::bitboard::{Bitboard, Word};
 use crate::error::Result;
 use crate::tight::TightIndex;
-use disk::OnDisk;
+use disk::{DiskStats, OnDisk};
 
 use super::boundary::{Coding, Sealed, ShareCheckpoints, Snapshot, Stored, StoredRef, Wanted};
 use super::contents::Said;
@@ -166,6 +166,12 @@ pub(super) trait Table: Sized + Sync {
     /// where every position is resident, is never asked.
     fn spool(&self, _images: impl Iterator<Item = u64>) {
         unreachable!("a table in memory spools nothing: every position is resident")
+    }
+
+    /// For a table on disk: what it has read and written so far. `None`,
+    /// the default, for a table in memory.
+    fn disk_stats(&self) -> Option<DiskStats> {
+        None
     }
 
     /// For a table on disk: whether its spool holds its budget or more
