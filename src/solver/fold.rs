@@ -23,7 +23,8 @@ use crate::mod3::file::Mod3File;
 use crate::mod3::fold::{FileTable, FoldProgress, Folded, fold_file};
 use crate::orbits::OrbitIndex;
 use crate::symmetry::Symmetries;
-use crate::variant::Width;
+use crate::tight::TightIndex;
+use crate::variant::{Variant, Width};
 
 /// The orbits' file and the fold's record of the class `class` of the
 /// variant `variant`, in `dir` (as `checkpoint::table_files` names them).
@@ -97,25 +98,54 @@ const FOLD_READ_CACHE: u64 = 64 << 20;
 /// when the folds resumed), and the time the folds took.
 pub type Folds<W> = (Solution<FileTable<W>, W>, Vec<DiskStats>, Duration);
 
+/// The orbit index of each class of `variant` whose tight index `indices`
+/// gives (`None` for a class mirrored, which is not folded), or the class
+/// that cannot be folded: its only symmetry besides the identity must
+/// exchange the colours.
+fn orbit_indices<'i, W: Width>(
+    variant: &Variant,
+    indices: impl Iterator<Item = Option<&'i TightIndex<W>>>,
+) -> std::result::Result<Vec<Option<OrbitIndex<W>>>, Class> {
+    variant
+        .specs::<W>()
+        .iter()
+        .zip(indices)
+        .map(|(spec, index)| match index {
+            None => Ok(None),
+            Some(index) => {
+                let group = Symmetries::of(&spec.geometry, spec.goal);
+                OrbitIndex::new(index.clone(), &group).map(Some).ok_or(spec.class)
+            }
+        })
+        .collect()
+}
+
 impl<W: Width> Plan<'_, W> {
     /// The orbit index of each class this plan searches (`None` for a
     /// class it mirrors), or the name of a searched class that cannot be
-    /// folded: its only symmetry besides the identity must exchange the
-    /// colours.
+    /// folded ([`orbit_indices`]).
+    #[cfg(test)]
     fn orbit_indices(&self) -> std::result::Result<Vec<Option<OrbitIndex<W>>>, Class> {
+        let searched = self.indices.iter().enumerate();
+        orbit_indices(
+            self.variant,
+            searched.map(|(k, index)| (!self.is_mirrored(k)).then_some(index)),
+        )
+    }
+
+    /// The first class this plan searches that cannot be folded onto its
+    /// orbits, if one cannot: its one symmetry besides the identity must
+    /// exchange the colours. Asked of the symmetries alone, without the
+    /// orbit indices.
+    fn unfoldable(&self) -> Option<Class> {
         let specs = self.variant.specs::<W>();
-        specs
-            .iter()
-            .zip(&self.indices)
-            .enumerate()
-            .map(|(k, (spec, index))| {
-                if self.is_mirrored(k) {
-                    return Ok(None);
-                }
-                let group = Symmetries::of(&spec.geometry, spec.goal);
-                OrbitIndex::new(index.clone(), &group).map(Some).ok_or(spec.class)
+        let mut searched = specs.iter().enumerate().filter(|&(k, _)| !self.is_mirrored(k));
+        searched
+            .find(|(_, spec)| {
+                let (white, black) = spec.counts();
+                !OrbitIndex::<W>::applies(&Symmetries::of(&spec.geometry, spec.goal), white, black)
             })
-            .collect()
+            .map(|(_, spec)| spec.class)
     }
 
     /// Whether every class this plan searches can be folded onto its
@@ -124,10 +154,7 @@ impl<W: Width> Plan<'_, W> {
     /// symmetries alone: a plan asks it before it knows that the memory
     /// for the orbit indices is there.
     pub fn can_fold(&self) -> bool {
-        self.variant.specs::<W>().iter().enumerate().all(|(k, spec)| {
-            let (white, black) = spec.counts();
-            self.is_mirrored(k) || OrbitIndex::<W>::applies(&Symmetries::of(&spec.geometry, spec.goal), white, black)
-        })
+        self.unfoldable().is_none()
     }
 
     /// As [`solve_on_disk_with`](Self::solve_on_disk_with), each searched
@@ -160,28 +187,41 @@ impl<W: Width> Plan<'_, W> {
                 ));
             }
         };
-        let mut orbits = self.orbit_indices().map_err(|class| {
+        let (variant, segment_words) = (self.variant, (disk.segment_bytes() / 8) as usize);
+        let unfoldable = |class: Class| {
             Error::Usage(format!(
                 "class {} of {} has no one symmetry that exchanges the colours: its table cannot be folded onto its orbits",
                 class.name(),
-                self.variant.name()
+                variant.name()
             ))
-        })?;
-        let (variant, segment_words) = (self.variant, (disk.segment_bytes() / 8) as usize);
+        };
+        if let Some(class) = self.unfoldable() {
+            return Err(unfoldable(class));
+        }
         let name = variant.name();
         let classes: Vec<Class> = variant.specs::<W>().iter().map(|s| s.class).collect();
         let codes = |class: Class| kept_path(&disk, &format!(".{name}.{}", class.name()));
-        let records = orbits
+        let searched: Vec<bool> = (0..classes.len()).map(|k| !self.is_mirrored(k)).collect();
+        let begun = classes
             .iter()
-            .zip(&classes)
-            .map(|(o, &class)| match o {
-                Some(o) => FoldProgress::read(&fold_files(&disk.dir, name, class).1, o, segment_words),
-                None => Ok(None),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let searched = orbits.iter().filter(|o| o.is_some()).count();
-        let found = records.iter().filter(|r| r.is_some()).count();
-        let (solution, stats) = if found > 0 {
+            .zip(&searched)
+            .any(|(&class, &searched)| searched && fold_files(&disk.dir, name, class).1.exists());
+        // The orbit indices (48 bytes a white set in 128-bit words, 378 MiB
+        // on 13x10) are built when the folds need them: before a search
+        // they would hold memory its table is given.
+        let (solution, stats, mut orbits) = if begun {
+            let indices = self.indices.iter().zip(&searched).map(|(i, &s)| s.then_some(i));
+            let orbits = orbit_indices(variant, indices).map_err(unfoldable)?;
+            let records = orbits
+                .iter()
+                .zip(&classes)
+                .map(|(o, &class)| match o {
+                    Some(o) => FoldProgress::read(&fold_files(&disk.dir, name, class).1, o, segment_words),
+                    None => Ok(None),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let searched = orbits.iter().filter(|o| o.is_some()).count();
+            let found = records.iter().filter(|r| r.is_some()).count();
             if found != searched {
                 return Err(Error::Io(
                     disk.dir.clone(),
@@ -223,6 +263,7 @@ impl<W: Width> Plan<'_, W> {
             (
                 self.assemble(tables, stats, elapsed),
                 vec![DiskStats::default(); searched],
+                orbits,
             )
         } else {
             let (solution, stats) = self.solve_on_disk_with(checkpoints, observe)?;
@@ -238,7 +279,9 @@ impl<W: Width> Plan<'_, W> {
                     progress.write(&fold_files(&disk.dir, name, *class).1)?;
                 }
             }
-            (solution, stats)
+            let indices = solution.classes.iter().map(|c| c.own().map(|_| &c.index));
+            let orbits = orbit_indices(variant, indices).map_err(unfoldable)?;
+            (solution, stats, orbits)
         };
         let started = std::time::Instant::now();
         let mut k = 0;
