@@ -640,7 +640,14 @@ impl<'a> SolvePlan<'a> {
                 (_, None) => String::new(),
             },
             human_bytes(self.disk_bytes_in(dir)),
-            free_disk(dir).map_or(String::new(), |f| format!(" of {} free", human_bytes(f)))
+            free_disk(dir).map_or(String::new(), |f| match self.checkpoint_bytes(dir) {
+                0 => format!(" of {} free", human_bytes(f)),
+                held => format!(
+                    " of {} free and {} its checkpoints hold",
+                    human_bytes(f),
+                    human_bytes(held)
+                ),
+            })
         )
     }
 

@@ -289,6 +289,11 @@ fn a_solve_on_disk_stopped_by_a_signal_resumes_from_its_sealed_table() {
         let said = solve(&dir, "9x8", &["--max-memory", "3"]);
         assert!(said.contains("resuming 9x8 class a1 from the checkpoint"), "{said}");
         assert!(!said.contains("starts over"), "{said}");
+        // What it announces counts the disk its checkpoints hold.
+        assert!(
+            said.contains(" free and ") && said.contains(" its checkpoints hold"),
+            "{said}"
+        );
         assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed by the next solve");
         for file in kept {
             assert!(!dir.join(file).exists(), "{name}: {file} removed once written");
