@@ -894,9 +894,11 @@ fn solve_and_write<W: Width>(
         found: Tables<'_, W, R>,
         (variant, layout, dir): (&Variant, (Option<Layout>, u64), &Path),
         refuse: &dyn Fn(String) -> Error,
+        observe: &mut dyn FnMut(Event),
     ) -> (Result<Written>, f64) {
+        let progress = &mut |class, done, total| observe(Event::Writing { class, done, total });
         (
-            check_and_write(variant, layout, dir, found, refuse),
+            check_and_write(variant, layout, dir, found, (refuse, progress)),
             found.elapsed().as_secs_f64(),
         )
     }
@@ -940,7 +942,7 @@ fn solve_and_write<W: Width>(
         }
         // Written from the files, a segment at a time: the table never
         // comes into memory whole.
-        let result = written(Tables::TwoBit(&two_bit), to, &refuse);
+        let result = written(Tables::TwoBit(&two_bit), to, &refuse, observe);
         report.pages_read_writing = two_bit
             .classes
             .iter()
@@ -951,10 +953,10 @@ fn solve_and_write<W: Width>(
         Ok(result)
     } else if plan.method() == Method::TwoBit {
         let two_bit = plan.solve_two_bit_with(checkpoints, observe)?;
-        Ok(written(Tables::TwoBit(&two_bit), to, &refuse))
+        Ok(written(Tables::TwoBit(&two_bit), to, &refuse, observe))
     } else {
         let bytes = plan.solve_with(checkpoints, observe)?;
-        Ok(written(Tables::<W>::Bytes(&bytes), to, &refuse))
+        Ok(written(Tables::<W>::Bytes(&bytes), to, &refuse, observe))
     }
 }
 
@@ -1136,7 +1138,7 @@ fn write_shares<T: Transport + ?Sized>(
     };
     let refuse = |problem: String| solved_wrong(variant, &problem);
     Some(
-        by_width!(variant, W => check_and_write(variant, (layout, MEMO_BYTES), dir, Tables::<W>::Streamed(&streamed), &refuse)),
+        by_width!(variant, W => check_and_write(variant, (layout, MEMO_BYTES), dir, Tables::<W>::Streamed(&streamed), (&refuse, &mut |_, _, _| {}))),
     )
 }
 
@@ -1249,7 +1251,7 @@ fn compact_in<W: Width>(dir: &Path, variant: &Variant) -> Result<Compacted> {
         (Some(Layout::Frames), MEMO_BYTES),
         dir,
         Tables::TwoBit(&solution),
-        &refuse,
+        (&refuse, &mut |_, _, _| {}),
     )?;
     Ok(Compacted {
         bytes: (before, size(&written.path)?),
@@ -1275,7 +1277,7 @@ fn check_and_write<W: Width, R: Residues>(
     layout: (Option<Layout>, u64),
     dir: &Path,
     found: Tables<'_, W, R>,
-    refuse: &dyn Fn(String) -> Error,
+    (refuse, progress): (&dyn Fn(String) -> Error, storage::Progress<'_>),
 ) -> Result<Written> {
     check_known(variant, &answer(found, variant)?)?;
     let writing = Instant::now();
@@ -1296,7 +1298,7 @@ fn check_and_write<W: Width, R: Residues>(
     };
     // Residues that cannot be resolved to exact values as they are written
     // are refused as a table that fails its check is.
-    let path = storage::write_vetted(dir, variant, &found, layout, &vet).map_err(|e| match e {
+    let path = storage::write_vetted(dir, variant, &found, layout, &vet, progress).map_err(|e| match e {
         Error::Unresolved(problem) => refuse(problem),
         e => e,
     })?;
@@ -1386,7 +1388,7 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                     layer.on_disk = Some(disk.into());
                 }
             }
-            Event::Mirrored { .. } => {}
+            Event::Mirrored { .. } | Event::Writing { .. } => {}
         }
         observe(event);
     }

@@ -223,6 +223,7 @@ fn a_table_changed_on_disk_after_its_search_writes_no_database() {
         &Tables::TwoBit(&solution),
         (None, bishops::mod3::exact::MEMO_BYTES),
         &|_| Ok(()),
+        &mut |_, _, _| {},
     );
     let e = written.unwrap_err().to_string();
     assert!(e.contains("read back other than the search wrote it"), "{e}");
@@ -522,4 +523,36 @@ fn a_table_folded_onto_its_orbits_writes_the_same_database_and_a_stopped_fold_re
         .filter(|f| !f.starts_with(name))
         .collect();
     assert!(left.is_empty(), "files left beside the database: {left:?}");
+}
+
+/// A two-bit solve's write tells how far it is, class by class, from its
+/// first white set to its last, as its table on disk is resolved into
+/// frames: on 13x10 that takes hours.
+#[test]
+fn a_write_tells_how_far_it_is() {
+    use bishops::pipeline::{SolveOptions, SolvePlan};
+    use bishops::solver::Event;
+    let (name, dir) = ("9x8", scratch("on-disk", "writing"));
+    let variant = Variant::named(name).unwrap();
+    let options = SolveOptions {
+        method: Some(Method::TwoBit),
+        max_memory: Some(3 << 20),
+        ..SolveOptions::default()
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = SolvePlan::new(&variant, options).unwrap();
+    assert!(plan.table_cap().is_some(), "on disk");
+    let mut told: Vec<(bishops::Class, u64, u64)> = Vec::new();
+    plan.run(&dir, &mut |event| {
+        if let Event::Writing { class, done, total } = event {
+            told.push((class, done, total));
+        }
+    })
+    .unwrap();
+    // The a1 class only: a2 is its mirror image, written as nothing.
+    let total = told[0].2;
+    assert_eq!(told.first(), Some(&(bishops::Class::Even, 0, total)), "{told:?}");
+    assert_eq!(told.last(), Some(&(bishops::Class::Even, total, total)), "{told:?}");
+    assert!(told.len() > 2, "told along the way: {told:?}");
+    assert!(told.windows(2).all(|w| w[0].1 < w[1].1 && w[0].2 == total), "{told:?}");
 }

@@ -52,6 +52,21 @@ fn disk_line(name: &str, class: Class, depth: u16, disk: &DiskStats) -> String {
     )
 }
 
+/// The line a log of a solve gives as a class's write passes a tenth of
+/// its white sets: how far, how long, and from there how long it has left.
+fn writing_line(name: &str, class: Class, (done, total): (u64, u64), elapsed: Duration) -> String {
+    let seconds = elapsed.as_secs_f64();
+    let rest = match done < total {
+        true => left(seconds * (total - done) as f64 / done.max(1) as f64),
+        false => String::new(),
+    };
+    format!(
+        "bishops: {name} {}: written {done} of {total} white sets ({:.0}%), {seconds:.0} s{rest}",
+        class.name(),
+        100.0 * done as f64 / total.max(1) as f64,
+    )
+}
+
 /// Shows a solve's layers on a progress bar, one bar per class, and when
 /// `log` is set also as a line per layer: positions found, in all, and
 /// (from a percent of the positions on) an estimate of the time the class
@@ -61,6 +76,8 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
     let mut started = Instant::now();
     let mut last = Instant::now();
     let mut remaining = Remaining::new(0);
+    // The tenth of a class's write last told.
+    let mut told = 0;
     move |event| match event {
         Event::Counted { class, legal } => {
             bar.reset();
@@ -127,6 +144,20 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
         Event::OnDisk { class, depth, disk } => {
             if log {
                 crate::text::say!("{}", disk_line(&name, class, depth, &disk));
+            }
+        }
+        Event::Writing { class, done, total } => {
+            if done == 0 {
+                bar.reset();
+                bar.set_length(total);
+                bar.set_message(format!("{name} {}: writing", class.name()));
+                (started, told) = (Instant::now(), 0);
+            }
+            bar.set_position(done);
+            let tenth = (done * 10).checked_div(total).unwrap_or(10);
+            if log && tenth > told {
+                told = tenth;
+                crate::text::say!("{}", writing_line(&name, class, (done, total), started.elapsed()));
             }
         }
         Event::Mirrored { class, from } => {
@@ -626,5 +657,19 @@ mod tests {
         );
         disk.drains = 2;
         assert!(disk_line("13x10", Class::Even, 6, &disk).ends_with(", claimed 2 times at its budget)"));
+    }
+
+    /// A write says how far it is, and how long it has left until it ends.
+    #[test]
+    fn a_write_has_lines_of_how_far_it_is() {
+        let line = |done, seconds| writing_line("13x10", Class::Even, (done, 8_259_888), Duration::from_secs(seconds));
+        assert_eq!(
+            line(2_064_972, 600),
+            "bishops: 13x10 a1: written 2064972 of 8259888 white sets (25%), 600 s, about 30 min left"
+        );
+        assert_eq!(
+            line(8_259_888, 2400),
+            "bishops: 13x10 a1: written 8259888 of 8259888 white sets (100%), 2400 s"
+        );
     }
 }

@@ -74,6 +74,18 @@ pub enum Event {
         /// The layer's reads, writes, time waiting on the disk and spool.
         disk: DiskStats,
     },
+    /// The database is being written: of class `class`'s `total` white
+    /// sets, `done` are resolved to exact values and written (told every
+    /// few thousand white sets of a two-bit table written as frames, which
+    /// on the largest boards takes hours).
+    Writing {
+        /// The class.
+        class: Class,
+        /// White sets written.
+        done: u64,
+        /// White sets of the class.
+        total: u64,
+    },
     /// A class was derived from its mirror image instead of searched.
     Mirrored {
         /// The derived class.

@@ -183,6 +183,7 @@ pub(super) fn write_resolved<W: Word, R: Residues>(
     index: &TightIndex<W>,
     residues: &R,
     (histogram, memo_bytes): (&[u64], u64),
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Checksum> {
     let max = histogram.len().checked_sub(1).map(|m| Remoteness(m as u16));
     // Residues a file could not give are its failure, not theirs.
@@ -199,7 +200,11 @@ pub(super) fn write_resolved<W: Word, R: Residues>(
     let mut writer = Writer::new(tx, spec.class.index(), index.white_sets()).map_err(sql)?;
     let mut checksum = RunningChecksum::default();
     let mut counts = [0u64; 256];
+    let white_sets = index.white_sets();
     in_windows(index, cells_of, fault, |r, cells| {
+        if r % PROGRESS_WHITE_SETS == 0 {
+            progress(r, white_sets);
+        }
         checksum.add(cells);
         for &cell in cells {
             counts[usize::from(cell)] += 1;
@@ -218,8 +223,12 @@ pub(super) fn write_resolved<W: Word, R: Residues>(
         )));
     }
     writer.finish().map_err(sql)?;
+    progress(white_sets, white_sets);
     Ok(checksum.checksum())
 }
+
+/// How often, in white sets, a resolving write tells of its progress.
+const PROGRESS_WHITE_SETS: u64 = 4096;
 
 /// Compresses `cells` at [`LEVEL`], with a context kept by each thread.
 fn compress(cells: &[u8]) -> Vec<u8> {
@@ -554,6 +563,7 @@ mod tests {
                 &index,
                 residues,
                 (&stats.histogram, crate::mod3::exact::MEMO_BYTES),
+                &mut |_, _| {},
             )
             .map(|sum| (sum, conn))
         };

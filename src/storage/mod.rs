@@ -62,4 +62,4 @@ pub use names::{check_destination, check_dir, is_database, is_own_name, path};
 pub use read::{BLOCK_CACHE_BYTES, Database};
 pub use residues::{code_at, pack, unpack};
 pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, OLDEST_FORMAT_VERSION, ROWS_MAX_LEGAL, SCHEMA};
-pub use write::{Vet, write, write_streamed, write_two_bit, write_vetted, write_with};
+pub use write::{Progress, Vet, write, write_streamed, write_two_bit, write_vetted, write_with};

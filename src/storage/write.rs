@@ -16,6 +16,7 @@ use super::read::Database;
 use super::schema::{FORMAT_VERSION, Layout, SCHEMA};
 use super::stream::Cutter;
 use super::{blocks, frames, residues, rows};
+use crate::board::Class;
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
 use crate::files::{self, Links, OpenError};
@@ -54,6 +55,7 @@ pub fn write_with<W: Width>(
         &Tables::<W>::Bytes(solution),
         (Some(layout), MEMO_BYTES),
         None,
+        &mut |_, _, _| {},
     )
 }
 
@@ -73,7 +75,7 @@ pub fn write_streamed<'a>(
     streamed: &'a Streamed<'a>,
     layout: Option<Layout>,
 ) -> Result<PathBuf> {
-    by_width!(variant, W => write_checked(dir, variant, &Tables::<W>::Streamed(streamed), (layout, MEMO_BYTES), None))
+    by_width!(variant, W => write_checked(dir, variant, &Tables::<W>::Streamed(streamed), (layout, MEMO_BYTES), None, &mut |_, _, _| {}))
 }
 
 /// Writes a variant solved by the two-bit search as its residues
@@ -90,6 +92,7 @@ pub fn write_two_bit<W: Width>(dir: &Path, variant: &Variant, solution: &TwoBitS
         &Tables::TwoBit(solution),
         (Some(Layout::Residues), MEMO_BYTES),
         None,
+        &mut |_, _, _| {},
     )
 }
 
@@ -106,7 +109,10 @@ pub type Vet<'a, W = u64> = &'a dyn Fn(&Database<W>) -> Result<()>;
 /// refuse it.
 ///
 /// Two-bit tables resolved into frames keep at most `memo_bytes` of
-/// exact values found ([`MEMO_BYTES`] but under a memory cap).
+/// exact values found ([`MEMO_BYTES`] but under a memory cap), and tell
+/// `progress` how far each class's resolution is, `(class, white sets
+/// written, white sets)`, every 4,096 white sets and at its end: on the
+/// largest boards it takes hours.
 ///
 /// # Errors
 ///
@@ -118,9 +124,14 @@ pub fn write_vetted<W: Width, R: Residues>(
     tables: &Tables<'_, W, R>,
     (layout, memo_bytes): (Option<Layout>, u64),
     vet: Vet<'_, W>,
+    progress: Progress<'_>,
 ) -> Result<PathBuf> {
-    write_checked(dir, variant, tables, (layout, memo_bytes), Some(vet))
+    write_checked(dir, variant, tables, (layout, memo_bytes), Some(vet), progress)
 }
+
+/// What a write tells of its progress: `(class, white sets written, white
+/// sets of the class)` ([`write_vetted`]).
+pub type Progress<'a> = &'a mut dyn FnMut(Class, u64, u64);
 
 /// [`write_vetted`], or with no `vet` the file renamed into place as
 /// written: the writes of tables made by hand (the tests of `check`
@@ -131,6 +142,7 @@ fn write_checked<W: Width, R: Residues>(
     tables: &Tables<'_, W, R>,
     (layout, memo_bytes): (Option<Layout>, u64),
     vet: Option<Vet<'_, W>>,
+    progress: Progress<'_>,
 ) -> Result<PathBuf> {
     let (layout, residues) = match tables {
         // Resolved into frames, exact and smaller than the residues (11x8:
@@ -162,7 +174,7 @@ fn write_checked<W: Width, R: Residues>(
     let dest = path(dir, variant.name());
     let tmp = temp_path(dir, variant.name(), std::process::id());
     let _pending = Pending::register(&tmp);
-    let result = write_file(&tmp, variant, tables, (layout, memo_bytes)).and_then(|()| {
+    let result = write_file(&tmp, variant, tables, (layout, memo_bytes), progress).and_then(|()| {
         if let Some(vet) = vet {
             vet(&Database::open_file(&tmp, variant)?)?;
         }
@@ -186,13 +198,14 @@ fn write_file<W: Width, R: Residues>(
     variant: &Variant,
     solved: &Tables<'_, W, R>,
     (layout, memo_bytes): (Layout, u64),
+    progress: Progress<'_>,
 ) -> Result<()> {
     let _ = fs::remove_file(tmp);
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let mut conn = create(tmp).map_err(sql)?;
     let tx = conn.transaction().map_err(sql)?;
     tx.execute_batch(SCHEMA).map_err(sql)?;
-    let totals = write_classes(&tx, tmp, variant, solved, (layout, memo_bytes))?;
+    let totals = write_classes(&tx, tmp, variant, solved, (layout, memo_bytes), progress)?;
     write_meta(&tx, variant, solved, layout, &totals).map_err(sql)?;
     tx.commit().map_err(sql)?;
     conn.close().map_err(|(_, e)| sql(e))?;
@@ -235,6 +248,7 @@ fn write_classes<W: Width, R: Residues>(
     variant: &Variant,
     solved: &Tables<'_, W, R>,
     (layout, memo_bytes): (Layout, u64),
+    progress: Progress<'_>,
 ) -> Result<Totals> {
     let sql = |e| Error::Sqlite(tmp.to_path_buf(), e);
     let starts = variant.class_hashes(variant.start());
@@ -247,7 +261,7 @@ fn write_classes<W: Width, R: Residues>(
     };
     let mut class_checksums = Vec::new();
     for (k, spec) in variant.specs::<W>().iter().enumerate() {
-        let checksum = write_table(tx, solved, spec, k, (layout, memo_bytes), &class_checksums)?;
+        let checksum = write_table(tx, solved, spec, k, (layout, memo_bytes), &class_checksums, progress)?;
         write_class_row(tx, solved, spec, k, (starts[k], goals[k]), checksum).map_err(sql)?;
         class_checksums.push(checksum);
         let stats = solved.stats(k);
@@ -271,6 +285,7 @@ fn write_table<W: Width, R: Residues>(
     k: usize,
     (layout, memo_bytes): (Layout, u64),
     sources: &[Checksum],
+    progress: Progress<'_>,
 ) -> Result<Checksum> {
     let sql = |e| Error::Sqlite("the database being written".into(), e);
     match solved {
@@ -278,7 +293,9 @@ fn write_table<W: Width, R: Residues>(
             ClassTable::Mirrored { from, .. } => Ok(sources[*from]),
             ClassTable::Own(codes) if layout == Layout::Frames => {
                 let class = &solution.classes[k];
-                frames::write_resolved(tx, spec, &class.index, codes, (&class.stats.histogram, memo_bytes))
+                let histogram = &class.stats.histogram;
+                let told = &mut |done, total| progress(spec.class, done, total);
+                frames::write_resolved(tx, spec, &class.index, codes, (histogram, memo_bytes), told)
             }
             ClassTable::Own(codes) => {
                 let checksum = residues::write_class(tx, solution, k).map_err(sql)?;
