@@ -35,6 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         stop_after: Some((None, stop)),
         stop_fold_after: None,
         fold_step_words: None,
+        write: bishops::storage::Resumable::DEFAULT,
         restart: false,
     };
     let mut note = |s: &str| eprintln!("note: {s}");

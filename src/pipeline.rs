@@ -749,7 +749,13 @@ impl<'a> SolvePlan<'a> {
             .checkpoints
             .map(|options| Checkpointer::new(dir, self.variant, options, note));
         let mut no_checkpoints = crate::solver::NoCheckpoints;
-        let (variant, layout, legal) = (self.variant, (self.options.layout, self.write_memo), self.legal());
+        // A write from a search kept in checkpoints is resumable as they are.
+        let layout = storage::WriteOptions {
+            layout: self.options.layout,
+            memo_bytes: self.write_memo,
+            resumable: self.options.checkpoints.map(|c| c.write),
+        };
+        let (variant, legal) = (self.variant, self.legal());
         let mut layers = Vec::new();
         let mut on_disk = None;
         let mut observe_layers = recording(&mut layers, observe);
@@ -882,7 +888,7 @@ type FoldHook<'a> = (u64, &'a mut dyn FnMut(u64) -> bool);
 /// write's result and the seconds the search took.
 fn solve_and_write<W: Width>(
     plan: Plan<'_, W>,
-    layout: (Option<Layout>, u64),
+    layout: storage::WriteOptions,
     dir: &Path,
     checkpoints: &mut dyn crate::solver::ShareCheckpoints,
     observe: &mut dyn FnMut(Event),
@@ -892,11 +898,17 @@ fn solve_and_write<W: Width>(
     let refuse = |problem: String| solved_wrong(variant, &problem);
     fn written<W: Width, R: Residues>(
         found: Tables<'_, W, R>,
-        (variant, layout, dir): (&Variant, (Option<Layout>, u64), &Path),
+        (variant, layout, dir): (&Variant, storage::WriteOptions, &Path),
         refuse: &dyn Fn(String) -> Error,
         observe: &mut dyn FnMut(Event),
     ) -> (Result<Written>, f64) {
-        let progress = &mut |class, done, total| observe(Event::Writing { class, done, total });
+        let progress = &mut |told| {
+            observe(match told {
+                storage::WriteEvent::Writing { class, done, total } => Event::Writing { class, done, total },
+                storage::WriteEvent::Resumed { class, from, total } => Event::WriteResumed { class, from, total },
+                storage::WriteEvent::Discarded { class, at } => Event::WriteDiscarded { class, at },
+            })
+        };
         (
             check_and_write(variant, layout, dir, found, (refuse, progress)),
             found.elapsed().as_secs_f64(),
@@ -1138,7 +1150,7 @@ fn write_shares<T: Transport + ?Sized>(
     };
     let refuse = |problem: String| solved_wrong(variant, &problem);
     Some(
-        by_width!(variant, W => check_and_write(variant, (layout, MEMO_BYTES), dir, Tables::<W>::Streamed(&streamed), (&refuse, &mut |_, _, _| {}))),
+        by_width!(variant, W => check_and_write(variant, storage::WriteOptions::whole(layout), dir, Tables::<W>::Streamed(&streamed), (&refuse, &mut |_| {}))),
     )
 }
 
@@ -1248,10 +1260,10 @@ fn compact_in<W: Width>(dir: &Path, variant: &Variant) -> Result<Compacted> {
     };
     let written = check_and_write(
         variant,
-        (Some(Layout::Frames), MEMO_BYTES),
+        storage::WriteOptions::whole(Some(Layout::Frames)),
         dir,
         Tables::TwoBit(&solution),
-        (&refuse, &mut |_, _, _| {}),
+        (&refuse, &mut |_| {}),
     )?;
     Ok(Compacted {
         bytes: (before, size(&written.path)?),
@@ -1274,7 +1286,7 @@ fn compact_in<W: Width>(dir: &Path, variant: &Variant) -> Result<Compacted> {
 /// (nothing is written either); what the write ran into.
 fn check_and_write<W: Width, R: Residues>(
     variant: &Variant,
-    layout: (Option<Layout>, u64),
+    layout: storage::WriteOptions,
     dir: &Path,
     found: Tables<'_, W, R>,
     (refuse, progress): (&dyn Fn(String) -> Error, storage::Progress<'_>),
@@ -1388,7 +1400,10 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                     layer.on_disk = Some(disk.into());
                 }
             }
-            Event::Mirrored { .. } | Event::Writing { .. } => {}
+            Event::Mirrored { .. }
+            | Event::Writing { .. }
+            | Event::WriteResumed { .. }
+            | Event::WriteDiscarded { .. } => {}
         }
         observe(event);
     }

@@ -221,9 +221,9 @@ fn a_table_changed_on_disk_after_its_search_writes_no_database() {
         &dir,
         &variant,
         &Tables::TwoBit(&solution),
-        (None, bishops::mod3::exact::MEMO_BYTES),
+        bishops::storage::WriteOptions::whole(None),
         &|_| Ok(()),
-        &mut |_, _, _| {},
+        &mut |_| {},
     );
     let e = written.unwrap_err().to_string();
     assert!(e.contains("read back other than the search wrote it"), "{e}");
@@ -555,4 +555,152 @@ fn a_write_tells_how_far_it_is() {
     assert_eq!(told.last(), Some(&(bishops::Class::Even, total, total)), "{told:?}");
     assert!(told.len() > 2, "told along the way: {told:?}");
     assert!(told.windows(2).all(|w| w[0].1 < w[1].1 && w[0].2 == total), "{told:?}");
+}
+
+/// `bishops --db DIR solve 9x8` on disk (`--max-memory 3`), its write
+/// committing at every step it may (`BISHOPS_WRITE_COMMIT_SECONDS=0`) and
+/// `env` besides: the child, its standard error piped.
+fn committing_solve(dir: &Path, env: &[(&str, &str)]) -> std::process::Child {
+    Command::new(BIN)
+        .arg("--db")
+        .arg(dir)
+        .args(["solve", "9x8", "--method", "two-bit", "--max-memory", "3"])
+        .env("BISHOPS_WRITE_COMMIT_SECONDS", "0")
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The names of `dir`'s files but the database's.
+fn left_beside(dir: &Path, name: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f != &format!("{name}.sqlite"))
+        .collect()
+}
+
+/// A write stopped after a few of its commits keeps them in its partial
+/// file beside the search's checkpoint and writes no database; the next
+/// solve searches nothing, reads back what was committed and checks it
+/// against the table: a frame forged there (a value one off, its checksum
+/// made anew) is deleted with every frame after it, the write goes on from
+/// before it, and the database is the one a write in one go makes.
+#[test]
+fn a_write_stopped_goes_on_from_its_last_commit_and_a_forged_frame_is_written_again() {
+    let name = "9x8";
+    let memory = scratch("on-disk", "write-memory");
+    solve(&memory, name, &[]);
+    let want = export_digest(&memory, name);
+
+    let dir = scratch("on-disk", "write-stopped");
+    let out = committing_solve(&dir, &[("BISHOPS_STOP_AFTER_WRITE_COMMIT", "6")])
+        .wait_with_output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("the write stopped after 6 commits"),
+        "{said}"
+    );
+    let partial = dir.join(format!(".{name}.sqlite.partial"));
+    assert!(partial.is_file() && !dir.join(format!("{name}.sqlite")).exists());
+    assert!(
+        dir.join(format!(".{name}.a1.checkpoint")).is_file(),
+        "the search is kept"
+    );
+    // Forge the third frame committed: one reachable value one higher,
+    // with the frame's checksum made anew.
+    let forged_at: u64 = {
+        let conn = rusqlite::Connection::open(&partial).unwrap();
+        let (first, data): (i64, Vec<u8>) = conn
+            .query_row(
+                "SELECT first_white, data FROM frames WHERE class = 0 ORDER BY first_white LIMIT 1 OFFSET 2",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let mut cells = zstd::bulk::decompress(&data, 1 << 24).unwrap();
+        let at = cells.iter().position(|&c| c < 200).unwrap();
+        cells[at] += 1;
+        let sum = bishops::storage::block_checksum(0, first as u64, &cells).signed();
+        let data = zstd::bulk::compress(&cells, bishops::storage::LEVEL).unwrap();
+        conn.execute(
+            "UPDATE frames SET data = ?1, checksum = ?2 WHERE class = 0 AND first_white = ?3",
+            rusqlite::params![data, sum, first],
+        )
+        .unwrap();
+        first as u64
+    };
+    let out = committing_solve(&dir, &[]).wait_with_output().unwrap();
+    let said = String::from_utf8(succeeded(out, "the write resumed").stderr).unwrap();
+    assert!(!said.contains("a1 layer"), "nothing is searched again: {said}");
+    assert!(
+        said.contains(&format!("fails its checks from white set {forged_at} on")),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("goes on from white set {forged_at} of ")),
+        "{said}"
+    );
+    assert_eq!(export_digest(&dir, name), want, "the same export, byte for byte");
+    assert_eq!(left_beside(&dir, name), Vec::<String>::new());
+}
+
+/// A write killed inside a transaction (its rollback journal left beside
+/// it), killed outright at any moment (SIGKILL) or interrupted (SIGTERM)
+/// goes on, in the next solve, from its last commit, and writes the
+/// database a write in one go makes.
+#[test]
+fn a_write_killed_goes_on_from_its_last_commit() {
+    let name = "9x8";
+    let memory = scratch("on-disk", "killed-write-memory");
+    solve(&memory, name, &[]);
+    let want = export_digest(&memory, name);
+    let whole = std::fs::metadata(memory.join(format!("{name}.sqlite"))).unwrap().len();
+    for (signal, what) in [
+        (None, "inside"),
+        (Some(libc::SIGKILL), "kill"),
+        (Some(libc::SIGTERM), "term"),
+    ] {
+        let dir = scratch("on-disk", &format!("killed-write-{what}"));
+        let partial = dir.join(format!(".{name}.sqlite.partial"));
+        let journal = dir.join(format!(".{name}.sqlite.partial-journal"));
+        if let Some(signal) = signal {
+            let mut child = committing_solve(&dir, &[]);
+            let waited = std::time::Instant::now();
+            // Half the database's size: many commits in.
+            while std::fs::metadata(&partial).map_or(0, |m| m.len()) < whole / 2 {
+                assert!(waited.elapsed().as_secs() < 120, "{what}: the write did not get far");
+                assert!(child.try_wait().unwrap().is_none(), "{what}: the solve ended first");
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            // SAFETY: a signal to the child this test started and has not reaped.
+            assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+            assert!(!child.wait().unwrap().success(), "{what}");
+        } else {
+            // Frames written since the fourth commit, not committed.
+            let status = committing_solve(&dir, &[("BISHOPS_KILL_AT_WRITE_COMMIT", "5")])
+                .wait()
+                .unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(status.signal(), Some(libc::SIGKILL), "{what}");
+            assert!(journal.is_file(), "{what}: killed inside a transaction");
+        }
+        assert!(partial.is_file(), "{what}: the partial file is kept");
+        let out = committing_solve(&dir, &[]).wait_with_output().unwrap();
+        let said = String::from_utf8(succeeded(out, "the write resumed").stderr).unwrap();
+        assert!(
+            said.contains("the write stopped before goes on from white set "),
+            "{what}: {said}"
+        );
+        assert!(!said.contains("fails its checks"), "{what}: {said}");
+        assert_eq!(
+            export_digest(&dir, name),
+            want,
+            "{what}: the same export, byte for byte"
+        );
+        assert_eq!(left_beside(&dir, name), Vec::<String>::new(), "{what}");
+    }
 }

@@ -259,6 +259,7 @@ fn stopped_two_bit_workers_resume_to_the_database_one_process_writes() {
                 stop_after: stop.map(|layer| (None, layer)),
                 stop_fold_after: None,
                 fold_step_words: None,
+                write: bishops::storage::Resumable::DEFAULT,
                 restart: false,
             }),
             ..plain

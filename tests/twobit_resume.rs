@@ -41,6 +41,7 @@ fn options(stop_after: Option<u16>, restart: bool) -> CheckpointOptions {
         stop_after: stop_after.map(|l| (None, l)),
         stop_fold_after: None,
         fold_step_words: None,
+        write: bishops::storage::Resumable::DEFAULT,
         restart,
     }
 }

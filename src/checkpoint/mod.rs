@@ -64,6 +64,7 @@ use crate::files::{self, Links, OpenError};
 use crate::mod3::{code_words, count_codes};
 use crate::solver::contents::{self, Said, ShareCodes};
 use crate::solver::{Coding, LayerHardest, SEAL_WORDS, Seal, Sealed, Snapshot, Stored, StoredRef, Wanted};
+use crate::storage::Resumable;
 use crate::variant::Variant;
 
 /// The first line of a checkpoint file.
@@ -123,6 +124,10 @@ pub struct CheckpointOptions {
     /// A test hook: words of a fold's output between two of its records
     /// (`None`: [`FOLD_STEP_WORDS`](crate::mod3::fold::FOLD_STEP_WORDS)).
     pub fold_step_words: Option<u64>,
+    /// How the write of a two-bit table into frames that follows the
+    /// search commits, so that a write stopped goes on from its last
+    /// commit (test hooks: commits more often, a stop after a few).
+    pub write: Resumable,
     /// Discard any checkpoint and search from the start.
     pub restart: bool,
 }
@@ -134,6 +139,7 @@ impl Default for CheckpointOptions {
             stop_after: None,
             stop_fold_after: None,
             fold_step_words: None,
+            write: Resumable::DEFAULT,
             restart: false,
         }
     }
@@ -230,8 +236,9 @@ fn check_file(file: &Path) -> Result<()> {
 }
 
 /// Removes every checkpoint of `variant` in `dir`, the files of its tables
-/// on disk that they kept, and the temporary files of checkpoint writes
-/// that were killed; returns the checkpoints removed.
+/// on disk that they kept, the partial file of a resumable write of its
+/// database from them, and the temporary files of checkpoint writes that
+/// were killed; returns the checkpoints removed.
 /// The caller should hold the variant's
 /// [`WriteLock`](crate::storage::WriteLock).
 pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
@@ -249,6 +256,8 @@ pub fn remove(dir: &Path, variant: &Variant) -> Vec<PathBuf> {
             let _ = fs::remove_file(file);
         }
     }
+    // What a resumable write of the database from the tables left.
+    crate::storage::remove_partial(dir, variant.name());
     remove_temporary(dir, variant);
     removed
 }

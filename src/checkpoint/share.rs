@@ -553,6 +553,7 @@ mod tests {
         stop_after: None,
         stop_fold_after: None,
         fold_step_words: None,
+        write: crate::storage::Resumable::DEFAULT,
         restart: false,
     };
 

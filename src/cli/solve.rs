@@ -54,10 +54,10 @@ fn disk_line(name: &str, class: Class, depth: u16, disk: &DiskStats) -> String {
 
 /// The line a log of a solve gives as a class's write passes a tenth of
 /// its white sets: how far, how long, and from there how long it has left.
-fn writing_line(name: &str, class: Class, (done, total): (u64, u64), elapsed: Duration) -> String {
+fn writing_line(name: &str, class: Class, (from, done, total): (u64, u64, u64), elapsed: Duration) -> String {
     let seconds = elapsed.as_secs_f64();
     let rest = match done < total {
-        true => left(seconds * (total - done) as f64 / done.max(1) as f64),
+        true => left(seconds * (total - done) as f64 / done.saturating_sub(from).max(1) as f64),
         false => String::new(),
     };
     format!(
@@ -76,9 +76,11 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
     let mut started = Instant::now();
     let mut last = Instant::now();
     let mut remaining = Remaining::new(0);
-    // The tenth of a class's write last told.
-    let mut told = 0;
-    move |event| match event {
+    // The tenth of a class's write last told, and the white set this run
+    // of it began at (past 0 when it resumed).
+    let (mut told, mut from) = (0, 0);
+    move |event| {
+        match event {
         Event::Counted { class, legal } => {
             bar.reset();
             bar.set_length(legal);
@@ -151,21 +153,42 @@ pub(super) fn observer<'a>(variant: &Variant, bar: &'a ProgressBar, log: bool) -
                 bar.reset();
                 bar.set_length(total);
                 bar.set_message(format!("{name} {}: writing", class.name()));
-                (started, told) = (Instant::now(), 0);
+                (started, told, from) = (Instant::now(), 0, 0);
             }
             bar.set_position(done);
             let tenth = (done * 10).checked_div(total).unwrap_or(10);
             if log && tenth > told {
                 told = tenth;
-                crate::text::say!("{}", writing_line(&name, class, (done, total), started.elapsed()));
+                crate::text::say!("{}", writing_line(&name, class, (from, done, total), started.elapsed()));
             }
         }
+        Event::WriteResumed { class, from: at, total } => {
+            bar.reset();
+            bar.set_length(total);
+            bar.set_position(at);
+            bar.set_message(format!("{name} {}: writing", class.name()));
+            (started, from) = (Instant::now(), at);
+            told = (at * 10).checked_div(total).unwrap_or(10);
+            bar.suspend(|| {
+                crate::text::say!(
+                    "bishops: {name} {}: the write stopped before goes on from white set {at} of {total}, what it wrote read back and checked against the table",
+                    class.name()
+                );
+            });
+        }
+        Event::WriteDiscarded { class, at } => bar.suspend(|| {
+            crate::text::say!(
+                "bishops: {name} {}: what a stopped write left fails its checks from white set {at} on: written again from there",
+                class.name()
+            );
+        }),
         Event::Mirrored { class, from } => {
             bar.set_message(format!("{name} {}: mirroring {}", class.name(), from.name()));
             if log {
                 crate::text::say!("bishops: {name} {}: the mirror image of {}", class.name(), from.name());
             }
         }
+    }
     }
 }
 
@@ -442,11 +465,36 @@ fn checkpoint_options(restart: bool) -> Result<CheckpointOptions> {
         ),
         Err(_) => None,
     };
+    let write = crate::storage::Resumable {
+        interval: match std::env::var("BISHOPS_WRITE_COMMIT_SECONDS") {
+            Ok(v) => Duration::from_secs_f64(
+                v.trim()
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < 1e9)
+                    .ok_or_else(|| bad("BISHOPS_WRITE_COMMIT_SECONDS", &v))?,
+            ),
+            Err(_) => crate::storage::Resumable::DEFAULT.interval,
+        },
+        stop_after: match std::env::var("BISHOPS_STOP_AFTER_WRITE_COMMIT") {
+            Ok(v) => Some(
+                v.trim()
+                    .parse()
+                    .map_err(|_| bad("BISHOPS_STOP_AFTER_WRITE_COMMIT", &v))?,
+            ),
+            Err(_) => None,
+        },
+        kill_at: match std::env::var("BISHOPS_KILL_AT_WRITE_COMMIT") {
+            Ok(v) => Some(v.trim().parse().map_err(|_| bad("BISHOPS_KILL_AT_WRITE_COMMIT", &v))?),
+            Err(_) => None,
+        },
+    };
     Ok(CheckpointOptions {
         interval: seconds,
         stop_after,
         stop_fold_after,
         fold_step_words,
+        write,
         restart,
     })
 }
@@ -662,7 +710,8 @@ mod tests {
     /// A write says how far it is, and how long it has left until it ends.
     #[test]
     fn a_write_has_lines_of_how_far_it_is() {
-        let line = |done, seconds| writing_line("13x10", Class::Even, (done, 8_259_888), Duration::from_secs(seconds));
+        let line =
+            |done, seconds| writing_line("13x10", Class::Even, (0, done, 8_259_888), Duration::from_secs(seconds));
         assert_eq!(
             line(2_064_972, 600),
             "bishops: 13x10 a1: written 2064972 of 8259888 white sets (25%), 600 s, about 30 min left"
@@ -671,5 +720,13 @@ mod tests {
             line(8_259_888, 2400),
             "bishops: 13x10 a1: written 8259888 of 8259888 white sets (100%), 2400 s"
         );
+        // Resumed at a quarter, it has written a quarter more in 600 s.
+        let resumed = writing_line(
+            "13x10",
+            Class::Even,
+            (2_064_972, 4_129_944, 8_259_888),
+            Duration::from_secs(600),
+        );
+        assert!(resumed.ends_with("(50%), 600 s, about 20 min left"), "{resumed}");
     }
 }

@@ -36,6 +36,7 @@
 //! [`check`](crate::check) test against the rules.
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use rayon::prelude::*;
@@ -780,21 +781,31 @@ pub const MEMO_BYTES: u64 = 256 << 20;
 /// hands them on in order.
 const WINDOW: u64 = 1 << 20;
 
-/// Works out the cells of every block of `index` by `cells_of(path, r)`,
-/// a window of about `WINDOW` (2^20) positions at a time in parallel, and hands
-/// them to `f(r, cells)` in block order; a refusal becomes `fault`'s error.
+/// Works out the cells of every block of `index` from white set `from` on
+/// by `cells_of(path, r)`, a window of about `WINDOW` (2^20) positions at a
+/// time in parallel, and hands them to `f(r, cells)` in block order; a
+/// refusal becomes `fault`'s error. `prepare` is told each window's
+/// positions before its blocks are worked out
+/// ([`Residues::prepare`](super::Residues::prepare)).
 pub fn in_windows<W: Word>(
     index: &TightIndex<W>,
+    (from, prepare): (u64, &dyn Fn(Range<u64>)),
     cells_of: impl Fn(&mut Vec<u64>, u64) -> std::result::Result<Vec<u8>, ResolveError> + Sync,
     fault: impl Fn(ResolveError) -> crate::error::Error,
     mut f: impl FnMut(u64, &[u8]) -> crate::error::Result<()>,
 ) -> crate::error::Result<()> {
-    let mut first = 0;
+    let mut first = from;
     while first < index.white_sets() {
         let mut end = first + 1;
         while end < index.white_sets() && index.block(end).end - index.block(first).start < WINDOW {
             end += 1;
         }
+        let last = if end < index.white_sets() {
+            index.block(end).start
+        } else {
+            index.len()
+        };
+        prepare(index.block(first).start..last);
         let window: Vec<Vec<u8>> = (first..end)
             .into_par_iter()
             .map_init(Vec::new, |path, r| cells_of(path, r))

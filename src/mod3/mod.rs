@@ -92,6 +92,16 @@ pub trait Residues: Sync {
         pack(&words, range.start - first * PER_WORD..range.end - first * PER_WORD)
     }
 
+    /// Tells the table that the positions `positions` are about to be read
+    /// in order, block by block, by many threads: a table that answers a
+    /// run of positions much faster when it has made them ready first
+    /// (a folded table unfolds a band of them, [`fold::Folded::with_bands`])
+    /// makes them ready here, where no other reader is waiting on it. The
+    /// answers are the same either way.
+    fn prepare(&self, positions: Range<u64>) {
+        let _ = positions;
+    }
+
     /// The first read of the table that failed, if any: its answers since
     /// are not to be trusted, and nothing is to be written from them.
     ///

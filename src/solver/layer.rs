@@ -86,6 +86,26 @@ pub enum Event {
         /// White sets of the class.
         total: u64,
     },
+    /// A resumable write goes on from white set `from` of class `class`'s
+    /// `total`: what a stopped write left before it was read back and
+    /// checked against the table.
+    WriteResumed {
+        /// The class.
+        class: Class,
+        /// The first white set not yet written.
+        from: u64,
+        /// White sets of the class.
+        total: u64,
+    },
+    /// What a stopped write left of class `class` fails its checks from
+    /// white set `at` on (at 0 of the first class: it is not a partial
+    /// write of these tables at all), and is written again from there.
+    WriteDiscarded {
+        /// The class.
+        class: Class,
+        /// The first white set written again.
+        at: u64,
+    },
     /// A class was derived from its mirror image instead of searched.
     Mirrored {
         /// The derived class.

@@ -22,11 +22,12 @@ use rusqlite::{Connection, OptionalExtension, Statement, params};
 
 use super::block::{BlockAt, own_blocks};
 use super::checksum::{Checksum, RunningChecksum, block_checksum};
+use super::commit::Commits;
 use super::fault::{Checked, Fault};
 use crate::bitboard::Word;
 use crate::error::{Error, Result};
-use crate::mod3::Residues;
 use crate::mod3::exact::{ResolveError, Resolver, in_windows};
+use crate::mod3::{PER_WORD, Residues, UNSEEN};
 use crate::remoteness::{Cell, Remoteness};
 use crate::tight::TightIndex;
 use crate::variant::ClassSpec;
@@ -78,11 +79,17 @@ impl<'c> Writer<'c> {
     /// A writer of the frames of class number `class`, which has
     /// `white_sets` white sets.
     pub(super) fn new(tx: &'c Connection, class: usize, white_sets: u64) -> rusqlite::Result<Writer<'c>> {
+        Writer::from(tx, class, white_sets, 0)
+    }
+
+    /// A writer of the frames of class number `class` from white set
+    /// `first` on, where the frames before it end: a resumed write's.
+    fn from(tx: &'c Connection, class: usize, white_sets: u64, first: u64) -> rusqlite::Result<Writer<'c>> {
         Ok(Writer {
             row: tx.prepare(INSERT)?,
             class,
             white_sets,
-            open: Open::at(0),
+            open: Open::at(first),
             full: Vec::new(),
         })
     }
@@ -172,17 +179,23 @@ pub(super) fn write_class<W: Word>(
 /// unreachable positions as it left. Returns the class checksum, of every
 /// cell in order.
 ///
+/// A resumed write begins where the frames already written and checked
+/// end (`so_far`, from [`replay`]) and commits through `commits` when one
+/// is due, at most every few thousand white sets.
+///
 /// # Errors
 ///
 /// [`Error::Unresolved`] when the residues cannot be resolved, or resolve
 /// to other counts than the search's (they are not what a search leaves);
-/// what SQLite runs into.
+/// what SQLite runs into; [`Error::Stopped`] where a test asks a commit to
+/// stop.
 pub(super) fn write_resolved<W: Word, R: Residues>(
     tx: &Connection,
     spec: &ClassSpec<W>,
     index: &TightIndex<W>,
     residues: &R,
     (histogram, memo_bytes): (&[u64], u64),
+    (so_far, mut commits): (SoFar, Option<&mut Commits<'_>>),
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Checksum> {
     let max = histogram.len().checked_sub(1).map(|m| Remoteness(m as u16));
@@ -197,23 +210,38 @@ pub(super) fn write_resolved<W: Word, R: Residues>(
     let resolver = Resolver::new(spec, index, residues, max, memo_bytes).map_err(fault)?;
     let cells_of = |path: &mut Vec<u64>, r: u64| resolver.block(r, path);
     let sql = |e| Error::Sqlite("the database being written".into(), e);
-    let mut writer = Writer::new(tx, spec.class.index(), index.white_sets()).map_err(sql)?;
-    let mut checksum = RunningChecksum::default();
-    let mut counts = [0u64; 256];
+    let SoFar {
+        next,
+        mut checksum,
+        mut counts,
+    } = so_far;
+    let mut writer = Writer::from(tx, spec.class.index(), index.white_sets(), next).map_err(sql)?;
     let white_sets = index.white_sets();
-    in_windows(index, cells_of, fault, |r, cells| {
-        if r % PROGRESS_WHITE_SETS == 0 {
-            progress(r, white_sets);
-        }
-        checksum.add(cells);
-        for &cell in cells {
-            counts[usize::from(cell)] += 1;
-        }
-        if cells.is_empty() {
-            return Ok(());
-        }
-        writer.block(r, cells).map_err(sql)
-    })?;
+    in_windows(
+        index,
+        (next, &|positions| residues.prepare(positions)),
+        cells_of,
+        fault,
+        |r, cells| {
+            if r % PROGRESS_WHITE_SETS == 0 {
+                progress(r, white_sets);
+                if let Some(commits) = commits.as_deref_mut().filter(|c| c.due()) {
+                    // The frames closed so far go in; the open one is worked
+                    // out again by a resumed write.
+                    writer.write_full().map_err(sql)?;
+                    commits.commit()?;
+                }
+            }
+            checksum.add(cells);
+            for &cell in cells {
+                counts[usize::from(cell)] += 1;
+            }
+            if cells.is_empty() {
+                return Ok(());
+            }
+            writer.block(r, cells).map_err(sql)
+        },
+    )?;
     residues.fault()?;
     let reachable: u64 = histogram.iter().sum();
     if counts[..histogram.len()] != *histogram || counts[usize::from(Cell::UNREACHABLE.0)] != index.len() - reachable {
@@ -229,6 +257,113 @@ pub(super) fn write_resolved<W: Word, R: Residues>(
 
 /// How often, in white sets, a resolving write tells of its progress.
 const PROGRESS_WHITE_SETS: u64 = 4096;
+
+/// Where a resolving write of a class stands: the white set it goes on
+/// from, the running checksum and the counts by cell of every block
+/// before it.
+pub(super) struct SoFar {
+    /// The first white set not yet written.
+    pub(super) next: u64,
+    checksum: RunningChecksum,
+    counts: [u64; 256],
+}
+
+impl SoFar {
+    /// Nothing written yet.
+    pub(super) fn start() -> SoFar {
+        SoFar {
+            next: 0,
+            checksum: RunningChecksum::default(),
+            counts: [0; 256],
+        }
+    }
+}
+
+/// What a resumed write keeps of the frames of class `spec` that a write
+/// stopped before it left in `conn`: they are read in order, and each must
+/// begin where the one before ended (the first at white set 0) and pass
+/// every check of a frame read back, and each of its cells must have the
+/// residue the search left in `residues` (an exact value `v` for the code
+/// `v mod 3`, unreachable for unseen). The first that does not, and every
+/// frame after it, is deleted. Returns where the write stands after the
+/// frames kept, and the white set the deletion began at, if any.
+///
+/// # Errors
+///
+/// What SQLite runs into; a residues file's failure.
+pub(super) fn replay<W: Word, R: Residues>(
+    conn: &Connection,
+    spec: &ClassSpec<W>,
+    index: &TightIndex<W>,
+    residues: &R,
+) -> Result<(SoFar, Option<u64>)> {
+    let sql = |e| Error::Sqlite("the database being written".into(), e);
+    let class = spec.class.index() as i64;
+    let mut so_far = SoFar::start();
+    let mut bad = None;
+    {
+        let mut st = conn
+            .prepare("SELECT first_white, last_white, data, checksum FROM frames WHERE class = ?1 ORDER BY first_white")
+            .map_err(sql)?;
+        let mut rows = st.query([class]).map_err(sql)?;
+        while let Some(row) = rows.next().map_err(sql)? {
+            let read = || -> Checked<Frame> {
+                let whites: (i64, i64) = (row.get(0)?, row.get(1)?);
+                if whites.0 != so_far.next as i64 {
+                    return Err(Fault::Wrong("a frame out of place".into()));
+                }
+                let data: Vec<u8> = row.get(2)?;
+                let frame = check_frame(spec, whites, &data, row.get(3)?)?;
+                if let (Some(&(white, ..)), Some(&(last, ..))) = (frame.blocks.first(), frame.blocks.last()) {
+                    residues.prepare(index.block(white).start..index.block(last).end);
+                }
+                for &(white, start, len) in &frame.blocks {
+                    let block = index.block(white);
+                    if block.end - block.start != len as u64
+                        || !agrees(residues, block, &frame.cells[start..start + len])
+                    {
+                        return Err(Fault::Wrong(format!(
+                            "a block of white set {white} the table disagrees with"
+                        )));
+                    }
+                }
+                Ok(frame)
+            };
+            let Ok(frame) = read() else {
+                bad = Some(so_far.next);
+                break;
+            };
+            so_far.checksum.add(&frame.cells);
+            for &cell in &frame.cells {
+                so_far.counts[usize::from(cell)] += 1;
+            }
+            so_far.next = frame.whites.end() + 1;
+        }
+    }
+    residues.fault()?;
+    if bad.is_some() {
+        conn.execute(
+            "DELETE FROM frames WHERE class = ?1 AND first_white >= ?2",
+            params![class, so_far.next as i64],
+        )
+        .map_err(sql)?;
+    }
+    Ok((so_far, bad))
+}
+
+/// Whether the exact values `cells` of the positions `block` (a block of
+/// the class's index) have the residues that `residues` holds for them.
+fn agrees<R: Residues>(residues: &R, block: std::ops::Range<u64>, cells: &[u8]) -> bool {
+    let first = block.start / PER_WORD;
+    let words = residues.words(first..block.end.div_ceil(PER_WORD).max(first));
+    block.zip(cells).all(|(i, &cell)| {
+        let code = (words[(i / PER_WORD - first) as usize] >> (2 * (i % PER_WORD))) as u8 & 3;
+        match Cell(cell).remoteness() {
+            Some(r) => u16::from(code) == r.0 % 3,
+            None => code == UNSEEN && cell == Cell::UNREACHABLE.0,
+        }
+    })
+}
 
 /// Compresses `cells` at [`LEVEL`], with a context kept by each thread.
 fn compress(cells: &[u8]) -> Vec<u8> {
@@ -563,6 +698,7 @@ mod tests {
                 &index,
                 residues,
                 (&stats.histogram, crate::mod3::exact::MEMO_BYTES),
+                (SoFar::start(), None),
                 &mut |_, _| {},
             )
             .map(|sum| (sum, conn))
@@ -581,6 +717,95 @@ mod tests {
             residues.set(reachable, damage);
             let err = write(&residues).err().unwrap().to_string();
             assert!(err.contains("resolve"), "{damage:?}: {err}");
+        }
+    }
+
+    /// A resumed write keeps the frames a stopped one left as far as they
+    /// are right, and goes on from there to the frames and checksum of a
+    /// write in one go: a frame forged with its checksum made anew (a value
+    /// the table's residue contradicts) is deleted with every frame after
+    /// it, and so is a frame out of place.
+    #[test]
+    fn a_resumed_write_keeps_what_is_right_and_ends_as_one_in_one_go() {
+        let variant = Variant::named("9x6").unwrap();
+        let spec = &variant.classes()[0];
+        let index = spec.tight_index();
+        let cells = crate::solver::search::bytes("9x6", spec, &index, &mut |_| {}).unwrap();
+        let stats = crate::solver::ClassStats::of(&cells, &index);
+        let residues = Mod3Table::from_cells(&cells);
+        let memo = (stats.histogram.as_slice(), crate::mod3::exact::MEMO_BYTES);
+        let frames = |conn: &Connection| -> Vec<(i64, i64, Vec<u8>, i64)> {
+            conn.prepare("SELECT first_white, last_white, data, checksum FROM frames ORDER BY first_white")
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        let whole = Connection::open_in_memory().unwrap();
+        whole.execute_batch(SCHEMA).unwrap();
+        let sum = write_resolved(
+            &whole,
+            spec,
+            &index,
+            &residues,
+            memo,
+            (SoFar::start(), None),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let want = frames(&whole);
+        assert!(want.len() >= 3, "{} frames", want.len());
+        // Whole and right: kept whole, and nothing is left to write.
+        let (so_far, bad) = replay(&whole, spec, &index, &residues).unwrap();
+        assert_eq!((so_far.next, bad), (index.white_sets(), None));
+        assert_eq!(so_far.checksum.checksum(), sum);
+        let second = want[1].0;
+        let forge = |conn: &Connection| {
+            // Frame 1 with one reachable value one higher, its checksum made anew.
+            let (first, last, data, _) = &want[1];
+            let mut cells = zstd::bulk::decompress(data, 1 << 24).unwrap();
+            let at = cells
+                .iter()
+                .position(|&c| Cell(c).remoteness().is_some_and(|r| r.0 < 200))
+                .unwrap();
+            cells[at] += 1;
+            let sum = block_checksum(spec.class.index(), *first as u64, &cells).signed();
+            conn.execute(
+                "UPDATE frames SET data = ?1, checksum = ?2 WHERE first_white = ?3 AND last_white = ?4",
+                params![compress(&cells), sum, first, last],
+            )
+            .unwrap();
+        };
+        let out_of_place = |conn: &Connection| {
+            conn.execute("DELETE FROM frames WHERE first_white = ?1", [second])
+                .unwrap();
+        };
+        for damage in [&forge as &dyn Fn(&Connection), &out_of_place] {
+            let conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch(SCHEMA).unwrap();
+            write_resolved(
+                &conn,
+                spec,
+                &index,
+                &residues,
+                memo,
+                (SoFar::start(), None),
+                &mut |_, _| {},
+            )
+            .unwrap();
+            damage(&conn);
+            let (so_far, bad) = replay(&conn, spec, &index, &residues).unwrap();
+            assert_eq!((so_far.next, bad), (second as u64, Some(second as u64)));
+            assert_eq!(frames(&conn), want[..1], "the frames from the damage on are deleted");
+            let mut told = Vec::new();
+            let resumed = write_resolved(&conn, spec, &index, &residues, memo, (so_far, None), &mut |d, _| {
+                told.push(d)
+            })
+            .unwrap();
+            assert_eq!(resumed, sum, "the class checksum of a write in one go");
+            assert_eq!(frames(&conn), want, "its frames too");
+            assert!(told.iter().all(|&d| d >= second as u64), "{told:?}");
         }
     }
 

@@ -2,7 +2,10 @@
 //!
 //! A database is written whole into a temporary file beside its final name,
 //! in one transaction, synced, and renamed into place, so a crash leaves
-//! either the old file or the new one, never half of one. Writers of one
+//! either the old file or the new one, never half of one. (A two-bit
+//! table resolved into frames, hours of work on the largest boards, may be
+//! written resumably instead: into a partial file committed as it goes,
+//! renamed into place when whole and checked.) Writers of one
 //! variant in one directory take turns ([`WriteLock`]), and the next writer
 //! removes what a killed one left behind.
 //!
@@ -26,11 +29,12 @@
 //! | `checksum.rs` | the block, class and header checksums |
 //! | `names.rs` | the files of a database directory and what may stand at their paths |
 //! | `lock.rs` | [`WriteLock`] and the sweep of what killed writers left |
+//! | `commit.rs` | a long write committed as it goes, so that a stopped one resumes ([`Resumable`]) |
 //! | `block.rs` | one block: where its positions are, and the checks of its cells |
 //! | `rows.rs`, `blocks.rs`, `residues.rs` | each layout's writing and reading of one block |
 //! | `frames.rs` | the frames layout: runs of blocks compressed on their own, written and read back checked |
 //! | `stream.rs` | a byte table that arrives in pieces, cut into blocks as it comes |
-//! | `write.rs` | writing a whole file atomically |
+//! | `write.rs` | writing a whole file atomically, or resumably |
 //! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
 //! | `read.rs` | the open [`Database`] and its lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
@@ -40,6 +44,7 @@ mod block;
 mod blocks;
 mod cache;
 mod checksum;
+mod commit;
 mod confirm;
 mod fault;
 mod frames;
@@ -55,11 +60,15 @@ mod stream;
 mod write;
 
 pub use checksum::{Checksum, block_checksum};
+pub use commit::Resumable;
 pub use confirm::{AUDIT_SAMPLES, Walks};
 pub use frames::{FRAME_POSITIONS, LEVEL};
 pub use lock::WriteLock;
-pub use names::{check_destination, check_dir, is_database, is_own_name, path};
+pub use names::{check_destination, check_dir, is_database, is_own_name, partial_files, partial_path, path};
 pub use read::{BLOCK_CACHE_BYTES, Database};
 pub use residues::{code_at, pack, unpack};
 pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, OLDEST_FORMAT_VERSION, ROWS_MAX_LEGAL, SCHEMA};
-pub use write::{Progress, Vet, write, write_streamed, write_two_bit, write_vetted, write_with};
+pub use write::{
+    Progress, Vet, WriteEvent, WriteOptions, remove_partial, write, write_streamed, write_two_bit, write_vetted,
+    write_with,
+};

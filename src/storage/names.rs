@@ -1,6 +1,7 @@
 //! The files of a database directory and what may stand at their paths:
 //! the database of each variant (`NAME.sqlite`), the temporary file a
-//! writer fills (`.NAME.sqlite.tmp-PID`) and the lock writers take turns on
+//! writer fills (`.NAME.sqlite.tmp-PID`), the partial file a resumable
+//! write fills (`.NAME.sqlite.partial`) and the lock writers take turns on
 //! (`.NAME.sqlite.lock`); telling those names and bishops databases from
 //! anything else; and refusing a directory, a link, a FIFO, a device or a
 //! socket where a write would destroy it.
@@ -32,6 +33,32 @@ pub(super) fn temp_variant(name: &str) -> Option<&str> {
     (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(stem)
 }
 
+/// The file a resumable write of the database of `variant` fills
+/// (`.NAME.sqlite.partial`): committed as it goes, kept when the write
+/// stops, renamed into place when it is complete and checked.
+pub fn partial_path(dir: &Path, variant: &str) -> PathBuf {
+    dir.join(format!(".{variant}.sqlite.partial"))
+}
+
+/// The files of a resumable write of `variant` in `dir`: the partial
+/// database and the rollback journal SQLite keeps beside it while a
+/// transaction is open (left by a write killed inside one, and rolled back
+/// by the next that opens the file: never to be removed alone).
+pub fn partial_files(dir: &Path, variant: &str) -> [PathBuf; 2] {
+    let partial = partial_path(dir, variant);
+    let mut journal = partial.clone().into_os_string();
+    journal.push("-journal");
+    [partial, journal.into()]
+}
+
+/// The variant whose partial database (or its journal) is named `name`,
+/// if it is one.
+fn partial_variant(name: &str) -> Option<&str> {
+    let stem = name.strip_prefix('.')?;
+    stem.strip_suffix(".sqlite.partial")
+        .or_else(|| stem.strip_suffix(".sqlite.partial-journal"))
+}
+
 /// The lock file that writers of `variant` in `dir` take turns on.
 pub(super) fn lock_path(dir: &Path, variant: &str) -> PathBuf {
     dir.join(format!(".{variant}.sqlite.lock"))
@@ -43,15 +70,20 @@ pub(super) fn lock_variant(name: &str) -> Option<&str> {
 }
 
 /// Whether `name` is a name this module gives a file of a database
-/// directory: a database (`NAME.sqlite`), a lock or a temporary file.
+/// directory: a database (`NAME.sqlite`), a lock, a temporary file or a
+/// resumable write's partial file and its journal.
 ///
 /// ```
 /// use bishops::storage::is_own_name;
 /// assert!(is_own_name("7x6.sqlite") && is_own_name(".7x6.sqlite.lock") && is_own_name(".7x6.sqlite.tmp-12"));
+/// assert!(is_own_name(".7x6.sqlite.partial") && is_own_name(".7x6.sqlite.partial-journal"));
 /// assert!(!is_own_name("7x6.csv"));
 /// ```
 pub fn is_own_name(name: &str) -> bool {
-    name.ends_with(".sqlite") || lock_variant(name).is_some() || temp_variant(name).is_some()
+    name.ends_with(".sqlite")
+        || lock_variant(name).is_some()
+        || temp_variant(name).is_some()
+        || partial_variant(name).is_some()
 }
 
 /// Whether `file` is a bishops database of any variant or version: an

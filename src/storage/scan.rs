@@ -172,7 +172,7 @@ impl<W: Width> Database<W> {
                 })
                 .collect()
         };
-        in_windows(&index, cells_of, fault, |r, cells| {
+        in_windows(&index, (0, &|_| {}), cells_of, fault, |r, cells| {
             let white = colex_unrank(r, index.white());
             for (black, &cell) in Subsets::new(index.safe(r), black_count).zip(cells) {
                 let part = Part { white, black };

@@ -3,23 +3,33 @@
 //! crash leaves the old file or the new one and never half of one. The
 //! steps of a file: the schema, each class's table in its layout and its
 //! `classes` row, then the metadata and the header checksum.
+//!
+//! A resumable write ([`WriteOptions::resumable`]) of a two-bit table
+//! resolved into frames, which takes hours on the largest boards, fills a
+//! partial file of a fixed name instead (`.NAME.sqlite.partial`) and
+//! commits it as it goes, with SQLite's rollback journal: a write stopped,
+//! killed or out of disk leaves its last commit, and the next goes on from
+//! there once every frame kept is read back and checked against the table
+//! ([`frames::replay`]).
 
 use std::fs;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OpenFlags, params};
 
 use super::checksum::{Checksum, header_checksum};
-use super::names::{check_destination, check_dir, path, temp_path};
+use super::commit::{Commits, Resumable};
+use super::names::{check_destination, check_dir, partial_files, partial_path, path, temp_path};
 use super::read::Database;
-use super::schema::{FORMAT_VERSION, Layout, SCHEMA};
+use super::schema::{FORMAT_VERSION, Layout, SCHEMA, read_meta};
 use super::stream::Cutter;
 use super::{blocks, frames, residues, rows};
 use crate::board::Class;
 use crate::cleanup::Pending;
 use crate::error::{Error, Result};
-use crate::files::{self, Links, OpenError};
+use crate::files::{self, Kind, Links, OpenError};
 use crate::mod3::Residues;
 use crate::mod3::exact::MEMO_BYTES;
 use crate::remoteness::Remoteness;
@@ -55,7 +65,7 @@ pub fn write_with<W: Width>(
         &Tables::<W>::Bytes(solution),
         (Some(layout), MEMO_BYTES),
         None,
-        &mut |_, _, _| {},
+        &mut |_| {},
     )
 }
 
@@ -75,7 +85,7 @@ pub fn write_streamed<'a>(
     streamed: &'a Streamed<'a>,
     layout: Option<Layout>,
 ) -> Result<PathBuf> {
-    by_width!(variant, W => write_checked(dir, variant, &Tables::<W>::Streamed(streamed), (layout, MEMO_BYTES), None, &mut |_, _, _| {}))
+    by_width!(variant, W => write_checked(dir, variant, &Tables::<W>::Streamed(streamed), (layout, MEMO_BYTES), None, &mut |_| {}))
 }
 
 /// Writes a variant solved by the two-bit search as its residues
@@ -92,7 +102,7 @@ pub fn write_two_bit<W: Width>(dir: &Path, variant: &Variant, solution: &TwoBitS
         &Tables::TwoBit(solution),
         (Some(Layout::Residues), MEMO_BYTES),
         None,
-        &mut |_, _, _| {},
+        &mut |_| {},
     )
 }
 
@@ -101,37 +111,103 @@ pub fn write_two_bit<W: Width>(dir: &Path, variant: &Variant, solution: &TwoBitS
 /// nothing of the final name is touched.
 pub type Vet<'a, W = u64> = &'a dyn Fn(&Database<W>) -> Result<()>;
 
-/// Writes what a solve found, `tables`, as [`write()`] does, in `layout`
-/// or the one that suits them ([`Layout::for_solution`] for bytes; for
-/// the two-bit search's tables, frames of the values they resolve to; for
-/// its codes streamed, the residues layout), and before the file takes the database's name, opens it with
-/// every check of [`Database::open`] and hands it to `vet`, which may
-/// refuse it.
+/// How [`write_vetted`] writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// The layout, or `None` for the one that suits the tables.
+    pub layout: Option<Layout>,
+    /// The most memory that resolving a two-bit table into frames keeps of
+    /// exact values found ([`MEMO_BYTES`], less under a memory cap).
+    pub memo_bytes: u64,
+    /// Write a two-bit table resolved into frames so that a write stopped
+    /// goes on from its last commit (any other write is whole or nothing,
+    /// as without it).
+    pub resumable: Option<Resumable>,
+}
+
+impl WriteOptions {
+    /// The layout that suits the tables, the whole memo, not resumable.
+    pub fn whole(layout: Option<Layout>) -> WriteOptions {
+        WriteOptions {
+            layout,
+            memo_bytes: MEMO_BYTES,
+            resumable: None,
+        }
+    }
+}
+
+/// Writes what a solve found, `tables`, as [`write()`] does, in
+/// `options.layout` or the one that suits them ([`Layout::for_solution`]
+/// for bytes; for the two-bit search's tables, frames of the values they
+/// resolve to; for its codes streamed, the residues layout), and before
+/// the file takes the database's name, opens it with every check of
+/// [`Database::open`] and hands it to `vet`, which may refuse it.
 ///
-/// Two-bit tables resolved into frames keep at most `memo_bytes` of
-/// exact values found ([`MEMO_BYTES`] but under a memory cap), and tell
-/// `progress` how far each class's resolution is, `(class, white sets
-/// written, white sets)`, every 4,096 white sets and at its end: on the
-/// largest boards it takes hours.
+/// Two-bit tables resolved into frames keep at most `options.memo_bytes`
+/// of exact values found, and tell `progress` how far each class's
+/// resolution is ([`WriteEvent::Writing`]) every 4,096 white sets and at
+/// its end: on the largest boards it takes hours. With
+/// `options.resumable` they are written so that a stopped write resumes
+/// ([`WriteEvent::Resumed`]).
 ///
 /// # Errors
 ///
 /// As [`write()`] and [`write_streamed`]; [`Error::Usage`] for a layout
-/// that cannot hold the tables; what `vet` returns.
+/// that cannot hold the tables; what `vet` returns. A resumable write that
+/// fails keeps what it committed unless the failure is the table's or the
+/// file's (a refusal of the values or of the file).
 pub fn write_vetted<W: Width, R: Residues>(
     dir: &Path,
     variant: &Variant,
     tables: &Tables<'_, W, R>,
-    (layout, memo_bytes): (Option<Layout>, u64),
+    options: WriteOptions,
     vet: Vet<'_, W>,
     progress: Progress<'_>,
 ) -> Result<PathBuf> {
-    write_checked(dir, variant, tables, (layout, memo_bytes), Some(vet), progress)
+    let layout = (options.layout, options.memo_bytes);
+    match options.resumable {
+        Some(how) if matches!(tables, Tables::TwoBit(_)) && options.layout.is_none_or(|l| l == Layout::Frames) => {
+            write_resumable(dir, variant, tables, (options.memo_bytes, how), vet, progress)
+        }
+        _ => write_checked(dir, variant, tables, layout, Some(vet), progress),
+    }
 }
 
-/// What a write tells of its progress: `(class, white sets written, white
-/// sets of the class)` ([`write_vetted`]).
-pub type Progress<'a> = &'a mut dyn FnMut(Class, u64, u64);
+/// What a write tells as it goes ([`write_vetted`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WriteEvent {
+    /// Of class `class`'s `total` white sets, `done` are written.
+    Writing {
+        /// The class.
+        class: Class,
+        /// White sets written.
+        done: u64,
+        /// White sets of the class.
+        total: u64,
+    },
+    /// A resumable write goes on from white set `from` of class `class`:
+    /// what a stopped write left before it was read back and checked.
+    Resumed {
+        /// The class.
+        class: Class,
+        /// The first white set not yet written.
+        from: u64,
+        /// White sets of the class.
+        total: u64,
+    },
+    /// What a stopped write left of class `class` fails its checks from
+    /// white set `at` on (or, at 0 of the first class, is not a partial
+    /// write of these tables at all): it is written again from there.
+    Discarded {
+        /// The class.
+        class: Class,
+        /// The first white set written again.
+        at: u64,
+    },
+}
+
+/// What a write tells of its progress ([`write_vetted`]).
+pub type Progress<'a> = &'a mut dyn FnMut(WriteEvent);
 
 /// [`write_vetted`], or with no `vet` the file renamed into place as
 /// written: the writes of tables made by hand (the tests of `check`
@@ -189,6 +265,221 @@ fn write_checked<W: Width, R: Residues>(
         let _ = fs::remove_file(&tmp);
     }
     result.map(|()| dest)
+}
+
+/// [`write_vetted`] of a two-bit table into frames, resumable: filled into
+/// the partial file and committed as it goes ([`fill`]), opened and vetted,
+/// then renamed into place. A failure keeps the partial file for the next
+/// write to go on from, unless it is a refusal of what was written.
+fn write_resumable<W: Width, R: Residues>(
+    dir: &Path,
+    variant: &Variant,
+    tables: &Tables<'_, W, R>,
+    (memo_bytes, how): (u64, Resumable),
+    vet: Vet<'_, W>,
+    progress: Progress<'_>,
+) -> Result<PathBuf> {
+    check_dir(dir)?;
+    fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
+    check_destination(dir, variant.name())?;
+    let dest = path(dir, variant.name());
+    let partial = partial_path(dir, variant.name());
+    let result = fill(&partial, variant, tables, (memo_bytes, how), progress).and_then(|()| {
+        vet(&Database::open_file(&partial, variant)?)?;
+        // Looked at again: the write may have taken hours.
+        check_destination(dir, variant.name())?;
+        fs::rename(&partial, &dest).map_err(|e| Error::Io(dest.clone(), e))?;
+        files::sync_dir(dir);
+        Ok(())
+    });
+    // Stopped, or what the disk or SQLite ran into: the next write goes on.
+    if result.as_ref().is_err_and(|e| {
+        !matches!(
+            e,
+            Error::Stopped(_) | Error::Io(..) | Error::Sqlite(..) | Error::DbPath(_)
+        )
+    }) {
+        remove_partial(dir, variant.name());
+    }
+    result.map(|()| dest)
+}
+
+/// Removes the partial file of a resumable write of `variant` in `dir` and
+/// its journal, if there are any.
+pub fn remove_partial(dir: &Path, variant: &str) {
+    for file in partial_files(dir, variant) {
+        let _ = fs::remove_file(file);
+    }
+}
+
+/// What a partial file records of the tables it is written from, so that
+/// one of other tables is not resumed: the variant, and each class's counts
+/// by remoteness.
+fn identity<W: Width, R: Residues>(variant: &Variant, tables: &Tables<'_, W, R>) -> String {
+    let histograms: Vec<&[u64]> = (0..variant.class_list().len())
+        .map(|k| tables.stats(k).histogram.as_slice())
+        .collect();
+    serde_json::json!({
+        "variant": variant.name(),
+        "board": variant.board().to_string(),
+        "start": variant.start().to_string(),
+        "format_version": FORMAT_VERSION,
+        "hash_version": crate::index::HASH_VERSION,
+        "histograms": histograms,
+    })
+    .to_string()
+}
+
+/// Fills the partial file `partial` with the database of `variant`, going
+/// on from what a stopped write left there when it is a partial write of
+/// these tables (its frames are checked as they are replayed); otherwise
+/// from nothing, the file made anew (never through a link, nor over what
+/// is not a regular file). Commits every `how.interval` or so, and at the
+/// end, and syncs the file.
+fn fill<W: Width, R: Residues>(
+    partial: &Path,
+    variant: &Variant,
+    tables: &Tables<'_, W, R>,
+    (memo_bytes, how): (u64, Resumable),
+    progress: Progress<'_>,
+) -> Result<()> {
+    let sql = |e| Error::Sqlite(partial.to_path_buf(), e);
+    let Tables::TwoBit(solution) = tables else {
+        unreachable!("only a two-bit table is written resumably")
+    };
+    let identity = identity(variant, tables);
+    let specs = variant.specs::<W>();
+    let first = specs[0].class;
+    let conn = match fs::symlink_metadata(partial) {
+        Ok(meta) if Kind::of(&meta) != Kind::Regular => {
+            return Err(Error::DbPath(format!(
+                "`{}` is {}, where a write of {} keeps what it has written: move it away",
+                crate::text::path(partial),
+                Kind::of(&meta),
+                variant.name()
+            )));
+        }
+        Ok(_) => match reopen(partial, variant, &identity) {
+            Some(conn) => conn,
+            None => {
+                progress(WriteEvent::Discarded { class: first, at: 0 });
+                remove_partial(partial.parent().unwrap_or(Path::new(".")), variant.name());
+                begin_partial(partial, &identity).map_err(sql)?
+            }
+        },
+        Err(e) if e.kind() == ErrorKind::NotFound => begin_partial(partial, &identity).map_err(sql)?,
+        Err(e) => return Err(Error::Io(partial.to_path_buf(), e)),
+    };
+    let mut commits = Commits::begin(&conn, how).map_err(sql)?;
+    // The header is written last, whole, as in a write in one go.
+    conn.execute_batch("DELETE FROM classes; DELETE FROM meta")
+        .map_err(sql)?;
+    conn.execute("INSERT INTO meta VALUES ('partial_of', ?1)", [&identity])
+        .map_err(sql)?;
+    let starts = variant.class_hashes(variant.start());
+    let goals = variant.class_hashes(&variant.goal());
+    let mut sources = Vec::new();
+    let mut totals = Totals {
+        start_remoteness: Some(Remoteness(0)),
+        max: Some(Remoteness(0)),
+        legal: 1,
+        reachable: 1,
+    };
+    for (k, spec) in specs.iter().enumerate() {
+        let class = &solution.classes[k];
+        let checksum = match &class.table {
+            ClassTable::Mirrored { from, .. } => sources[*from],
+            ClassTable::Own(codes) => {
+                let (so_far, bad) = frames::replay(&conn, spec, &class.index, codes)?;
+                let total = class.index.white_sets();
+                if let Some(at) = bad {
+                    progress(WriteEvent::Discarded { class: spec.class, at });
+                }
+                if so_far.next > 0 {
+                    progress(WriteEvent::Resumed {
+                        class: spec.class,
+                        from: so_far.next,
+                        total,
+                    });
+                }
+                let told = &mut |done, total| {
+                    progress(WriteEvent::Writing {
+                        class: spec.class,
+                        done,
+                        total,
+                    })
+                };
+                let histogram = (class.stats.histogram.as_slice(), memo_bytes);
+                frames::write_resolved(
+                    &conn,
+                    spec,
+                    &class.index,
+                    codes,
+                    histogram,
+                    (so_far, Some(&mut commits)),
+                    told,
+                )?
+            }
+        };
+        write_class_row(&conn, tables, spec, k, (starts[k], goals[k]), checksum).map_err(sql)?;
+        sources.push(checksum);
+        let stats = tables.stats(k);
+        totals.start_remoteness = Remoteness::total([totals.start_remoteness, tables.start(variant, k)?]);
+        totals.max = Remoteness::total([totals.max, stats.max_remoteness()]);
+        totals.legal *= u128::from(stats.legal);
+        totals.reachable *= u128::from(stats.reachable);
+    }
+    conn.execute("DELETE FROM meta WHERE key = 'partial_of'", [])
+        .map_err(sql)?;
+    write_meta(&conn, variant, tables, Layout::Frames, &totals).map_err(sql)?;
+    commits.finish().map_err(sql)?;
+    conn.close().map_err(|(_, e)| sql(e))?;
+    sync(partial)
+}
+
+/// Creates the partial file `partial` (never through a link) with the
+/// schema and `identity`, committed: the first step of a resumable write.
+fn begin_partial(partial: &Path, identity: &str) -> rusqlite::Result<Connection> {
+    let conn = open_partial(partial, OpenFlags::SQLITE_OPEN_CREATE)?;
+    conn.execute_batch("PRAGMA page_size = 65536;")?;
+    conn.execute_batch(&format!("BEGIN; {SCHEMA}"))?;
+    conn.execute("INSERT INTO meta VALUES ('partial_of', ?1)", [identity])?;
+    conn.execute_batch("COMMIT")?;
+    Ok(conn)
+}
+
+/// Opens the partial file `partial` for writing, set up for commits that
+/// survive the process: a rollback journal, synced at every commit. A
+/// journal left by a write killed inside a transaction is rolled back
+/// here, by SQLite, before anything is read.
+fn open_partial(partial: &Path, create: OpenFlags) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        partial,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NOFOLLOW | OpenFlags::SQLITE_OPEN_NO_MUTEX | create,
+    )?;
+    conn.execute_batch("PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL;")?;
+    Ok(conn)
+}
+
+/// The partial file `partial` opened to go on with, when it is a partial
+/// write of the tables whose [`identity`] is `identity`, or one that
+/// completed them and was stopped before it was renamed; `None` when it
+/// is anything else (what it holds is then checked no further).
+fn reopen(partial: &Path, variant: &Variant, identity: &str) -> Option<Connection> {
+    let conn = open_partial(partial, OpenFlags::empty()).ok()?;
+    let meta = |key| read_meta(&conn, key).ok().flatten();
+    let ours = match meta("partial_of") {
+        Some(of) => of == identity,
+        // Complete: every frame is still read back and checked.
+        None => {
+            meta("format").as_deref() == Some("bishops")
+                && meta("layout").as_deref() == Some(Layout::Frames.name())
+                && meta("variant").as_deref() == Some(variant.name())
+                && meta("start") == Some(variant.start().to_string())
+                && meta("format_version") == Some(FORMAT_VERSION.to_string())
+        }
+    };
+    ours.then_some(conn)
 }
 
 /// Writes the whole database of `variant` into the file `tmp`, in one
@@ -294,8 +585,15 @@ fn write_table<W: Width, R: Residues>(
             ClassTable::Own(codes) if layout == Layout::Frames => {
                 let class = &solution.classes[k];
                 let histogram = &class.stats.histogram;
-                let told = &mut |done, total| progress(spec.class, done, total);
-                frames::write_resolved(tx, spec, &class.index, codes, (histogram, memo_bytes), told)
+                let told = &mut |done, total| {
+                    progress(WriteEvent::Writing {
+                        class: spec.class,
+                        done,
+                        total,
+                    })
+                };
+                let fresh = (frames::SoFar::start(), None);
+                frames::write_resolved(tx, spec, &class.index, codes, (histogram, memo_bytes), fresh, told)
             }
             ClassTable::Own(codes) => {
                 let checksum = residues::write_class(tx, solution, k).map_err(sql)?;
