@@ -786,7 +786,7 @@ const WINDOW: u64 = 1 << 20;
 /// time in parallel, and hands them to `f(r, cells)` in block order; a
 /// refusal becomes `fault`'s error. `prepare` is told each window's
 /// positions before its blocks are worked out
-/// ([`Residues::prepare`](super::Residues::prepare)).
+/// ([`Residues::prepare`]).
 pub fn in_windows<W: Word>(
     index: &TightIndex<W>,
     (from, prepare): (u64, &dyn Fn(Range<u64>)),

@@ -9,6 +9,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -18,8 +20,8 @@ use super::file::Mod3File;
 use super::{Mod3Table, PER_WORD, Residues, UNSEEN, code_words};
 use crate::bitboard::{Bitboard, Word};
 use crate::error::{Error, Result};
-use crate::index::{binomial, colex_rank, colex_unrank};
-use crate::orbits::OrbitIndex;
+use crate::index::{binomial, colex_rank, colex_unrank, rank_within};
+use crate::orbits::{OrbitIndex, subsets_below};
 
 /// The most bishops of one colour a fold walks: a standard start's five,
 /// with room to spare.
@@ -578,6 +580,43 @@ pub fn fold_file<W: Word>(
 pub struct Folded<R, W: Word = u64> {
     orbits: OrbitIndex<W>,
     table: R,
+    /// The most positions a band unfolds ([`with_bands`](Self::with_bands)),
+    /// 0 for none, and the band unfolded last.
+    bands: (u64, RwLock<Option<Band>>),
+}
+
+/// A run of whole blocks of a folded table unfolded into memory: positions
+/// `start..end` of the tight index, their codes in `words` from word
+/// `start / 32` on (atomic, so that the next band is unfolded into the same
+/// memory by many threads at once).
+#[derive(Debug)]
+struct Band {
+    start: u64,
+    end: u64,
+    words: Vec<AtomicU64>,
+}
+
+impl Band {
+    /// Whether it holds every position of `words` (words of the whole
+    /// table, of a table of `len` positions).
+    fn serves(&self, words: &Range<u64>, len: u64) -> bool {
+        words.start * PER_WORD >= self.start && (words.end * PER_WORD).min(len) <= self.end
+    }
+
+    /// Words `words` of the table, which it [`serves`](Self::serves).
+    fn words(&self, words: Range<u64>) -> Vec<u64> {
+        let first = self.start / PER_WORD;
+        self.words[(words.start - first) as usize..(words.end - first) as usize]
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// The code of position `i`, which it holds.
+    fn code(&self, i: u64) -> u8 {
+        let at = i - self.start / PER_WORD * PER_WORD;
+        (self.words[(at / PER_WORD) as usize].load(Ordering::Relaxed) >> (2 * (at % PER_WORD))) as u8 & 3
+    }
 }
 
 impl<R: Residues, W: Word> Folded<R, W> {
@@ -589,7 +628,167 @@ impl<R: Residues, W: Word> Folded<R, W> {
     /// When `table` does not hold one code per orbit.
     pub fn new(orbits: OrbitIndex<W>, table: R) -> Folded<R, W> {
         assert_eq!(table.len(), orbits.len(), "a code per orbit");
-        Folded { orbits, table }
+        Folded {
+            orbits,
+            table,
+            bands: (0, RwLock::new(None)),
+        }
+    }
+
+    /// The same table, which unfolds a band of at most `bytes` of codes
+    /// (four positions a byte) into memory when a run of positions it does
+    /// not hold is [prepared](Residues::prepare) for reading.
+    ///
+    /// Half the positions of a block are not canonical: each one's code is
+    /// its image's, in another block, one lookup of the table of orbits
+    /// each, anywhere in it. Read that way, a table of orbits larger than
+    /// its cache reads a page from the disk for a few positions (11x8
+    /// folded at `--max-memory 20` read its table of orbits 380 times over
+    /// to write its database). A band is unfolded instead by reading the
+    /// table of orbits in order: the canonical positions of its blocks from
+    /// their own rows, and the others from the rows of their images, which
+    /// in each row form one run (the images' white sets grow along a row,
+    /// and a band's white sets are a range of them). A table written in
+    /// order then reads the table of orbits about once for each band
+    /// before it, and a position no band holds is looked up as before.
+    pub fn with_bands(mut self, bytes: u64) -> Folded<R, W> {
+        self.bands.0 = bytes.saturating_mul(4);
+        self
+    }
+
+    /// Unfolds the band that begins with the block of position
+    /// `positions.start` and holds `positions` and as many blocks after as
+    /// fit, unless the band held already holds them (or no band can).
+    fn unfold_band(&self, positions: Range<u64>) {
+        let (most, held) = (self.bands.0, &self.bands.1);
+        let len = self.len();
+        let words = positions.start / PER_WORD..positions.end.div_ceil(PER_WORD).min(len.div_ceil(PER_WORD));
+        let read = held.read().unwrap_or_else(|e| e.into_inner());
+        if most == 0 || positions.is_empty() || read.as_ref().is_some_and(|band| band.serves(&words, len)) {
+            return;
+        }
+        drop(read);
+        // The next band is made in the memory of the one held: never two.
+        let spare = held
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .map_or_else(Vec::new, |band| band.words);
+        let tight = self.orbits.tight();
+        // Where block `r` begins, the table's end after the last.
+        let begins = |r: u64| {
+            if r < tight.white_sets() {
+                tight.block(r).start
+            } else {
+                len
+            }
+        };
+        let first = tight.block_of(words.start * PER_WORD);
+        let start = begins(first);
+        // Whole blocks, as many as fit, so that it ends past the run.
+        let (mut low, mut high) = (first + 1, tight.white_sets());
+        while low < high {
+            let mid = low + (high - low).div_ceil(2);
+            if begins(mid) - start <= most {
+                low = mid;
+            } else {
+                high = mid - 1;
+            }
+        }
+        let end_block = low;
+        let end = begins(end_block);
+        let band = Band {
+            start,
+            end,
+            words: self.unfold(first..end_block, spare),
+        };
+        let fits = band.serves(&words, len);
+        *held.write().unwrap_or_else(|e| e.into_inner()) = fits.then_some(band);
+    }
+
+    /// The codes of the positions of blocks `blocks`, as words from word
+    /// `start / 32` of their first position on, unfolded from the rows of
+    /// the table of orbits: those of the blocks for their canonical
+    /// positions, and every row before them for the run of its orbits whose
+    /// images lie in the blocks. Made in `spare`'s memory.
+    fn unfold(&self, blocks: Range<u64>, mut spare: Vec<AtomicU64>) -> Vec<AtomicU64> {
+        let (orbits, tight) = (&self.orbits, self.orbits.tight());
+        let b = tight.black() as usize;
+        assert!(b <= MAX_BISHOPS, "{b} bishops of a colour");
+        let start = tight.block(blocks.start).start;
+        let end = if blocks.end == tight.white_sets() {
+            tight.len()
+        } else {
+            tight.block(blocks.end).start
+        };
+        let first = start / PER_WORD;
+        let n = (end.div_ceil(PER_WORD) - first) as usize;
+        spare.truncate(n);
+        for word in &mut spare {
+            *word.get_mut() = u64::MAX;
+        }
+        spare.resize_with(n, || AtomicU64::new(u64::MAX));
+        let out = spare;
+        let set = |i: u64, code: u8| {
+            if (start..end).contains(&i) {
+                let at = i - first * PER_WORD;
+                let shift = 2 * (at % PER_WORD);
+                // Every code starts as 3 (unseen): clearing bits sets it.
+                out[(at / PER_WORD) as usize].fetch_and(!(3 << shift) | u64::from(code) << shift, Ordering::Relaxed);
+            }
+        };
+        let symmetry = orbits.symmetry();
+        let lowest = colex_unrank::<W>(blocks.start, tight.black());
+        let above = (blocks.end < tight.white_sets()).then(|| colex_unrank::<W>(blocks.end, tight.black()));
+        (0..blocks.end as usize)
+            .into_par_iter()
+            .with_min_len(256)
+            .for_each(|x| {
+                let x = x as u64;
+                let row = orbits.block(x);
+                let count = row.end - row.start;
+                let mapped = orbits.mapped_safe(x);
+                let white = colex_unrank::<W>(x, tight.white());
+                let skip = subsets_below(white, mapped);
+                // The run of the row whose images' white sets lie in the blocks.
+                let images = (
+                    subsets_below(lowest, mapped).saturating_sub(skip).min(count),
+                    above.map_or(count, |a| subsets_below(a, mapped).saturating_sub(skip).min(count)),
+                );
+                let own = blocks.contains(&x);
+                let (from, to) = if own { (0, count) } else { images };
+                if from >= to {
+                    return;
+                }
+                let cells: Vec<Bitboard<W>> = mapped.iter().map(Bitboard::single).collect();
+                let back: Vec<Bitboard<W>> = mapped.iter().map(|c| Bitboard::single(symmetry.cell(c))).collect();
+                let (safe, image_of_white) = (tight.safe(x), symmetry.cells(white));
+                let (o0, o1) = (row.start + from, row.start + to);
+                let w0 = o0 / PER_WORD;
+                let words = self.table.words(w0..o1.div_ceil(PER_WORD));
+                let mut at = places(from + skip, b);
+                for k in from..to {
+                    let o = row.start + k - w0 * PER_WORD;
+                    let code = (words[(o / PER_WORD) as usize] >> (2 * (o % PER_WORD))) as u8 & 3;
+                    if own {
+                        // The canonical position (white, g(image)).
+                        let black = at[..b].iter().fold(Bitboard::EMPTY, |s, &p| s | back[p as usize]);
+                        set(tight.block(x).start + rank_within(black, safe), code);
+                    }
+                    if (images.0..images.1).contains(&k) {
+                        // Its image (image, g(white)), unless it is its own.
+                        let image = at[..b].iter().fold(Bitboard::EMPTY, |s, &p| s | cells[p as usize]);
+                        if image != white {
+                            let r = colex_rank(image);
+                            set(tight.block(r).start + rank_within(image_of_white, tight.safe(r)), code);
+                        }
+                    }
+                    if !colex_next(&mut at[..b], cells.len() as u32) {
+                        break;
+                    }
+                }
+            });
+        out
     }
 
     /// The table of the orbits.
@@ -645,6 +844,13 @@ impl<R: Residues, W: Word> Residues for Folded<R, W> {
 
     fn get(&self, i: u64) -> Option<u8> {
         assert!(i < self.len(), "position {i} of a table of {}", self.len());
+        if self.bands.0 > 0
+            && let Some(band) = &*self.bands.1.read().unwrap_or_else(|e| e.into_inner())
+            && (band.start..band.end).contains(&i)
+        {
+            let code = band.code(i);
+            return (code != UNSEEN).then_some(code);
+        }
         self.table.get(self.orbits.of_tight(i))
     }
 
@@ -657,6 +863,12 @@ impl<R: Residues, W: Word> Residues for Folded<R, W> {
             words.end <= len.div_ceil(PER_WORD),
             "words {words:?} of a table of {len}"
         );
+        if self.bands.0 > 0
+            && let Some(band) = &*self.bands.1.read().unwrap_or_else(|e| e.into_inner())
+            && band.serves(&words, len)
+        {
+            return Cow::Owned(band.words(words));
+        }
         let mut out = vec![u64::MAX; (words.end - words.start) as usize];
         let (first, end) = (words.start * PER_WORD, (words.end * PER_WORD).min(len));
         let tight = self.orbits.tight();
@@ -675,6 +887,10 @@ impl<R: Residues, W: Word> Residues for Folded<R, W> {
             r += 1;
         }
         Cow::Owned(out)
+    }
+
+    fn prepare(&self, positions: Range<u64>) {
+        self.unfold_band(positions);
     }
 
     fn fault(&self) -> crate::error::Result<()> {
@@ -732,6 +948,12 @@ impl<W: Word> Residues for FileTable<W> {
         }
     }
 
+    fn prepare(&self, positions: Range<u64>) {
+        if let FileTable::Folded(folded) = self {
+            folded.prepare(positions);
+        }
+    }
+
     fn fault(&self) -> Result<()> {
         match self {
             FileTable::Whole(file) => file.fault(),
@@ -783,6 +1005,91 @@ mod tests {
                     &*Residues::words(table, start..start + n),
                     "{name} words {start}.."
                 );
+            }
+        }
+    }
+
+    /// A folded table that unfolds bands answers as the whole table: each
+    /// band holds exactly the whole table's codes over its blocks, every
+    /// run of a window prepared is answered from the band, and a position
+    /// outside it as before. Bands of a fifth of the table, a seventh, and
+    /// of less than a window (none is then held).
+    #[test]
+    fn a_folded_table_unfolded_a_band_at_a_time_answers_as_the_whole_one() {
+        for name in ["7x6", "9x6"] {
+            let variant = Variant::named(name).unwrap();
+            let spec = &variant.classes()[0];
+            let group = Symmetries::of(&spec.geometry, spec.goal);
+            let solution = Plan::new(&variant, Method::TwoBit).solve_two_bit(&mut |_| {}).unwrap();
+            let class = &solution.classes[0];
+            let (tight, table) = (&class.index, class.own().expect("the a1 class is searched"));
+            let orbits = OrbitIndex::new(tight.clone(), &group).expect("one symmetry, colours exchanged");
+            let half = fold(table, &orbits);
+            let len = tight.len();
+            for parts in [5, 7, len / 64] {
+                let folded = Folded::new(orbits.clone(), half.clone()).with_bands(len / 4 / parts);
+                let mut starts = Vec::new();
+                let mut r = 0;
+                while r < tight.white_sets() {
+                    // Windows of a few blocks, in order.
+                    let end = (r + 37).min(tight.white_sets());
+                    let last = if end < tight.white_sets() {
+                        tight.block(end).start
+                    } else {
+                        len
+                    };
+                    let positions = tight.block(r).start..last;
+                    folded.prepare(positions.clone());
+                    let held = folded.bands.1.read().unwrap();
+                    if let Some(band) = &*held {
+                        let words = band.start / PER_WORD..band.end.div_ceil(PER_WORD);
+                        let whole = Residues::words(table, words.clone());
+                        // The first and last words may hold positions of other blocks.
+                        let inner = 1..words.end - words.start - 1;
+                        if inner.start < inner.end {
+                            let first = band.start / PER_WORD;
+                            assert_eq!(
+                                band.words(first + inner.start..first + inner.end),
+                                &whole[inner.start as usize..inner.end as usize],
+                                "{name}: the band of {}..{}",
+                                band.start,
+                                band.end
+                            );
+                        }
+                        let run =
+                            positions.start / PER_WORD..positions.end.div_ceil(PER_WORD).min(len.div_ceil(PER_WORD));
+                        assert!(
+                            band.serves(&run, len),
+                            "{name}: the window {positions:?} is in the band"
+                        );
+                        if starts.last() != Some(&band.start) {
+                            starts.push(band.start);
+                        }
+                    }
+                    drop(held);
+                    for b in r..end {
+                        let block = tight.block(b);
+                        let words = block.start / PER_WORD..block.end.div_ceil(PER_WORD);
+                        assert_eq!(
+                            &*folded.words(words.clone()),
+                            &*Residues::words(table, words),
+                            "{name} block {b}"
+                        );
+                    }
+                    for i in positions.clone().step_by(13).chain([0, len / 2, len - 1]) {
+                        assert_eq!(Residues::get(&folded, i), table.get(i), "{name} position {i}");
+                    }
+                    r = end;
+                }
+                let bands = starts.len() as u64;
+                if parts == len / 64 {
+                    assert_eq!(bands, 0, "{name}: bands smaller than a window are not held");
+                } else {
+                    assert!(
+                        (parts - 1..=2 * parts).contains(&bands),
+                        "{name}: {bands} bands of a {parts}th"
+                    );
+                }
             }
         }
     }

@@ -297,6 +297,8 @@ impl<W: Width> Plan<'_, W> {
             // had; the table's file, read once in order, needs little.
             let max_bytes = disk.max_bytes.saturating_sub(o.table_bytes()).max(1 << 20);
             let source = source.with_cache(FOLD_READ_CACHE.min(max_bytes));
+            // Written from, the fold keeps half its memory for its pages
+            // and half for the band it unfolds ([`Folded::with_bands`]).
             let folded = fold_file(
                 &source,
                 &o,
@@ -304,10 +306,10 @@ impl<W: Width> Plan<'_, W> {
                 segment_words,
                 step_words,
                 progress,
-                max_bytes,
+                max_bytes / 2,
                 stop,
             )?;
-            Ok::<_, Error>(FileTable::Folded(Folded::new(o, folded)))
+            Ok::<_, Error>(FileTable::Folded(Folded::new(o, folded).with_bands(max_bytes / 2)))
         })?;
         Ok((solution, stats, started.elapsed()))
     }
