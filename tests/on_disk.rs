@@ -307,6 +307,47 @@ fn a_solve_on_disk_stopped_by_a_signal_resumes_from_its_sealed_table() {
     }
 }
 
+/// A search on disk that marks how far each layer has gone after every
+/// window (`BISHOPS_CHECKPOINT_SECONDS=0`), killed outright again and
+/// again at moments that fall anywhere in a layer, resumes each time from
+/// its last mark, working only the white sets after it, and writes the
+/// database the search in memory writes.
+#[test]
+fn a_search_on_disk_killed_inside_its_layers_goes_on_from_its_last_marks() {
+    let memory = scratch("on-disk", "marks-memory");
+    solve(&memory, "9x8", &[]);
+    let want = export_digest(&memory, "9x8");
+    let dir = scratch("on-disk", "marks");
+    let checkpoint = dir.join(".9x8.a1.checkpoint");
+    let mut said = String::new();
+    for delay in [400, 900, 1400, 1900] {
+        let mut child = Command::new(BIN)
+            .arg("--db")
+            .arg(&dir)
+            .args(["solve", "9x8", "--method", "two-bit", "--max-memory", "3"])
+            .env("BISHOPS_CHECKPOINT_SECONDS", "0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let waited = std::time::Instant::now();
+        while !checkpoint.exists() && child.try_wait().unwrap().is_none() {
+            assert!(waited.elapsed().as_secs() < 60, "no checkpoint appeared");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        // SAFETY: a signal to the child this test started and has not reaped.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) }, 0);
+        let out = child.wait_with_output().unwrap();
+        said += &String::from_utf8_lossy(&out.stderr);
+    }
+    said += &solve(&dir, "9x8", &["--max-memory", "3"]);
+    assert!(!said.contains("starts over"), "{said}");
+    assert!(said.contains("were worked whole: they are not worked again"), "{said}");
+    assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed by the last solve");
+    assert_eq!(export_digest(&dir, "9x8"), want, "the same export, byte for byte");
+}
+
 /// Checkpoints whose save fails at the boundary after layer `fail_after`
 /// of the first class: the search stops there with the layer's writes in
 /// the table's file and the checkpoint before it in place, as a search

@@ -255,6 +255,11 @@ impl ShareCheckpoints for Checkpointer<'_> {
         Ok(())
     }
 
+    /// Marks inside a layer as often as checkpoints are saved.
+    fn marks(&self) -> Option<std::time::Duration> {
+        Some(self.options.interval)
+    }
+
     /// Saves when the interval has passed since the last save (which this
     /// then counts from), or saves and stops when the test hook asks.
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
@@ -468,6 +473,10 @@ mod tests {
 
         fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
             self.inner().due(class, found, done)
+        }
+
+        fn marks(&self) -> Option<std::time::Duration> {
+            None
         }
 
         fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {

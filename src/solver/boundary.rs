@@ -295,6 +295,15 @@ pub trait ShareCheckpoints {
     /// counts the complete layers; asked of worker 0 only.
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save;
 
+    /// How much search time may pass, at least, between two marks of how
+    /// far a layer has gone, which a search working alone with its table
+    /// kept on disk makes between its windows so that a stop inside a
+    /// long layer loses at most that much of it (`docs/scaling.md`,
+    /// "Marks inside a layer"). `None`, the default: no marks.
+    fn marks(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Writes this worker's share aside, to take the place of its last
     /// checkpoint at [`commit`](Self::commit) once every worker has
     /// written its own: a worker whose write fails leaves every worker's

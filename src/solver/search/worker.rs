@@ -37,6 +37,7 @@
 //! save, so a share's file is as if the ranges had never moved.
 
 use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
@@ -225,6 +226,15 @@ pub(in crate::solver) fn run_from<T: Table, X: Transport + ?Sized, W: Word>(
                 kernel.white_targets(r, |t| f(index.block(t)));
             }
         })?);
+        if share.table.kept() && partition.workers() == 1 {
+            share.marks = checkpoints.marks().map(|every| {
+                Mutex::new(Marks {
+                    every,
+                    last: Instant::now(),
+                    took: Duration::ZERO,
+                })
+            });
+        }
     }
     let mut costs = Costs::default();
     costs.worth.cost = setting_up.elapsed();
@@ -310,6 +320,9 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
         let carried = share.table.take_carried();
         if let Some(carried) = &carried {
             share.repair = share.changed_blocks(&carried.changed);
+            if share.partition.workers() == 1 {
+                share.skip_below = carried.through;
+            }
         }
         let (mut worked, mut own) = share.rounds(transport, &work, self.frontier, depth, pull)?;
         if let Some(carried) = carried {
@@ -328,6 +341,7 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
         })?;
         self.ended = own.settle(transport, share.me)?;
         share.repair = Vec::new();
+        share.skip_below = 0;
         share.table.end_layer(next, pull);
         // Its pace: the time it spent finding and taking, not waiting.
         costs.pace.note(pull, work.iter().sum(), busy + taking, stats.busiest);
@@ -822,6 +836,36 @@ struct Holding<'a, T, W: Word> {
     /// segments the stopped search had written into, whose positions of
     /// the layer's code have their images claimed ([`complete_orbits`](Self::complete_orbits)).
     repair: Vec<bool>,
+    /// In the first layer after a resume inside it: the block below which
+    /// the stopped search had worked the layer whole ([`Carried::through`]),
+    /// which it does not work again.
+    skip_below: u64,
+    /// For a table kept on disk worked alone: when it last marked how far
+    /// a layer has gone ([`Table::mark`]).
+    marks: Option<Mutex<Marks>>,
+}
+
+/// When a search on disk marks how far a layer has gone: at the end of a
+/// window, once `every` has passed since the last mark, and so has
+/// [`MARK_SHARE`] times what the last one took (writing back the window's
+/// changed segments, which leaving it would do anyway, and a sync), so
+/// that marks never take more than about a fifth of a search's time.
+struct Marks {
+    every: Duration,
+    last: Instant,
+    took: Duration,
+}
+
+/// How many times what a mark took must pass before the next one.
+const MARK_SHARE: u32 = 4;
+
+impl Marks {
+    /// Whether a mark is due; always, when `every` is zero (a test's way
+    /// to mark after every window).
+    fn due(&self) -> bool {
+        let since = self.last.elapsed();
+        self.every.is_zero() || (since >= self.every && since >= self.took * MARK_SHARE)
+    }
 }
 
 impl<'a, T: Table, W: Word> Holding<'a, T, W> {
@@ -894,6 +938,8 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             mirror,
             windows: None,
             repair: Vec::new(),
+            skip_below: 0,
+            marks: None,
         };
         let mut known = Known {
             own: resumed.own,
@@ -1047,6 +1093,13 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         self.canonical(r) && self.summary_of(r).load(Ordering::Relaxed) & flag != 0
     }
 
+    /// Whether a layer works block `r` ([`busy`](Self::busy)) and has
+    /// not worked it before a resume inside it ([`skip_below`](Holding::skip_below)).
+    #[inline]
+    fn works(&self, r: u64, flag: u8) -> bool {
+        r >= self.skip_below && self.busy(r, flag)
+    }
+
     /// The estimated work of layer `depth` (a pull or a push) on each of
     /// its blocks `blocks`, in [`BLOCK_WORK`]s: the canonical positions it
     /// expands (coded as layer `depth` in a block holding the frontier) or
@@ -1116,7 +1169,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         for (window, scope) in windows.blocks().zip(&windows.scopes) {
             let (start, end) = (window.start.max(blocks.start), window.end.min(blocks.end));
             // A window with nothing to do is not read in.
-            if !(start..end).any(|r| self.busy(r, flag) || self.repairs(r)) {
+            if !(start..end).any(|r| self.works(r, flag) || self.repairs(r)) {
                 continue;
             }
             let mut resident = false;
@@ -1133,9 +1186,38 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
                     resident = false;
                 }
             }
+            self.mark_after(end, depth)?;
         }
         self.claim_spooled(&mut found, depth, pull)?;
         Ok(found)
+    }
+
+    /// After a window of layer `depth + 1` whose blocks end at `end`, for
+    /// a table kept on disk worked alone: marks those below `end` as
+    /// worked whole when a mark is due ([`Marks`]). What they found is in
+    /// the window's segments, which the mark writes back; the images of
+    /// its orbits that lie outside the window may still be in the spool,
+    /// and a resume claims them again ([`complete_orbits`](Self::complete_orbits)
+    /// on every segment the layer changed).
+    fn mark_after(&self, end: u64, depth: u64) -> Result<()> {
+        // Below the blocks a resume did not work again, a mark would say
+        // less than the one it resumed from.
+        let Some(marks) = self.marks.as_ref().filter(|_| end > self.skip_below) else {
+            return Ok(());
+        };
+        let mut marks = marks.lock().unwrap_or_else(|e| e.into_inner());
+        if !marks.due() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        if self.table.mark(depth + 1, end)? {
+            *marks = Marks {
+                last: Instant::now(),
+                took: started.elapsed(),
+                ..*marks
+            };
+        }
+        Ok(())
     }
 
     /// Claims the images spooled so far for layer `depth`'s `found`, as
@@ -1236,7 +1318,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         };
         let found = each_block(
             blocks,
-            |r| self.busy(r, flag),
+            |r| self.works(r, flag),
             || Found::new(workers),
             |r, block, found| {
                 self.block_layer(r, depth, pull, block, found);

@@ -299,6 +299,9 @@ pub(in crate::solver) struct DiskTable {
     /// What the layer the search was stopped inside had written, once
     /// reopened ([`Table::take_carried`]).
     carried: Option<Carried>,
+    /// How many marks of the layer's progress the side file has had
+    /// ([`mark`](DiskTable::mark)), which names the slot of the next.
+    marks: AtomicU64,
     file: File,
     path: PathBuf,
     /// Held while a segment is loaded on demand.
@@ -550,6 +553,7 @@ impl DiskTable {
             lowest: Mutex::new(LayerLowest::default()),
             side: None,
             carried: None,
+            marks: AtomicU64::new(0),
             seals: Mutex::new(unseen),
             persistent: false,
             file,
@@ -749,6 +753,38 @@ impl DiskTable {
         Ok(())
     }
 
+    /// Marks that layer `layer`'s blocks below `through` are worked whole
+    /// ([`Table::mark`]): writes back every changed segment (the record of
+    /// the layer's lowest positions first), syncs the file, then records
+    /// the mark in the side file and syncs it, so that a mark on disk
+    /// vouches for every write before it. Images still in the spool are
+    /// not written: a resume claims the images of every position the
+    /// layer wrote in a segment it changed. Returns whether it marked:
+    /// not for a table that does not outlive its search.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be written or synced.
+    fn mark(&self, layer: u64, through: u64) -> Result<bool> {
+        let Some((side, side_path)) = self.side.as_ref().filter(|_| self.persistent) else {
+            return Ok(false);
+        };
+        self.check()?;
+        for s in 0..self.resident.len() {
+            if self.resident[s].load(Ordering::Relaxed) {
+                self.write_back(s)?;
+            }
+        }
+        self.write_lowest()?;
+        self.file.sync_data().map_err(|e| Error::Io(self.path.clone(), e))?;
+        let words = Progress::record(self.generation, layer, through);
+        let slot = self.marks.fetch_add(1, Ordering::Relaxed) % 2;
+        side.write_all_at(&le_bytes(&words), Progress::at(slot))
+            .and_then(|()| side.sync_data())
+            .map_err(|e| Error::Io(side_path.clone(), e))?;
+        Ok(true)
+    }
+
     /// Seals the table at a layer boundary for a checkpoint
     /// ([`seal_all`](Self::seal_all)) and starts the next layer's record
     /// of its lowest positions.
@@ -823,6 +859,7 @@ impl DiskTable {
                     .iter()
                     .map(|&s| base + s as u64 * segment..(base + (s as u64 + 1) * segment).min(base + len))
                     .collect(),
+                through: Progress::read(&side_path(disk, label), generation, layers).unwrap_or(0),
             });
             // The next record is of this layer, found again, into the
             // slot the newest is not in.
@@ -1034,6 +1071,45 @@ fn read_lowest(path: &Path, generation: u64) -> Option<(u64, Vec<u64>, Vec<u64>)
         Some((w[1], list(2)?, list(3 + HARDEST)?))
     };
     words.chunks_exact(SLOT_WORDS).filter_map(record).max_by_key(|r| r.0)
+}
+
+/// The side file's record of how far the layer being found has gone
+/// ([`DiskTable::mark`]), after the two records of its lowest positions:
+/// two slots, written in turn, each of the boundary's generation, the
+/// layer, the block below which that layer is worked whole, and the
+/// XXH3-64 of the three, so that a torn write leaves the other slot.
+/// A side file written before there were marks has none, and a search
+/// resumed from it works the whole layer again.
+struct Progress;
+
+impl Progress {
+    const WORDS: usize = 4;
+
+    /// Where slot `slot` starts in the side file.
+    fn at(slot: u64) -> u64 {
+        (2 * SLOT_WORDS as u64 + slot * Self::WORDS as u64) * 8
+    }
+
+    fn record(generation: u64, layer: u64, through: u64) -> [u64; Self::WORDS] {
+        let mut words = [generation, layer, through, 0];
+        words[3] = xxh3_64(&le_bytes(&words[..3]));
+        words
+    }
+
+    /// The furthest mark of layer `layer` after the boundary `generation`
+    /// in the side file at `path`, if it holds one whole. Within a layer
+    /// the marks only grow, so the other slot holds an earlier one.
+    fn read(path: &Path, generation: u64, layer: u64) -> Option<u64> {
+        let file = File::open(path).ok()?;
+        let mut bytes = [0u8; 2 * 8 * Self::WORDS];
+        file.read_exact_at(&mut bytes, Self::at(0)).ok()?;
+        let words: Vec<u64> = words_of_bytes(&bytes).collect();
+        words
+            .chunks_exact(Self::WORDS)
+            .filter(|w| **w == Self::record(generation, layer, w[2]))
+            .map(|w| w[2])
+            .max()
+    }
 }
 
 /// The little-endian bytes of `words`.
@@ -1299,6 +1375,14 @@ impl Table for DiskTable {
         self.carried.as_ref().map_or(0, |c| c.count)
     }
 
+    fn carried_through(&self) -> u64 {
+        self.carried.as_ref().map_or(0, |c| c.through)
+    }
+
+    fn mark(&self, layer: u64, through: u64) -> Result<bool> {
+        DiskTable::mark(self, layer, through)
+    }
+
     fn reside(&self, scope: &[u32]) -> Result<()> {
         DiskTable::reside(self, scope)
     }
@@ -1446,6 +1530,7 @@ mod tests {
             interval: std::time::Duration::ZERO,
             ..CheckpointOptions::default()
         };
+        let mut marked = false;
         // Stopped early, in the middle and late in the search.
         for writes in [700, 9_000, 30_000] {
             let dir = std::env::temp_dir().join(format!("bishops-disk-inside-{writes}-{}", std::process::id()));
@@ -1469,6 +1554,12 @@ mod tests {
             drop(checkpoints);
             let kept = "the layer after the checkpoint of class a1 had written ";
             assert!(notes.iter().any(|n| n.starts_with(kept)), "{writes}: {notes:?}");
+            // Marked after every window, at this interval: unless stopped
+            // in the layer's first window, the resumed layer works only
+            // the blocks after the last mark.
+            marked |= notes
+                .iter()
+                .any(|n| n.starts_with(kept) && n.contains("were worked whole"));
             assert!(!notes.iter().any(|n| n.contains("starts over")), "{writes}: {notes:?}");
             for (d, m) in disk.classes.iter().zip(&memory.classes) {
                 assert_eq!(d.stats, m.stats, "{writes}: class {:?}", m.class);
@@ -1478,6 +1569,7 @@ mod tests {
             crate::checkpoint::remove(&dir, &variant);
             std::fs::remove_dir(&dir).unwrap();
         }
+        assert!(marked, "no resume went on from a mark inside its layer");
     }
 
     /// Class 0 of `name` on disk with `max_bytes` of memory, against the

@@ -255,6 +255,28 @@ pub(super) trait Table: Sized + Sync {
     fn carried(&self) -> u64 {
         0
     }
+
+    /// The block below which [`take_carried`](Self::take_carried) will say
+    /// the layer was worked whole ([`Carried::through`]).
+    fn carried_through(&self) -> u64 {
+        0
+    }
+
+    /// For a table kept on disk, with no thread in it, after layer `layer`
+    /// has worked its blocks below `through`: makes what they found
+    /// durable (writes back, syncs) and records it, so that a search
+    /// stopped later in the layer does not work those blocks again when it
+    /// resumes. The images of those positions' orbits may still be
+    /// spooled: a resume claims them again from every position the layer
+    /// wrote ([`Carried::changed`]). Returns whether it recorded it; `false`, the default, for
+    /// a table whose file does not outlive the search.
+    ///
+    /// # Errors
+    ///
+    /// When the disk fails.
+    fn mark(&self, _layer: u64, _through: u64) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// What a layer had written into a table kept on disk when the search
@@ -271,6 +293,11 @@ pub(super) struct Carried {
     /// The positions of the segments it wrote into, whose blocks hold the
     /// layer.
     pub changed: Vec<Range<u64>>,
+    /// The block below which the layer was worked whole and all it found
+    /// written before the search stopped ([`Table::mark`]): a resumed
+    /// layer works only the blocks from it on, and completes the orbits
+    /// of the changed segments' positions everywhere. 0 when unmarked.
+    pub through: u64,
 }
 
 /// This worker's saved share as `wanted` describes it, from `checkpoints`,
@@ -329,8 +356,15 @@ fn fitting<T: Table>(
             };
             match T::reopen(range.start, len, sealed, at, &said, wanted) {
                 Ok(table) if table.carried() > 0 => {
+                    let through = match table.carried_through() {
+                        0 => String::new(),
+                        r => format!(
+                            ", and its white sets below {r} of {} were worked whole: they are not worked again",
+                            blocks.end
+                        ),
+                    };
                     checkpoints.note(&format!(
-                        "the layer after the checkpoint of class {} had written {} positions into the table's file when it stopped: they are kept",
+                        "the layer after the checkpoint of class {} had written {} positions into the table's file when it stopped: they are kept{through}",
                         wanted.class.name(),
                         table.carried()
                     ));
