@@ -156,6 +156,13 @@ pub struct LayerOnDisk {
     pub spool_bytes: u64,
     /// Times the spool was claimed at or past its budget.
     pub spool_drains: u64,
+    /// Times the search marked how far the layer had gone, so that a stop
+    /// inside it does not lose that part.
+    #[serde(default)]
+    pub marks: u64,
+    /// Seconds the marks took, writing back and syncing.
+    #[serde(default)]
+    pub mark_seconds: f64,
 }
 
 impl From<DiskStats> for LayerOnDisk {
@@ -168,6 +175,8 @@ impl From<DiskStats> for LayerOnDisk {
             images_spooled: disk.spooled,
             spool_bytes: disk.spool_bytes,
             spool_drains: disk.drains,
+            marks: disk.marks,
+            mark_seconds: disk.marked_ns as f64 / 1e9,
         }
     }
 }

@@ -39,9 +39,13 @@ fn disk_line(name: &str, class: Class, depth: u16, disk: &DiskStats) -> String {
         0 => String::new(),
         n => format!(", claimed {n} times at its budget"),
     };
+    let marks = match disk.marks {
+        0 => String::new(),
+        n => format!("; marked {n} times ({:.1} s)", disk.marked_ns as f64 / 1e9),
+    };
     format!(
         "bishops: {name} {} layer {depth}: on disk, {} segments read and {} written ({}), \
-         {:.1} s reading and writing; {} images spooled ({}{drains})",
+         {:.1} s reading and writing; {} images spooled ({}{drains}){marks}",
         class.name(),
         disk.reads,
         disk.writes,

@@ -159,6 +159,11 @@ pub struct DiskStats {
     /// inside a layer: each makes the segments with images resident, and
     /// the window's segments again after them.
     pub drains: u64,
+    /// Marks of how far a layer had gone.
+    pub marks: u64,
+    /// Nanoseconds the marks took writing back and syncing (the writes
+    /// are in [`waited_ns`](Self::waited_ns) too).
+    pub marked_ns: u64,
 }
 
 impl DiskStats {
@@ -176,6 +181,8 @@ impl DiskStats {
             spool_bytes: self.spool_bytes - before.spool_bytes,
             spool_peak: self.spool_peak,
             drains: self.drains - before.drains,
+            marks: self.marks - before.marks,
+            marked_ns: self.marked_ns - before.marked_ns,
         }
     }
 }
@@ -300,8 +307,10 @@ pub(in crate::solver) struct DiskTable {
     /// reopened ([`Table::take_carried`]).
     carried: Option<Carried>,
     /// How many marks of the layer's progress the side file has had
-    /// ([`mark`](DiskTable::mark)), which names the slot of the next.
+    /// ([`mark`](DiskTable::mark)), which names the slot of the next,
+    /// and the time they took.
     marks: AtomicU64,
+    marked_ns: AtomicU64,
     file: File,
     path: PathBuf,
     /// Held while a segment is loaded on demand.
@@ -554,6 +563,7 @@ impl DiskTable {
             side: None,
             carried: None,
             marks: AtomicU64::new(0),
+            marked_ns: AtomicU64::new(0),
             seals: Mutex::new(unseen),
             persistent: false,
             file,
@@ -594,6 +604,8 @@ impl DiskTable {
             spool_bytes: self.spool_bytes.load(Ordering::Relaxed),
             spool_peak: self.spool_peak.load(Ordering::Relaxed),
             drains: self.drains.load(Ordering::Relaxed),
+            marks: self.marks.load(Ordering::Relaxed),
+            marked_ns: self.marked_ns.load(Ordering::Relaxed),
         }
     }
 
@@ -770,6 +782,7 @@ impl DiskTable {
             return Ok(false);
         };
         self.check()?;
+        let started = Instant::now();
         for s in 0..self.resident.len() {
             if self.resident[s].load(Ordering::Relaxed) {
                 self.write_back(s)?;
@@ -782,6 +795,8 @@ impl DiskTable {
         side.write_all_at(&le_bytes(&words), Progress::at(slot))
             .and_then(|()| side.sync_data())
             .map_err(|e| Error::Io(side_path.clone(), e))?;
+        self.marked_ns
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(true)
     }
 
