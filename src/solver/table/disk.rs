@@ -1114,15 +1114,17 @@ impl Progress {
     /// The furthest mark of layer `layer` after the boundary `generation`
     /// in the side file at `path`, if it holds one whole. Within a layer
     /// the marks only grow, so the other slot holds an earlier one.
+    /// Each slot is read on its own: after one mark, the file ends with
+    /// the first.
     fn read(path: &Path, generation: u64, layer: u64) -> Option<u64> {
         let file = File::open(path).ok()?;
-        let mut bytes = [0u8; 2 * 8 * Self::WORDS];
-        file.read_exact_at(&mut bytes, Self::at(0)).ok()?;
-        let words: Vec<u64> = words_of_bytes(&bytes).collect();
-        words
-            .chunks_exact(Self::WORDS)
-            .filter(|w| **w == Self::record(generation, layer, w[2]))
-            .map(|w| w[2])
+        (0..2)
+            .filter_map(|slot| {
+                let mut bytes = [0u8; 8 * Self::WORDS];
+                file.read_exact_at(&mut bytes, Self::at(slot)).ok()?;
+                let words: Vec<u64> = words_of_bytes(&bytes).collect();
+                (*words == Self::record(generation, layer, words[2])).then_some(words[2])
+            })
             .max()
     }
 }
@@ -1585,6 +1587,40 @@ mod tests {
             std::fs::remove_dir(&dir).unwrap();
         }
         assert!(marked, "no resume went on from a mark inside its layer");
+    }
+
+    /// A side file's marks read back: after one mark the file ends with
+    /// its first slot (13x10's first resume from a mark read none, having
+    /// asked for both slots at once); the furthest whole mark of the
+    /// layer and boundary asked wins; a torn, stale or foreign one counts
+    /// for nothing.
+    #[test]
+    fn the_furthest_whole_mark_of_the_layer_is_read_back() {
+        let dir = std::env::temp_dir().join(format!("bishops-marks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("side");
+        let lowest = vec![0u8; 2 * 8 * SLOT_WORDS];
+        let slot = |generation, layer, through| le_bytes(&Progress::record(generation, layer, through));
+        let read = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            Progress::read(&path, 7, 10)
+        };
+        assert_eq!(read(&lowest), None, "a side file from before marks");
+        let one = [lowest.clone(), slot(7, 10, 300)].concat();
+        assert_eq!(read(&one), Some(300), "one mark, the file ending with it");
+        let two = [one.clone(), slot(7, 10, 500)].concat();
+        assert_eq!(read(&two), Some(500));
+        let mut torn = two.clone();
+        *torn.last_mut().unwrap() ^= 1;
+        assert_eq!(read(&torn), Some(300), "a torn slot leaves the other");
+        assert_eq!(
+            read(&[one.clone(), slot(7, 11, 900)].concat()),
+            Some(300),
+            "another layer"
+        );
+        assert_eq!(read(&[one, slot(8, 10, 900)].concat()), Some(300), "another boundary");
+        assert_eq!(read(&[lowest, slot(6, 10, 300)].concat()), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Class 0 of `name` on disk with `max_bytes` of memory, against the
