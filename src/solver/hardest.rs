@@ -28,11 +28,14 @@ impl Lowest {
         self.len < HARDEST || value < self.values[HARDEST - 1]
     }
 
-    /// Adds `value` if it is among the lowest, dropping the highest when
-    /// the list is full.
+    /// Adds `value` if it is among the lowest and not kept already,
+    /// dropping the highest when the list is full. A value offered twice
+    /// is one position offered twice: a search resumed inside a layer
+    /// carries the lowest its side file recorded, and finds again those of
+    /// them whose segment it had not written back.
     #[inline]
     pub(super) fn offer(&mut self, value: u64) {
-        if !self.admits(value) {
+        if !self.admits(value) || self.as_slice().contains(&value) {
             return;
         }
         if self.len < HARDEST {
@@ -113,5 +116,25 @@ mod tests {
         }
         assert_eq!(lowest.merge(&other).as_slice(), [0, 1, 2, 3, 4, 5, 7, 8, 13, 21]);
         assert!(!lowest.admits(42) && lowest.admits(41));
+    }
+
+    /// A resumed layer offers again what it carried: a search on disk
+    /// killed inside its layers once saved a checkpoint that kept a mirror
+    /// image twice, which the next resume refused.
+    #[test]
+    fn lowest_keeps_a_value_once() {
+        let mut lowest = Lowest::default();
+        for v in [5u64, 9, 5, 1, 9, 1] {
+            lowest.offer(v);
+        }
+        assert_eq!(lowest.as_slice(), [1, 5, 9]);
+        let full: Lowest = (10..20).fold(Lowest::default(), |mut l, v| {
+            l.offer(v);
+            l
+        });
+        assert_eq!(full.merge(&full).as_slice(), full.as_slice());
+        let mut again = full;
+        again.offer(12);
+        assert_eq!(again.as_slice(), (10..20).collect::<Vec<_>>());
     }
 }

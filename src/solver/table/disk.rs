@@ -719,8 +719,6 @@ impl DiskTable {
     fn write_back(&self, s: usize) -> Result<()> {
         let words = self.words_of(s);
         if self.dirty[s].swap(false, Ordering::Relaxed) {
-            #[cfg(test)]
-            tests::failing_write(&self.path)?;
             // SAFETY: no thread is in the table while segments move.
             let bytes = unsafe { self.memory.bytes_mut(words.clone()) };
             let started = Instant::now();
@@ -732,6 +730,10 @@ impl DiskTable {
             } else {
                 Seal::exact_of(bytes)
             };
+            // A stop between the record and the segment: the record names
+            // positions the file does not hold.
+            #[cfg(test)]
+            tests::failing_write(&self.path)?;
             self.seals.lock().unwrap_or_else(|e| e.into_inner())[s] = seal;
             self.file
                 .write_all_at(bytes, (s * self.segment_words * 8) as u64)
@@ -1567,6 +1569,11 @@ mod tests {
                 stopped.is_err_and(|e| e.to_string().contains("a write that fails, on purpose")),
                 "{writes}"
             );
+            // Stopped again a few layers on, so that the checkpoint saved
+            // after the resumed layer is read back.
+            *FAIL_WRITES.lock().unwrap() = Some((dir.clone(), 4_000));
+            let again = plan().solve_on_disk_with(&mut checkpoints, &mut |_| {});
+            assert!(again.is_err(), "{writes}: the search ended before the second stop");
             let (disk, _) = plan().solve_on_disk_with(&mut checkpoints, &mut |_| {}).unwrap();
             drop(checkpoints);
             let kept = "the layer after the checkpoint of class a1 had written ";
