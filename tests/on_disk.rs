@@ -344,6 +344,7 @@ fn a_search_on_disk_killed_inside_its_layers_goes_on_from_its_last_marks() {
     said += &solve(&dir, "9x8", &["--max-memory", "3"]);
     assert!(!said.contains("starts over"), "{said}");
     assert!(said.contains("were worked whole: they are not worked again"), "{said}");
+    assert!(said.contains("are worked whole, marked on disk in"), "{said}");
     assert_eq!(tables_in(&dir), Vec::<String>::new(), "removed by the last solve");
     assert_eq!(export_digest(&dir, "9x8"), want, "the same export, byte for byte");
 }

@@ -35,12 +35,19 @@ pub(super) trait LayerWorker {
     fn push_work<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u64) -> Result<u64>;
 
     /// Finds layer `depth + 1` from layer `depth` by pushing or pulling;
-    /// its counts over every worker.
+    /// its counts over every worker. A mark of how far the layer has gone
+    /// is told to `checkpoints` ([`ShareCheckpoints::note`]).
     ///
     /// # Errors
     ///
     /// When the exchange fails or a message is out of range.
-    fn layer<T: Transport + ?Sized>(&mut self, transport: &mut T, depth: u64, pull: bool) -> Result<LayerStats>;
+    fn layer<T: Transport + ?Sized>(
+        &mut self,
+        transport: &mut T,
+        checkpoints: &mut dyn ShareCheckpoints,
+        depth: u64,
+        pull: bool,
+    ) -> Result<LayerStats>;
 
     /// Takes the layer just found, `depth`, of `found` positions over
     /// every worker, as the newest one.
@@ -106,7 +113,7 @@ pub(super) fn run_layers<W: LayerWorker, T: Transport + ?Sized>(
             *counted.as_ref().unwrap_or(&0)
         });
         counted?;
-        let layer = worker.layer(transport, depth, pull)?;
+        let layer = worker.layer(transport, checkpoints, depth, pull)?;
         rates.note(pull, layer.busiest, if pull { unseen } else { layer.scanned });
         report(&LayerStats {
             depth: u16::try_from(depth + 1).unwrap_or(u16::MAX),

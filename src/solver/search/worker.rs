@@ -232,6 +232,7 @@ pub(in crate::solver) fn run_from<T: Table, X: Transport + ?Sized, W: Word>(
                     every,
                     last: Instant::now(),
                     took: Duration::ZERO,
+                    label: format!("{name} {}", spec.class.name()),
                 })
             });
         }
@@ -307,7 +308,13 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
         sum_over_workers(transport, work)
     }
 
-    fn layer<X: Transport + ?Sized>(&mut self, transport: &mut X, depth: u64, pull: bool) -> Result<LayerStats> {
+    fn layer<X: Transport + ?Sized>(
+        &mut self,
+        transport: &mut X,
+        checkpoints: &mut dyn ShareCheckpoints,
+        depth: u64,
+        pull: bool,
+    ) -> Result<LayerStats> {
         let (share, costs, next) = (&mut self.share, &mut self.costs, T::code(depth + 1));
         let disk_before = share.table.disk_stats();
         let Balanced {
@@ -324,7 +331,7 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
                 share.skip_below = carried.through;
             }
         }
-        let (mut worked, mut own) = share.rounds(transport, &work, self.frontier, depth, pull)?;
+        let (mut worked, mut own) = share.rounds(transport, checkpoints, &work, self.frontier, depth, pull)?;
         if let Some(carried) = carried {
             share.carry(carried, &mut worked.counts, &mut own);
         }
@@ -854,6 +861,8 @@ struct Marks {
     every: Duration,
     last: Instant,
     took: Duration,
+    /// The variant and class searched, which a mark's note names.
+    label: String,
 }
 
 /// How many times what a mark took must pass before the next one.
@@ -1029,6 +1038,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     fn rounds<X: Transport + ?Sized>(
         &self,
         transport: &mut X,
+        checkpoints: &mut dyn ShareCheckpoints,
         work: &[u64],
         frontier: u64,
         depth: u64,
@@ -1047,7 +1057,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         let (mut images, mut posted) = (Vec::new(), false);
         for (round, blocks) in cuts.windows(2).enumerate() {
             let working = Instant::now();
-            let found = self.windowed(blocks[0]..blocks[1], depth, pull)?;
+            let found = self.windowed(blocks[0]..blocks[1], depth, pull, checkpoints)?;
             counts.iter_mut().zip(found.counts).for_each(|(c, m)| *c += m);
             own = own.merge(&found.own);
             busy += working.elapsed();
@@ -1160,7 +1170,13 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     /// when the spool holds its budget. An image claimed inside the layer
     /// is what a table in memory would have claimed at once: it takes the
     /// next layer's code, which this layer neither expands nor searches.
-    fn windowed(&self, blocks: Range<u64>, depth: u64, pull: bool) -> Result<Found> {
+    fn windowed(
+        &self,
+        blocks: Range<u64>,
+        depth: u64,
+        pull: bool,
+        checkpoints: &mut dyn ShareCheckpoints,
+    ) -> Result<Found> {
         let Some(windows) = &self.windows else {
             return Ok(self.layer(blocks, depth, pull));
         };
@@ -1186,7 +1202,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
                     resident = false;
                 }
             }
-            self.mark_after(end, depth)?;
+            self.mark_after(end, depth, checkpoints)?;
         }
         self.claim_spooled(&mut found, depth, pull)?;
         Ok(found)
@@ -1194,12 +1210,13 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
 
     /// After a window of layer `depth + 1` whose blocks end at `end`, for
     /// a table kept on disk worked alone: marks those below `end` as
-    /// worked whole when a mark is due ([`Marks`]). What they found is in
+    /// worked whole when a mark is due ([`Marks`]), and tells
+    /// `checkpoints` so: a long layer's progress. What they found is in
     /// the window's segments, which the mark writes back; the images of
     /// its orbits that lie outside the window may still be in the spool,
     /// and a resume claims them again ([`complete_orbits`](Self::complete_orbits)
     /// on every segment the layer changed).
-    fn mark_after(&self, end: u64, depth: u64) -> Result<()> {
+    fn mark_after(&self, end: u64, depth: u64, checkpoints: &mut dyn ShareCheckpoints) -> Result<()> {
         // Below the blocks a resume did not work again, a mark would say
         // less than the one it resumed from.
         let Some(marks) = self.marks.as_ref().filter(|_| end > self.skip_below) else {
@@ -1211,11 +1228,15 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         }
         let started = Instant::now();
         if self.table.mark(depth + 1, end)? {
-            *marks = Marks {
-                last: Instant::now(),
-                took: started.elapsed(),
-                ..*marks
-            };
+            let took = started.elapsed();
+            checkpoints.note(&format!(
+                "{} layer {}: its white sets below {end} of {} are worked whole, marked on disk in {:.1} s",
+                marks.label,
+                depth + 1,
+                self.blocks.end,
+                took.as_secs_f64()
+            ));
+            (marks.last, marks.took) = (Instant::now(), took);
         }
         Ok(())
     }

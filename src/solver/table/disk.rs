@@ -1584,6 +1584,21 @@ mod tests {
             marked |= notes
                 .iter()
                 .any(|n| n.starts_with(kept) && n.contains("were worked whole"));
+            // A resume goes on from the last mark the stopped search told of.
+            let resumed = notes.iter().position(|n| n.starts_with(kept)).unwrap();
+            let below = |n: &str| {
+                n.split(" below ")
+                    .nth(1)
+                    .and_then(|r| r.split(' ').next())
+                    .map(str::to_owned)
+            };
+            if let Some(r) = below(&notes[resumed]) {
+                let told = notes[..resumed]
+                    .iter()
+                    .rev()
+                    .find(|n| n.contains("are worked whole, marked on disk"));
+                assert_eq!(told.and_then(|n| below(n)), Some(r), "{writes}: {notes:?}");
+            }
             assert!(!notes.iter().any(|n| n.contains("starts over")), "{writes}: {notes:?}");
             for (d, m) in disk.classes.iter().zip(&memory.classes) {
                 assert_eq!(d.stats, m.stats, "{writes}: class {:?}", m.class);
