@@ -307,6 +307,65 @@ fn a_solve_on_disk_stopped_by_a_signal_resumes_from_its_sealed_table() {
     }
 }
 
+/// A search on disk whose checkpoint a solve cannot resume (here a solve
+/// whose table would fit in memory) is not started over: the solve stops
+/// with one line that says why and what to do, every file of the search as
+/// it was, and the same solve with the cap it was saved with resumes it;
+/// `--restart` alone discards it.
+#[test]
+fn a_search_on_disk_whose_checkpoint_is_refused_is_kept_until_restart() {
+    let held = [".9x8.a1.codes", ".9x8.a1.codes.lowest", ".9x8.a1.checkpoint"];
+    for (name, then) in [
+        ("refused-resumed", &["--max-memory", "3"][..]),
+        ("refused-restarted", &["--restart"]),
+    ] {
+        let dir = scratch("on-disk", name);
+        let stopped = Command::new(BIN)
+            .arg("--db")
+            .arg(&dir)
+            .args(["solve", "9x8", "--method", "two-bit", "--max-memory", "3"])
+            .env("BISHOPS_STOP_AFTER_LAYER", "6")
+            .output()
+            .unwrap();
+        assert!(!stopped.status.success(), "stopped after layer 6");
+        let read = || held.map(|file| std::fs::read(dir.join(file)).unwrap());
+        let before = read();
+        let refused = Command::new(BIN)
+            .arg("--db")
+            .arg(&dir)
+            .args(["solve", "9x8", "--method", "two-bit"])
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(2), "refused as a usage error");
+        let err = String::from_utf8(refused.stderr).unwrap();
+        let errors: Vec<_> = err.lines().filter(|l| l.starts_with("bishops: error:")).collect();
+        assert_eq!(errors.len(), 1, "{err}");
+        for said in [
+            "is of a table kept on disk, not in memory",
+            "is not thrown away",
+            "or add --restart to search from the start",
+        ] {
+            assert!(errors[0].contains(said), "{said}: {err}");
+        }
+        assert!(
+            !err.contains("starts over") && !err.contains("from the start;"),
+            "{err}"
+        );
+        assert!(read() == before, "{name}: the search's files as they were");
+        assert!(!dir.join("9x8.sqlite").exists(), "{name}: nothing written");
+        let said = solve(&dir, "9x8", then);
+        let told = match then[0] {
+            "--restart" => "--restart: removed the checkpoint",
+            _ => "resuming 9x8 class a1 from the checkpoint",
+        };
+        assert!(said.contains(told), "{name}: {said}");
+        assert!(dir.join("9x8.sqlite").is_file(), "{name}: written");
+        for file in held {
+            assert!(!dir.join(file).exists(), "{name}: {file} removed once written");
+        }
+    }
+}
+
 /// A search on disk that marks how far each layer has gone after every
 /// window (`BISHOPS_CHECKPOINT_SECONDS=0`), killed outright again and
 /// again at moments that fall anywhere in a layer, resumes each time from
@@ -385,6 +444,14 @@ impl bishops::solver::ShareCheckpoints for FailingAt<'_> {
     fn note(&mut self, text: &str) {
         self.inner.note(text);
     }
+
+    fn refused(&mut self, class: bishops::Class, why: &str) {
+        self.inner.refused(class, why);
+    }
+
+    fn start_over(&mut self, class: bishops::Class) -> bishops::Result<()> {
+        self.inner.start_over(class)
+    }
 }
 
 #[test]
@@ -424,31 +491,53 @@ fn a_search_on_disk_stopped_inside_a_layer_resumes_it_from_the_checkpoint_before
         // which writes code 0 (the one change it cannot see is of that
         // code, in a segment the layer wrote).
         let damaged = (name, fail_after) == ("9x6", 9);
+        let codes = dir.join(format!(".{name}.a1.codes"));
         if damaged {
-            let codes = dir.join(format!(".{name}.a1.codes"));
             let mut bytes = std::fs::read(&codes).unwrap();
             let coded = |b: u8| (0..4).any(|k| matches!(b >> (2 * k) & 3, 1 | 2));
             let seen = bytes.iter().position(|&b| coded(b)).unwrap();
             bytes[seen] = 0xff;
             std::fs::write(&codes, &bytes).unwrap();
         }
+        let before = std::fs::read(&codes).unwrap();
         let mut checkpoints = Checkpointer::new(&dir, &variant, options, &mut note);
-        let (disk, _) = plan().solve_on_disk_with(&mut checkpoints, &mut |_| {}).unwrap();
+        let solved = plan().solve_on_disk_with(&mut checkpoints, &mut |_| {});
         drop(checkpoints);
         let resumed = format!("resuming {name} class a1 from the checkpoint");
         assert!(notes.iter().any(|n| n.starts_with(&resumed)), "{name}: {notes:?}");
-        let refused = "cannot be resumed: ";
         let over = notes.iter().find(|n| n.contains("starts over"));
+        assert!(over.is_none(), "{name}: {over:?}");
         let kept = "the layer after the checkpoint of class a1 had written ";
-        if damaged {
+        let (disk, _) = if damaged {
+            // Refused, and the search it sealed is not thrown away: the
+            // solve stops, its file as it was, until --restart says so.
+            let Err(refused) = solved else {
+                panic!("a refused search on disk is not started over");
+            };
+            let refused = refused.to_string();
+            for said in [
+                "cannot be resumed: ",
+                "the disk or another program changed it",
+                "add --restart",
+            ] {
+                assert!(refused.contains(said), "{said}: {refused}");
+            }
             assert!(
-                over.is_some_and(|n| n.contains(refused) && n.contains("the disk or another program changed it")),
-                "{notes:?}"
+                std::fs::read(&codes).unwrap() == before,
+                "{name}: its table's file kept"
             );
+            let restart = CheckpointOptions {
+                restart: true,
+                ..options
+            };
+            let mut notes = Vec::new();
+            let mut note = |text: &str| notes.push(text.to_owned());
+            let mut checkpoints = Checkpointer::new(&dir, &variant, restart, &mut note);
+            plan().solve_on_disk_with(&mut checkpoints, &mut |_| {}).unwrap()
         } else {
-            assert!(over.is_none(), "{name}: {notes:?}");
             assert!(notes.iter().any(|n| n.starts_with(kept)), "{name}: {notes:?}");
-        }
+            solved.unwrap()
+        };
         for (d, m) in disk.classes.iter().zip(&memory.classes) {
             assert_eq!(d.stats, m.stats, "{name} after layer {fail_after}, class {:?}", m.class);
             let d = d.own().map(|file| file.load().unwrap());

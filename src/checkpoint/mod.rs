@@ -684,6 +684,10 @@ pub struct Checkpointer<'a> {
     /// Whether this worker offered its share written aside to resume from
     /// ([`ShareCheckpoints::resume_aside`](crate::solver::ShareCheckpoints::resume_aside)).
     offered_aside: bool,
+    /// Why the checkpoint of a search on disk was refused, held for the
+    /// error that stops the search rather than start it over
+    /// ([`ShareCheckpoints::start_over`](crate::solver::ShareCheckpoints::start_over)).
+    refused: Option<String>,
 }
 
 impl<'a> Checkpointer<'a> {
@@ -718,6 +722,26 @@ impl<'a> Checkpointer<'a> {
             share: None,
             aside: None,
             offered_aside: false,
+            refused: None,
+        }
+    }
+
+    /// The table's file of a search of `class` on disk, when the
+    /// checkpoint of `class` is there to seal it: a search that must not
+    /// start over unasked. Never a worker's of a partitioned search, which
+    /// keeps no table on disk.
+    fn seals_on_disk(&self, class: Class) -> Option<PathBuf> {
+        let [codes, ..] = table_files(&self.dir, self.variant.name(), class);
+        (self.share.is_none() && self.file(class).is_file() && codes.is_file()).then_some(codes)
+    }
+
+    /// Tells the user that a checkpoint of `class` was refused, `why`, and
+    /// `then` what the search does; or holds `why` when the checkpoint
+    /// seals a search on disk, which is not started over unasked.
+    fn refuse(&mut self, class: Class, why: String, then: &str) {
+        match self.seals_on_disk(class) {
+            Some(_) => self.refused = Some(why),
+            None => (self.note)(&format!("{why}; {then}")),
         }
     }
 

@@ -194,13 +194,47 @@ impl ShareCheckpoints for Checkpointer<'_> {
                 Some(snapshot)
             }
             Err(problem) => {
-                (self.note)(&format!(
-                    "checkpoint {} {problem}; ignoring it and searching class {class} from the start",
-                    crate::text::path(&file),
-                ));
+                let why = format!("checkpoint {} {problem}", crate::text::path(&file));
+                self.refuse(
+                    wanted.class,
+                    why,
+                    &format!("ignoring it and searching class {class} from the start"),
+                );
                 None
             }
         }
+    }
+
+    /// Tells why, or holds it for [`start_over`](Self::start_over) when
+    /// the refused checkpoint seals a search on disk.
+    fn refused(&mut self, class: Class, why: &str) {
+        let why = format!("the checkpoint of class {} {why}", class.name());
+        self.refuse(class, why, "the search starts over");
+    }
+
+    /// Refuses to start a search of `class` over while a checkpoint of it
+    /// was not resumed and the table's file it seals is there: that file holds a
+    /// search on disk, hours of it on a large board, and a search that
+    /// starts over replaces it. `--restart` removed both before the search
+    /// began.
+    fn start_over(&mut self, class: Class) -> Result<()> {
+        let refused = self.refused.take();
+        let Some(codes) = self.seals_on_disk(class) else {
+            return Ok(());
+        };
+        let why = refused.unwrap_or_else(|| {
+            format!(
+                "checkpoint {} does not fit this search",
+                crate::text::path(&self.file(class))
+            )
+        });
+        Err(Error::Usage(format!(
+            "{why}; the search of {} class {} it seals, kept on disk in {}, is not thrown away: \
+             resume it with the bishops and the --max-memory that saved it, or add --restart to search from the start",
+            self.variant.name(),
+            class.name(),
+            crate::text::path(&codes),
+        )))
     }
 
     /// The share this worker wrote aside at its job's last save, if it is
@@ -493,6 +527,14 @@ mod tests {
 
         fn note(&mut self, text: &str) {
             self.inner().note(text);
+        }
+
+        fn refused(&mut self, class: Class, why: &str) {
+            self.inner().refused(class, why);
+        }
+
+        fn start_over(&mut self, class: Class) -> Result<()> {
+            self.inner().start_over(class)
         }
 
         fn stopped(&mut self, class: Class, found: &[u64]) -> Error {

@@ -329,6 +329,28 @@ pub trait ShareCheckpoints {
     /// Tells the user what they should know about checkpoints.
     fn note(&mut self, text: &str);
 
+    /// A saved share of `class` that [`resume`](Self::resume) gave is
+    /// refused once its table is read back (a table kept on disk whose
+    /// file is not as sealed), for the reason `why`: by default, says so.
+    fn refused(&mut self, class: Class, why: &str) {
+        self.note(&format!(
+            "the checkpoint of class {} {why}; the search starts over",
+            class.name()
+        ));
+    }
+
+    /// Before this worker searches `class` from the goal, as no saved
+    /// share was resumed.
+    ///
+    /// # Errors
+    ///
+    /// When starting over would throw away what must not be (a search
+    /// kept on disk whose checkpoint was refused): the search stops with
+    /// it, before its table is made.
+    fn start_over(&mut self, _class: Class) -> Result<()> {
+        Ok(())
+    }
+
     /// The error that stops the search of `class` after the layers `found`
     /// counts, once every worker has saved its share there because
     /// [`due`](Self::due) said [`Save::AndStop`] (a test hook).

@@ -142,6 +142,7 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized, W: Word>(
     let fresh = match resume {
         Some(_) => None,
         None => {
+            checkpoints.start_over(spec.class)?;
             let range = class.partition.cells(transport.worker());
             T::fresh(range.start, range.end - range.start, disk, &label)?
         }

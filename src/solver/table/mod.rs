@@ -372,10 +372,7 @@ fn fitting<T: Table>(
                 }
                 Ok(table) => table,
                 Err(why) => {
-                    checkpoints.note(&format!(
-                        "the checkpoint of class {} {why}; the search starts over",
-                        wanted.class.name()
-                    ));
+                    checkpoints.refused(wanted.class, &why);
                     return None;
                 }
             }
