@@ -21,6 +21,11 @@
 //! checksum ([`payload_checksum`]) covers the table, the summary and the
 //! hardest candidates.
 //!
+//! A save first checks the state it is given as far as it can without
+//! reading the table (the hardest candidates as many as the newest layer
+//! allows, in order): a state no resume would take stops the search, and
+//! the checkpoint before it stays.
+//!
 //! A checkpoint is trusted only when its format is this program's, the
 //! header's seal holds, every header field matches the solve, the payload
 //! has the right length and its checksum holds, and what it holds is a
@@ -742,6 +747,37 @@ impl<'a> Checkpointer<'a> {
         match self.seals_on_disk(class) {
             Some(_) => self.refused = Some(why),
             None => (self.note)(&format!("{why}; {then}")),
+        }
+    }
+
+    /// Whether `snapshot` is a state a resume would take back, as far as
+    /// it can be told without reading its table: a layer count of its own
+    /// for each of the class's, and the hardest candidates of its newest
+    /// layer as many as it allows and in order. A save that fails this
+    /// stops the search with the checkpoint before it in place, which a
+    /// resume still takes (a table on disk then goes on from the layer
+    /// after it), rather than replace it by one every resume refuses.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mismatch`], naming what is wrong.
+    fn savable(&self, snapshot: &crate::solver::SnapshotRef<'_>) -> Result<()> {
+        let (found, own) = (snapshot.found, snapshot.own);
+        let why = match own.last() {
+            Some(&layer) if own.len() == found.len() => {
+                crate::solver::contents::hardest_in_order(snapshot.hardest, layer, snapshot.hardest.mirrored.is_some())
+                    .err()
+            }
+            _ => Some(format!("counts {} layers of its own, not {}", own.len(), found.len())),
+        };
+        match why {
+            None => Ok(()),
+            Some(why) => Err(Error::Mismatch(format!(
+                "the search of {} class {} after layer {} {why}: a bishops fault; its checkpoint is not saved, and the one before it is kept",
+                self.variant.name(),
+                snapshot.class.name(),
+                found.len().saturating_sub(1)
+            ))),
         }
     }
 

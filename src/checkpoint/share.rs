@@ -328,6 +328,7 @@ impl ShareCheckpoints for Checkpointer<'_> {
     /// to a temporary file removed if it is interrupted.
     fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
         debug_assert!(snapshot.summary.iter().all(|s| s.load(Ordering::Relaxed) & NEXT == 0));
+        self.savable(&snapshot)?;
         let range = &snapshot.range;
         let summary = pack_summary(
             snapshot.summary.iter().map(|s| s.load(Ordering::Relaxed)),
@@ -680,6 +681,73 @@ mod tests {
                 .collect();
             assert!(leftovers.is_empty(), "{method}: {leftovers:?}");
             // Both resume from the third save, after layer 3.
+            for (result, notes, ()) in run(usize::MAX) {
+                assert!(result.is_ok(), "{method}: {result:?}");
+                let resumed: Vec<_> = notes
+                    .iter()
+                    .filter(|n| n.starts_with("resuming 7x6 class a1"))
+                    .collect();
+                assert!(
+                    resumed.len() == 1 && resumed[0].contains("at layer 3,"),
+                    "{method}: {notes:?}"
+                );
+            }
+            fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    /// Checkpoints whose `spoil`th save is handed a state no resume would
+    /// take: one hardest candidate too many, kept twice (the fault a list
+    /// of a layer's lowest once had).
+    struct Spoiling<'a> {
+        inner: Checkpointer<'a>,
+        saves: usize,
+        spoil: usize,
+    }
+
+    impl<'a> Wrapper<'a> for Spoiling<'a> {
+        fn inner(&mut self) -> &mut Checkpointer<'a> {
+            &mut self.inner
+        }
+
+        fn save(&mut self, snapshot: SnapshotRef<'_>) -> Result<()> {
+            self.saves += 1;
+            if self.saves != self.spoil {
+                return self.inner.save(snapshot);
+            }
+            let mut hardest = snapshot.hardest.clone();
+            hardest.own.push(hardest.own.last().copied().unwrap_or(0));
+            self.inner.save(SnapshotRef {
+                hardest: &hardest,
+                ..snapshot
+            })
+        }
+    }
+
+    /// A save checks the state it is given before it writes: a state no
+    /// resume would take stops the search and leaves the checkpoint of the
+    /// layer before, which both workers then resume.
+    #[test]
+    fn a_state_no_resume_would_take_is_not_saved() {
+        for coding in [Coding::Bytes, Coding::TwoBit] {
+            let method = coding.method();
+            let dir = fresh(&format!("unsavable-{method}"));
+            let variant = Variant::named("7x6").unwrap();
+            let run = |spoil: usize| {
+                crate::solver::search::saving_in(coding, "7x6", 2, |me, _, note, search| {
+                    let inner = Checkpointer::for_rank(&dir, &variant, EVERY_LAYER, note, me, 2).unwrap();
+                    let spoil = if me == 1 { spoil } else { usize::MAX };
+                    search(&mut Spoiling { inner, saves: 0, spoil });
+                })
+            };
+            let results = run(4);
+            match &results[1].0 {
+                Err(Error::Mismatch(e)) => assert!(
+                    e.contains("class a1 after layer 4 keeps ") && e.contains("its checkpoint is not saved"),
+                    "{method}: {e}"
+                ),
+                other => panic!("{method}: {other:?}"),
+            }
             for (result, notes, ()) in run(usize::MAX) {
                 assert!(result.is_ok(), "{method}: {result:?}");
                 let resumed: Vec<_> = notes

@@ -98,9 +98,17 @@ fn check_summary(said: &Said<'_>, wanted: &Wanted<'_>, newest: u8, codes: &impl 
     Ok(())
 }
 
-fn check_hardest(said: &Said<'_>, wanted: &Wanted<'_>, newest: u8, codes: &impl ShareCodes) -> Result<(), String> {
-    let (hardest, range) = (said.hardest, &wanted.range);
-    let expected = (*said.own.last().expect("at least the goal's layer") as usize).min(HARDEST);
+/// Whether a share's hardest candidates are as many as the `layer`
+/// positions of its newest layer allow ([`HARDEST`] at most), each list
+/// strictly increasing, the mirrored ones there exactly when `mirrored`:
+/// what a search's own state must hold before it is saved, as well as
+/// what a checkpoint read back must.
+///
+/// # Errors
+///
+/// What is wrong, to follow the name of the file.
+pub fn hardest_in_order(hardest: &LayerHardest, layer: u64, mirrored: bool) -> Result<(), String> {
+    let expected = usize::try_from(layer).unwrap_or(usize::MAX).min(HARDEST);
     let increasing = |v: &[u64]| v.windows(2).all(|w| w[0] < w[1]);
     if hardest.own.len() != expected || !increasing(&hardest.own) {
         return Err(format!(
@@ -108,6 +116,21 @@ fn check_hardest(said: &Said<'_>, wanted: &Wanted<'_>, newest: u8, codes: &impl 
             hardest.own.len()
         ));
     }
+    match &hardest.mirrored {
+        Some(images) if !mirrored || images.len() != expected || !increasing(images) => Err(format!(
+            "keeps {} hardest mirror images, not {} in order",
+            images.len(),
+            if mirrored { expected } else { 0 }
+        )),
+        None if mirrored => Err("lacks the hardest positions of a mirrored class".into()),
+        _ => Ok(()),
+    }
+}
+
+fn check_hardest(said: &Said<'_>, wanted: &Wanted<'_>, newest: u8, codes: &impl ShareCodes) -> Result<(), String> {
+    let (hardest, range) = (said.hardest, &wanted.range);
+    let layer = *said.own.last().expect("at least the goal's layer");
+    hardest_in_order(hardest, layer, wanted.mirrored)?;
     for &i in &hardest.own {
         if !range.contains(&i)
             || codes.code(i - range.start) != newest
@@ -118,15 +141,7 @@ fn check_hardest(said: &Said<'_>, wanted: &Wanted<'_>, newest: u8, codes: &impl 
             ));
         }
     }
-    match &hardest.mirrored {
-        Some(mirrored) if !wanted.mirrored || mirrored.len() != expected || !increasing(mirrored) => Err(format!(
-            "keeps {} hardest mirror images, not {} in order",
-            mirrored.len(),
-            if wanted.mirrored { expected } else { 0 }
-        )),
-        None if wanted.mirrored => Err("lacks the hardest positions of a mirrored class".into()),
-        _ => Ok(()),
-    }
+    Ok(())
 }
 
 fn check_watched(
