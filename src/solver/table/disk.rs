@@ -1390,12 +1390,8 @@ impl Table for DiskTable {
         self.carried.take()
     }
 
-    fn carried(&self) -> u64 {
-        self.carried.as_ref().map_or(0, |c| c.count)
-    }
-
-    fn carried_through(&self) -> u64 {
-        self.carried.as_ref().map_or(0, |c| c.through)
+    fn carried(&self) -> Option<&Carried> {
+        self.carried.as_ref()
     }
 
     fn mark(&self, layer: u64, through: u64) -> Result<bool> {

@@ -251,15 +251,9 @@ pub(super) trait Table: Sized + Sync {
         None
     }
 
-    /// How many positions [`take_carried`](Self::take_carried) will give.
-    fn carried(&self) -> u64 {
-        0
-    }
-
-    /// The block below which [`take_carried`](Self::take_carried) will say
-    /// the layer was worked whole ([`Carried::through`]).
-    fn carried_through(&self) -> u64 {
-        0
+    /// What [`take_carried`](Self::take_carried) will give.
+    fn carried(&self) -> Option<&Carried> {
+        None
     }
 
     /// For a table kept on disk, with no thread in it, after layer `layer`
@@ -355,22 +349,23 @@ fn fitting<T: Table>(
                 watched: &saved.watched,
             };
             match T::reopen(range.start, len, sealed, at, &said, wanted) {
-                Ok(table) if table.carried() > 0 => {
-                    let through = match table.carried_through() {
-                        0 => String::new(),
-                        r => format!(
-                            ", and its white sets below {r} of {} were worked whole: they are not worked again",
-                            blocks.end
-                        ),
-                    };
-                    checkpoints.note(&format!(
-                        "the layer after the checkpoint of class {} had written {} positions into the table's file when it stopped: they are kept{through}",
-                        wanted.class.name(),
-                        table.carried()
-                    ));
+                Ok(table) => {
+                    if let Some(carried) = table.carried().filter(|c| c.count > 0) {
+                        let through = match carried.through {
+                            0 => String::new(),
+                            r => format!(
+                                ", and its white sets below {r} of {} were worked whole: they are not worked again",
+                                blocks.end
+                            ),
+                        };
+                        checkpoints.note(&format!(
+                            "the layer after the checkpoint of class {} had written {} positions into the table's file when it stopped: they are kept{through}",
+                            wanted.class.name(),
+                            carried.count
+                        ));
+                    }
                     table
                 }
-                Ok(table) => table,
                 Err(why) => {
                     checkpoints.refused(wanted.class, &why);
                     return None;
