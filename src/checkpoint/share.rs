@@ -649,6 +649,30 @@ mod tests {
         }
     }
 
+    /// Two workers of 7x6 by `coding` resumed from `dir`, through
+    /// checkpoints that pass every save on: each must say it resumed once,
+    /// at layer `layer`.
+    fn both_resume_at(coding: Coding, dir: &Path, layer: usize) {
+        let (variant, method) = (Variant::named("7x6").unwrap(), coding.method());
+        let results = crate::solver::search::saving_in(coding, "7x6", 2, |me, _, note, search| {
+            let inner = Checkpointer::for_rank(dir, &variant, EVERY_LAYER, note, me, 2).unwrap();
+            search(&mut Failing {
+                inner,
+                saves: 0,
+                fail: usize::MAX,
+            });
+        });
+        let at = format!("at layer {layer},");
+        for (result, notes, ()) in results {
+            assert!(result.is_ok(), "{method}: {result:?}");
+            let resumed: Vec<_> = notes
+                .iter()
+                .filter(|n| n.starts_with("resuming 7x6 class a1"))
+                .collect();
+            assert!(resumed.len() == 1 && resumed[0].contains(&at), "{method}: {notes:?}");
+        }
+    }
+
     /// When one worker cannot save its share, no worker's checkpoint moves
     /// on: the failing worker stops with its error, the others name it,
     /// and every worker resumes from the layer all saved before.
@@ -681,17 +705,7 @@ mod tests {
                 .collect();
             assert!(leftovers.is_empty(), "{method}: {leftovers:?}");
             // Both resume from the third save, after layer 3.
-            for (result, notes, ()) in run(usize::MAX) {
-                assert!(result.is_ok(), "{method}: {result:?}");
-                let resumed: Vec<_> = notes
-                    .iter()
-                    .filter(|n| n.starts_with("resuming 7x6 class a1"))
-                    .collect();
-                assert!(
-                    resumed.len() == 1 && resumed[0].contains("at layer 3,"),
-                    "{method}: {notes:?}"
-                );
-            }
+            both_resume_at(coding, &dir, 3);
             fs::remove_dir_all(&dir).unwrap();
         }
     }
@@ -748,17 +762,7 @@ mod tests {
                 ),
                 other => panic!("{method}: {other:?}"),
             }
-            for (result, notes, ()) in run(usize::MAX) {
-                assert!(result.is_ok(), "{method}: {result:?}");
-                let resumed: Vec<_> = notes
-                    .iter()
-                    .filter(|n| n.starts_with("resuming 7x6 class a1"))
-                    .collect();
-                assert!(
-                    resumed.len() == 1 && resumed[0].contains("at layer 3,"),
-                    "{method}: {notes:?}"
-                );
-            }
+            both_resume_at(coding, &dir, 3);
             fs::remove_dir_all(&dir).unwrap();
         }
     }
