@@ -327,7 +327,7 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
         share.table.begin_layer(T::code(depth), pull);
         let carried = share.table.take_carried();
         if let Some(carried) = &carried {
-            share.repair = share.changed_blocks(&carried.changed);
+            share.repair = share.changed_blocks(&carried.incomplete);
             if share.partition.workers() == 1 {
                 share.skip_below = carried.through;
             }
@@ -841,8 +841,9 @@ struct Holding<'a, T, W: Word> {
     /// For a table on disk: the windows its blocks are worked in.
     windows: Option<Windows>,
     /// In the first layer after a resume inside it: the blocks of the
-    /// segments the stopped search had written into, whose positions of
-    /// the layer's code have their images claimed ([`complete_orbits`](Self::complete_orbits)).
+    /// segments whose orbits may lack an image ([`Carried::incomplete`]),
+    /// whose positions of the layer's code have their images claimed
+    /// ([`complete_orbits`](Self::complete_orbits)).
     repair: Vec<bool>,
     /// In the first layer after a resume inside it: the block below which
     /// the stopped search had worked the layer whole ([`Carried::through`]),
@@ -1203,7 +1204,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
                     resident = false;
                 }
             }
-            self.mark_after(end, depth, checkpoints)?;
+            self.mark_after(end, depth, pull, checkpoints, &mut found)?;
         }
         self.claim_spooled(&mut found, depth, pull)?;
         Ok(found)
@@ -1214,10 +1215,19 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     /// worked whole when a mark is due ([`Marks`]), and tells
     /// `checkpoints` so: a long layer's progress. What they found is in
     /// the window's segments, which the mark writes back; the images of
-    /// its orbits that lie outside the window may still be in the spool,
-    /// and a resume claims them again ([`complete_orbits`](Self::complete_orbits)
-    /// on every segment the layer changed).
-    fn mark_after(&self, end: u64, depth: u64, checkpoints: &mut dyn ShareCheckpoints) -> Result<()> {
+    /// its orbits that lie outside the window are claimed from the spool
+    /// first (into `found`), so that a resume completes orbits
+    /// ([`complete_orbits`](Self::complete_orbits)) only in the segments
+    /// changed after the mark, and in those whose completion, after a
+    /// resume, the mark has not reached.
+    fn mark_after(
+        &self,
+        end: u64,
+        depth: u64,
+        pull: bool,
+        checkpoints: &mut dyn ShareCheckpoints,
+        found: &mut Found,
+    ) -> Result<()> {
         // Below the blocks a resume did not work again, a mark would say
         // less than the one it resumed from.
         let Some(marks) = self.marks.as_ref().filter(|_| end > self.skip_below) else {
@@ -1228,7 +1238,8 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             return Ok(());
         }
         let started = Instant::now();
-        if self.table.mark(depth + 1, end)? {
+        self.claim_spooled(found, depth, pull)?;
+        if self.table.mark(depth + 1, end, &self.owed_from(end))? {
             let took = started.elapsed();
             checkpoints.note(&format!(
                 "{} layer {}: its white sets below {end} of {} are worked whole, marked on disk in {:.1} s",
@@ -1407,7 +1418,8 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         home.count += carried.count;
         carried.lowest.iter().for_each(|&i| home.lowest.offer(i));
         carried.mirrored.iter().for_each(|&h| home.mirrored.offer(h));
-        for (flags, _) in self.summary.iter().zip(&self.repair).filter(|(_, repairs)| **repairs) {
+        let changed = self.changed_blocks(&carried.changed);
+        for (flags, _) in self.summary.iter().zip(&changed).filter(|(_, changed)| **changed) {
             flags.fetch_or(NEXT, Ordering::Relaxed);
         }
     }
@@ -1421,6 +1433,24 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             (first..=last).for_each(|r| blocks[(r - self.blocks.start) as usize] = true);
         }
         blocks
+    }
+
+    /// The positions of the blocks from `end` on whose orbits
+    /// [`complete_orbits`](Self::complete_orbits) is still to complete in
+    /// this layer, in runs.
+    fn owed_from(&self, end: u64) -> Vec<Range<u64>> {
+        let mut owed: Vec<Range<u64>> = Vec::new();
+        for r in end.max(self.blocks.start)..self.blocks.end {
+            if !self.repairs(r) {
+                continue;
+            }
+            let cells = self.index.block(r);
+            match owed.last_mut() {
+                Some(last) if last.end == cells.start => last.end = cells.end,
+                _ => owed.push(cells),
+            }
+        }
+        owed
     }
 
     /// Whether block `r` is one [`complete_orbits`](Self::complete_orbits)

@@ -770,16 +770,19 @@ impl DiskTable {
     /// Marks that layer `layer`'s blocks below `through` are worked whole
     /// ([`Table::mark`]): writes back every changed segment (the record of
     /// the layer's lowest positions first), syncs the file, then records
-    /// the mark in the side file and syncs it, so that a mark on disk
-    /// vouches for every write before it. Images still in the spool are
-    /// not written: a resume claims the images of every position the
-    /// layer wrote in a segment it changed. Returns whether it marked:
-    /// not for a table that does not outlive its search.
+    /// the segments' seals as written ([`Marked`]) and the mark in the
+    /// side file and syncs it, so that a mark on disk vouches for every
+    /// write before it. The search claims the spool before it marks, so
+    /// every position in the file then has its images there too, but
+    /// those of `owed`: a resume completes the orbits only in the
+    /// segments changed since, and in those `owed` touches. Returns
+    /// whether it marked: not for a table that does not outlive its
+    /// search.
     ///
     /// # Errors
     ///
     /// [`Error::Io`] when the file cannot be written or synced.
-    fn mark(&self, layer: u64, through: u64) -> Result<bool> {
+    fn mark(&self, layer: u64, through: u64, owed: &[Range<u64>]) -> Result<bool> {
         let Some((side, side_path)) = self.side.as_ref().filter(|_| self.persistent) else {
             return Ok(false);
         };
@@ -792,6 +795,21 @@ impl DiskTable {
         }
         self.write_lowest()?;
         self.file.sync_data().map_err(|e| Error::Io(self.path.clone(), e))?;
+        let exact: Vec<u64> = self
+            .seals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|seal| seal.exact)
+            .collect();
+        let mut owing = vec![false; exact.len()];
+        for cells in owed.iter().filter(|c| !c.is_empty()) {
+            (self.segment_of(cells.start)..=self.segment_of(cells.end - 1)).for_each(|s| owing[s] = true);
+        }
+        let record = Marked::record(self.generation, layer, through, &exact, &owing);
+        side.write_all_at(&le_bytes(&record), Marked::AT)
+            .and_then(|()| side.sync_data())
+            .map_err(|e| Error::Io(side_path.clone(), e))?;
         let words = Progress::record(self.generation, layer, through);
         let slot = self.marks.fetch_add(1, Ordering::Relaxed) % 2;
         side.write_all_at(&le_bytes(&words), Progress::at(slot))
@@ -868,15 +886,30 @@ impl DiskTable {
                 })
                 .collect();
             let segment = table.segment_positions();
+            let cells = |s: &usize| base + *s as u64 * segment..(base + (*s as u64 + 1) * segment).min(base + len);
+            let through = Progress::read(&side_path(disk, label), generation, layers).unwrap_or(0);
+            // The segments whose orbits may lack an image: all it changed,
+            // unless the mark recorded the segments as it left them.
+            let now = table.seals.get_mut().unwrap_or_else(|e| e.into_inner());
+            let marked = (through > 0)
+                .then(|| Marked::read(&side_path(disk, label), generation, layers, through, now.len()))
+                .flatten();
+            let incomplete = changed
+                .iter()
+                .filter(|&&s| {
+                    marked
+                        .as_ref()
+                        .is_none_or(|(exact, owed)| owed[s] || exact[s] != now[s].exact)
+                })
+                .map(cells)
+                .collect();
             table.carried = Some(Carried {
                 count: wrote,
                 lowest,
                 mirrored,
-                changed: changed
-                    .iter()
-                    .map(|&s| base + s as u64 * segment..(base + (s as u64 + 1) * segment).min(base + len))
-                    .collect(),
-                through: Progress::read(&side_path(disk, label), generation, layers).unwrap_or(0),
+                changed: changed.iter().map(cells).collect(),
+                incomplete,
+                through,
             });
             // The next record is of this layer, found again, into the
             // slot the newest is not in.
@@ -1103,7 +1136,7 @@ impl Progress {
     const WORDS: usize = 4;
 
     /// Where slot `slot` starts in the side file.
-    fn at(slot: u64) -> u64 {
+    const fn at(slot: u64) -> u64 {
         (2 * SLOT_WORDS as u64 + slot * Self::WORDS as u64) * 8
     }
 
@@ -1128,6 +1161,55 @@ impl Progress {
                 (*words == Self::record(generation, layer, words[2])).then_some(words[2])
             })
             .max()
+    }
+}
+
+/// What a mark records of the table's segments as it left them in the
+/// file, after the marks' slots in the side file: the mark's boundary
+/// (generation), layer and white set, then the exact checksum of each
+/// segment, a bit for each segment whose orbits the mark still owed, and
+/// the XXH3-64 of all that. A resume completes the orbits only of the
+/// segments changed since ([`Carried::incomplete`]); a record torn, or of
+/// another mark than the newest whole one, is none, and every segment the
+/// layer changed is completed.
+struct Marked;
+
+impl Marked {
+    /// Where the record starts in the side file.
+    const AT: u64 = Progress::at(2);
+
+    /// Words before the seals.
+    const HEAD: usize = 4;
+
+    fn words(segments: usize) -> usize {
+        Self::HEAD + segments + segments.div_ceil(64) + 1
+    }
+
+    fn record(generation: u64, layer: u64, through: u64, exact: &[u64], owed: &[bool]) -> Vec<u64> {
+        let mut words = vec![generation, layer, through, exact.len() as u64];
+        words.extend_from_slice(exact);
+        words.extend(owed.chunks(64).map(|bits| {
+            bits.iter()
+                .enumerate()
+                .fold(0u64, |w, (k, &owes)| w | u64::from(owes) << k)
+        }));
+        words.push(xxh3_64(&le_bytes(&words)));
+        words
+    }
+
+    /// The seals and debts of the mark of layer `layer` below `through`
+    /// after the boundary `generation`, for a table of `segments`
+    /// segments, if the side file at `path` holds its whole record. Its
+    /// length is the table's, not the file's to say.
+    fn read(path: &Path, generation: u64, layer: u64, through: u64, segments: usize) -> Option<(Vec<u64>, Vec<bool>)> {
+        let file = File::open(path).ok()?;
+        let mut bytes = vec![0u8; 8 * Self::words(segments)];
+        file.read_exact_at(&mut bytes, Self::AT).ok()?;
+        let words: Vec<u64> = words_of_bytes(&bytes).collect();
+        let exact = &words[Self::HEAD..Self::HEAD + segments];
+        let bits = &words[Self::HEAD + segments..words.len() - 1];
+        let owed: Vec<bool> = (0..segments).map(|s| bits[s / 64] >> (s % 64) & 1 == 1).collect();
+        (words == Self::record(generation, layer, through, exact, &owed)).then(|| (exact.to_vec(), owed))
     }
 }
 
@@ -1394,8 +1476,8 @@ impl Table for DiskTable {
         self.carried.as_ref()
     }
 
-    fn mark(&self, layer: u64, through: u64) -> Result<bool> {
-        DiskTable::mark(self, layer, through)
+    fn mark(&self, layer: u64, through: u64, owed: &[Range<u64>]) -> Result<bool> {
+        DiskTable::mark(self, layer, through, owed)
     }
 
     fn reside(&self, scope: &[u32]) -> Result<()> {
@@ -1638,6 +1720,35 @@ mod tests {
         );
         assert_eq!(read(&[one, slot(8, 10, 900)].concat()), Some(300), "another boundary");
         assert_eq!(read(&[lowest, slot(6, 10, 300)].concat()), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A mark's record of its segments read back: their seals and debts
+    /// when it is the mark asked for and whole; nothing when torn, cut
+    /// short, or of another boundary, layer or white set.
+    #[test]
+    fn a_marks_record_of_its_segments_is_read_back_only_whole_and_its_own() {
+        let dir = std::env::temp_dir().join(format!("bishops-marked-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("side");
+        let exact: Vec<u64> = (0..70).map(|s| s * 0x9e37_79b9_7f4a_7c15).collect();
+        let owed: Vec<bool> = (0..70).map(|s| s % 3 == 0 || s == 69).collect();
+        let record = le_bytes(&Marked::record(7, 10, 300, &exact, &owed));
+        let read = |bytes: &[u8], (generation, layer, through, segments)| {
+            let file = [vec![0u8; Marked::AT as usize], bytes.to_vec()].concat();
+            std::fs::write(&path, file).unwrap();
+            Marked::read(&path, generation, layer, through, segments)
+        };
+        assert_eq!(read(&record, (7, 10, 300, 70)), Some((exact.clone(), owed)));
+        for other in [(8, 10, 300, 70), (7, 11, 300, 70), (7, 10, 299, 70), (7, 10, 300, 69)] {
+            assert_eq!(read(&record, other), None, "{other:?}");
+        }
+        for at in [0, 8 * 4 + 5, record.len() - 9, record.len() - 1] {
+            let mut torn = record.clone();
+            torn[at] ^= 1;
+            assert_eq!(read(&torn, (7, 10, 300, 70)), None, "byte {at}");
+        }
+        assert_eq!(read(&record[..record.len() - 1], (7, 10, 300, 70)), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

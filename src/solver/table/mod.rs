@@ -260,15 +260,21 @@ pub(super) trait Table: Sized + Sync {
     /// has worked its blocks below `through`: makes what they found
     /// durable (writes back, syncs) and records it, so that a search
     /// stopped later in the layer does not work those blocks again when it
-    /// resumes. The images of those positions' orbits may still be
-    /// spooled: a resume claims them again from every position the layer
-    /// wrote ([`Carried::changed`]). Returns whether it recorded it; `false`, the default, for
-    /// a table whose file does not outlive the search.
+    /// resumes. The search claims the spool first, so that the images of
+    /// those positions' orbits are in the file too, and the table records
+    /// its segments as the mark leaves them: a resume completes orbits only
+    /// in the segments changed since, and in those of `owed`
+    /// ([`Carried::incomplete`]). Returns whether it recorded it; `false`,
+    /// the default, for a table whose file does not outlive the search.
     ///
     /// # Errors
     ///
     /// When the disk fails.
-    fn mark(&self, _layer: u64, _through: u64) -> Result<bool> {
+    ///
+    /// `owed` are the positions whose orbits a resume has still to
+    /// complete (in blocks from `through` on): a later resume completes
+    /// them again whatever the file holds.
+    fn mark(&self, _layer: u64, _through: u64, _owed: &[Range<u64>]) -> Result<bool> {
         Ok(false)
     }
 }
@@ -287,10 +293,15 @@ pub(super) struct Carried {
     /// The positions of the segments it wrote into, whose blocks hold the
     /// layer.
     pub changed: Vec<Range<u64>>,
+    /// Those of them whose orbits the layer found again must complete:
+    /// the segments changed since its last mark, or that mark still owed
+    /// (every changed one when the mark left no record of its segments).
+    pub incomplete: Vec<Range<u64>>,
     /// The block below which the layer was worked whole and all it found
     /// written before the search stopped ([`Table::mark`]): a resumed
     /// layer works only the blocks from it on, and completes the orbits
-    /// of the changed segments' positions everywhere. 0 when unmarked.
+    /// of the positions of [`incomplete`](Self::incomplete) everywhere. 0
+    /// when unmarked.
     pub through: u64,
 }
 
@@ -359,9 +370,11 @@ fn fitting<T: Table>(
                             ),
                         };
                         checkpoints.note(&format!(
-                            "the layer after the checkpoint of class {} had written {} positions into the table's file when it stopped: they are kept{through}",
+                            "the layer after the checkpoint of class {} had written {} positions into the table's file when it stopped: they are kept{through}; the orbits of its positions in {} of the {} segments it changed are completed again",
                             wanted.class.name(),
-                            carried.count
+                            carried.count,
+                            carried.incomplete.len(),
+                            carried.changed.len()
                         ));
                     }
                     table
