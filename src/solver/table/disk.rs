@@ -1731,7 +1731,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("bishops-marked-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("side");
-        let exact: Vec<u64> = (0..70).map(|s| s * 0x9e37_79b9_7f4a_7c15).collect();
+        let exact: Vec<u64> = (0..70u64).map(|s| s.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
         let owed: Vec<bool> = (0..70).map(|s| s % 3 == 0 || s == 69).collect();
         let record = le_bytes(&Marked::record(7, 10, 300, &exact, &owed));
         let read = |bytes: &[u8], (generation, layer, through, segments)| {
