@@ -22,56 +22,15 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use bishops::Variant;
 use bishops::checkpoint::{CheckpointOptions, Checkpointer};
-use bishops::solver::{Method, OnDisk, Plan, Save, ShareCheckpoints, Snapshot, SnapshotRef, Wanted};
-use bishops::{Class, Variant};
+use bishops::solver::{Method, OnDisk, Plan};
 
-/// A checkpointer whose save after layer `fail_after` fails.
-struct FailingAt<'a> {
-    inner: Checkpointer<'a>,
-    fail_after: usize,
-}
-
-impl ShareCheckpoints for FailingAt<'_> {
-    fn resume(&mut self, wanted: &Wanted<'_>) -> Option<Snapshot> {
-        self.inner.resume(wanted)
-    }
-
-    fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
-        self.inner.due(class, found, done)
-    }
-
-    fn marks(&self) -> Option<Duration> {
-        self.inner.marks()
-    }
-
-    fn save(&mut self, snapshot: SnapshotRef<'_>) -> bishops::Result<()> {
-        if snapshot.found.len() == self.fail_after + 1 {
-            return Err(bishops::Error::Usage("stopped here on purpose".into()));
-        }
-        self.inner.save(snapshot)
-    }
-
-    fn commit(&mut self, class: Class) -> bishops::Result<()> {
-        self.inner.commit(class)
-    }
-
-    fn abandon(&mut self, class: Class) {
-        self.inner.abandon(class);
-    }
-
-    fn note(&mut self, text: &str) {
-        self.inner.note(text);
-    }
-
-    fn refused(&mut self, class: Class, why: &str) {
-        self.inner.refused(class, why);
-    }
-
-    fn start_over(&mut self, class: Class) -> bishops::Result<()> {
-        self.inner.start_over(class)
-    }
-}
+// The tests' way of stopping a search, of which this uses one stop.
+#[path = "../tests/common/stops.rs"]
+#[allow(dead_code)]
+mod stops;
+use stops::{Stop, Stopping};
 
 /// Searches `variant` on disk in `dir` until the save after layer `layer`
 /// fails; the notes it made.
@@ -82,10 +41,8 @@ fn stop_at(variant: &Variant, disk: &OnDisk, layer: usize) -> Vec<String> {
     };
     let mut notes = Vec::new();
     let mut note = |text: &str| notes.push(text.to_owned());
-    let mut failing = FailingAt {
-        inner: Checkpointer::new(&disk.dir, variant, options, &mut note),
-        fail_after: layer,
-    };
+    let checkpoints = Checkpointer::new(&disk.dir, variant, options, &mut note);
+    let mut failing = Stopping::new(checkpoints, Stop::SaveAfter(layer));
     let plan = Plan::new(variant, Method::TwoBit).on_disk(disk.clone());
     if plan.solve_on_disk_with(&mut failing, &mut |_| {}).is_ok() {
         eprintln!("the search ended before layer {layer}: choose a lower one");

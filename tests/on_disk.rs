@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 
 use bishops::Variant;
 use bishops::solver::{Method, OnDisk, Plan, Tables};
+use common::stops::{Stop, Stopping};
 use common::{scratch, succeeded};
 use xxhash_rust::xxh3::Xxh3Default;
 
@@ -408,52 +409,6 @@ fn a_search_on_disk_killed_inside_its_layers_goes_on_from_its_last_marks() {
     assert_eq!(export_digest(&dir, "9x8"), want, "the same export, byte for byte");
 }
 
-/// Checkpoints whose save fails at the boundary after layer `fail_after`
-/// of the first class: the search stops there with the layer's writes in
-/// the table's file and the checkpoint before it in place, as a search
-/// killed inside the layer leaves them.
-struct FailingAt<'a> {
-    inner: bishops::checkpoint::Checkpointer<'a>,
-    fail_after: usize,
-}
-
-impl bishops::solver::ShareCheckpoints for FailingAt<'_> {
-    fn resume(&mut self, wanted: &bishops::solver::Wanted<'_>) -> Option<bishops::solver::Snapshot> {
-        self.inner.resume(wanted)
-    }
-
-    fn due(&mut self, class: bishops::Class, found: &[u64], done: bool) -> bishops::solver::Save {
-        self.inner.due(class, found, done)
-    }
-
-    fn save(&mut self, snapshot: bishops::solver::SnapshotRef<'_>) -> bishops::Result<()> {
-        if snapshot.found.len() == self.fail_after + 1 {
-            return Err(bishops::Error::Usage("a save that fails, on purpose".into()));
-        }
-        self.inner.save(snapshot)
-    }
-
-    fn commit(&mut self, class: bishops::Class) -> bishops::Result<()> {
-        self.inner.commit(class)
-    }
-
-    fn abandon(&mut self, class: bishops::Class) {
-        self.inner.abandon(class);
-    }
-
-    fn note(&mut self, text: &str) {
-        self.inner.note(text);
-    }
-
-    fn refused(&mut self, class: bishops::Class, why: &str) {
-        self.inner.refused(class, why);
-    }
-
-    fn start_over(&mut self, class: bishops::Class) -> bishops::Result<()> {
-        self.inner.start_over(class)
-    }
-}
-
 #[test]
 fn a_search_on_disk_stopped_inside_a_layer_resumes_it_from_the_checkpoint_before() {
     use bishops::checkpoint::{CheckpointOptions, Checkpointer};
@@ -479,10 +434,8 @@ fn a_search_on_disk_stopped_inside_a_layer_resumes_it_from_the_checkpoint_before
         };
         let mut notes = Vec::new();
         let mut note = |text: &str| notes.push(text.to_owned());
-        let mut failing = FailingAt {
-            inner: Checkpointer::new(&dir, &variant, options, &mut note),
-            fail_after,
-        };
+        let checkpoints = Checkpointer::new(&dir, &variant, options, &mut note);
+        let mut failing = Stopping::new(checkpoints, Stop::SaveAfter(fail_after)).without_marks();
         let stopped = plan().solve_on_disk_with(&mut failing, &mut |_| {});
         assert!(stopped.is_err(), "{name}: the save failed");
         drop(failing);
@@ -557,60 +510,6 @@ fn a_search_on_disk_stopped_inside_a_layer_resumes_it_from_the_checkpoint_before
     }
 }
 
-/// A checkpointer that stops the search at a mark of layer `layer`
-/// inside it, the `nth` it tells (from 1): by a panic just after the
-/// mark is on disk, which leaves the table's file as a kill would, the
-/// segments resident then not written back.
-struct StopAtMark<'a> {
-    inner: bishops::checkpoint::Checkpointer<'a>,
-    layer: usize,
-    nth: usize,
-}
-
-impl bishops::solver::ShareCheckpoints for StopAtMark<'_> {
-    fn resume(&mut self, wanted: &bishops::solver::Wanted<'_>) -> Option<bishops::solver::Snapshot> {
-        self.inner.resume(wanted)
-    }
-
-    fn due(&mut self, class: bishops::Class, found: &[u64], done: bool) -> bishops::solver::Save {
-        self.inner.due(class, found, done)
-    }
-
-    fn marks(&self) -> Option<std::time::Duration> {
-        self.inner.marks()
-    }
-
-    fn save(&mut self, snapshot: bishops::solver::SnapshotRef<'_>) -> bishops::Result<()> {
-        self.inner.save(snapshot)
-    }
-
-    fn commit(&mut self, class: bishops::Class) -> bishops::Result<()> {
-        self.inner.commit(class)
-    }
-
-    fn abandon(&mut self, class: bishops::Class) {
-        self.inner.abandon(class);
-    }
-
-    fn note(&mut self, text: &str) {
-        self.inner.note(text);
-        if text.contains(&format!(" layer {}: its white sets below ", self.layer)) {
-            self.nth -= 1;
-            if self.nth == 0 {
-                panic!("stopped at a mark, on purpose");
-            }
-        }
-    }
-
-    fn refused(&mut self, class: bishops::Class, why: &str) {
-        self.inner.refused(class, why);
-    }
-
-    fn start_over(&mut self, class: bishops::Class) -> bishops::Result<()> {
-        self.inner.start_over(class)
-    }
-}
-
 /// A mark claims the spool before it writes back, and records the
 /// segments as it left them: a resume completes orbits only in the
 /// segments changed since. A mark made while a resume's completion has
@@ -647,11 +546,8 @@ fn a_mark_owes_the_orbits_a_resume_has_not_completed() {
     let stopped_at = |nth: usize| -> Vec<String> {
         let mut told = Vec::new();
         let mut note = |text: &str| told.push(text.to_owned());
-        let mut stopping = StopAtMark {
-            inner: Checkpointer::new(&dir, &variant, options, &mut note),
-            layer: 12,
-            nth,
-        };
+        let checkpoints = Checkpointer::new(&dir, &variant, options, &mut note);
+        let mut stopping = Stopping::new(checkpoints, Stop::Mark { layer: 12, nth });
         let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             plan().solve_on_disk_with(&mut stopping, &mut |_| {})
         }));

@@ -1,6 +1,7 @@
 #![allow(dead_code)]
 
 pub mod reference;
+pub mod stops;
 pub mod tables;
 
 use std::path::PathBuf;
