@@ -71,7 +71,7 @@ use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
 use crate::solver::layer::{Event, goal_index, report_saved};
 use crate::solver::summary::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
-use crate::solver::table::disk::{OnDisk, Windows};
+use crate::solver::table::disk::{DiskStats, OnDisk, Windows};
 use crate::solver::table::{self, Carried, Claim, Table};
 
 /// What one worker of a search ends with.
@@ -234,6 +234,7 @@ pub(in crate::solver) fn run_from<T: Table, X: Transport + ?Sized, W: Word>(
                     last: Instant::now(),
                     took: Duration::ZERO,
                     label: format!("{name} {}", spec.class.name()),
+                    disk: share.table.disk_stats().unwrap_or_default(),
                 })
             });
         }
@@ -865,6 +866,9 @@ struct Marks {
     took: Duration,
     /// The variant and class searched, which a mark's note names.
     label: String,
+    /// What the table had read and written at the last mark (or when the
+    /// search started), which the next mark's note counts from.
+    disk: DiskStats,
 }
 
 /// How many times what a mark took must pass before the next one.
@@ -1184,17 +1188,29 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         };
         let flag = if pull { UNSEEN_LEFT } else { CURRENT };
         let mut found = Found::new(self.partition.workers());
-        for (window, scope) in windows.blocks().zip(&windows.scopes) {
+        // Its blocks in `blocks`, if it has any work: a window with nothing
+        // to do is not read in.
+        let work = |window: Range<u64>| {
             let (start, end) = (window.start.max(blocks.start), window.end.min(blocks.end));
-            // A window with nothing to do is not read in.
-            if !(start..end).any(|r| self.works(r, flag) || self.repairs(r)) {
+            (start..end)
+                .any(|r| self.works(r, flag) || self.repairs(r))
+                .then_some(start..end)
+        };
+        let windows: Vec<_> = windows.blocks().zip(&windows.scopes).collect();
+        for (k, (window, scope)) in windows.iter().enumerate() {
+            let Some(Range { start, end }) = work(window.clone()) else {
                 continue;
-            }
+            };
             let mut resident = false;
             for part in parts(start..end, WINDOW_PARTS) {
                 if !resident {
                     self.table.reside(scope)?;
                     resident = true;
+                    // The disk reads what the next window with work will,
+                    // while this one is worked.
+                    if let Some((_, next)) = windows[k + 1..].iter().find(|(w, _)| work(w.clone()).is_some()) {
+                        self.table.read_ahead(next);
+                    }
                 }
                 found = found.merge(self.layer(part, depth, pull));
                 let spooled = &mut found.outgoing.images[self.me];
@@ -1241,14 +1257,21 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         self.claim_spooled(found, depth, pull)?;
         if self.table.mark(depth + 1, end, &self.owed_from(end))? {
             let took = started.elapsed();
+            let disk = self.table.disk_stats().unwrap_or_default();
+            let moved = disk.since(&marks.disk);
             checkpoints.note(&format!(
-                "{} layer {}: its white sets below {end} of {} are worked whole, marked on disk in {:.1} s",
+                "{} layer {}: its white sets below {end} of {} are worked whole, marked on disk in {:.1} s; in the {:.0} s since the last mark, {} segments read and {} written ({} MiB), {:.0} s of it reading and writing",
                 marks.label,
                 depth + 1,
                 self.blocks.end,
-                took.as_secs_f64()
+                took.as_secs_f64(),
+                marks.last.elapsed().as_secs_f64(),
+                moved.reads,
+                moved.writes,
+                moved.bytes >> 20,
+                moved.waited_ns as f64 / 1e9,
             ));
-            (marks.last, marks.took) = (Instant::now(), took);
+            (marks.last, marks.took, marks.disk) = (Instant::now(), took, disk);
         }
         Ok(())
     }

@@ -153,6 +153,11 @@ pub(super) trait Table: Sized + Sync {
         Ok(())
     }
 
+    /// For a table on disk: starts reading, beside the search, what making
+    /// `scope` resident next will read, so that the disk works while the
+    /// processors do. Only a hint: nothing for a table in memory.
+    fn read_ahead(&self, _scope: &[u32]) {}
+
     /// Whether position `i`'s code is in memory: always, but for a table
     /// on disk, whose segments outside the window are not.
     #[inline(always)]
