@@ -558,6 +558,13 @@ const PULLED_WORK: f64 = 3.0;
 /// before it spools them.
 const SPOOL_BATCH: usize = 1 << 14;
 
+/// Spooled positions a thread claims at a time ([`Holding::claim_spooled`]).
+const CLAIM_CHUNK: usize = 1 << 13;
+
+/// How many positions ahead of the one it claims [`Holding::receive`]
+/// asks for the word of: a run's positions lie anywhere in its table.
+const CLAIM_AHEAD: usize = 16;
+
 /// The parts a window of a search on disk is worked in, between which the
 /// spool is claimed when it holds its budget: what one part spools is all
 /// a spool holds past it.
@@ -1279,19 +1286,36 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     /// Claims the images spooled so far for layer `depth`'s `found`, as
     /// images another worker sent are: a bucket of segments at a time,
     /// which leaves none of the window's segments resident.
+    ///
+    /// A run is claimed on every thread, a chunk of [`CLAIM_CHUNK`] each:
+    /// a claim is one atomic write, and each chunk keeps its own count and
+    /// lowest positions until they are merged.
     fn claim_spooled(&self, found: &mut Found, depth: u64, pull: bool) -> Result<()> {
         let next = T::code(depth + 1);
-        let (index, mut near) = (self.index, self.blocks.start);
-        let mut run = Vec::new();
+        let (index, workers) = (self.index, self.partition.workers());
         self.table.unspool(&mut |spooled| {
-            run.clear();
-            run.extend(spooled.iter().map(|&i| {
-                if !index.block(near).contains(&i) {
-                    near = index.block_of_after(near, i);
-                }
-                Reached { index: i, block: near }
-            }));
-            found.counts[0] += self.receive(&run, next, pull, None, &mut found.own);
+            let (count, own) = spooled
+                .par_chunks(CLAIM_CHUNK)
+                .map(|chunk| {
+                    let mut own = Homes::new(workers);
+                    let Some(&first) = chunk.first() else {
+                        return (0, own);
+                    };
+                    let mut near = index.block_of(first);
+                    let run: Vec<Reached> = chunk
+                        .iter()
+                        .map(|&i| {
+                            if !index.block(near).contains(&i) {
+                                near = index.block_of_after(near, i);
+                            }
+                            Reached { index: i, block: near }
+                        })
+                        .collect();
+                    (self.receive(&run, next, pull, None, &mut own), own)
+                })
+                .reduce(|| (0, Homes::new(workers)), |(a, x), (b, y)| (a + b, x.merge(&y)));
+            found.counts[0] += count;
+            found.own = std::mem::replace(&mut found.own, Homes::new(workers)).merge(&own);
         })
     }
 
@@ -1741,7 +1765,10 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         let mut batch = Batch::default();
         // The runs come in order, so mostly a block at a time.
         let mut white = (u64::MAX, Bitboard::EMPTY);
-        for &Reached { index: i, block: r } in reached {
+        for (k, &Reached { index: i, block: r }) in reached.iter().enumerate() {
+            if let Some(ahead) = reached.get(k + CLAIM_AHEAD) {
+                self.table.prefetch(ahead.index, claim);
+            }
             // A neighbour may have been reached by an older layer: only an
             // unseen position is written.
             if !self.table.claim(i, next, claim) {

@@ -1130,8 +1130,8 @@ impl DiskTable {
         }
     }
 
-    /// Calls `take` with the spooled positions, a run of at most
-    /// [`SPOOL_RUN`] at a time, bucket after bucket, the bucket's segments
+    /// Calls `take` with the spooled positions, a run of [`SPOOL_RUN`] to
+    /// twice that at a time, bucket after bucket, the bucket's segments
     /// that have any resident; then empties the spool. No thread may be in
     /// the table meanwhile.
     ///
@@ -1158,9 +1158,22 @@ impl DiskTable {
                 .map(|s| s as u32)
                 .collect();
             self.reside(&scope)?;
+            // A frame holds a part of a window's images, a few thousand:
+            // they are handed on in runs of SPOOL_RUN, to be claimed on
+            // every thread.
+            let mut held = Vec::with_capacity(SPOOL_RUN);
             let (_, reading) = bucket
-                .drain(SPOOL_RUN, take)
+                .drain(SPOOL_RUN, &mut |positions| {
+                    held.extend_from_slice(positions);
+                    if held.len() >= SPOOL_RUN {
+                        take(&held);
+                        held.clear();
+                    }
+                })
                 .map_err(|e| Error::Io(bucket.path.clone(), e))?;
+            if !held.is_empty() {
+                take(&held);
+            }
             self.waited_ns.fetch_add(reading.as_nanos() as u64, Ordering::Relaxed);
         }
         Ok(())
