@@ -561,7 +561,7 @@ impl DiskTable {
     /// failure kept from before.
     pub(in crate::solver) fn seal_all(&self) -> Result<Vec<Seal>> {
         self.check()?;
-        self.on_every_thread(&self.resident_segments(), |s| self.write_back(s))?;
+        self.write_back_resident()?;
         self.file.sync_data().map_err(|e| Error::Io(self.path.clone(), e))?;
         Ok(self.seals.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
@@ -853,7 +853,7 @@ impl DiskTable {
         };
         self.check()?;
         let started = Instant::now();
-        self.on_every_thread(&self.resident_segments(), |s| self.write_back(s))?;
+        self.write_back_resident()?;
         self.write_lowest()?;
         self.file.sync_data().map_err(|e| Error::Io(self.path.clone(), e))?;
         let exact: Vec<u64> = self
@@ -1013,6 +1013,11 @@ impl DiskTable {
         let done = segments.par_iter().with_min_len(per_task).try_for_each(|&s| io(s));
         self.waited(started);
         done
+    }
+
+    /// Writes back every resident segment that changed, on every thread.
+    fn write_back_resident(&self) -> Result<()> {
+        self.on_every_thread(&self.resident_segments(), |s| self.write_back(s))
     }
 
     /// The segments now resident, in order.
@@ -1442,7 +1447,7 @@ impl Table for DiskTable {
     fn finish(mut self) -> Result<(Mod3File, DiskStats)> {
         assert_eq!(self.base, 0, "a table on disk is a whole class");
         self.check()?;
-        self.on_every_thread(&self.resident_segments(), |s| self.write_back(s))?;
+        self.write_back_resident()?;
         let stats = self.stats();
         let seals = self.seals.get_mut().unwrap_or_else(|e| e.into_inner());
         let seals: Vec<_> = seals
