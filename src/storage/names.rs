@@ -109,11 +109,19 @@ pub fn is_database(file: &Path) -> bool {
 /// is renamed over it), so nothing is missed by not watching for changes.
 /// (A file in WAL mode, which this program never writes, is read without
 /// its log; what the log held is then missing, and the checks find it.)
+///
+/// The query planner keeps the plan each statement was prepared with
+/// (its stability guarantee): without it, SQLite prepares a statement
+/// again whenever a value bound to a range in it changes, which a lookup
+/// of the frame covering a white set (`first_white <= ?`) did at every
+/// step, a parse and a plan for each frame read.
 pub(super) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
-    Connection::open_with_flags(
+    let conn = Connection::open_with_flags(
         immutable_uri(path),
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
+    )?;
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(conn)
 }
 
 /// The `file:` URI of `path` with `immutable=1`: every byte but letters,
