@@ -424,28 +424,77 @@ pub(super) fn read_covering<W: Word>(conn: &Connection, spec: &ClassSpec<W>, whi
     Ok(frame)
 }
 
+/// How many decoded frames a connection keeps at hand ([`AtHand`]): a
+/// question's lookups come in runs of white sets near each other (a white
+/// bishop's moves reach white sets of nearby ranks), so a frame decoded for
+/// one block is often asked for another soon after.
+const FRAMES_AT_HAND: usize = 8;
+
+/// The frames a connection decoded and checked last, newest first, at most
+/// [`FRAMES_AT_HAND`]: a block in one of them is copied out without a row
+/// read or a frame decompressed. Their cells were checked whole when they
+/// were read, as a block in the shared cache was.
+#[derive(Default)]
+pub(super) struct AtHand {
+    frames: Vec<Decoded>,
+}
+
+/// A frame at hand: its class, white sets, blocks and cells.
+struct Decoded {
+    class: usize,
+    whites: RangeInclusive<u64>,
+    blocks: Vec<(u64, usize, usize)>,
+    cells: Vec<u8>,
+}
+
+impl Decoded {
+    /// The cells of white set `white`'s block, which this frame covers.
+    fn block(&self, white: u64) -> Vec<u8> {
+        // An empty block is left out of the frame's list.
+        (self.blocks.iter().find(|b| b.0 == white))
+            .map_or_else(Vec::new, |&(_, start, len)| self.cells[start..start + len].to_vec())
+    }
+}
+
 /// The cells of the block of white set `white` in class `spec`, from the
-/// frame that covers it, which is checked whole. The frame is decompressed
-/// into a buffer each thread keeps, and only the block is copied out: a
-/// lookup elsewhere in the frame is as likely to come next as a lookup in
-/// another frame, and fresh memory for each frame's cells cost more than
-/// decompressing them.
-pub(super) fn read_block<W: Word>(conn: &Connection, spec: &ClassSpec<W>, white: u64) -> Checked<Vec<u8>> {
-    thread_local! {
-        static CELLS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+/// frame that covers it, which is checked whole: from `at_hand` when it is
+/// there, else read, checked and kept there in place of the oldest.
+pub(super) fn read_block<W: Word>(
+    conn: &Connection,
+    spec: &ClassSpec<W>,
+    white: u64,
+    at_hand: &mut AtHand,
+) -> Checked<Vec<u8>> {
+    let class = spec.class.index();
+    let frames = &mut at_hand.frames;
+    if let Some(i) = frames
+        .iter()
+        .position(|f| f.class == class && f.whites.contains(&white))
+    {
+        frames[..=i].rotate_right(1);
+        return Ok(frames[0].block(white));
     }
     let (whites, data, sum) = covering(conn, spec, white)?;
-    CELLS.with_borrow_mut(|cells| {
-        let (whites, blocks) = check_into(spec, whites, &data, sum, cells)?;
-        if !whites.contains(&white) {
-            return Err(Fault::Wrong("no frame".into()));
-        }
-        // An empty block is left out of the frame's list.
-        Ok(blocks
-            .iter()
-            .find(|b| b.0 == white)
-            .map_or_else(Vec::new, |&(_, start, len)| cells[start..start + len].to_vec()))
-    })
+    // The oldest frame's memory is used again.
+    let mut cells = if frames.len() == FRAMES_AT_HAND {
+        frames.pop().map(|f| f.cells).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let (whites, blocks) = check_into(spec, whites, &data, sum, &mut cells)?;
+    if !whites.contains(&white) {
+        return Err(Fault::Wrong("no frame".into()));
+    }
+    frames.insert(
+        0,
+        Decoded {
+            class,
+            whites,
+            blocks,
+            cells,
+        },
+    );
+    Ok(frames[0].block(white))
 }
 
 /// The row of the frame of class `spec` that covers the white set of rank
@@ -624,15 +673,16 @@ mod tests {
             count > 1 && count as usize <= cells.len() / FRAME_POSITIONS + 1,
             "{count} frames"
         );
-        // Each block is found in the frame that covers it, at its place.
+        // Each block is found in the frame that covers it, at its place,
+        // read alone and through frames kept at hand.
+        let mut at_hand = AtHand::default();
         for r in (0..index.white_sets()).step_by(97) {
             let block = index.block(r);
             let frame = read_covering(&conn, spec, r).unwrap();
             assert!(frame.whites.contains(&r));
-            assert_eq!(
-                read_block(&conn, spec, r).unwrap(),
-                &cells[block.start as usize..block.end as usize]
-            );
+            let want = &cells[block.start as usize..block.end as usize];
+            assert_eq!(read_block(&conn, spec, r, &mut AtHand::default()).unwrap(), want);
+            assert_eq!(read_block(&conn, spec, r, &mut at_hand).unwrap(), want);
             let found = frame.blocks.iter().find(|b| b.0 == r);
             match found {
                 Some(&(_, start, len)) => {
@@ -644,6 +694,41 @@ mod tests {
                 None => assert!(block.is_empty(), "block {r} is left out of its frame"),
             }
         }
+    }
+
+    #[test]
+    fn frames_at_hand_answer_only_for_their_own_class_and_white_sets() {
+        let (variant, conn, cells) = written();
+        let spec = &variant.classes()[0];
+        let index = spec.tight_index();
+        let mut at_hand = AtHand::default();
+        // Back and forth over the class: later reads find frames at hand.
+        let whites: Vec<u64> = (0..index.white_sets()).step_by(13).collect();
+        for &r in whites.iter().chain(whites.iter().rev()).chain(&whites) {
+            let block = index.block(r);
+            assert_eq!(
+                read_block(&conn, spec, r, &mut at_hand).unwrap(),
+                &cells[block.start as usize..block.end as usize]
+            );
+            assert!(at_hand.frames.len() <= FRAMES_AT_HAND);
+            assert!(at_hand.frames[0].whites.contains(&r), "the frame used is the newest");
+        }
+        // A frame of another class covering the same white sets is not
+        // this class's.
+        let r = (0..index.white_sets()).find(|&r| !index.block(r).is_empty()).unwrap();
+        let block = index.block(r);
+        let len = (block.end - block.start) as usize;
+        let mut foreign = AtHand::default();
+        foreign.frames.push(Decoded {
+            class: 1,
+            whites: r..=r,
+            blocks: vec![(r, 0, len)],
+            cells: vec![Cell::UNREACHABLE.0; len],
+        });
+        assert_eq!(
+            read_block(&conn, spec, r, &mut foreign).unwrap(),
+            &cells[block.start as usize..block.end as usize]
+        );
     }
 
     #[test]

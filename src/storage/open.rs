@@ -147,6 +147,7 @@ impl<W: Width> Database<W> {
             mirrors,
             cache,
             recent: RefCell::default(),
+            frames: RefCell::default(),
         };
         let starts = variant.class_hashes(variant.start());
         let goals = variant.class_hashes(&variant.goal());

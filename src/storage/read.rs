@@ -71,6 +71,9 @@ pub struct Database<W: Word = u64> {
     /// and a question's confirmations look up many positions of one block
     /// in a row, and these are found without asking the shared cache.
     pub(super) recent: RefCell<Vec<Option<RecentBlock>>>,
+    /// In the frames layout, the frames this connection decoded last
+    /// ([`frames::AtHand`]).
+    pub(super) frames: RefCell<frames::AtHand>,
 }
 
 impl<W: Word> std::fmt::Debug for Database<W> {
@@ -189,7 +192,7 @@ impl<W: Width> Database<W> {
     /// layout, a class with a table of its own) from the frame that covers
     /// it, the frame checked whole.
     fn frame_block(&self, k: usize, white: u64) -> Result<Vec<u8>> {
-        frames::read_block(&self.conn, &self.specs[k], white)
+        frames::read_block(&self.conn, &self.specs[k], white, &mut self.frames.borrow_mut())
             .map_err(|fault| self.block_fault(&BlockAt::new(&self.specs[k], white), fault))
     }
 
