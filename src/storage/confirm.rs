@@ -40,6 +40,14 @@ use crate::variant::Width;
 /// hardest positions.
 pub const AUDIT_SAMPLES: u64 = 256;
 
+/// How many confirmed values (class number, part, value) a connection
+/// remembers ([`Database::confirm`]): about 10 MB of them on boards of up
+/// to 64 squares a class. When full, it forgets them all and starts again.
+pub const CONFIRMED_KEPT: usize = 1 << 18;
+
+/// The values a connection confirmed lately, by class number and part.
+pub(super) type Confirmed<W> = HashMap<(usize, Part<W>), Option<Remoteness>>;
+
 /// What one question has learnt of descent values in the residues layout,
 /// shared by its confirmations: by class number and public hash.
 #[derive(Debug, Default)]
@@ -152,7 +160,28 @@ impl<W: Width> Database<W> {
     ///
     /// [`Error::Corrupt`](crate::Error::Corrupt) naming what breaks a rule,
     /// or what reading the table ran into.
+    ///
+    /// A connection remembers the last [`CONFIRMED_KEPT`] values it
+    /// confirmed (the file is never changed under it, and they were
+    /// confirmed from blocks it checked), so asking again for one of them
+    /// with the same value costs a lookup: a player's questions, a line's
+    /// steps and a server's load meet the same positions again and again.
     pub fn confirm(&self, k: usize, part: Part<W>, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
+        if self.confirmed.borrow().get(&(k, part)) == Some(&value) {
+            return Ok(());
+        }
+        self.confirm_afresh(k, part, value, walks)?;
+        let mut confirmed = self.confirmed.borrow_mut();
+        if confirmed.len() >= CONFIRMED_KEPT {
+            confirmed.clear();
+        }
+        confirmed.insert((k, part), value);
+        Ok(())
+    }
+
+    /// [`Database::confirm`] from the neighbours' values, without what the
+    /// connection remembers.
+    fn confirm_afresh(&self, k: usize, part: Part<W>, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
         let spec = &self.specs[k];
         let broken = |problem: String| {
             let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
@@ -314,5 +343,62 @@ impl<W: Width> Database<W> {
             Some(v) if v <= bound => Within::Exact(v),
             _ => Within::Above,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::{SolveOptions, SolvePlan};
+
+    /// A value confirmed once is remembered with that value only: asking
+    /// again with another value is still refused, and a refusal leaves
+    /// nothing remembered.
+    #[test]
+    fn a_remembered_confirmation_holds_only_for_its_own_value() {
+        let dir = std::env::temp_dir().join(format!("bishops-confirm-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let variant = Variant::named("5x4").unwrap();
+        SolvePlan::new(&variant, SolveOptions::default())
+            .unwrap()
+            .run(&dir, &mut |_| {})
+            .unwrap();
+        let db = Database::<u64>::open(&dir, &variant).unwrap();
+        let spec = &variant.specs::<u64>()[0];
+        let mut walks = Walks::default();
+        // The start and the positions one and two moves from it.
+        let mut parts = vec![spec.start];
+        spec.start
+            .for_each_move(&spec.geometry, |_, _, _, after| parts.push(after));
+        let first = parts.clone();
+        for part in first {
+            part.for_each_move(&spec.geometry, |_, _, _, after| parts.push(after));
+        }
+        let mut checked = 0;
+        for &part in &parts {
+            let Some(value) = db.value(0, part, &mut walks).unwrap() else {
+                continue;
+            };
+            let wrong = Some(Remoteness(value.0 + 1));
+            db.confirm(0, part, Some(value), &mut walks).unwrap();
+            assert_eq!(db.confirmed.borrow().get(&(0, part)), Some(&Some(value)));
+            for _ in 0..2 {
+                assert!(db.confirm(0, part, wrong, &mut walks).is_err(), "{part:?} at {wrong:?}");
+            }
+            db.confirm(0, part, Some(value), &mut walks).unwrap();
+            assert_eq!(db.confirmed.borrow().get(&(0, part)), Some(&Some(value)));
+            checked += 1;
+        }
+        assert!(checked > 10, "{checked}");
+        assert!(db.confirmed.borrow().len() <= CONFIRMED_KEPT);
+        // A refusal is not remembered.
+        db.confirmed.borrow_mut().clear();
+        let value = db.value(0, spec.start, &mut walks).unwrap().unwrap();
+        assert!(
+            db.confirm(0, spec.start, Some(Remoteness(value.0 + 3)), &mut walks)
+                .is_err()
+        );
+        assert!(db.confirmed.borrow().is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -148,6 +148,7 @@ impl<W: Width> Database<W> {
             cache,
             recent: RefCell::default(),
             frames: RefCell::default(),
+            confirmed: RefCell::default(),
         };
         let starts = variant.class_hashes(variant.start());
         let goals = variant.class_hashes(&variant.goal());

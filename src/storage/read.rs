@@ -12,6 +12,7 @@ use rusqlite::Connection;
 use super::block::BlockAt;
 use super::cache::BlockCache;
 use super::checksum::Checksum;
+use super::confirm::Confirmed;
 use super::fault::Fault;
 use super::residues::{UNREACHABLE_CODE, code_at};
 use super::schema::{ClassRecord, Layout, Metadata};
@@ -74,6 +75,9 @@ pub struct Database<W: Word = u64> {
     /// In the frames layout, the frames this connection decoded last
     /// ([`frames::AtHand`]).
     pub(super) frames: RefCell<frames::AtHand>,
+    /// The values this connection confirmed lately
+    /// ([`Database::confirm`]).
+    pub(super) confirmed: RefCell<Confirmed<W>>,
 }
 
 impl<W: Word> std::fmt::Debug for Database<W> {
