@@ -41,8 +41,10 @@ use crate::variant::Width;
 pub const AUDIT_SAMPLES: u64 = 256;
 
 /// How many confirmed values (class number, part, value) a connection
-/// remembers ([`Database::confirm`]): about 10 MB of them on boards of up
-/// to 64 squares a class. When full, it forgets them all and starts again.
+/// remembers ([`Database::confirm`]): at most about 17 MiB of them on
+/// boards of up to 64 squares a class (33 MiB past that), a map of 2^19
+/// places of 32 or 64 bytes. When full, it forgets them all and starts
+/// again.
 pub const CONFIRMED_KEPT: usize = 1 << 18;
 
 /// The values a connection confirmed lately, by class number and part.
@@ -391,6 +393,9 @@ mod tests {
         }
         assert!(checked > 10, "{checked}");
         assert!(db.confirmed.borrow().len() <= CONFIRMED_KEPT);
+        // What CONFIRMED_KEPT's memory bound counts a place at.
+        assert_eq!(size_of::<((usize, Part<u64>), Option<Remoteness>)>(), 32);
+        assert_eq!(size_of::<((usize, Part<u128>), Option<Remoteness>)>(), 64);
         // A refusal is not remembered.
         db.confirmed.borrow_mut().clear();
         let value = db.value(0, spec.start, &mut walks).unwrap().unwrap();
