@@ -47,9 +47,6 @@ pub const AUDIT_SAMPLES: u64 = 256;
 /// again.
 pub const CONFIRMED_KEPT: usize = 1 << 18;
 
-/// The values a connection confirmed lately, by class number and part.
-pub(super) type Confirmed<W> = HashMap<(usize, Part<W>), Option<Remoteness>>;
-
 /// What one question has learnt of descent values in the residues layout,
 /// shared by its confirmations: by class number and public hash.
 #[derive(Debug, Default)]

@@ -61,7 +61,7 @@ mod write;
 
 pub use checksum::{Checksum, block_checksum};
 pub use commit::Resumable;
-pub use confirm::{AUDIT_SAMPLES, Walks};
+pub use confirm::{AUDIT_SAMPLES, CONFIRMED_KEPT, Walks};
 pub use frames::{FRAME_POSITIONS, LEVEL};
 pub use lock::WriteLock;
 pub use names::{check_destination, check_dir, is_database, is_own_name, partial_files, partial_path, path};

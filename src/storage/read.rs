@@ -12,7 +12,6 @@ use rusqlite::Connection;
 use super::block::BlockAt;
 use super::cache::BlockCache;
 use super::checksum::Checksum;
-use super::confirm::Confirmed;
 use super::fault::Fault;
 use super::residues::{UNREACHABLE_CODE, code_at};
 use super::schema::{ClassRecord, Layout, Metadata};
@@ -46,6 +45,11 @@ const RECENT_BLOCKS: usize = 256;
 /// A block a connection used lately: ((class number k, white rank), its
 /// cells or packed codes).
 pub(super) type RecentBlock = ((usize, u64), Arc<[u8]>);
+
+/// The values a connection confirmed lately, by class number and part
+/// ([`Database::confirm`], which keeps at most
+/// [`CONFIRMED_KEPT`](super::confirm::CONFIRMED_KEPT)).
+pub(super) type Confirmed<W> = std::collections::HashMap<(usize, Part<W>), Option<Remoteness>>;
 
 /// The slot of [`Database::recent`](Database) a block may be kept in.
 fn recent_slot(key: (usize, u64)) -> usize {
