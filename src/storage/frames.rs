@@ -440,15 +440,13 @@ pub(super) struct AtHand {
     frames: Vec<Decoded>,
 }
 
-/// A frame at hand: its class, white sets, blocks and cells.
+/// A frame at hand: its class and the frame.
 struct Decoded {
     class: usize,
-    whites: RangeInclusive<u64>,
-    blocks: Vec<(u64, usize, usize)>,
-    cells: Vec<u8>,
+    frame: Frame,
 }
 
-impl Decoded {
+impl Frame {
     /// The cells of white set `white`'s block, which this frame covers.
     fn block(&self, white: u64) -> Vec<u8> {
         // An empty block is left out of the frame's list.
@@ -470,15 +468,15 @@ pub(super) fn read_block<W: Word>(
     let frames = &mut at_hand.frames;
     if let Some(i) = frames
         .iter()
-        .position(|f| f.class == class && f.whites.contains(&white))
+        .position(|f| f.class == class && f.frame.whites.contains(&white))
     {
         frames[..=i].rotate_right(1);
-        return Ok(frames[0].block(white));
+        return Ok(frames[0].frame.block(white));
     }
     let (whites, data, sum) = covering(conn, spec, white)?;
     // The oldest frame's memory is used again.
     let mut cells = if frames.len() == FRAMES_AT_HAND {
-        frames.pop().map(|f| f.cells).unwrap_or_default()
+        frames.pop().map(|f| f.frame.cells).unwrap_or_default()
     } else {
         Vec::new()
     };
@@ -486,16 +484,10 @@ pub(super) fn read_block<W: Word>(
     if !whites.contains(&white) {
         return Err(Fault::Wrong("no frame".into()));
     }
-    frames.insert(
-        0,
-        Decoded {
-            class,
-            whites,
-            blocks,
-            cells,
-        },
-    );
-    Ok(frames[0].block(white))
+    let frame = Frame { whites, blocks, cells };
+    let block = frame.block(white);
+    frames.insert(0, Decoded { class, frame });
+    Ok(block)
 }
 
 /// The row of the frame of class `spec` that covers the white set of rank
@@ -712,7 +704,10 @@ mod tests {
                 &cells[block.start as usize..block.end as usize]
             );
             assert!(at_hand.frames.len() <= FRAMES_AT_HAND);
-            assert!(at_hand.frames[0].whites.contains(&r), "the frame used is the newest");
+            assert!(
+                at_hand.frames[0].frame.whites.contains(&r),
+                "the frame used is the newest"
+            );
         }
         // A frame of another class covering the same white sets is not
         // this class's.
@@ -722,9 +717,11 @@ mod tests {
         let mut foreign = AtHand::default();
         foreign.frames.push(Decoded {
             class: 1,
-            whites: r..=r,
-            blocks: vec![(r, 0, len)],
-            cells: vec![Cell::UNREACHABLE.0; len],
+            frame: Frame {
+                whites: r..=r,
+                blocks: vec![(r, 0, len)],
+                cells: vec![Cell::UNREACHABLE.0; len],
+            },
         });
         assert_eq!(
             read_block(&conn, spec, r, &mut foreign).unwrap(),
