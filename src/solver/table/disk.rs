@@ -23,6 +23,9 @@
 //! A segment never written is all unseen, and is read from no file. A
 //! segment read back is checked against the XXH3-64 of what was written:
 //! a file changed under the search stops it with an error, never an answer.
+//! A table larger than the memory available moves its segments between
+//! the disk and its memory directly, past the page cache ([`Direct`]),
+//! which could not keep them until they are read again.
 //!
 //! The search expands one position of each orbit, as in memory, and a
 //! position's images lie anywhere in the table: those outside the window
@@ -314,6 +317,10 @@ pub(in crate::solver) struct DiskTable {
     marks: AtomicU64,
     marked_ns: AtomicU64,
     file: File,
+    /// The same file opened for direct I/O ([`Direct`]), through which
+    /// whole segments are read and written when the page cache cannot
+    /// hold the table.
+    direct: Option<Direct>,
     path: PathBuf,
     /// Held while a segment is loaded on demand.
     loading: Mutex<()>,
@@ -405,6 +412,65 @@ impl ReadAhead {
     #[cfg(test)]
     fn finish(self) {
         let _ = self.thread.join();
+    }
+}
+
+/// The bytes of a direct read or write, its offset in the file and the
+/// address of its memory are multiples of this: the largest logical block
+/// a disk has, and the page, which a segment's memory starts on.
+const DIRECT_ALIGN: u64 = 4096;
+
+/// A descriptor of a table's file opened with `O_DIRECT`: its reads and
+/// writes of whole segments go between the disk and the table's memory,
+/// not through the page cache.
+///
+/// A table larger than the memory left for the page cache is read about
+/// five times a layer and written about twice (13x10's: some 300 GB of
+/// each a layer), and nothing read is read again before the cache has
+/// dropped it: `/proc/PID/io` of 13x10's search counted as many bytes
+/// read from the disk as were asked for. Through the cache, each byte is
+/// then also copied by the kernel, and each page of the cache found,
+/// filled, and taken back by the kernel's reclaim. Segments are only read
+/// and written this way when the table is larger than the memory
+/// available: a smaller table's file stays in the cache from one read to
+/// the next, which only the cache can give.
+struct Direct(File);
+
+impl Direct {
+    /// A direct descriptor of the table file at `path`, of `bytes`, when
+    /// the memory available cannot hold it and the file system takes
+    /// direct I/O; `BISHOPS_DIRECT_IO=1` or `0` decides instead (for the
+    /// tests, and to measure one against the other).
+    fn open_if_needed(path: &Path, bytes: u64) -> Option<Direct> {
+        let wanted = match std::env::var("BISHOPS_DIRECT_IO").as_deref() {
+            Ok("1") => true,
+            Ok("0") => false,
+            _ => crate::system::available_memory().is_some_and(|available| bytes > available),
+        };
+        if !wanted {
+            return None;
+        }
+        Direct::open(path).ok()
+    }
+
+    /// The file at `path` opened for direct reads and writes; refused
+    /// where the file system has no direct I/O (a tmpfs).
+    fn open(path: &Path) -> std::io::Result<Direct> {
+        use std::os::unix::fs::OpenOptionsExt;
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+            .map(Direct)
+    }
+
+    /// Whether `bytes` at offset `at` may be read or written directly:
+    /// every segment but a table's last, whose length is what is left.
+    fn fits(at: u64, bytes: &[u8]) -> bool {
+        at.is_multiple_of(DIRECT_ALIGN)
+            && (bytes.len() as u64).is_multiple_of(DIRECT_ALIGN)
+            && (bytes.as_ptr() as u64).is_multiple_of(DIRECT_ALIGN)
     }
 }
 
@@ -629,6 +695,7 @@ impl DiskTable {
             marked_ns: AtomicU64::new(0),
             seals: Mutex::new(unseen),
             persistent: false,
+            direct: Direct::open_if_needed(&path, words as u64 * 8),
             file,
             path,
             loading: Mutex::new(()),
@@ -754,9 +821,11 @@ impl DiskTable {
     /// written: the file was changed under the search.
     fn read_segment(&self, s: usize, bytes: &mut [u8]) -> Result<()> {
         let at = (s * self.segment_words * 8) as u64;
-        self.file
-            .read_exact_at(bytes, at)
-            .map_err(|e| Error::Io(self.path.clone(), e))?;
+        match &self.direct {
+            Some(direct) if Direct::fits(at, bytes) => direct.0.read_exact_at(bytes, at),
+            _ => self.file.read_exact_at(bytes, at),
+        }
+        .map_err(|e| Error::Io(self.path.clone(), e))?;
         if xxh3_64(bytes) != self.seals.lock().unwrap_or_else(|e| e.into_inner())[s].exact {
             return Err(Error::Io(
                 self.path.clone(),
@@ -800,9 +869,12 @@ impl DiskTable {
             #[cfg(test)]
             tests::failing_write(&self.path)?;
             self.seals.lock().unwrap_or_else(|e| e.into_inner())[s] = seal;
-            self.file
-                .write_all_at(bytes, (s * self.segment_words * 8) as u64)
-                .map_err(|e| Error::Io(self.path.clone(), e))?;
+            let at = (s * self.segment_words * 8) as u64;
+            match &self.direct {
+                Some(direct) if Direct::fits(at, bytes) => direct.0.write_all_at(bytes, at),
+                _ => self.file.write_all_at(bytes, at),
+            }
+            .map_err(|e| Error::Io(self.path.clone(), e))?;
             self.count_io(&self.writes, bytes.len());
             self.stored[s].store(true, Ordering::Relaxed);
         }
@@ -1062,6 +1134,10 @@ impl DiskTable {
     /// Only a hint: what cannot be started is not.
     fn read_ahead(&self, scope: &[u32]) {
         self.stop_reading_ahead();
+        // Direct reads do not look in the page cache.
+        if self.direct.is_some() {
+            return;
+        }
         let Some(mut budget) = crate::system::available_memory().map(|bytes| bytes / 2) else {
             return;
         };
@@ -2082,6 +2158,57 @@ mod tests {
             "{e}"
         );
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the files are removed");
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    /// A table larger than the cache moves whole segments past it: what
+    /// it wrote back and read again is what it held, none of it is left
+    /// in the page cache, and a change in the file is still refused. The
+    /// table's last segment, shorter than a block of the disk, goes
+    /// through the cache. (Where the file system has no direct I/O, as a
+    /// tmpfs has none, nothing can be told, and the test says so.)
+    #[test]
+    fn segments_of_a_table_larger_than_the_cache_bypass_it() {
+        let dir = std::env::temp_dir().join(format!("bishops-disk-direct-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Segments of 4 KiB (16,384 positions), two of them in memory,
+        // and a last one of 8 bytes.
+        let disk = OnDisk {
+            dir: dir.clone(),
+            max_bytes: 8 << 10,
+            kept: false,
+        };
+        let positions = 16_384;
+        let mut table = DiskTable::create(0, 3 * positions + 32, &disk, ".test.a1").unwrap();
+        match Direct::open(&table.path) {
+            Ok(direct) => table.direct = Some(direct),
+            Err(e) => {
+                drop(table);
+                std::fs::remove_dir(&dir).unwrap();
+                eprintln!("no direct I/O in {}: {e}; nothing to tell", dir.display());
+                return;
+            }
+        }
+        table.reside(&[0, 3]).unwrap();
+        assert!(table.claim(5, 1, Claim::Reached));
+        assert!(table.claim(3 * positions + 7, 2, Claim::Reached));
+        table.reside(&[1, 2]).unwrap();
+        assert!(table.claim(positions + 9, 1, Claim::Reached));
+        table.reside(&[0, 3]).unwrap();
+        assert!(table.at(5, 1) && table.at(3 * positions + 7, 2) && !table.reached(6));
+        table.reside(&[1, 2]).unwrap();
+        let cached = cached_pages(&table.file, 3 * 4096 + 8);
+        assert_eq!(&cached[..3], &[false; 3], "whole segments bypass the cache");
+        assert!(cached[3], "the last, short one goes through it");
+        // One code changed in the file, through the cache: refused.
+        let file = std::fs::OpenOptions::new().write(true).open(&table.path).unwrap();
+        file.write_all_at(&[0xf0], 100).unwrap();
+        let e = table.reside(&[0, 3]).unwrap_err().to_string();
+        assert!(
+            e.contains("segment 0 (bytes 0 to 4096) read back other than it was written"),
+            "{e}"
+        );
+        drop(table);
         std::fs::remove_dir(&dir).unwrap();
     }
 
