@@ -437,20 +437,30 @@ const DIRECT_ALIGN: u64 = 4096;
 struct Direct(File);
 
 impl Direct {
-    /// A direct descriptor of the table file at `path`, of `bytes`, when
-    /// the memory available cannot hold it and the file system takes
-    /// direct I/O; `BISHOPS_DIRECT_IO=1` or `0` decides instead (for the
-    /// tests, and to measure one against the other).
-    fn open_if_needed(path: &Path, bytes: u64) -> Option<Direct> {
-        let wanted = match std::env::var("BISHOPS_DIRECT_IO").as_deref() {
-            Ok("1") => true,
-            Ok("0") => false,
-            _ => crate::system::available_memory().is_some_and(|available| bytes > available),
-        };
-        if !wanted {
-            return None;
+    /// What `BISHOPS_DIRECT_IO` asks: `1` direct, `0` through the page
+    /// cache (to measure one against the other), unset or empty the
+    /// choice of [`open_if_needed`](Self::open_if_needed). Read before
+    /// any file of the table is made.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`] when it is set to anything else.
+    fn asked() -> Result<Option<bool>> {
+        match std::env::var("BISHOPS_DIRECT_IO").as_deref().map(str::trim) {
+            Ok("1") => Ok(Some(true)),
+            Ok("0") => Ok(Some(false)),
+            Ok("") | Err(_) => Ok(None),
+            Ok(v) => Err(Error::Usage(format!("BISHOPS_DIRECT_IO={v} is not 0 or 1"))),
         }
-        Direct::open(path).ok()
+    }
+
+    /// A direct descriptor of the table file at `path`, of `bytes`, when
+    /// `asked` says so, or else when the memory available cannot hold the
+    /// file; none where the file system has no direct I/O.
+    fn open_if_needed(path: &Path, bytes: u64, asked: Option<bool>) -> Option<Direct> {
+        let wanted =
+            asked.unwrap_or_else(|| crate::system::available_memory().is_some_and(|available| bytes > available));
+        wanted.then(|| Direct::open(path).ok()).flatten()
     }
 
     /// The file at `path` opened for direct reads and writes; refused
@@ -503,9 +513,10 @@ impl DiskTable {
     /// the memory given holds no segment or the address space cannot be
     /// reserved.
     pub(in crate::solver) fn create(base: u64, len: u64, disk: &OnDisk, label: &str) -> Result<DiskTable> {
+        let direct = Direct::asked()?;
         let path = disk.dir.join(format!("{label}.codes.tmp-{}", std::process::id()));
         let (file, pending) = new_file(&path)?;
-        DiskTable::build(base, len, disk, label, (file, path, Some(pending)))
+        DiskTable::build(base, len, disk, label, (file, path, Some(pending)), direct)
     }
 
     /// As [`create`](Self::create), a table whose file outlives it, for a
@@ -516,6 +527,7 @@ impl DiskTable {
     ///
     /// As [`create`](Self::create).
     pub(in crate::solver) fn create_kept(base: u64, len: u64, disk: &OnDisk, label: &str) -> Result<DiskTable> {
+        let direct = Direct::asked()?;
         let path = kept_path(disk, label);
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != ErrorKind::NotFound => return Err(Error::Io(path, e)),
@@ -524,7 +536,7 @@ impl DiskTable {
         let (file, pending) = new_file(&path)?;
         // Kept on an interruption: a checkpoint may seal it.
         drop(pending);
-        let mut table = DiskTable::build(base, len, disk, label, (file, path, None))?;
+        let mut table = DiskTable::build(base, len, disk, label, (file, path, None), direct)?;
         table.persistent = true;
         table.side = Some(side_file(disk, label, true)?);
         crate::files::sync_dir(&disk.dir);
@@ -551,13 +563,14 @@ impl DiskTable {
         next: u8,
         visit: &mut dyn FnMut(u64, &[u64], bool),
     ) -> Result<(DiskTable, u64, Vec<usize>)> {
+        let direct = Direct::asked()?;
         let path = kept_path(disk, label);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .open(&path)
             .map_err(|e| Error::Io(path.clone(), e))?;
-        let mut table = DiskTable::build(base, len, disk, label, (file, path.clone(), None))?;
+        let mut table = DiskTable::build(base, len, disk, label, (file, path.clone(), None), direct)?;
         table.persistent = true;
         table.side = Some(side_file(disk, label, false)?);
         let damaged = |what: String| Error::Io(path.clone(), std::io::Error::new(ErrorKind::InvalidData, what));
@@ -641,6 +654,7 @@ impl DiskTable {
         disk: &OnDisk,
         label: &str,
         codes: (File, PathBuf, Option<Pending>),
+        direct: Option<bool>,
     ) -> Result<DiskTable> {
         let (file, path, pending) = codes;
         let segment_words = (disk.segment_bytes() / 8) as usize;
@@ -695,7 +709,7 @@ impl DiskTable {
             marked_ns: AtomicU64::new(0),
             seals: Mutex::new(unseen),
             persistent: false,
-            direct: Direct::open_if_needed(&path, words as u64 * 8),
+            direct: Direct::open_if_needed(&path, words as u64 * 8, direct),
             file,
             path,
             loading: Mutex::new(()),
