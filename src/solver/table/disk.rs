@@ -2132,16 +2132,22 @@ mod tests {
         same_on_disk("7x5-full", 4 << 10);
     }
 
-    #[test]
-    fn a_segment_changed_on_disk_is_refused_when_read_back() {
-        let dir = std::env::temp_dir().join(format!("bishops-disk-changed-{}", std::process::id()));
+    /// A new directory for a test's table, named after `what`, and
+    /// segments of 4 KiB (16,384 positions), two of them in memory.
+    fn small_segments(what: &str) -> (PathBuf, OnDisk) {
+        let dir = std::env::temp_dir().join(format!("bishops-disk-{what}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        // Segments of 4 KiB (16,384 positions), two of them in memory.
         let disk = OnDisk {
             dir: dir.clone(),
             max_bytes: 8 << 10,
             kept: false,
         };
+        (dir, disk)
+    }
+
+    #[test]
+    fn a_segment_changed_on_disk_is_refused_when_read_back() {
+        let (dir, disk) = small_segments("changed");
         let positions = 16_384;
         let table = DiskTable::create(0, 3 * positions, &disk, ".test.a1").unwrap();
         table.reside(&[0]).unwrap();
@@ -2183,15 +2189,8 @@ mod tests {
     /// tmpfs has none, nothing can be told, and the test says so.)
     #[test]
     fn segments_of_a_table_larger_than_the_cache_bypass_it() {
-        let dir = std::env::temp_dir().join(format!("bishops-disk-direct-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        // Segments of 4 KiB (16,384 positions), two of them in memory,
-        // and a last one of 8 bytes.
-        let disk = OnDisk {
-            dir: dir.clone(),
-            max_bytes: 8 << 10,
-            kept: false,
-        };
+        // Three segments and a last one of 8 bytes.
+        let (dir, disk) = small_segments("direct");
         let positions = 16_384;
         let mut table = DiskTable::create(0, 3 * positions + 32, &disk, ".test.a1").unwrap();
         match Direct::open(&table.path) {
