@@ -826,6 +826,16 @@ impl DiskTable {
         Ok(())
     }
 
+    /// The descriptor a segment's `bytes` at offset `at` are read or
+    /// written through: the direct one where they may be ([`Direct`]),
+    /// else the file's own.
+    fn through(&self, at: u64, bytes: &[u8]) -> &File {
+        match &self.direct {
+            Some(direct) if Direct::fits(at, bytes) => &direct.0,
+            _ => &self.file,
+        }
+    }
+
     /// Reads segment `s` from the file into `bytes`, its length, and
     /// checks that it is what was written there.
     ///
@@ -835,11 +845,9 @@ impl DiskTable {
     /// written: the file was changed under the search.
     fn read_segment(&self, s: usize, bytes: &mut [u8]) -> Result<()> {
         let at = (s * self.segment_words * 8) as u64;
-        match &self.direct {
-            Some(direct) if Direct::fits(at, bytes) => direct.0.read_exact_at(bytes, at),
-            _ => self.file.read_exact_at(bytes, at),
-        }
-        .map_err(|e| Error::Io(self.path.clone(), e))?;
+        self.through(at, bytes)
+            .read_exact_at(bytes, at)
+            .map_err(|e| Error::Io(self.path.clone(), e))?;
         if xxh3_64(bytes) != self.seals.lock().unwrap_or_else(|e| e.into_inner())[s].exact {
             return Err(Error::Io(
                 self.path.clone(),
@@ -884,11 +892,9 @@ impl DiskTable {
             tests::failing_write(&self.path)?;
             self.seals.lock().unwrap_or_else(|e| e.into_inner())[s] = seal;
             let at = (s * self.segment_words * 8) as u64;
-            match &self.direct {
-                Some(direct) if Direct::fits(at, bytes) => direct.0.write_all_at(bytes, at),
-                _ => self.file.write_all_at(bytes, at),
-            }
-            .map_err(|e| Error::Io(self.path.clone(), e))?;
+            self.through(at, bytes)
+                .write_all_at(bytes, at)
+                .map_err(|e| Error::Io(self.path.clone(), e))?;
             self.count_io(&self.writes, bytes.len());
             self.stored[s].store(true, Ordering::Relaxed);
         }
