@@ -1267,12 +1267,13 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             let disk = self.table.disk_stats().unwrap_or_default();
             let moved = disk.since(&marks.disk);
             checkpoints.note(&format!(
-                "{} layer {}: its white sets below {end} of {} are worked whole, marked on disk in {:.1} s; in the {:.0} s since the last mark, {} segments read and {} written ({} MiB), {:.0} s of it reading and writing",
+                "{} layer {}: its white sets below {end} of {} are worked whole, marked on disk in {:.1} s; in the {:.0} s since the last mark, {} images spooled and claimed, {} segments read and {} written ({} MiB), {:.0} s of it reading and writing",
                 marks.label,
                 depth + 1,
                 self.blocks.end,
                 took.as_secs_f64(),
                 marks.last.elapsed().as_secs_f64(),
+                moved.spooled,
                 moved.reads,
                 moved.writes,
                 moved.bytes >> 20,

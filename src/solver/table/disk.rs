@@ -29,10 +29,11 @@
 //!
 //! The search expands one position of each orbit, as in memory, and a
 //! position's images lie anywhere in the table: those outside the window
-//! are *spooled*, appended to a file for each *bucket* of as many
+//! are *spooled*, appended to a file for each *bucket* of nearly as many
 //! consecutive segments as may be resident at once, and claimed at the
 //! layer's end, a bucket at a time with its segments resident
-//! ([`DiskTable::unspool_images`]), as images another worker sent are. A
+//! ([`DiskTable::unspool_images`]), as images another worker sent are, in
+//! sorted runs that the rest of the memory holds ([`Sorting`]). A
 //! batch of images goes to its bucket's file sorted and delta-coded
 //! ([`spool`](super::spool)), about two bytes an image. The spool holds
 //! at most a budget ([`OnDisk::spool_budget`], an eighth of the table)
@@ -286,6 +287,8 @@ pub(in crate::solver) struct DiskTable {
     /// access, is a shift.
     segment_shift: u32,
     max_segments: usize,
+    /// Segments a bucket of the spool ([`Sorting`]).
+    bucket_segments: usize,
     resident: Vec<AtomicBool>,
     dirty: Vec<AtomicBool>,
     /// Whether a segment has been written to the file (else it is all
@@ -485,10 +488,47 @@ impl Direct {
 }
 
 /// The offset in its table of bucket `b`'s first position: a bucket is
-/// `max_segments` segments of `segment_words` words.
-fn bucket_offset(b: usize, max_segments: usize, segment_words: usize) -> u64 {
-    (b * max_segments * segment_words) as u64 * PER_WORD
+/// `bucket_segments` segments of `segment_words` words.
+fn bucket_offset(b: usize, bucket_segments: usize, segment_words: usize) -> u64 {
+    (b * bucket_segments * segment_words) as u64 * PER_WORD
 }
+
+/// How the memory of a table on disk is shared while its spool is
+/// claimed: a bucket's segments resident, and beside them the spooled
+/// positions of a *run*, sorted before they are claimed.
+///
+/// A bucket's file holds its frames in the order they were spooled, each
+/// sorted but spanning the whole bucket, so claimed as they come a claim
+/// lands anywhere in many GiB of table: each is a miss of the processor's
+/// caches and of its page tables, and so is finding the position's block
+/// and white set. Sorted, a run of claims walks the table, the blocks'
+/// offsets and their flags upwards, a few claims to a block. The run takes
+/// a thirty-second of the memory (and never less than [`SPOOL_RUN`]
+/// positions), which the buckets give up: with 16 MiB segments, 30 of
+/// 983, for runs of 63 million positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Sorting {
+    /// Segments a bucket.
+    bucket_segments: usize,
+    /// Positions a run.
+    run: usize,
+}
+
+impl Sorting {
+    /// The sharing for `max_segments` segments of `segment_words` words
+    /// in memory.
+    fn of(max_segments: usize, segment_words: usize) -> Sorting {
+        let given = max_segments / SORT_SHARE;
+        Sorting {
+            bucket_segments: max_segments - given,
+            run: (given * segment_words * 8 / size_of::<u64>()).max(SPOOL_RUN),
+        }
+    }
+}
+
+/// The share of a table's memory, 1 in this many, that holds a sorted run
+/// of its spool while it is claimed ([`Sorting`]).
+const SORT_SHARE: usize = 32;
 
 /// A new file at `path` for reading and writing, registered for removal
 /// if the process is interrupted; refused if anything is there.
@@ -678,12 +718,13 @@ impl DiskTable {
             *last = unseen_of(words - (segments - 1) * segment_words);
         }
         let flags = || (0..segments).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
-        let spool = (0..segments.div_ceil(max_segments))
+        let bucket_segments = Sorting::of(max_segments, segment_words).bucket_segments;
+        let spool = (0..segments.div_ceil(bucket_segments))
             .map(|b| {
                 let path = disk.dir.join(format!("{label}.images-{b}.tmp-{}", std::process::id()));
                 let (file, pending) = new_file(&path)?;
-                let first = bucket_offset(b, max_segments, segment_words);
-                let last = bucket_offset(b + 1, max_segments, segment_words).min(len);
+                let first = bucket_offset(b, bucket_segments, segment_words);
+                let last = bucket_offset(b + 1, bucket_segments, segment_words).min(len);
                 Ok(Mutex::new(Bucket::new(file, path, base + first..base + last, pending)))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -694,6 +735,7 @@ impl DiskTable {
             segment_words,
             segment_shift: segment_words.trailing_zeros(),
             max_segments,
+            bucket_segments,
             resident: flags(),
             dirty: flags(),
             stored: flags(),
@@ -1198,7 +1240,7 @@ impl DiskTable {
         let mut by_bucket: Vec<Vec<u64>> = vec![Vec::new(); self.spool.len()];
         for i in images {
             let s = self.segment_of(i);
-            by_bucket[s / self.max_segments].push(i);
+            by_bucket[s / self.bucket_segments].push(i);
             if !self.spooled_in[s].load(Ordering::Relaxed) {
                 self.spooled_in[s].store(true, Ordering::Relaxed);
             }
@@ -1211,7 +1253,7 @@ impl DiskTable {
             // Sorted and coded before the lock, and not timed as I/O.
             let frame = Frame::of(
                 &mut batch,
-                self.base + bucket_offset(b, self.max_segments, self.segment_words),
+                self.base + bucket_offset(b, self.bucket_segments, self.segment_words),
             );
             let started = Instant::now();
             let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
@@ -1231,10 +1273,10 @@ impl DiskTable {
         }
     }
 
-    /// Calls `take` with the spooled positions, a run of [`SPOOL_RUN`] to
-    /// twice that at a time, bucket after bucket, the bucket's segments
-    /// that have any resident; then empties the spool. No thread may be in
-    /// the table meanwhile.
+    /// Calls `take` with the spooled positions, bucket after bucket, the
+    /// bucket's segments that have any resident, a run at a time, each
+    /// sorted and without repeats ([`Sorting`]); then empties the spool.
+    /// No thread may be in the table meanwhile.
     ///
     /// # Errors
     ///
@@ -1248,32 +1290,39 @@ impl DiskTable {
         if held >= self.spool_budget {
             self.drains.fetch_add(1, Ordering::Relaxed);
         }
+        let run = Sorting::of(self.max_segments, self.segment_words).run;
         for (b, bucket) in self.spool.iter().enumerate() {
             let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
             if bucket.is_empty() {
                 continue;
             }
-            let first = b * self.max_segments;
-            let scope: Vec<u32> = (first..(first + self.max_segments).min(self.resident.len()))
+            let first = b * self.bucket_segments;
+            let scope: Vec<u32> = (first..(first + self.bucket_segments).min(self.resident.len()))
                 .filter(|&s| self.spooled_in[s].swap(false, Ordering::Relaxed))
                 .map(|s| s as u32)
                 .collect();
             self.reside(&scope)?;
             // A frame holds a part of a window's images, a few thousand:
-            // they are handed on in runs of SPOOL_RUN, to be claimed on
-            // every thread.
-            let mut held = Vec::with_capacity(SPOOL_RUN);
+            // they are gathered into a run, which is sorted and handed on
+            // whole, to be claimed on every thread. The run never grows
+            // past the memory it was given.
+            let mut held = Vec::with_capacity(run);
+            let hand_on = |held: &mut Vec<u64>, take: &mut dyn FnMut(&[u64])| {
+                held.par_sort_unstable();
+                held.dedup();
+                take(held);
+                held.clear();
+            };
             let (_, reading) = bucket
-                .drain(SPOOL_RUN, &mut |positions| {
-                    held.extend_from_slice(positions);
-                    if held.len() >= SPOOL_RUN {
-                        take(&held);
-                        held.clear();
+                .drain(run, &mut |positions| {
+                    if held.len() + positions.len() > run {
+                        hand_on(&mut held, take);
                     }
+                    held.extend_from_slice(positions);
                 })
                 .map_err(|e| Error::Io(bucket.path.clone(), e))?;
             if !held.is_empty() {
-                take(&held);
+                hand_on(&mut held, take);
             }
             self.waited_ns.fetch_add(reading.as_nanos() as u64, Ordering::Relaxed);
         }
@@ -2136,6 +2185,70 @@ mod tests {
         }
         // A group of four, whose class fits one segment.
         same_on_disk("7x5-full", 4 << 10);
+    }
+
+    /// The spool is claimed in runs, each sorted, without repeats, in one
+    /// bucket and no longer than its memory holds, which together are
+    /// every position spooled; the buckets give the runs their memory.
+    #[test]
+    fn the_spool_is_claimed_in_sorted_runs_that_its_memory_holds() {
+        // 13x10's cap: 983 segments of 16 MiB, 30 of them for a run.
+        let sorting = Sorting::of(983, 2 << 20);
+        assert_eq!(sorting.bucket_segments, 953);
+        assert_eq!(sorting.run as u64 * 8, 30 << 24);
+        // Too few segments to give one up: runs of the least length.
+        assert_eq!(
+            Sorting::of(2, 512),
+            Sorting {
+                bucket_segments: 2,
+                run: SPOOL_RUN
+            }
+        );
+        // 40 segments of 4 KiB in memory, one for runs (of the least
+        // length); 100 in the table, so three buckets.
+        let dir = std::env::temp_dir().join(format!("bishops-disk-runs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let disk = OnDisk {
+            dir: dir.clone(),
+            max_bytes: 40 << 12,
+            kept: false,
+        };
+        let len = 100 * 16_384;
+        let table = DiskTable::create(7, len, &disk, ".test.a1").unwrap();
+        assert_eq!((table.bucket_segments, table.spool.len()), (39, 3));
+        // Batches of spooled positions, with repeats inside them and
+        // between them: more than a run's worth in a bucket.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut spooled = std::collections::BTreeSet::new();
+        for _ in 0..20 {
+            let batch: Vec<u64> = (0..20_000)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    7 + state % len
+                })
+                .collect();
+            spooled.extend(batch.iter().copied());
+            table.spool_images(batch.into_iter());
+        }
+        let mut runs = Vec::new();
+        table.unspool_images(&mut |run| runs.push(run.to_vec())).unwrap();
+        let bucket = |i: u64| table.segment_of(i) / table.bucket_segments;
+        assert!(runs.len() > 1, "{} runs", runs.len());
+        for run in &runs {
+            assert!(!run.is_empty() && run.len() <= SPOOL_RUN, "{} positions", run.len());
+            assert!(run.windows(2).all(|w| w[0] < w[1]), "sorted, no repeats");
+            assert_eq!(bucket(run[0]), bucket(run[run.len() - 1]), "one bucket");
+        }
+        let claimed: std::collections::BTreeSet<u64> = runs.iter().flatten().copied().collect();
+        assert_eq!(claimed, spooled);
+        // Emptied.
+        let mut again = 0;
+        table.unspool_images(&mut |run| again += run.len()).unwrap();
+        assert_eq!(again, 0);
+        drop(table);
+        std::fs::remove_dir(&dir).unwrap();
     }
 
     /// A new directory for a test's table, named after `what`, and
