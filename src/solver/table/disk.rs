@@ -195,10 +195,24 @@ impl DiskStats {
 
 /// A reserved range of address space, zero until written, whose pages are
 /// given back to the system when [`release`](Reserved::release)d.
+///
+/// It starts on a boundary of [`HUGE_PAGE`], and for segments of a huge
+/// page or more asks the system for huge pages (`MADV_HUGEPAGE`, a hint):
+/// a segment then comes and goes in whole huge pages, each faulted in and
+/// given back at once where 4 KiB pages took 512 faults (11x10 at
+/// `--max-memory 3072`, 4 MiB segments, stopped after layer 9: 0.73 times
+/// the processor time, its kernel time 30 s against 70). A smaller
+/// segment would split the huge page it shares as it leaves.
 struct Reserved {
+    /// The first byte of the range, on a huge page's boundary.
     ptr: *mut libc::c_void,
     bytes: usize,
+    /// The mapping as made, a huge page longer than the range, to unmap.
+    mapped: (*mut libc::c_void, usize),
 }
+
+/// The size of a huge page of the processors this runs on.
+const HUGE_PAGE: usize = 2 << 20;
 
 // SAFETY: the range is plain memory, read and written through atomics.
 unsafe impl Send for Reserved {}
@@ -206,26 +220,42 @@ unsafe impl Send for Reserved {}
 unsafe impl Sync for Reserved {}
 
 impl Reserved {
-    fn new(bytes: usize) -> Result<Reserved> {
+    /// `bytes` of address space; in huge pages, when asked, if the system
+    /// has them.
+    fn new(bytes: usize, huge: bool) -> Result<Reserved> {
         let bytes = bytes.max(1);
+        let len = bytes + HUGE_PAGE;
         // SAFETY: an anonymous private mapping, asking for no address.
-        let ptr = unsafe {
+        let mapped = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                bytes,
+                len,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
                 -1,
                 0,
             )
         };
-        if ptr == libc::MAP_FAILED {
+        if mapped == libc::MAP_FAILED {
             return Err(Error::TooLarge(format!(
                 "cannot reserve {bytes} bytes of address space for a table on disk: {}",
                 std::io::Error::last_os_error()
             )));
         }
-        Ok(Reserved { ptr, bytes })
+        let skip = (mapped as usize).next_multiple_of(HUGE_PAGE) - mapped as usize;
+        // SAFETY: `skip` is under a huge page, and the mapping a huge page
+        // longer than the range.
+        let ptr = unsafe { (mapped as *mut u8).add(skip) } as *mut libc::c_void;
+        if huge {
+            // SAFETY: advice on the range just mapped; without huge pages
+            // the system refuses it, and the range works as it is.
+            unsafe { libc::madvise(ptr, bytes, libc::MADV_HUGEPAGE) };
+        }
+        Ok(Reserved {
+            ptr,
+            bytes,
+            mapped: (mapped, len),
+        })
     }
 
     fn words(&self) -> &[AtomicU64] {
@@ -270,7 +300,7 @@ impl Drop for Reserved {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, unmapped once.
         unsafe {
-            libc::munmap(self.ptr, self.bytes);
+            libc::munmap(self.mapped.0, self.mapped.1);
         }
     }
 }
@@ -731,7 +761,7 @@ impl DiskTable {
         Ok(DiskTable {
             base,
             len,
-            memory: Reserved::new(segments * segment_words * 8)?,
+            memory: Reserved::new(segments * segment_words * 8, segment_words * 8 >= HUGE_PAGE)?,
             segment_words,
             segment_shift: segment_words.trailing_zeros(),
             max_segments,
@@ -2185,6 +2215,50 @@ mod tests {
         }
         // A group of four, whose class fits one segment.
         same_on_disk("7x5-full", 4 << 10);
+    }
+
+    /// The VmFlags of the mapping of `/proc/self/smaps` that holds `at`.
+    fn vm_flags(at: usize) -> String {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ')
+                && let Some((start, end)) = range.split_once('-')
+                && let (Ok(start), Ok(end)) = (usize::from_str_radix(start, 16), usize::from_str_radix(end, 16))
+            {
+                inside = (start..end).contains(&at);
+            } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
+                return flags.trim().to_owned();
+            }
+        }
+        panic!("no mapping holds {at:#x}")
+    }
+
+    /// A table's memory starts on a huge page's boundary and is advised
+    /// to be held in huge pages. (Where the system has none, `never`, the
+    /// advice is refused, and the test says so.)
+    #[test]
+    fn a_tables_memory_asks_for_huge_pages() {
+        let reserved = Reserved::new(3 * HUGE_PAGE + 5, true).unwrap();
+        let at = reserved.ptr as usize;
+        assert_eq!(at % HUGE_PAGE, 0);
+        let never = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .map_or(true, |mode| mode.contains("[never]"));
+        let advised = |at: usize| vm_flags(at).split(' ').any(|f| f == "hg");
+        if never {
+            eprintln!("this system has no transparent huge pages: nothing to tell");
+        } else {
+            assert!(advised(at), "{}", vm_flags(at));
+        }
+        // Memory for smaller segments is not advised.
+        let small = Reserved::new(HUGE_PAGE, false).unwrap();
+        assert!(!advised(small.ptr as usize), "{}", vm_flags(small.ptr as usize));
+        // The whole range reads and writes.
+        let words = reserved.words();
+        words[0].store(1, Ordering::Relaxed);
+        words[words.len() - 1].store(2, Ordering::Relaxed);
+        reserved.release(0..words.len());
+        assert_eq!(words[0].load(Ordering::Relaxed), 0, "released");
     }
 
     /// The spool is claimed in runs, each sorted, without repeats, in one
