@@ -2021,13 +2021,7 @@ mod tests {
         let mut marked = false;
         // Stopped early, in the middle and late in the search.
         for writes in [700, 9_000, 30_000] {
-            let dir = std::env::temp_dir().join(format!("bishops-disk-inside-{writes}-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let disk = OnDisk {
-                dir: dir.clone(),
-                max_bytes: 1 << 20,
-                kept: true,
-            };
+            let (dir, disk) = disk_in(&format!("inside-{writes}"), 1 << 20, true);
             let plan = || Plan::new(&variant, Method::TwoBit).on_disk(disk.clone());
             let mut notes = Vec::new();
             let mut note = |text: &str| notes.push(text.to_owned());
@@ -2157,13 +2151,7 @@ mod tests {
             watch: &watch,
         };
         let memory = in_memory_asked(name, spec, &index, asked).unwrap();
-        let dir = std::env::temp_dir().join(format!("bishops-disk-{name}-{max_bytes}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let disk = OnDisk {
-            dir: dir.clone(),
-            max_bytes,
-            kept: false,
-        };
+        let (dir, disk) = disk_in(&format!("{name}-{max_bytes}"), max_bytes, false);
         let share = on_disk_asked(name, spec, &index, &disk, asked).unwrap();
         let (table, stats) = share.table.unwrap();
         let what = format!("{name} at {max_bytes} bytes");
@@ -2280,13 +2268,7 @@ mod tests {
         );
         // 40 segments of 4 KiB in memory, one for runs (of the least
         // length); 100 in the table, so three buckets.
-        let dir = std::env::temp_dir().join(format!("bishops-disk-runs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let disk = OnDisk {
-            dir: dir.clone(),
-            max_bytes: 40 << 12,
-            kept: false,
-        };
+        let (dir, disk) = disk_in("runs", 40 << 12, false);
         let len = 100 * 16_384;
         let table = DiskTable::create(7, len, &disk, ".test.a1").unwrap();
         assert_eq!((table.bucket_segments, table.spool.len()), (39, 3));
@@ -2325,17 +2307,23 @@ mod tests {
         std::fs::remove_dir(&dir).unwrap();
     }
 
-    /// A new directory for a test's table, named after `what`, and
-    /// segments of 4 KiB (16,384 positions), two of them in memory.
-    fn small_segments(what: &str) -> (PathBuf, OnDisk) {
+    /// A new directory for a test's table, named after `what`, and where
+    /// to keep a table there with `max_bytes` in memory.
+    fn disk_in(what: &str, max_bytes: u64, kept: bool) -> (PathBuf, OnDisk) {
         let dir = std::env::temp_dir().join(format!("bishops-disk-{what}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let disk = OnDisk {
             dir: dir.clone(),
-            max_bytes: 8 << 10,
-            kept: false,
+            max_bytes,
+            kept,
         };
         (dir, disk)
+    }
+
+    /// [`disk_in`] with segments of 4 KiB (16,384 positions), two of them
+    /// in memory.
+    fn small_segments(what: &str) -> (PathBuf, OnDisk) {
+        disk_in(what, 8 << 10, false)
     }
 
     #[test]
@@ -2420,13 +2408,7 @@ mod tests {
 
     #[test]
     fn a_kept_table_sealed_at_a_boundary_reopens_with_the_next_layers_writes() {
-        let dir = std::env::temp_dir().join(format!("bishops-disk-kept-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let disk = OnDisk {
-            dir: dir.clone(),
-            max_bytes: 8 << 10,
-            kept: false,
-        };
+        let (dir, disk) = small_segments("kept");
         let (positions, label) = (16_384, ".test.a1");
         let len = 3 * positions;
         let table = DiskTable::create_kept(0, len, &disk, label).unwrap();
