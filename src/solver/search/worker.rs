@@ -753,6 +753,17 @@ impl Homes {
         }
     }
 
+    /// A start for another part of the same work: what this one keeps
+    /// of the lowest, so that a position the merge of the two would drop
+    /// is not offered at all, and nothing counted. Merged back, it adds
+    /// nothing twice: a value offered twice is kept once.
+    fn seed(&self) -> Homes {
+        Homes {
+            homes: self.homes.iter().map(|wrote| Wrote { count: 0, ..*wrote }).collect(),
+            bound: (u64::MAX, 0),
+        }
+    }
+
     fn merge(mut self, other: &Homes) -> Homes {
         for (a, b) in self.homes.iter_mut().zip(&other.homes) {
             a.count += b.count;
@@ -1290,15 +1301,19 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     ///
     /// A run is claimed on every thread, a chunk of [`CLAIM_CHUNK`] each:
     /// a claim is one atomic write, and each chunk keeps its own count and
-    /// lowest positions until they are merged.
+    /// lowest positions until they are merged. A chunk starts from the
+    /// lowest the layer has found so far ([`Homes::seed`]): from none, the
+    /// first claims of every chunk would each unrank its position and hash
+    /// its mirror image, a quarter of a mark's time on 13x10.
     fn claim_spooled(&self, found: &mut Found, depth: u64, pull: bool) -> Result<()> {
         let next = T::code(depth + 1);
         let (index, workers) = (self.index, self.partition.workers());
         self.table.unspool(&mut |spooled| {
+            let seed = found.own.seed();
             let (count, own) = spooled
                 .par_chunks(CLAIM_CHUNK)
                 .map(|chunk| {
-                    let mut own = Homes::new(workers);
+                    let mut own = seed.seed();
                     let Some(&first) = chunk.first() else {
                         return (0, own);
                     };
