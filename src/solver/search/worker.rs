@@ -1304,7 +1304,8 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
     /// lowest positions until they are merged. A chunk starts from the
     /// lowest the layer has found so far ([`Homes::seed`]): from none, the
     /// first claims of every chunk would each unrank its position and hash
-    /// its mirror image, a quarter of a mark's time on 13x10.
+    /// its mirror image (about a quarter of the samples of a profile of a
+    /// 13x10 mark).
     fn claim_spooled(&self, found: &mut Found, depth: u64, pull: bool) -> Result<()> {
         let next = T::code(depth + 1);
         let (index, workers) = (self.index, self.partition.workers());
