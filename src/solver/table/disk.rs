@@ -317,8 +317,8 @@ pub(in crate::solver) struct DiskTable {
     /// access, is a shift.
     segment_shift: u32,
     max_segments: usize,
-    /// Segments a bucket of the spool ([`Sorting`]).
-    bucket_segments: usize,
+    /// Segments a bucket of the spool, and positions a sorted run of it.
+    sorting: Sorting,
     resident: Vec<AtomicBool>,
     dirty: Vec<AtomicBool>,
     /// Whether a segment has been written to the file (else it is all
@@ -748,7 +748,8 @@ impl DiskTable {
             *last = unseen_of(words - (segments - 1) * segment_words);
         }
         let flags = || (0..segments).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
-        let bucket_segments = Sorting::of(max_segments, segment_words).bucket_segments;
+        let sorting = Sorting::of(max_segments, segment_words);
+        let bucket_segments = sorting.bucket_segments;
         let spool = (0..segments.div_ceil(bucket_segments))
             .map(|b| {
                 let path = disk.dir.join(format!("{label}.images-{b}.tmp-{}", std::process::id()));
@@ -765,7 +766,7 @@ impl DiskTable {
             segment_words,
             segment_shift: segment_words.trailing_zeros(),
             max_segments,
-            bucket_segments,
+            sorting,
             resident: flags(),
             dirty: flags(),
             stored: flags(),
@@ -1270,7 +1271,7 @@ impl DiskTable {
         let mut by_bucket: Vec<Vec<u64>> = vec![Vec::new(); self.spool.len()];
         for i in images {
             let s = self.segment_of(i);
-            by_bucket[s / self.bucket_segments].push(i);
+            by_bucket[s / self.sorting.bucket_segments].push(i);
             if !self.spooled_in[s].load(Ordering::Relaxed) {
                 self.spooled_in[s].store(true, Ordering::Relaxed);
             }
@@ -1283,7 +1284,7 @@ impl DiskTable {
             // Sorted and coded before the lock, and not timed as I/O.
             let frame = Frame::of(
                 &mut batch,
-                self.base + bucket_offset(b, self.bucket_segments, self.segment_words),
+                self.base + bucket_offset(b, self.sorting.bucket_segments, self.segment_words),
             );
             let started = Instant::now();
             let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
@@ -1320,14 +1321,14 @@ impl DiskTable {
         if held >= self.spool_budget {
             self.drains.fetch_add(1, Ordering::Relaxed);
         }
-        let run = Sorting::of(self.max_segments, self.segment_words).run;
+        let Sorting { bucket_segments, run } = self.sorting;
         for (b, bucket) in self.spool.iter().enumerate() {
             let mut bucket = bucket.lock().unwrap_or_else(|e| e.into_inner());
             if bucket.is_empty() {
                 continue;
             }
-            let first = b * self.bucket_segments;
-            let scope: Vec<u32> = (first..(first + self.bucket_segments).min(self.resident.len()))
+            let first = b * bucket_segments;
+            let scope: Vec<u32> = (first..(first + bucket_segments).min(self.resident.len()))
                 .filter(|&s| self.spooled_in[s].swap(false, Ordering::Relaxed))
                 .map(|s| s as u32)
                 .collect();
@@ -2271,7 +2272,7 @@ mod tests {
         let (dir, disk) = disk_in("runs", 40 << 12, false);
         let len = 100 * 16_384;
         let table = DiskTable::create(7, len, &disk, ".test.a1").unwrap();
-        assert_eq!((table.bucket_segments, table.spool.len()), (39, 3));
+        assert_eq!((table.sorting.bucket_segments, table.spool.len()), (39, 3));
         // Batches of spooled positions, with repeats inside them and
         // between them: more than a run's worth in a bucket.
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -2290,7 +2291,7 @@ mod tests {
         }
         let mut runs = Vec::new();
         table.unspool_images(&mut |run| runs.push(run.to_vec())).unwrap();
-        let bucket = |i: u64| table.segment_of(i) / table.bucket_segments;
+        let bucket = |i: u64| table.segment_of(i) / table.sorting.bucket_segments;
         assert!(runs.len() > 1, "{} runs", runs.len());
         for run in &runs {
             assert!(!run.is_empty() && run.len() <= SPOOL_RUN, "{} positions", run.len());
