@@ -551,7 +551,8 @@ impl Sorting {
         let given = max_segments / SORT_SHARE;
         Sorting {
             bucket_segments: max_segments - given,
-            run: (given * segment_words * 8 / size_of::<u64>()).max(SPOOL_RUN),
+            // A word of memory holds one spooled position.
+            run: (given * segment_words).max(SPOOL_RUN),
         }
     }
 }
