@@ -712,11 +712,13 @@ mod tests {
 
     /// Checkpoints whose `spoil`th save is handed a state no resume would
     /// take: one hardest candidate too many, kept twice (the fault a list
-    /// of a layer's lowest once had).
+    /// of a layer's lowest once had), or, with `recount`, its newest
+    /// layer's own count set to `recount(own, class's)`.
     struct Spoiling<'a> {
         inner: Checkpointer<'a>,
         saves: usize,
         spoil: usize,
+        recount: Option<fn(u64, u64) -> u64>,
     }
 
     impl<'a> Wrapper<'a> for Spoiling<'a> {
@@ -728,6 +730,12 @@ mod tests {
             self.saves += 1;
             if self.saves != self.spoil {
                 return self.inner.save(snapshot);
+            }
+            if let Some(recount) = self.recount {
+                let mut own = snapshot.own.to_vec();
+                let (mine, class) = (own.last_mut().unwrap(), *snapshot.found.last().unwrap());
+                *mine = recount(*mine, class);
+                return self.inner.save(SnapshotRef { own: &own, ..snapshot });
             }
             let mut hardest = snapshot.hardest.clone();
             hardest.own.push(hardest.own.last().copied().unwrap_or(0));
@@ -751,7 +759,12 @@ mod tests {
                 crate::solver::search::saving_in(coding, "7x6", 2, |me, _, note, search| {
                     let inner = Checkpointer::for_rank(&dir, &variant, EVERY_LAYER, note, me, 2).unwrap();
                     let spoil = if me == 1 { spoil } else { usize::MAX };
-                    search(&mut Spoiling { inner, saves: 0, spoil });
+                    search(&mut Spoiling {
+                        inner,
+                        saves: 0,
+                        spoil,
+                        recount: None,
+                    });
                 })
             };
             let results = run(4);
@@ -765,6 +778,48 @@ mod tests {
             both_resume_at(coding, &dir, 3);
             fs::remove_dir_all(&dir).unwrap();
         }
+    }
+
+    /// A save refuses a state whose own count of a layer is more than the
+    /// class's, or, for a whole class, not the class's: what a search
+    /// that counted some positions twice would hand it (its claims of
+    /// spooled images once could), and what a resume would refuse.
+    #[test]
+    fn a_state_that_miscounts_its_layer_is_not_saved() {
+        let variant = Variant::named("7x6").unwrap();
+        let spoiled = |dir: &Path, workers: usize, recount: fn(u64, u64) -> u64| {
+            crate::solver::search::saving_in(Coding::TwoBit, "7x6", workers, |me, _, note, search| {
+                let inner = match workers {
+                    1 => Checkpointer::new(dir, &variant, EVERY_LAYER, note),
+                    _ => Checkpointer::for_rank(dir, &variant, EVERY_LAYER, note, me, workers).unwrap(),
+                };
+                let spoil = if me + 1 == workers { 4 } else { usize::MAX };
+                search(&mut Spoiling {
+                    inner,
+                    saves: 0,
+                    spoil,
+                    recount: Some(recount),
+                });
+            })
+        };
+        let refused = |result: &Result<()>, what: &str| match result {
+            Err(Error::Mismatch(e)) => assert!(
+                e.contains("class a1 after layer 4 counts ")
+                    && e.contains("positions of its own in layer 4, of the class's")
+                    && e.contains("its checkpoint is not saved"),
+                "{what}: {e}"
+            ),
+            other => panic!("{what}: {other:?}"),
+        };
+        let twice: fn(u64, u64) -> u64 = |own, _| 2 * own;
+        let over: fn(u64, u64) -> u64 = |_, class| class + 1;
+        let dir = fresh("miscounted-whole");
+        refused(&spoiled(&dir, 1, twice)[0].0, "a whole class counting twice");
+        fs::remove_dir_all(&dir).unwrap();
+        let dir = fresh("miscounted-share");
+        refused(&spoiled(&dir, 2, over)[1].0, "a share counting past its class");
+        both_resume_at(Coding::TwoBit, &dir, 3);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Checkpoints of a job that ends at its `crash`th commit, as when a
