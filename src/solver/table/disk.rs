@@ -1208,7 +1208,8 @@ impl DiskTable {
             .map_or(Ok(()), Err)
     }
 
-    /// Writes back every resident segment that changed, on every thread.
+    /// Writes back every resident segment that changed, on the threads of
+    /// [`on_every_thread`](Self::on_every_thread).
     fn write_back_resident(&self) -> Result<()> {
         self.on_every_thread(&self.resident_segments(), |s| self.write_back(s))
     }
