@@ -394,8 +394,9 @@ pub(in crate::solver) struct DiskTable {
 /// segments on every thread.
 const PARALLEL_BYTES: usize = if cfg!(test) { 1 } else { 4 << 20 };
 
-/// The most threads that move segments at once ([`DiskTable::reside`]):
-/// more than the cores, as a thread mostly waits on the disk. Direct
+/// The most threads that move segments past the page cache at once
+/// ([`DiskTable::reside`], [`Direct`]): more than the cores, as a thread
+/// mostly waits on the disk. Direct
 /// reads of 16 MiB at random places in a file here, beside 13x10's
 /// search, went at 1.11-1.31 GB/s on one thread, 1.20-1.26 on two, 1.23-1.47
 /// on four and 1.61-1.81 on eight (2026-11-30, three rounds).
@@ -1170,42 +1171,28 @@ impl DiskTable {
     }
 
     /// Calls `io` on each of `segments` (a read or a write of one segment
-    /// each) on up to [`IO_THREADS`] threads of their own, at least
-    /// [`PARALLEL_BYTES`] of segments to a task, and counts the time until
-    /// all are done as time waited on the disk. The segments' bytes are
-    /// apart, so their reads and writes go to the disk side by side, and
-    /// while one thread checks or seals a segment on a core, the others'
-    /// wait on the disk. The first error is returned, and the tasks not yet
-    /// started then are not.
+    /// each), at least [`PARALLEL_BYTES`] of segments to a task, and counts
+    /// the time until all are done as time waited on the disk. The
+    /// segments' bytes are apart, so their reads and writes go to the disk
+    /// side by side. Past the page cache ([`Direct`]) they go on up to
+    /// [`IO_THREADS`] threads of their own: while one thread checks or
+    /// seals a segment on a core, the others' wait on the disk. Through
+    /// the cache a move is mostly the kernel's copy, on a core, and they go
+    /// on the pool's threads, one a core (eight threads there cost 11x8 on
+    /// disk 1.115 times the wall). The first error is returned, and the
+    /// tasks not yet started then are not.
     fn on_every_thread(&self, segments: &[usize], io: impl Fn(usize) -> Result<()> + Sync) -> Result<()> {
         if segments.is_empty() {
             return Ok(());
         }
         let started = Instant::now();
         let per_task = (PARALLEL_BYTES / (self.segment_words * 8)).max(1);
-        let tasks: Vec<&[usize]> = segments.chunks(per_task).collect();
-        let (next, failed) = (AtomicUsize::new(0), Mutex::new(None));
-        let work = || {
-            while let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) {
-                if let Err(e) = task.iter().try_for_each(|&s| io(s)) {
-                    failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
-                    next.store(tasks.len(), Ordering::Relaxed);
-                }
-            }
+        let done = match self.direct {
+            Some(_) => on_threads(segments.chunks(per_task).collect(), IO_THREADS, io),
+            None => segments.par_iter().with_min_len(per_task).try_for_each(|&s| io(s)),
         };
-        match tasks.len().min(IO_THREADS) {
-            1 => work(),
-            threads => std::thread::scope(|scope| {
-                for _ in 0..threads {
-                    scope.spawn(work);
-                }
-            }),
-        }
         self.waited(started);
-        failed
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .map_or(Ok(()), Err)
+        done
     }
 
     /// Writes back every resident segment that changed, on the threads of
@@ -1396,6 +1383,33 @@ impl DiskTable {
             None => Ok(()),
         }
     }
+}
+
+/// Calls `io` on each segment of `tasks` on up to `threads` threads of
+/// their own, each taking the next task as it finishes one: the first
+/// error is returned, and the tasks not yet started then are not.
+fn on_threads(tasks: Vec<&[usize]>, threads: usize, io: impl Fn(usize) -> Result<()> + Sync) -> Result<()> {
+    let (next, failed) = (AtomicUsize::new(0), Mutex::new(None));
+    let work = || {
+        while let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) {
+            if let Err(e) = task.iter().try_for_each(|&s| io(s)) {
+                failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                next.store(tasks.len(), Ordering::Relaxed);
+            }
+        }
+    };
+    match tasks.len().min(threads) {
+        1 => work(),
+        threads => std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(work);
+            }
+        }),
+    }
+    failed
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .map_or(Ok(()), Err)
 }
 
 /// The kept codes file of the table named after `label`, in `disk`'s
@@ -2356,17 +2370,12 @@ mod tests {
         disk_in(what, 8 << 10, false)
     }
 
-    /// Segments move on [`IO_THREADS`] threads at once, whatever the
-    /// cores: each move here waits until that many are under way (or ten
-    /// seconds have passed). And the first error stops the moves not yet
-    /// started.
-    #[test]
-    fn segments_move_on_more_threads_than_cores() {
-        let (dir, disk) = small_segments("threads");
-        let table = DiskTable::create(0, 64 * 16_384, &disk, ".test.a1").unwrap();
+    /// How many of `table`'s segment moves were under way at once at
+    /// most, each waiting until [`IO_THREADS`] are (or a second has passed).
+    fn most_moves_at_once(table: &DiskTable) -> usize {
         let segments: Vec<usize> = (0..64).collect();
         let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        let deadline = Instant::now() + std::time::Duration::from_secs(1);
         table
             .on_every_thread(&segments, |_| {
                 most.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
@@ -2377,7 +2386,28 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-        assert_eq!(most.into_inner(), IO_THREADS);
+        most.into_inner()
+    }
+
+    /// Segments of a table past the page cache move on [`IO_THREADS`]
+    /// threads at once, whatever the cores, and the first error stops the
+    /// moves not yet started; through the cache, on the pool's threads.
+    #[test]
+    fn segments_past_the_cache_move_on_more_threads_than_cores() {
+        let (dir, disk) = small_segments("threads");
+        let mut table = DiskTable::create(0, 64 * 16_384, &disk, ".test.a1").unwrap();
+        assert!(most_moves_at_once(&table) <= rayon::current_num_threads());
+        match Direct::open(&table.path) {
+            Ok(direct) => table.direct = Some(direct),
+            Err(e) => {
+                drop(table);
+                std::fs::remove_dir_all(&dir).unwrap();
+                eprintln!("no direct I/O in {}: {e}; nothing more to tell", dir.display());
+                return;
+            }
+        }
+        assert_eq!(most_moves_at_once(&table), IO_THREADS);
+        let segments: Vec<usize> = (0..64).collect();
         let tried = AtomicUsize::new(0);
         let failed = table.on_every_thread(&segments, |s| {
             tried.fetch_add(1, Ordering::SeqCst);
