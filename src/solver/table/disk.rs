@@ -2370,6 +2370,24 @@ mod tests {
         disk_in(what, 8 << 10, false)
     }
 
+    /// `table` reading and writing its whole segments directly, or, where
+    /// `dir`'s file system has no direct I/O, none: the table is then
+    /// dropped, `dir` removed, and the test says it can tell nothing more.
+    fn made_direct(mut table: DiskTable, dir: &Path) -> Option<DiskTable> {
+        match Direct::open(&table.path) {
+            Ok(direct) => {
+                table.direct = Some(direct);
+                Some(table)
+            }
+            Err(e) => {
+                drop(table);
+                std::fs::remove_dir_all(dir).unwrap();
+                eprintln!("no direct I/O in {}: {e}; nothing more to tell", dir.display());
+                None
+            }
+        }
+    }
+
     /// How many of `table`'s segment moves were under way at once at
     /// most, each waiting until [`IO_THREADS`] are (or a second has passed).
     fn most_moves_at_once(table: &DiskTable) -> usize {
@@ -2395,17 +2413,11 @@ mod tests {
     #[test]
     fn segments_past_the_cache_move_on_more_threads_than_cores() {
         let (dir, disk) = small_segments("threads");
-        let mut table = DiskTable::create(0, 64 * 16_384, &disk, ".test.a1").unwrap();
+        let table = DiskTable::create(0, 64 * 16_384, &disk, ".test.a1").unwrap();
         assert!(most_moves_at_once(&table) <= rayon::current_num_threads());
-        match Direct::open(&table.path) {
-            Ok(direct) => table.direct = Some(direct),
-            Err(e) => {
-                drop(table);
-                std::fs::remove_dir_all(&dir).unwrap();
-                eprintln!("no direct I/O in {}: {e}; nothing more to tell", dir.display());
-                return;
-            }
-        }
+        let Some(table) = made_direct(table, &dir) else {
+            return;
+        };
         assert_eq!(most_moves_at_once(&table), IO_THREADS);
         let segments: Vec<usize> = (0..64).collect();
         let tried = AtomicUsize::new(0);
@@ -2473,16 +2485,10 @@ mod tests {
         // Three segments and a last one of 8 bytes.
         let (dir, disk) = small_segments("direct");
         let positions = 16_384;
-        let mut table = DiskTable::create(0, 3 * positions + 32, &disk, ".test.a1").unwrap();
-        match Direct::open(&table.path) {
-            Ok(direct) => table.direct = Some(direct),
-            Err(e) => {
-                drop(table);
-                std::fs::remove_dir(&dir).unwrap();
-                eprintln!("no direct I/O in {}: {e}; nothing to tell", dir.display());
-                return;
-            }
-        }
+        let table = DiskTable::create(0, 3 * positions + 32, &disk, ".test.a1").unwrap();
+        let Some(table) = made_direct(table, &dir) else {
+            return;
+        };
         table.reside(&[0, 3]).unwrap();
         assert!(table.claim(5, 1, Claim::Reached));
         assert!(table.claim(3 * positions + 7, 2, Claim::Reached));
