@@ -754,8 +754,8 @@ impl<'a> Checkpointer<'a> {
     /// it can be told without reading its table: a layer count of its own
     /// for each of the class's, none above the class's and each the
     /// class's when the checkpoint is a whole class's, and the hardest
-    /// candidates of its newest layer as many as it allows and in order. A save that fails this
-    /// stops the search with the checkpoint before it in place, which a
+    /// candidates of its newest layer as many as it allows and in order.
+    /// A save that fails this stops the search with the checkpoint before it in place, which a
     /// resume still takes (a table on disk then goes on from the layer
     /// after it), rather than replace it by one every resume refuses.
     ///
@@ -767,14 +767,12 @@ impl<'a> Checkpointer<'a> {
         // A worker counts a share of each layer; one process, all of it.
         let whole = self.share.is_none();
         let miscounted = own.iter().zip(found).position(|(o, f)| o > f || (whole && o != f));
-        let why = match own.last() {
-            Some(_) if own.len() == found.len() && miscounted.is_some() => miscounted.map(|d| {
-                format!(
-                    "counts {} positions of its own in layer {d}, of the class's {}",
-                    own[d], found[d]
-                )
-            }),
-            Some(&layer) if own.len() == found.len() => {
+        let why = match (own.last(), miscounted) {
+            (Some(_), Some(d)) if own.len() == found.len() => Some(format!(
+                "counts {} positions of its own in layer {d}, of the class's {}",
+                own[d], found[d]
+            )),
+            (Some(&layer), None) if own.len() == found.len() => {
                 crate::solver::contents::hardest_in_order(snapshot.hardest, layer, snapshot.hardest.mirrored.is_some())
                     .err()
             }

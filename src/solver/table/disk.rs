@@ -396,10 +396,10 @@ const PARALLEL_BYTES: usize = if cfg!(test) { 1 } else { 4 << 20 };
 
 /// The most threads that move segments past the page cache at once
 /// ([`DiskTable::reside`], [`Direct`]): more than the cores, as a thread
-/// mostly waits on the disk. Direct
-/// reads of 16 MiB at random places in a file here, beside 13x10's
-/// search, went at 1.11-1.31 GB/s on one thread, 1.20-1.26 on two, 1.23-1.47
-/// on four and 1.61-1.81 on eight (2026-11-30, three rounds).
+/// mostly waits on the disk. Direct reads of 16 MiB at random places in a
+/// file here, beside 13x10's search, went at 1.11-1.31 GB/s on one
+/// thread, 1.20-1.26 on two, 1.23-1.47 on four and 1.61-1.81 on eight
+/// (2026-11-30, three rounds).
 const IO_THREADS: usize = 8;
 
 /// The least bytes the next window must read for it to be read ahead
@@ -1176,7 +1176,7 @@ impl DiskTable {
     /// segments' bytes are apart, so their reads and writes go to the disk
     /// side by side. Past the page cache ([`Direct`]) they go on up to
     /// [`IO_THREADS`] threads of their own: while one thread checks or
-    /// seals a segment on a core, the others' wait on the disk. Through
+    /// seals a segment on a core, the others wait on the disk. Through
     /// the cache a move is mostly the kernel's copy, on a core, and they go
     /// on the pool's threads, one a core (eight threads there cost 11x8 on
     /// disk 1.115 times the wall). The first error is returned, and the
