@@ -136,16 +136,25 @@ fn is_alive(pid: libc::pid_t) -> bool {
 /// Starts a thread that, on SIGINT, SIGTERM or SIGHUP, removes every
 /// registered path ([`remove_pending`]) and then dies of the signal as it
 /// would have without a handler (so the exit status still tells the shell
-/// which signal it was).
+/// which signal it was). On SIGUSR1 it asks the search under way to stop
+/// at its next save point ([`stop`](crate::stop)) and says so; with no
+/// search to ask, SIGUSR1 ends the process as the others do.
 ///
 /// # Errors
 ///
 /// When the handlers cannot be installed.
 pub fn install_signal_handlers() -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGUSR1])?;
     std::thread::Builder::new().name("signals".into()).spawn(move || {
-        if let Some(signal) = signals.forever().next() {
+        for signal in signals.forever() {
+            if signal == SIGUSR1 && crate::stop::ask() {
+                crate::text::say_line(
+                    "bishops: asked to stop (SIGUSR1): the search saves its work at its next mark or \
+                     checkpoint and stops there, and the same command goes on from it; SIGTERM stops it at once",
+                );
+                continue;
+            }
             remove_pending();
             // Back to the default action, then the same signal again.
             let _ = signal_hook::low_level::emulate_default_handler(signal);

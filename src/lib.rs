@@ -20,6 +20,7 @@
 //! | [`solver`] | retrograde breadth-first search into remoteness tables |
 //! | [`storage`] | SQLite databases of solved variants, checked as they are read |
 //! | [`cleanup`] | temporary files removed when the process is interrupted |
+//! | [`stop`] | a stop asked for (`SIGUSR1`): the search saves its work, then stops |
 //! | [`files`] | opening only regular files, never blocking; renaming without replacing |
 //! | [`pipeline`] | solving a variant into its database: memory plan, search, check, write |
 //! | [`Tablebase`] ([`tablebase`]) | the query API: probe, best move, line, verify |
@@ -64,6 +65,7 @@ pub mod rules;
 pub mod server;
 pub mod solver;
 mod square;
+pub mod stop;
 pub mod storage;
 mod symmetry;
 pub mod system;

@@ -346,6 +346,149 @@ fn a_solve_on_disk_stopped_by_a_signal_resumes_from_its_sealed_table() {
     }
 }
 
+/// `bishops --db DIR solve 9x8 --method two-bit` with `extra` arguments
+/// and `env`, asked to stop (SIGUSR1) once `ready` holds of its directory
+/// (its log says nothing of layers: the board is small): its exit status
+/// and its log.
+fn asked_to_stop(
+    dir: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+    ready: impl Fn(&Path) -> bool,
+) -> (std::process::ExitStatus, String) {
+    std::fs::create_dir_all(dir).unwrap();
+    let log = dir.with_extension("log");
+    let mut child = Command::new(BIN)
+        .arg("--db")
+        .arg(dir)
+        .args(["solve", "9x8", "--method", "two-bit"])
+        .args(extra)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while !ready(dir) {
+        assert!(waited.elapsed().as_secs() < 60, "never ready to be asked");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the solve ended before it was asked"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    // SAFETY: a signal to the child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) }, 0);
+    let status = child.wait().unwrap();
+    (status, std::fs::read_to_string(&log).unwrap())
+}
+
+/// A solve asked to stop (SIGUSR1) saves its work and stops with one line
+/// that says where: a search in memory at the end of its layer, once its
+/// checkpoint is saved; a search on disk sooner, at a mark inside its
+/// layer. The same command goes on from there (from the mark, working only
+/// the white sets after it) and writes the database a solve never stopped
+/// writes. With no search to stop, SIGUSR1 ends the process.
+#[test]
+fn a_solve_asked_to_stop_saves_its_work_and_the_same_command_goes_on() {
+    let memory = scratch("on-disk", "asked-memory");
+    solve(&memory, "9x8", &[]);
+    let want = export_digest(&memory, "9x8");
+
+    let dir = scratch("on-disk", "asked-in-memory");
+    // A checkpoint after every layer: asked once the first is saved.
+    let (status, said) = asked_to_stop(&dir, &[], &[("BISHOPS_CHECKPOINT_SECONDS", "0")], |dir| {
+        dir.join(".9x8.a1.checkpoint").exists()
+    });
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(said.contains("bishops: asked to stop (SIGUSR1)"), "{said}");
+    let errors: Vec<_> = said.lines().filter(|l| l.starts_with("bishops: error:")).collect();
+    assert_eq!(errors.len(), 1, "{said}");
+    assert!(
+        errors[0].contains("of 9x8 class a1, as asked (SIGUSR1); the checkpoint")
+            && errors[0].contains("the same command goes on from it"),
+        "{said}"
+    );
+    assert!(!dir.join("9x8.sqlite").exists(), "nothing written");
+    let resumed = solve(&dir, "9x8", &[]);
+    assert!(
+        resumed.contains("resuming 9x8 class a1 from the checkpoint"),
+        "{resumed}"
+    );
+    assert_eq!(
+        export_digest(&dir, "9x8"),
+        want,
+        "in memory: the same export, byte for byte"
+    );
+
+    // On disk, a stop inside a layer, unless the signal came as one ended
+    // or before the layer wrote anything: tried up to three times for one
+    // the resume goes on from.
+    let mut inside = 0;
+    for attempt in 0..3 {
+        let dir = scratch("on-disk", &format!("asked-on-disk-{attempt}"));
+        // Asked 400 ms after its first checkpoint: inside a layer, most
+        // likely, and long before the search ends.
+        let (status, said) = asked_to_stop(&dir, &["--max-memory", "3"], &[], |dir| {
+            let checkpoint = dir.join(".9x8.a1.checkpoint");
+            let since = std::fs::metadata(&checkpoint).and_then(|m| m.modified()).ok();
+            since.is_some_and(|t| t.elapsed().is_ok_and(|e| e.as_millis() >= 400))
+        });
+        assert_eq!(status.code(), Some(1), "{said}");
+        let errors: Vec<_> = said.lines().filter(|l| l.starts_with("bishops: error:")).collect();
+        assert_eq!(errors.len(), 1, "{said}");
+        assert_eq!(tables_in(&dir), Vec::<String>::new(), "no spool left behind");
+        let resumed = solve(&dir, "9x8", &["--max-memory", "3"]);
+        assert!(
+            resumed.contains("resuming 9x8 class a1 from the checkpoint"),
+            "{resumed}"
+        );
+        assert!(!resumed.contains("starts over"), "{resumed}");
+        if let Some(rest) = errors[0].split("as asked (SIGUSR1): its white sets below ").nth(1) {
+            assert!(errors[0].contains("stopped inside layer"), "{said}");
+            // A layer that had written nothing yet is found again whole.
+            if resumed.contains("had written") {
+                let below = rest.split(" are worked whole").next().unwrap();
+                assert!(
+                    resumed.contains(&format!("its white sets below {below} were worked whole")),
+                    "the resume goes on from the stop's mark ({below}): {resumed}"
+                );
+                inside += 1;
+            }
+        } else {
+            assert!(errors[0].contains("as asked (SIGUSR1); the checkpoint"), "{said}");
+        }
+        assert_eq!(
+            export_digest(&dir, "9x8"),
+            want,
+            "on disk: the same export, byte for byte"
+        );
+        if inside > 0 {
+            break;
+        }
+    }
+    assert_eq!(
+        inside, 1,
+        "a stop on disk inside a layer the resume goes on from, in three tries"
+    );
+
+    // No search: an export streaming into a pipe nobody reads.
+    let mut child = Command::new(BIN)
+        .arg("--db")
+        .arg(&memory)
+        .args(["export", "9x8"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    // SAFETY: a signal to the child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) }, 0);
+    use std::os::unix::process::ExitStatusExt as _;
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGUSR1), "ended by it");
+}
+
 /// A search on disk whose checkpoint a solve cannot resume (here a solve
 /// whose table would fit in memory) is not started over: the solve stops
 /// with one line that says why and what to do, every file of the search as

@@ -295,15 +295,16 @@ impl ShareCheckpoints for Checkpointer<'_> {
     }
 
     /// Saves when the interval has passed since the last save (which this
-    /// then counts from), or saves and stops when the test hook asks.
+    /// then counts from), or saves and stops when the test hook or a stop
+    /// asked for ([`stop`](crate::stop)) says so.
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save {
         let depth = u16::try_from(found.len().saturating_sub(1)).unwrap_or(u16::MAX);
-        let stop = !done
+        let hook = !done
             && self
                 .options
                 .stop_after
                 .is_some_and(|(c, layer)| layer == depth && c.is_none_or(|c| c == class));
-        if stop {
+        if hook || crate::stop::asked() {
             self.last = Instant::now();
             Save::AndStop
         } else if self.last.elapsed() >= self.options.interval {
@@ -442,19 +443,27 @@ impl ShareCheckpoints for Checkpointer<'_> {
 
     fn stopped(&mut self, class: Class, found: &[u64]) -> Error {
         let (layer, name) = (found.len().saturating_sub(1), class.name());
+        let why = match crate::stop::asked() {
+            true => "as asked (SIGUSR1)",
+            false => "as BISHOPS_STOP_AFTER_LAYER asks",
+        };
         match self.share {
             // Every rank says so, and the job's errors name no variant.
             Some(_) => Error::Stopped(format!(
-                "stopped after layer {layer} of class {name}, as BISHOPS_STOP_AFTER_LAYER asks; \
-                 every rank's checkpoint holds its share"
+                "stopped after layer {layer} of class {name}, {why}; every rank's checkpoint holds its share"
             )),
             None => Error::Stopped(format!(
-                "stopped after layer {layer} of {} class {name}, as BISHOPS_STOP_AFTER_LAYER asks; \
-                 the checkpoint {} holds the search",
+                "stopped after layer {layer} of {} class {name}, {why}; the checkpoint {} holds the search, \
+                 and the same command goes on from it",
                 self.variant.name(),
                 crate::text::path(&self.file(class)),
             )),
         }
+    }
+
+    /// A checkpointer saves, so its search stops at a save point when asked.
+    fn stops_when_asked(&self) -> bool {
+        true
     }
 
     fn note(&mut self, text: &str) {

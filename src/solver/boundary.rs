@@ -295,6 +295,13 @@ pub trait ShareCheckpoints {
     /// counts the complete layers; asked of worker 0 only.
     fn due(&mut self, class: Class, found: &[u64], done: bool) -> Save;
 
+    /// Whether a search saving here stops at its next save point when a
+    /// stop is asked for ([`stop`](crate::stop)): [`due`](Self::due) then
+    /// says [`Save::AndStop`]. `false`, the default: nothing is saved.
+    fn stops_when_asked(&self) -> bool {
+        false
+    }
+
     /// How much search time may pass, at least, between two marks of how
     /// far a layer has gone, which a search working alone with its table
     /// kept on disk makes between its windows so that a stop inside a
@@ -353,7 +360,8 @@ pub trait ShareCheckpoints {
 
     /// The error that stops the search of `class` after the layers `found`
     /// counts, once every worker has saved its share there because
-    /// [`due`](Self::due) said [`Save::AndStop`] (a test hook).
+    /// [`due`](Self::due) said [`Save::AndStop`] (a test hook, or a stop
+    /// asked for).
     fn stopped(&mut self, class: Class, found: &[u64]) -> crate::error::Error {
         crate::error::Error::Stopped(format!(
             "stopped after layer {} of class {}, as BISHOPS_STOP_AFTER_LAYER asks",

@@ -136,6 +136,8 @@ pub(in crate::solver) fn search_on<T: Table, X: Transport + ?Sized, W: Word>(
     observe: &mut dyn FnMut(Event),
 ) -> Result<Share<T::Done>> {
     let (spec, index) = (class.spec, class.index);
+    // A stop asked for during the resume is honoured after it.
+    let _stoppable = checkpoints.stops_when_asked().then(crate::stop::Searching::new);
     let label = format!(".{}.{}", class.name, spec.class.name());
     let at = disk.map(|disk| (disk, label.as_str()));
     let resume = agree_on_resume::<T, X, W>(spec, index, class.partition, transport, checkpoints, asked, at)?;
@@ -209,6 +211,7 @@ pub(in crate::solver) fn run_from<T: Table, X: Transport + ?Sized, W: Word>(
         ref symmetries,
         partition,
     } = *class;
+    let _stoppable = checkpoints.stops_when_asked().then(crate::stop::Searching::new);
     let me = check_workers(transport, partition)?;
     let mirror = asked
         .mirrored
@@ -1230,24 +1233,30 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
                         self.table.read_ahead(next);
                     }
                 }
+                let part_end = part.end;
                 found = found.merge(self.layer(part, depth, pull));
                 let spooled = &mut found.outgoing.images[self.me];
                 self.table.spool(spooled.drain(..).map(|m| m.index));
+                // A stop asked for: marked here, the work so far is kept.
+                if crate::stop::asked() && self.mark_after(part_end, depth, pull, checkpoints, &mut found, true)? {
+                    return Err(self.stopped_at_mark(part_end, depth));
+                }
                 if self.table.spool_full() {
                     self.claim_spooled(&mut found, depth, pull)?;
                     resident = false;
                 }
             }
-            self.mark_after(end, depth, pull, checkpoints, &mut found)?;
+            self.mark_after(end, depth, pull, checkpoints, &mut found, false)?;
         }
         self.claim_spooled(&mut found, depth, pull)?;
         Ok(found)
     }
 
-    /// After a window of layer `depth + 1` whose blocks end at `end`, for
-    /// a table kept on disk worked alone: marks those below `end` as
-    /// worked whole when a mark is due ([`Marks`]), and tells
-    /// `checkpoints` so: a long layer's progress. What they found is in
+    /// After a window of layer `depth + 1` whose blocks end at `end` (or a
+    /// part of one, when a stop is asked for), for a table kept on disk
+    /// worked alone: marks those below `end` as worked whole when a mark
+    /// is due ([`Marks`]) or `now`, and tells `checkpoints` so: a long
+    /// layer's progress. Returns whether it marked. What they found is in
     /// the window's segments, which the mark writes back; the images of
     /// its orbits that lie outside the window are claimed from the spool
     /// first (into `found`), so that a resume completes orbits
@@ -1261,15 +1270,16 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         pull: bool,
         checkpoints: &mut dyn ShareCheckpoints,
         found: &mut Found,
-    ) -> Result<()> {
+        now: bool,
+    ) -> Result<bool> {
         // Below the blocks a resume did not work again, a mark would say
         // less than the one it resumed from.
         let Some(marks) = self.marks.as_ref().filter(|_| end > self.skip_below) else {
-            return Ok(());
+            return Ok(false);
         };
         let mut marks = marks.lock().unwrap_or_else(|e| e.into_inner());
-        if !marks.due() {
-            return Ok(());
+        if !now && !marks.due() {
+            return Ok(false);
         }
         let started = Instant::now();
         self.claim_spooled(found, depth, pull)?;
@@ -1291,8 +1301,23 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
                 moved.waited_ns as f64 / 1e9,
             ));
             (marks.last, marks.took, marks.disk) = (Instant::now(), took, disk);
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
+    }
+
+    /// The error that stops layer `depth + 1` once a stop asked for has
+    /// marked its white sets below `end` as worked whole.
+    fn stopped_at_mark(&self, end: u64, depth: u64) -> Error {
+        let label = self.marks.as_ref().map_or_else(String::new, |marks| {
+            marks.lock().unwrap_or_else(|e| e.into_inner()).label.clone()
+        });
+        Error::Stopped(format!(
+            "stopped inside layer {} of {label}, as asked (SIGUSR1): its white sets below {end} of {} are worked \
+             whole and marked on disk beside its checkpoint, and the same command goes on from there",
+            depth + 1,
+            self.blocks.end,
+        ))
     }
 
     /// Claims the images spooled so far for layer `depth`'s `found`, as
