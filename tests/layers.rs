@@ -11,7 +11,16 @@ use std::path::{Path, PathBuf};
 
 /// The layers of the README's architecture section, lowest first.
 const LAYERS: &[&[&str]] = &[
-    &["square", "bitboard", "remoteness", "text", "files", "cleanup", "system"],
+    &[
+        "square",
+        "bitboard",
+        "remoteness",
+        "text",
+        "files",
+        "cleanup",
+        "stop",
+        "system",
+    ],
     &["board", "rules"],
     &["position", "index", "tight", "symmetry", "orbits", "error"],
     &["variant", "mod3"],

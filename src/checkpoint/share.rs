@@ -443,9 +443,10 @@ impl ShareCheckpoints for Checkpointer<'_> {
 
     fn stopped(&mut self, class: Class, found: &[u64]) -> Error {
         let (layer, name) = (found.len().saturating_sub(1), class.name());
-        let why = match crate::stop::asked() {
-            true => "as asked (SIGUSR1)",
-            false => "as BISHOPS_STOP_AFTER_LAYER asks",
+        // A rank the signal did not reach stops with the rank that heard it.
+        let why = match self.options.stop_after.is_some() && !crate::stop::asked() {
+            true => "as BISHOPS_STOP_AFTER_LAYER asks",
+            false => "as asked (SIGUSR1)",
         };
         match self.share {
             // Every rank says so, and the job's errors name no variant.
