@@ -54,6 +54,14 @@ pub trait Word:
     ///
     /// Only where the processor has BMI2 (x86-64; elsewhere it panics).
     unsafe fn pext(self, mask: Self) -> Self;
+    /// [`pext`](Word::pext) for a `mask` of at most 64 set bits, whose
+    /// result fits a `u64`: in 128-bit words the two halves are joined in
+    /// 64-bit arithmetic, and what ranks the result works in 64 bits too.
+    ///
+    /// # Safety
+    ///
+    /// Only where the processor has BMI2 (x86-64; elsewhere it panics).
+    unsafe fn pext_low(self, mask: Self) -> u64;
 }
 
 macro_rules! word {
@@ -88,6 +96,11 @@ macro_rules! word {
                 // SAFETY: the caller's: BMI2 is there.
                 unsafe { pext_words(self as u128, mask as u128) as $t }
             }
+            #[inline(always)]
+            unsafe fn pext_low(self, mask: $t) -> u64 {
+                // SAFETY: the caller's: BMI2 is there.
+                unsafe { pext_words_low(self as u128, mask as u128) }
+            }
         }
     };
 }
@@ -112,6 +125,36 @@ unsafe fn pext_words(value: u128, mask: u128) -> u128 {
         // SAFETY: as above.
         let high = unsafe { _pext_u64((value >> 64) as u64, high_mask) };
         u128::from(low) | u128::from(high) << low_mask.count_ones()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (value, mask);
+        unreachable!("pext is only called where BMI2 was found")
+    }
+}
+
+/// [`pext_words`] for a `mask` of at most 64 set bits, in 64-bit words.
+///
+/// # Safety
+///
+/// Only where the processor has BMI2.
+#[inline(always)]
+unsafe fn pext_words_low(value: u128, mask: u128) -> u64 {
+    debug_assert!(mask.count_ones() <= 64, "a mask of {} bits", mask.count_ones());
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::_pext_u64;
+        let (low_mask, high_mask) = (mask as u64, (mask >> 64) as u64);
+        // SAFETY: the caller's: BMI2 is there.
+        let low = unsafe { _pext_u64(value as u64, low_mask) };
+        if high_mask == 0 {
+            return low;
+        }
+        // SAFETY: as above.
+        let high = unsafe { _pext_u64((value >> 64) as u64, high_mask) };
+        // The high half has a bit, so the low one has at most 63: the
+        // shift is below 64.
+        low | high << low_mask.count_ones()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

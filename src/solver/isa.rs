@@ -22,6 +22,12 @@ pub(super) trait Isa: Copy + Send + Sync {
     /// The cells of `set` renumbered as their positions among the cells of
     /// `within` ([`compress`]), in words of either width.
     fn compress<W: Word>(self, set: W, within: W) -> W;
+
+    /// [`compress`](Self::compress) where `within` has at most 64 cells, so
+    /// that the result fits 64 bits: what the kernel ranks on a board past
+    /// 64 squares a class whose safe cells never are, in 64-bit
+    /// arithmetic. Only [`Bmi2`] is asked.
+    fn compress_low<W: Word>(self, set: W, within: W) -> u64;
 }
 
 /// Any processor: ranks go through per-block tables.
@@ -34,6 +40,10 @@ impl Isa for Tables {
     #[inline]
     fn compress<W: Word>(self, set: W, within: W) -> W {
         compress(Bitboard(set), Bitboard(within)).0
+    }
+
+    fn compress_low<W: Word>(self, _: W, _: W) -> u64 {
+        unreachable!("the kernel ranks through tables without PEXT")
     }
 }
 
@@ -65,6 +75,12 @@ impl Isa for Bmi2 {
     fn compress<W: Word>(self, set: W, within: W) -> W {
         // SAFETY: a `Bmi2` exists only where `detect` found BMI2.
         unsafe { set.pext(within) }
+    }
+
+    #[inline(always)]
+    fn compress_low<W: Word>(self, set: W, within: W) -> u64 {
+        // SAFETY: as above.
+        unsafe { set.pext_low(within) }
     }
 }
 
@@ -104,6 +120,34 @@ mod tests {
             #[cfg(target_arch = "x86_64")]
             if let Some(isa) = Bmi2::detect() {
                 assert_eq!(isa.compress(set, within), expected);
+            }
+        }
+    }
+
+    /// A safe set of at most 64 cells of a 128-bit class, as 13x10's (65
+    /// cells, 5 white bishops) always is, compressed into 64 bits: with
+    /// and without cells past the 64th, and with all 64 below it.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn compress_low_agrees_in_128_bit_words() {
+        let Some(isa) = Bmi2::detect() else {
+            return;
+        };
+        for within in [
+            0x0000_0000_0000_0001_F7FF_FFFF_FFFF_FFFEu128,
+            0x0000_0000_0000_0000_FFFF_FFFF_FFFF_FFFFu128,
+            0x8000_0000_0000_0001_0000_0000_0000_0000u128,
+            0x0000_0000_0000_0003_0F0F_0F0F_0F0F_0F0Fu128,
+            u128::from(u64::MAX) << 64,
+        ] {
+            for set in [0u128, 1, 1 << 64, 1 << 65, 0xA5A5_A5A5 << 48, u128::MAX] {
+                let set = set & within;
+                let expected = compress(Bitboard(set), Bitboard(within)).0;
+                assert_eq!(
+                    u128::from(isa.compress_low(set, within)),
+                    expected,
+                    "{set:#x} in {within:#x}"
+                );
             }
         }
     }
