@@ -24,9 +24,9 @@ pub(super) trait Isa: Copy + Send + Sync {
     fn compress<W: Word>(self, set: W, within: W) -> W;
 
     /// [`compress`](Self::compress) where `within` has at most 64 cells, so
-    /// that the result fits 64 bits: what the kernel ranks on a board past
-    /// 64 squares a class whose safe cells never are, in 64-bit
-    /// arithmetic. Only [`Bmi2`] is asked.
+    /// that the result fits 64 bits: how the kernel ranks, in 64-bit
+    /// arithmetic, on a board past 64 squares a class whose safe sets
+    /// never pass 64 cells. Only [`Bmi2`] is asked.
     fn compress_low<W: Word>(self, set: W, within: W) -> u64;
 }
 
