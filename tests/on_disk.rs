@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use bishops::Variant;
-use bishops::solver::{Method, OnDisk, Plan, Tables};
+use bishops::solver::{Event, Method, OnDisk, Plan, Tables};
 use common::stops::{Stop, Stopping};
 use common::{scratch, succeeded};
 use xxhash_rust::xxh3::Xxh3Default;
@@ -754,10 +754,30 @@ fn a_mark_owes_the_orbits_a_resume_has_not_completed() {
     assert_eq!(all, changed, "{resumed:?}");
     let mut note = |text: &str| notes.push(text.to_owned());
     let mut checkpoints = Checkpointer::new(&dir, &variant, options, &mut note);
-    let (disk, _) = plan().solve_on_disk_with(&mut checkpoints, &mut |_| {}).unwrap();
+    let mut layers = Vec::new();
+    let mut observe = |e| {
+        if let Event::Layer {
+            depth,
+            direction: Some(_),
+            resumed,
+            ..
+        } = e
+        {
+            layers.push((depth, resumed));
+        }
+    };
+    let (disk, _) = plan().solve_on_disk_with(&mut checkpoints, &mut observe).unwrap();
     drop(checkpoints);
     let (owed, changed) = completed(&notes);
     assert!(0 < owed && owed < changed, "{notes:?}");
+    // The layer it went on with past its mark says how far the runs
+    // before had worked it (what the estimate of the time left scales
+    // its time by); every later layer was worked whole in this run.
+    let (first, resumed) = layers[0];
+    assert_eq!(first, 12, "{layers:?}");
+    let resumed = resumed.unwrap_or_else(|| panic!("layer 12 went on from a mark: {layers:?}"));
+    assert!(0 < resumed.through && resumed.through < resumed.blocks, "{resumed:?}");
+    assert!(layers[1..].iter().all(|(_, r)| r.is_none()), "{layers:?}");
     for (d, m) in disk.classes.iter().zip(&memory.classes) {
         assert_eq!(d.stats, m.stats, "class {:?}", m.class);
         let d = d.own().map(|file| file.load().unwrap());

@@ -75,6 +75,7 @@ pub fn search<W: Word>(
                 total,
                 legal,
                 direction: None,
+                resumed: None,
             });
         }
         frontier = next;

@@ -43,6 +43,10 @@ pub enum Event {
         /// a resumed search reports again from its checkpoint, and for the
         /// dense search.
         direction: Option<Direction>,
+        /// For the first layer of a search resumed inside it, past a mark
+        /// of a table kept on disk: what the stopped run had worked of it,
+        /// which this run did not work again. `None` otherwise.
+        resumed: Option<Resumed>,
     },
     /// What the workers of a partitioned search sent each other for a
     /// layer that found positions (told after that layer).
@@ -127,6 +131,36 @@ pub(super) fn too_deep(name: &str, deepest: u16) -> Error {
 /// The deepest remoteness a byte table holds.
 pub(super) const BYTE_DEEPEST: u16 = Cell::MAX_REMOTENESS as u16;
 
+/// How far a stopped search had worked the layer it stopped in, when a
+/// search on disk resumes inside that layer: its blocks (white sets) below
+/// `through`, of `blocks` in all. The layer's time in the resumed run is
+/// then for the rest only, which [`left`](Resumed::left) measures.
+///
+/// # Examples
+///
+/// ```
+/// use bishops::solver::Resumed;
+///
+/// let resumed = Resumed { through: 5_630_630, blocks: 8_259_888 };
+/// assert!((resumed.left() - 0.318).abs() < 0.001);
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Resumed {
+    /// The block below which the stopped run had worked the layer whole.
+    pub through: u64,
+    /// The blocks of the class.
+    pub blocks: u64,
+}
+
+impl Resumed {
+    /// The share of the layer's blocks the resumed run worked, from a
+    /// hundredth (so that a time divided by it stays finite) to 1.
+    pub fn left(&self) -> f64 {
+        let worked = self.blocks.saturating_sub(self.through) as f64 / self.blocks.max(1) as f64;
+        worked.clamp(0.01, 1.0)
+    }
+}
+
 /// The tight index of the goal of `spec`, where a search starts.
 pub(super) fn goal_index<W: Word>(spec: &ClassSpec<W>, index: &TightIndex<W>) -> u64 {
     index.rank(spec.goal).expect("a variant's goal is legal")
@@ -147,6 +181,7 @@ pub(super) fn report_saved(class: Class, found: &[u64], legal: u64, observe: &mu
             total,
             legal,
             direction: None,
+            resumed: None,
         });
     }
     total

@@ -75,7 +75,7 @@ pub use boundary::{
     Wanted,
 };
 pub use direction::{Direction, Rates};
-pub use layer::Event;
+pub use layer::{Event, Resumed};
 pub use stats::{ClassStats, HARDEST};
 pub use table::disk::{DiskStats, OnDisk};
 pub use table::seal::{SEAL_WORDS, Seal};

@@ -21,7 +21,7 @@ use crate::variant::ClassSpec;
 use crate::solver::boundary::{Save, ShareCheckpoints, ShareReport};
 use crate::solver::direction::Direction;
 use crate::solver::images::canonical_blocks_in;
-use crate::solver::layer::Event;
+use crate::solver::layer::{Event, Resumed};
 use crate::solver::table::disk::DiskStats;
 
 /// What a position of a block that may hold canonical positions weighs in
@@ -387,6 +387,9 @@ pub struct LayerStats {
     /// For a table on disk, worker 0's: what it read and wrote from the
     /// last layer's end to this one's (its checkpoint's sync included).
     pub disk: Option<DiskStats>,
+    /// When the layer went on from a mark of a stopped run (a table on
+    /// disk worked alone): how far that run had worked it.
+    pub resumed: Option<Resumed>,
 }
 
 /// Runs `work` on `workers` threads of this process, each with its own
@@ -512,6 +515,7 @@ pub(super) fn tell(
         total: *total,
         legal,
         direction: Some(if layer.pull { Direction::Pull } else { Direction::Push }),
+        resumed: layer.resumed,
     });
     on_disk(observe);
     if exchanges {

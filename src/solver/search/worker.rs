@@ -69,7 +69,7 @@ use crate::solver::isa::Bmi2;
 use crate::solver::isa::{Best, Isa, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
-use crate::solver::layer::{Event, goal_index, report_saved};
+use crate::solver::layer::{Event, Resumed, goal_index, report_saved};
 use crate::solver::summary::{CURRENT, NEXT, UNSEEN_LEFT, next_layer};
 use crate::solver::table::disk::{DiskStats, OnDisk, Windows};
 use crate::solver::table::{self, Carried, Claim, Table};
@@ -330,10 +330,15 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
         } = share.balance(transport, &mut self.known, costs, depth, pull)?;
         share.table.begin_layer(T::code(depth), pull);
         let carried = share.table.take_carried();
+        let mut resumed = None;
         if let Some(carried) = &carried {
             share.repair = share.changed_blocks(&carried.incomplete);
             if share.partition.workers() == 1 {
                 share.skip_below = carried.through;
+                resumed = (carried.through > share.blocks.start).then(|| Resumed {
+                    through: carried.through - share.blocks.start,
+                    blocks: share.blocks.end - share.blocks.start,
+                });
             }
         }
         let (mut worked, mut own) = share.rounds(transport, checkpoints, &work, self.frontier, depth, pull)?;
@@ -363,7 +368,12 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
             .disk_stats()
             .zip(disk_before)
             .map(|(now, before)| now.since(&before));
-        Ok(LayerStats { moved, disk, ..stats })
+        Ok(LayerStats {
+            moved,
+            disk,
+            resumed,
+            ..stats
+        })
     }
 
     /// Takes in [`ended`](Searcher::ended) and the watched positions this
