@@ -135,6 +135,11 @@ pub struct LayerReport {
     /// the layer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_disk: Option<LayerOnDisk>,
+    /// For the layer a search on disk resumed inside, past a mark: the
+    /// white set below which the runs before this one had worked it
+    /// whole. Its `seconds` are then this run's, for the rest of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_through: Option<u64>,
 }
 
 /// What a search with its table on disk read and wrote for one layer,
@@ -1363,6 +1368,7 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                 depth,
                 found,
                 direction,
+                resumed,
                 ..
             } => {
                 layers.push(LayerReport {
@@ -1378,6 +1384,7 @@ fn recording<'a>(layers: &'a mut Vec<LayerReport>, observe: &'a mut dyn FnMut(Ev
                     mean_rank_seconds: None,
                     moved_positions: None,
                     on_disk: None,
+                    resumed_through: resumed.map(|r| r.through),
                 });
                 last = Instant::now();
             }
