@@ -35,7 +35,11 @@ fn case(name: &'static str) -> &'static Case {
     let mut cases = cases.lock().unwrap();
     cases.entry(name).or_insert_with(|| {
         let variant = Variant::named(name).unwrap();
-        let tablebase = Tablebase::new(scratch("api", name));
+        // Every test of the process shares the case, which lives as long
+        // as the process: its directory stays.
+        let dir = scratch("api", name);
+        let tablebase = Tablebase::new(dir.to_path_buf());
+        std::mem::forget(dir);
         let table = tablebase.table(variant.start(), Some(name)).unwrap();
         let board = variant.board();
         let reference = Reference::new(board.rows(), board.cols());

@@ -15,14 +15,14 @@
 mod support;
 
 use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use support::http::{self, Reply};
-use support::{Server, fresh_dir};
+use support::{Scratch, Server, fresh_dir};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
@@ -74,7 +74,8 @@ impl Drop for Driver {
 struct Session<'a> {
     driver: &'a Driver,
     id: String,
-    _profile: PathBuf,
+    /// Its profile directory, removed after the browser has closed.
+    _profile: Scratch,
 }
 
 impl<'a> Session<'a> {

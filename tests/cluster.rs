@@ -494,7 +494,8 @@ impl Drop for Tmpfs {
 fn a_full_disk_on_one_host_ends_the_job_and_the_same_command_resumes() {
     let db = common::scratch("cluster", "full");
     std::fs::create_dir_all(&db).unwrap();
-    let disk = Tmpfs::new(&common::scratch("cluster", "full-disk"), "64m");
+    let mount = common::scratch("cluster", "full-disk");
+    let disk = Tmpfs::new(&mount, "64m");
     let filler = disk.0.join("filler");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let filling = std::sync::Mutex::new(None);

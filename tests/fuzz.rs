@@ -550,7 +550,11 @@ fn fuzzed_server() -> &'static support::Server {
             },
             ..Default::default()
         };
-        support::Server::start_with(&support::fresh_dir("fuzz-serve"), options)
+        // The server lives as long as the process: its directory stays.
+        let dir = support::fresh_dir("fuzz-serve");
+        let server = support::Server::start_with(&dir, options);
+        std::mem::forget(dir);
+        server
     })
 }
 

@@ -9,7 +9,7 @@
 
 #![cfg(feature = "mpi")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,7 +19,7 @@ mod common;
 use common::succeeded;
 
 /// A fresh directory of this test's own under the target directory.
-fn fresh(name: &str) -> PathBuf {
+fn fresh(name: &str) -> common::Scratch {
     common::scratch("mpi", name)
 }
 

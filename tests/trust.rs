@@ -31,7 +31,7 @@ fn stderr(output: &Output) -> String {
 }
 
 /// A scratch database directory of this test process, made.
-fn fresh(name: &str) -> PathBuf {
+fn fresh(name: &str) -> common::Scratch {
     let dir = common::scratch("bishops-trust", name);
     fs::create_dir_all(&dir).unwrap();
     dir

@@ -9,19 +9,17 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use bishops::check::{self, CheckOptions};
 use bishops::pipeline::{SolveOptions, SolvePlan};
 use bishops::solver::Method;
 use bishops::storage::{Database, Layout};
 use bishops::tight::TightIndex;
 use bishops::{Cell, Position, Table, Tablebase, Variant};
-use common::scratch;
+use common::{Scratch, scratch};
 
 /// `name` solved by `method` into a scratch directory of its own, written
 /// in `layout` (or the one that suits it).
-fn solved_into(name: &str, method: Method, layout: Option<Layout>) -> (Variant, PathBuf) {
+fn solved_into(name: &str, method: Method, layout: Option<Layout>) -> (Variant, Scratch) {
     let variant = Variant::named(name).unwrap();
     let dir = scratch("twobit-db", &format!("{name}-{}-{layout:?}", method.name()));
     let options = SolveOptions {
@@ -38,11 +36,11 @@ fn solved_into(name: &str, method: Method, layout: Option<Layout>) -> (Variant, 
 
 struct Pair {
     variant: Variant,
-    bytes: (Database, Table, PathBuf),
-    two: (Database, Table, PathBuf),
+    bytes: (Database, Table, Scratch),
+    two: (Database, Table, Scratch),
     /// The two-bit search's table resolved to exact values as it was
     /// written, in the frames layout.
-    resolved: (Database, Table, PathBuf),
+    resolved: (Database, Table, Scratch),
 }
 
 fn pair(name: &str) -> Pair {

@@ -1,6 +1,7 @@
 #![allow(dead_code)]
 
 pub mod reference;
+pub mod scratch;
 pub mod stops;
 pub mod tables;
 
@@ -9,13 +10,13 @@ use std::process::Output;
 
 use bishops::Variant;
 use bishops::solver::{self, Solution};
+pub use scratch::Scratch;
 
 /// `<target tmp>/<prefix>-<name>-<process id>`, removed when it exists: a
-/// scratch directory of one test process, not yet created.
-pub fn scratch(prefix: &str, name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{prefix}-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// scratch directory of one test process, not yet created, and removed
+/// again once the test has passed ([`Scratch`]).
+pub fn scratch(prefix: &str, name: &str) -> Scratch {
+    Scratch::fresh(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{prefix}-{name}-{}", std::process::id())))
 }
 
 /// `output` of a command that must have succeeded (`what` names it), or

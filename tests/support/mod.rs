@@ -4,6 +4,9 @@
 #![allow(dead_code)] // each test file uses its own part
 
 pub mod http;
+#[path = "../common/scratch.rs"]
+mod scratch;
+pub use scratch::Scratch;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -14,13 +17,10 @@ use std::thread::JoinHandle;
 use bishops::server::{self, ServeOptions};
 
 /// A fresh, unique directory path under the cargo target's temporary
-/// directory; it does not exist when returned.
-pub fn fresh_dir(name: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    if path.exists() {
-        std::fs::remove_dir_all(&path).unwrap();
-    }
-    path
+/// directory; it does not exist when returned, and is removed once the
+/// test has passed ([`Scratch`]).
+pub fn fresh_dir(name: &str) -> Scratch {
+    Scratch::fresh(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id())))
 }
 
 /// `bishops serve` over `dir`, run in this process on its own tokio runtime
