@@ -13,7 +13,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Every message is one line: every path in it, in a field or in a
 /// variant's text, is shown by [`text::path`](crate::text::path), whatever
 /// its characters. [`Error::exit_code`] is 2 for bad input (a
-/// position, a variant name, an option) and 1 for everything else.
+/// position, a variant name, an option), 3 for a solve stopped on purpose
+/// with its work saved ([`Error::Stopped`]), and 1 for everything else.
 #[derive(Debug)]
 pub enum Error {
     /// A position string was refused.
@@ -61,8 +62,10 @@ pub enum Error {
     /// writer names the table ([`Error::Mismatch`] for a search's,
     /// [`Error::Corrupt`] for a file's).
     Unresolved(String),
-    /// A solve stopped on purpose before the end (a test hook), its search
-    /// saved in a checkpoint.
+    /// A solve stopped on purpose before the end (asked by `SIGUSR1`, or
+    /// a test hook), its search saved in a checkpoint or a mark: not a
+    /// failure, and the same command goes on from it. Exit status 3, so a
+    /// script can tell it from one.
     Stopped(String),
     /// A database exists but cannot be trusted.
     Corrupt {
@@ -91,9 +94,19 @@ impl Error {
         ))
     }
 
-    /// The process exit status for this error: 2 for bad input, 1 otherwise.
+    /// The process exit status for this error: 2 for bad input, 3 for a
+    /// solve stopped on purpose with its work saved, 1 otherwise.
+    ///
+    /// ```
+    /// use bishops::Error;
+    ///
+    /// assert_eq!(Error::Usage("two layouts".into()).exit_code(), 2);
+    /// assert_eq!(Error::Stopped("stopped after layer 3".into()).exit_code(), 3);
+    /// assert_eq!(Error::Mismatch("counts differ".into()).exit_code(), 1);
+    /// ```
     pub fn exit_code(&self) -> i32 {
         match self {
+            Error::Stopped(_) => 3,
             Error::Position(_)
             | Error::UnknownVariant(_)
             | Error::AmbiguousVariant(..)
@@ -156,6 +169,24 @@ impl fmt::Display for Error {
 }
 
 impl Error {
+    /// The one line the binary prints for this error on stderr:
+    /// `bishops: error: …`, or `bishops: stopped …` for a stop asked for,
+    /// which is not a failure.
+    ///
+    /// ```
+    /// use bishops::Error;
+    ///
+    /// assert_eq!(Error::Usage("two layouts".into()).line(), "bishops: error: two layouts");
+    /// assert_eq!(Error::Stopped("stopped after layer 3".into()).line(), "bishops: stopped after layer 3");
+    /// ```
+    pub fn line(&self) -> String {
+        let message = crate::text::one_line(&self.to_string());
+        match self {
+            Error::Stopped(_) => format!("bishops: {message}"),
+            _ => format!("bishops: error: {message}"),
+        }
+    }
+
     /// Whether the fault is the caller's (bad input) rather than this
     /// machine's: what a server answers 4xx rather than 5xx. A database
     /// directory that cannot be used is the user's to fix on the command

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(e) => {
-            say_line(&format!("bishops: error: {}", bishops::text::one_line(&e.to_string())));
+            say_line(&e.line());
             return ExitCode::from(e.exit_code() as u8);
         }
     };
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line whatever went into it: paths are escaped where
             // they are named, and this catches what was not.
-            say_line(&format!("bishops: error: {}", bishops::text::one_line(&e.to_string())));
+            say_line(&e.line());
             ExitCode::from(e.exit_code() as u8)
         }
     }

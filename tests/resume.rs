@@ -49,7 +49,7 @@ fn stop(dir: &Path, variant: &str, layer: &str) {
         ],
         &["solve", variant],
     );
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert!(stderr(&output).contains("stopped after layer"), "{}", stderr(&output));
     assert!(
         !dir.join(format!("{variant}.sqlite")).exists(),
@@ -214,7 +214,7 @@ fn two_searched_classes_resume_the_second_without_searching_the_first() {
         ],
         &["solve", "7x5-full"],
     );
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_eq!(hidden(&dir), [".7x5-full.a1.checkpoint", ".7x5-full.a2.checkpoint"]);
     let err = ok(&dir, &[], &["solve", "7x5-full"]);
     assert!(
@@ -252,7 +252,7 @@ fn a_stopped_two_bit_solve_resumes_and_exports_the_fresh_table() {
         ],
         &["solve", "9x6", "--method", "two-bit"],
     );
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_eq!(hidden(&dir), [".9x6.a1.checkpoint"]);
     let err = ok(&dir, &[], &["solve", "9x6", "--method", "two-bit"]);
     assert!(err.contains("two-bit search"), "{err}");

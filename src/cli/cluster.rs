@@ -83,8 +83,14 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
         Err(e) => {
             let me = transport.worker();
             let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
+            // A stop asked for is not a failure (exit status 3, as alone).
+            let what = if matches!(e, Error::Stopped(_)) {
+                ""
+            } else {
+                "error on "
+            };
             crate::text::say!(
-                "bishops: error on rank {me} of {}{host}: {e}; ending the job",
+                "bishops: {what}rank {me} of {}{host}: {e}; ending the job",
                 transport.workers()
             );
             SimpleCommunicator::world().abort(e.exit_code())
