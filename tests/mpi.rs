@@ -1,7 +1,8 @@
 //! `mpirun -np N bishops solve` over the system's MPI: the tables a job of
 //! N ranks writes are, exported, byte for byte those of one process; a
 //! rank that dies ends the job with nothing written; a job that stopped
-//! resumes from every rank's checkpoint with as many ranks, and no other.
+//! (asked by SIGUSR1, or by the test hook) resumes from every rank's
+//! checkpoint with as many ranks, and no other.
 //!
 //! Built only with `--features mpi`; the tests need `mpirun` and are
 //! ignored otherwise: `.ci/run` installs Open MPI and runs them with
@@ -312,6 +313,65 @@ fn files_with(dir: &Path, part: &str) -> Vec<String> {
         .unwrap_or_default();
     names.sort();
     names
+}
+
+/// `kill -USR1` to `mpirun`, which passes it to every rank, stops a job
+/// where it loses nothing: at the end of a layer, once every rank's share
+/// of it is saved, with the exit status of a stop (3, not a failure) and
+/// no rank's line an error; three ranks then go on from the shares and
+/// write the table one process writes.
+#[test]
+#[ignore = "needs mpirun: cargo test --features mpi --test mpi -- --ignored"]
+fn a_job_asked_to_stop_saves_every_rank_s_share_and_goes_on() {
+    let single = fresh("asked-single");
+    succeeded(
+        bishops(&["--db", single.to_str().unwrap(), "solve", "9x8", "--method", "two-bit"]),
+        "single",
+    );
+    let expected = export(&single, "9x8");
+    let dir = fresh("asked");
+    let db = dir.to_str().unwrap();
+    let solve = ["--db", db, "solve", "9x8", "--method", "two-bit"];
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("job.log");
+    // A checkpoint after every layer: asked once the first is saved.
+    let mut job = mpirun(3, &solve)
+        .env("BISHOPS_CHECKPOINT_SECONDS", "0")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let shares: Vec<String> = (0..3).map(|r| format!(".9x8.a1.rank-{r}-of-3.checkpoint")).collect();
+    let waited = Instant::now();
+    while files_with(&dir, ".checkpoint") != shares {
+        assert!(waited.elapsed() < Duration::from_secs(120), "no shares saved");
+        assert!(job.try_wait().unwrap().is_none(), "the job ended before it was asked");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: a signal to the child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(job.id() as libc::pid_t, libc::SIGUSR1) }, 0);
+    let status = job.wait().unwrap();
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(3), "{said}");
+    // Each rank says so as it ends; mpirun may end the others before
+    // they have, once the first has ended with its status.
+    assert!(
+        said.contains("as asked (SIGUSR1); every rank's checkpoint holds its share"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("MPI_ABORT"),
+        "the job ends as a finished one does: {said}"
+    );
+    assert!(!said.contains("bishops: error"), "{said}");
+    assert!(!dir.join("9x8.sqlite").exists(), "nothing written");
+    assert_eq!(files_with(&dir, ".checkpoint"), shares);
+
+    let resumed = succeeded(mpirun(3, &solve).output().unwrap(), "resume");
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(stderr.contains("resuming"), "{stderr}");
+    assert!(export(&dir, "9x8") == expected);
+    assert!(files_with(&dir, ".checkpoint").is_empty());
 }
 
 #[test]

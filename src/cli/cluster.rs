@@ -43,7 +43,8 @@ pub fn launched() -> bool {
 }
 
 /// `bishops solve` on every rank of the job: see the module. Returns only
-/// when every rank is done; an error on any rank aborts the job from here.
+/// when every rank is done, or has stopped as asked ([`Error::Stopped`],
+/// on every rank at once); an error on any rank aborts the job from here.
 pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
     let silence = silence()?;
     let Some((universe, threading)) = mpi::initialize_with_threading(mpi::Threading::Multiple) else {
@@ -80,17 +81,26 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             }
             Ok(())
         }
+        // Every rank stops at the same layer's end, once every share is
+        // saved (whether to stop is decided together): not a failure, so
+        // the job ends as a finished one does, and each rank says where it
+        // stopped (exit status 3).
+        Err(Error::Stopped(e)) => {
+            let me = transport.worker();
+            let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
+            if let Some(watch) = watch {
+                watch.stop();
+            }
+            Err(Error::Stopped(format!(
+                "rank {me} of {}{host}: {e}",
+                transport.workers()
+            )))
+        }
         Err(e) => {
             let me = transport.worker();
             let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
-            // A stop asked for is not a failure (exit status 3, as alone).
-            let what = if matches!(e, Error::Stopped(_)) {
-                ""
-            } else {
-                "error on "
-            };
             crate::text::say!(
-                "bishops: {what}rank {me} of {}{host}: {e}; ending the job",
+                "bishops: error on rank {me} of {}{host}: {e}; ending the job",
                 transport.workers()
             );
             SimpleCommunicator::world().abort(e.exit_code())
