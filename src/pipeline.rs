@@ -52,6 +52,11 @@ pub struct SolveOptions {
     pub layout: Option<Layout>,
     /// Bytes the solve may use at most, besides what is available.
     pub max_memory: Option<u64>,
+    /// Bytes of disk the solve may use at most in its directory, besides
+    /// what is free there: a table on disk is folded onto its orbits when
+    /// that makes it fit (unless `fold` is `Some(false)`), and a solve that
+    /// does not fit even so is refused ([`SolvePlan::check_disk`]).
+    pub max_disk: Option<u64>,
     /// `None`: no checkpoints. Otherwise the tight and two-bit searches save
     /// checkpoints into the database directory and resume from one
     /// ([`checkpoint`]);
@@ -61,7 +66,7 @@ pub struct SolveOptions {
     /// Whether a two-bit table on disk is folded onto its orbits before
     /// the database is written from it ([`Plan::solve_on_disk_folded_with`]):
     /// `None` folds when the table and the database would not fit the
-    /// disk together and the fold does, or when a fold was begun; a fold
+    /// disk (or `max_disk`) together, or when a fold was begun; a fold
     /// needs checkpoints and a class whose one symmetry exchanges the
     /// colours.
     pub fold: Option<bool>,
@@ -401,17 +406,23 @@ impl<'a> SolvePlan<'a> {
     /// for, or left to the solve ([`SolveOptions::fold`]) and begun
     /// already or needed for the disk to suffice.
     pub fn folds(&self, dir: &Path) -> bool {
-        if self.table_cap.is_none() || self.options.checkpoints.is_none() || self.options.fold == Some(false) {
+        if self.options.fold == Some(false) || !self.may_fold() {
             return false;
         }
-        let can = on_plan!(&self.plan, p => p.can_fold());
-        if !can || self.options.fold == Some(true) {
-            return can;
+        if self.options.fold == Some(true) {
+            return true;
         }
         let begun = self.fold_record(dir).is_some();
-        let short =
-            free_disk(dir).is_some_and(|free| self.disk_need(false) > free.saturating_add(self.checkpoint_bytes(dir)));
-        begun || short
+        let whole = self.disk_need(false);
+        let short = free_disk(dir).is_some_and(|free| whole > free.saturating_add(self.checkpoint_bytes(dir)));
+        let over = self.options.max_disk.is_some_and(|cap| whole > cap);
+        begun || short || over
+    }
+
+    /// Whether this solve's tables could be folded: kept on disk, with
+    /// checkpoints, on a board whose one symmetry exchanges the colours.
+    fn may_fold(&self) -> bool {
+        self.table_cap.is_some() && self.options.checkpoints.is_some() && on_plan!(&self.plan, p => p.can_fold())
     }
 
     /// The record of a fold begun in `dir` by an earlier run, if there is one.
@@ -543,15 +554,37 @@ impl<'a> SolvePlan<'a> {
             .map(|(_, sizes)| sizes)
     }
 
-    /// Refuses a solve into `dir` that would not fit in its free disk space
-    /// and the space its own checkpoints there hold, which the solve
-    /// resumes from and replaces.
+    /// Refuses a solve into `dir` that would need more disk than the cap
+    /// (`--max-disk`), or would not fit in its free disk space and the
+    /// space its own checkpoints there hold, which the solve resumes from
+    /// and replaces.
     ///
     /// # Errors
     ///
-    /// [`Error::TooLarge`] naming what it needs and what is free.
+    /// [`Error::TooLarge`] naming what it needs and the cap, or what is free.
     pub fn check_disk(&self, dir: &Path) -> Result<()> {
         let (need, held) = (self.disk_bytes_in(dir), self.checkpoint_bytes(dir));
+        if let Some(cap) = self.options.max_disk
+            && need > cap
+        {
+            return Err(Error::TooLarge(format!(
+                "variant {} needs about {} of disk in {}, more than the cap of {} (--max-disk){}",
+                self.variant.name(),
+                human_bytes(need),
+                crate::text::path(dir),
+                human_bytes(cap),
+                if self.folds(dir) {
+                    ", even with its table folded onto its orbits".to_string()
+                } else if self.options.fold == Some(false) && self.may_fold() {
+                    format!(
+                        ", and folded onto its orbits it would need about {} (--fold never)",
+                        human_bytes(self.disk_need(true))
+                    )
+                } else {
+                    String::new()
+                }
+            )));
+        }
         match free_disk(dir) {
             Some(free) if need > free.saturating_add(held) => Err(Error::TooLarge(format!(
                 "variant {} needs about {} of disk in {}, only {} is free{}",
@@ -636,7 +669,7 @@ impl<'a> SolvePlan<'a> {
             )
         });
         format!(
-            "solving {} ({} search{chosen}{on_disk}, {} thread{}): {} legal positions per class, {} class{}{}; needs about {}{} and {} of disk{}",
+            "solving {} ({} search{chosen}{on_disk}, {} thread{}): {} legal positions per class, {} class{}{}; needs about {}{} and {} of disk{}{}",
             self.variant.name(),
             self.method().name(),
             rayon::current_num_threads(),
@@ -654,6 +687,10 @@ impl<'a> SolvePlan<'a> {
                 (_, None) => String::new(),
             },
             human_bytes(self.disk_bytes_in(dir)),
+            match self.options.max_disk {
+                Some(cap) => format!(" (within the {} cap, --max-disk)", human_bytes(cap)),
+                None => String::new(),
+            },
             free_disk(dir).map_or(String::new(), |f| match self.checkpoint_bytes(dir) {
                 0 => format!(" of {} free", human_bytes(f)),
                 held => format!(
@@ -1620,6 +1657,58 @@ mod tests {
         assert!(whole >= table + always.database_bytes(), "{whole}");
         let unchecked = SolvePlan::new(&variant, options(Some(true), false)).unwrap();
         assert!(!unchecked.folds(&dir), "no fold without checkpoints");
+    }
+
+    /// A disk cap (`--max-disk`) folds a table on disk when the fold fits
+    /// under it and the whole table does not; it refuses a solve that fits
+    /// under it neither way, or only folded when folds are refused.
+    #[test]
+    fn a_disk_cap_folds_the_table_or_refuses_the_solve() {
+        let variant = Variant::named("9x8").unwrap();
+        let dir = std::env::temp_dir();
+        let plan = |fold, max_disk| {
+            let options = SolveOptions {
+                method: Some(Method::TwoBit),
+                max_memory: Some(3 << 20),
+                max_disk,
+                checkpoints: Some(CheckpointOptions::default()),
+                fold,
+                ..SolveOptions::default()
+            };
+            SolvePlan::new(&variant, options).unwrap()
+        };
+        let (folded, whole) = (
+            plan(Some(true), None).disk_bytes_in(&dir),
+            plan(Some(false), None).disk_bytes_in(&dir),
+        );
+        assert!(folded < whole, "{folded} of {whole}");
+        let roomy = plan(None, Some(whole));
+        assert!(!roomy.folds(&dir), "the whole table fits the cap");
+        roomy.check_disk(&dir).unwrap();
+        let tight = plan(None, Some(whole - 1));
+        assert!(tight.folds(&dir), "only the fold fits the cap");
+        assert_eq!(tight.disk_bytes_in(&dir), folded);
+        tight.check_disk(&dir).unwrap();
+        let line = tight.summary(&dir);
+        assert!(
+            line.contains("folded onto its orbits") && line.contains(" cap, --max-disk)"),
+            "{line}"
+        );
+        let never = plan(Some(false), Some(whole - 1));
+        let refused = never.check_disk(&dir).unwrap_err();
+        assert!(matches!(refused, Error::TooLarge(_)), "{refused:?}");
+        let refused = refused.to_string();
+        assert!(
+            refused.contains("(--max-disk), and folded onto its orbits it would need about")
+                && refused.ends_with("(--fold never)"),
+            "{refused}"
+        );
+        let refused = plan(None, Some(folded - 1)).check_disk(&dir).unwrap_err().to_string();
+        assert!(
+            refused.contains("more than the cap of")
+                && refused.ends_with("(--max-disk), even with its table folded onto its orbits"),
+            "{refused}"
+        );
     }
 
     #[test]

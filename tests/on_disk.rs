@@ -887,6 +887,55 @@ fn a_table_folded_onto_its_orbits_writes_the_same_database_and_a_stopped_fold_re
     assert!(left.is_empty(), "files left beside the database: {left:?}");
 }
 
+/// `--max-disk` folds a table on disk when only the fold fits under it,
+/// writing the same database, and refuses with one line, before it
+/// searches, a solve that does not fit under it even folded.
+#[test]
+fn a_disk_cap_folds_the_table_or_refuses_the_solve() {
+    use bishops::pipeline::{SolveOptions, SolvePlan};
+    let (name, memory) = ("9x8", scratch("on-disk", "disk-cap-memory"));
+    solve(&memory, name, &[]);
+    let want = export_digest(&memory, name);
+    let dir = scratch("on-disk", "disk-cap");
+    std::fs::create_dir_all(&dir).unwrap();
+    // What the solve needs unfolded, in whole MiB below it: only the fold fits.
+    let options = SolveOptions {
+        method: Some(Method::TwoBit),
+        max_memory: Some(3 << 20),
+        fold: Some(false),
+        checkpoints: Some(Default::default()),
+        ..SolveOptions::default()
+    };
+    let whole = SolvePlan::new(&Variant::named(name).unwrap(), options)
+        .unwrap()
+        .disk_bytes_in(&dir);
+    let cap = ((whole - 1) >> 20).to_string();
+    let said = solve(&dir, name, &["--max-memory", "3", "--max-disk", &cap]);
+    assert!(
+        said.contains("folded onto its orbits before the database is written"),
+        "{said}"
+    );
+    assert!(said.contains(" cap, --max-disk)"), "{said}");
+    assert_eq!(export_digest(&dir, name), want, "folded under the cap: the same export");
+
+    let refused = scratch("on-disk", "disk-cap-refused");
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(&refused)
+        .args(["solve", name, "--max-memory", "3", "--max-disk", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("more than the cap of 1 MiB (--max-disk), even with its table folded"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!refused.join("9x8.sqlite").exists());
+    assert_eq!(tables_in(&refused), Vec::<String>::new(), "nothing left behind");
+}
+
 /// A two-bit solve's write tells how far it is, class by class, from its
 /// first white set to its last, as its table on disk is resolved into
 /// frames: on 13x10 that takes hours.

@@ -209,6 +209,12 @@ pub struct SolveArgs {
     /// directory, only part of it in memory; a solve that cannot fit even so is refused.
     #[arg(long, value_name = "MIB")]
     pub max_memory: Option<u64>,
+    /// Use at most this many MiB of disk in the database directory
+    /// (default: what is free): a two-bit table on disk is folded onto its
+    /// orbits when that makes the solve fit (unless --fold never), and a
+    /// solve that cannot fit even so is refused before it starts.
+    #[arg(long, value_name = "MIB")]
+    pub max_disk: Option<u64>,
     /// Fold a two-bit table on disk onto its orbits before the database is
     /// written (`always`), never, or when the table and the database would
     /// not fit the disk together (`auto`): half the table's disk, on a

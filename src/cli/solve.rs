@@ -410,28 +410,31 @@ pub(super) fn chosen(args: &SolveArgs) -> Result<Vec<Variant>> {
     }
 }
 
-/// The solve options of `args`: method, layout, memory limit, checkpoints.
+/// The solve options of `args`: method, layout, memory and disk limits,
+/// checkpoints.
 ///
 /// # Errors
 ///
-/// [`Error::Usage`] for a memory limit beyond counting or a bad checkpoint
-/// setting.
+/// [`Error::Usage`] for a memory or disk limit beyond counting or a bad
+/// checkpoint setting.
 pub(super) fn options(args: &SolveArgs) -> Result<SolveOptions> {
-    let max_memory = args
-        .max_memory
-        .map(|mib| {
+    // A cap in MiB, in bytes.
+    let bytes = |option: &str, mib: Option<u64>| {
+        mib.map(|mib| {
             mib.checked_mul(1 << 20).ok_or_else(|| {
                 Error::Usage(format!(
-                    "--max-memory {mib} MiB is more bytes than can be counted: give at most {} MiB",
+                    "{option} {mib} MiB is more bytes than can be counted: give at most {} MiB",
                     u64::MAX >> 20
                 ))
             })
         })
-        .transpose()?;
+        .transpose()
+    };
     Ok(SolveOptions {
         method: args.method.method(),
         layout: args.layout.layout(),
-        max_memory,
+        max_memory: bytes("--max-memory", args.max_memory)?,
+        max_disk: bytes("--max-disk", args.max_disk)?,
         checkpoints: Some(checkpoint_options(args.restart)?),
         fold: args.fold.fold(),
     })
