@@ -1172,6 +1172,13 @@ fn help_works_for_every_subcommand() {
         r.contains("csv") && r.contains("jsonl") && r.contains("--output"),
         "{r}"
     );
+    // The exit statuses, and how to stop a long solve, are in the help.
+    assert!(
+        top.contains("Exit status: 0 on success, 2 for bad input, 3 for a solve stopped on purpose"),
+        "{top}"
+    );
+    let r = db.ok(&["solve", "--help"]).stdout;
+    assert!(r.contains("kill -USR1 PID") && r.contains("exits 3"), "{r}");
     let r = db.ok(&["--version"]).stdout;
     assert!(r.contains(env!("CARGO_PKG_VERSION")), "{r}");
     // No subcommand and an unknown one are usage errors.

@@ -8,9 +8,18 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::solver::Method;
 use crate::storage::Layout;
 
+/// What `bishops --help` and the manual page say last: the exit statuses.
+const EXIT_STATUS: &str = "Exit status: 0 on success, 2 for bad input, 3 for a solve stopped on purpose \
+(kill -USR1 PID) with its work saved, which the same command goes on from, 1 for anything else.";
+
+/// What `bishops solve --help` says last: how to stop a long solve.
+const SOLVE_STOP: &str = "kill -USR1 PID asks a running solve to stop where it loses nothing: it saves \
+its search at its next save point, says where, and exits 3; the same command goes on from there. \
+SIGTERM and Ctrl-C stop it at once, losing what it did since its last checkpoint or mark.";
+
 /// Strongly solves the Bishops swap puzzle and answers questions about its positions.
 #[derive(Parser, Debug)]
-#[command(name = "bishops", version, about)]
+#[command(name = "bishops", version, about, after_help = EXIT_STATUS)]
 pub struct Cli {
     /// Where solved databases live.
     #[arg(long, global = true, env = "BISHOPS_DB", default_value = "db")]
@@ -34,6 +43,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Solve variants and write their databases.
+    #[command(after_help = SOLVE_STOP)]
     Solve(SolveArgs),
     /// Status, remoteness, board and every legal move of a position.
     Query(PositionArgs),
