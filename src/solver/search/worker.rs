@@ -442,7 +442,14 @@ impl<T: Table, W: Word> LayerWorker for Searcher<'_, T, W> {
                 watched: &watched,
             })
         });
-        saved(transport, checkpoints, wrote, save, class, found)
+        saved(transport, checkpoints, wrote, save, class, found)?;
+        // The save holds the whole table, as a mark would: the next mark is
+        // due a whole interval after it, not after the last mark.
+        if let Some(marks) = &self.share.marks {
+            let disk = self.share.table.disk_stats().unwrap_or_default();
+            marks.lock().unwrap_or_else(|e| e.into_inner()).saved(disk);
+        }
+        Ok(())
     }
 }
 
@@ -912,6 +919,15 @@ impl Marks {
         let since = self.last.elapsed();
         self.every.is_zero() || (since >= self.every && since >= self.took * MARK_SHARE)
     }
+
+    /// After a save at a layer's end, with the table's traffic `disk`
+    /// then: the work is kept as far as a mark would keep it, so the next
+    /// mark is due `every` from now and counts the traffic from here. (On
+    /// 13x10 a mark came 29 s after the save that ended layer 9, as the
+    /// hour had passed since the search began.)
+    fn saved(&mut self, disk: DiskStats) {
+        (self.last, self.disk) = (Instant::now(), disk);
+    }
 }
 
 impl<'a, T: Table, W: Word> Holding<'a, T, W> {
@@ -1298,7 +1314,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
             let disk = self.table.disk_stats().unwrap_or_default();
             let moved = disk.since(&marks.disk);
             checkpoints.note(&format!(
-                "{} layer {}: its white sets below {end} of {} are worked whole, marked on disk in {:.1} s; in the {:.0} s since the last mark, {} images spooled and claimed, {} segments read and {} written ({} MiB), {:.0} s of it reading and writing",
+                "{} layer {}: its white sets below {end} of {} are worked whole, marked on disk in {:.1} s; in the {:.0} s since the last mark or save, {} images spooled and claimed, {} segments read and {} written ({} MiB), {:.0} s of it reading and writing",
                 marks.label,
                 depth + 1,
                 self.blocks.end,
@@ -1859,6 +1875,33 @@ mod tests {
     use crate::solver::boundary::NoCheckpoints;
     use crate::solver::search::{board, bytes, saving};
     use crate::solver::table::codes::CodeTable;
+
+    /// A mark is due once its interval has passed since the last mark or
+    /// save, and what a save at a layer's end restarts: the next mark
+    /// counts its time and traffic from the save.
+    #[test]
+    fn a_save_restarts_the_clock_of_marks() {
+        let every = std::time::Duration::from_millis(40);
+        let mut marks = Marks {
+            every,
+            last: Instant::now(),
+            took: std::time::Duration::ZERO,
+            label: "9x8 a1".into(),
+            disk: DiskStats::default(),
+        };
+        assert!(!marks.due());
+        std::thread::sleep(every);
+        assert!(marks.due(), "the interval has passed");
+        let disk = DiskStats {
+            reads: 7,
+            ..DiskStats::default()
+        };
+        marks.saved(disk);
+        assert!(!marks.due(), "a save was just made");
+        assert_eq!(marks.disk.reads, 7, "the next mark counts from the save");
+        std::thread::sleep(every);
+        assert!(marks.due());
+    }
 
     /// The rounds of a layer cover a worker's blocks once, in order, even
     /// with more rounds than blocks, and hold about as much work each;
