@@ -52,8 +52,8 @@ pub struct SolveOptions {
     pub layout: Option<Layout>,
     /// Bytes the solve may use at most, besides what is available.
     pub max_memory: Option<u64>,
-    /// Bytes of disk the solve may use at most in its directory, besides
-    /// what is free there: a table on disk is folded onto its orbits when
+    /// Bytes of disk the solve may use at most in its directory, however
+    /// much is free there: a table on disk is folded onto its orbits when
     /// that makes it fit (unless `fold` is `Some(false)`), and a solve that
     /// does not fit even so is refused ([`SolvePlan::check_disk`]).
     pub max_disk: Option<u64>,

@@ -64,11 +64,14 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
             "bishops: this MPI library does not take calls from two threads, so no rank watches the others: a rank that stops answering hangs the job"
         );
     }
-    match solve_ranks(db, &args, &mut transport, out) {
+    let result = solve_ranks(db, &args, &mut transport, out);
+    // Which rank this is, as every line of its ending names it.
+    let (me, ranks) = (transport.worker(), transport.workers());
+    let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
+    match result {
         Ok(()) => {
-            let (me, ranks, traffic) = (transport.worker(), transport.workers(), transport.traffic());
+            let traffic = transport.traffic();
             if traffic.exchanges > 0 {
-                let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
                 crate::text::say!(
                     "bishops: rank {me} of {ranks}{host}: {} exchanges with the others, {} sent, {:.2} s waiting in them",
                     traffic.exchanges,
@@ -86,23 +89,13 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
         // the job ends as a finished one does, and each rank says where it
         // stopped (exit status 3).
         Err(Error::Stopped(e)) => {
-            let me = transport.worker();
-            let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
             if let Some(watch) = watch {
                 watch.stop();
             }
-            Err(Error::Stopped(format!(
-                "rank {me} of {}{host}: {e}",
-                transport.workers()
-            )))
+            Err(Error::Stopped(format!("rank {me} of {ranks}{host}: {e}")))
         }
         Err(e) => {
-            let me = transport.worker();
-            let host = watch.as_ref().map_or(String::new(), |w| format!(" ({})", w.host(me)));
-            crate::text::say!(
-                "bishops: error on rank {me} of {}{host}: {e}; ending the job",
-                transport.workers()
-            );
+            crate::text::say!("bishops: error on rank {me} of {ranks}{host}: {e}; ending the job");
             SimpleCommunicator::world().abort(e.exit_code())
         }
     }
