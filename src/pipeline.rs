@@ -173,6 +173,10 @@ pub struct LayerOnDisk {
     /// Seconds the marks took, writing back and syncing.
     #[serde(default)]
     pub mark_seconds: f64,
+    /// Segments that came in on the memory of segments that left, not
+    /// on fresh pages the system zeroed.
+    #[serde(default)]
+    pub segments_moved: u64,
 }
 
 impl From<DiskStats> for LayerOnDisk {
@@ -187,6 +191,7 @@ impl From<DiskStats> for LayerOnDisk {
             spool_drains: disk.drains,
             marks: disk.marks,
             mark_seconds: disk.marked_ns as f64 / 1e9,
+            segments_moved: disk.moved,
         }
     }
 }

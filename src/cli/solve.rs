@@ -45,12 +45,14 @@ fn disk_line(name: &str, class: Class, depth: u16, disk: &DiskStats) -> String {
     };
     format!(
         "bishops: {name} {} layer {depth}: on disk, {} segments read and {} written ({}), \
-         {:.1} s reading and writing; {} images spooled ({}{drains}){marks}",
+         {:.1} s reading and writing, {} segments in on the memory of ones that left; \
+         {} images spooled ({}{drains}){marks}",
         class.name(),
         disk.reads,
         disk.writes,
         human_bytes(disk.bytes),
         disk.waited_ns as f64 / 1e9,
+        disk.moved,
         disk.spooled,
         human_bytes(disk.spool_bytes),
     )
