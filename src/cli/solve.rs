@@ -718,12 +718,14 @@ mod tests {
             waited_ns: 12_345_000_000,
             spooled: 4_000_000,
             spool_bytes: 6 << 20,
+            moved: 900,
             ..DiskStats::default()
         };
         assert_eq!(
             disk_line("13x10", Class::Even, 6, &disk),
             "bishops: 13x10 a1 layer 6: on disk, 1200 segments read and 300 written (3072 MiB), \
-             12.3 s reading and writing; 4000000 images spooled (6 MiB)"
+             12.3 s reading and writing, 900 segments in on the memory of ones that left; \
+             4000000 images spooled (6 MiB)"
         );
         disk.drains = 2;
         assert!(disk_line("13x10", Class::Even, 6, &disk).ends_with(", claimed 2 times at its budget)"));
