@@ -182,6 +182,43 @@ fn a_killed_checkpoint_write_leaves_the_previous_one_usable() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A solve stopped as asked prints, with `--json`, the variants solved
+/// before the stop and the stop's own words, which its stderr line gives.
+#[test]
+fn a_stopped_solve_s_json_reports_what_it_solved_and_where_it_stopped() {
+    let dir = fresh_dir("json");
+    ok(&dir, &[], &["solve", "5x4"]);
+    let output = run(
+        &dir,
+        &[
+            ("BISHOPS_STOP_AFTER_LAYER", "6"),
+            ("BISHOPS_CHECKPOINT_SECONDS", "100000"),
+        ],
+        &["solve", "5x4", "9x6", "--json"],
+    );
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let variants = report["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 1, "{report}");
+    assert_eq!(variants[0]["variant"], "5x4", "{report}");
+    let stopped = report["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with("stopped after layer 6 of 9x6 class a1"),
+        "{stopped}"
+    );
+    assert!(
+        stderr(&output).contains(&format!("bishops: {stopped}")),
+        "{}",
+        stderr(&output)
+    );
+    // A solve that ends says nothing of a stop.
+    let output = run(&dir, &[], &["solve", "9x6", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(report.get("stopped").is_none(), "{report}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn every_layer_checkpointed_then_finished_leaves_no_checkpoint() {
     let dir = fresh_dir("every");

@@ -108,7 +108,16 @@ fn solve_ranks(db: &Path, args: &SolveArgs, transport: &mut MpiTransport, out: &
     let lead = transport.worker() == 0;
     let mut reports = Vec::new();
     for variant in &variants {
-        if let Some(report) = by_width!(variant, W => solve_share::<W>(db, variant, args, options, transport)?) {
+        let report = match by_width!(variant, W => solve_share::<W>(db, variant, args, options, transport)) {
+            Ok(report) => report,
+            // As one process's solve does (`solve`).
+            Err(Error::Stopped(stopped)) if lead && args.json => {
+                print_json(out, &reports, Some(&stopped))?;
+                return Err(Error::Stopped(stopped));
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(report) = report {
             if !args.json {
                 report.print(out)?;
             }
@@ -116,7 +125,7 @@ fn solve_ranks(db: &Path, args: &SolveArgs, transport: &mut MpiTransport, out: &
         }
     }
     if lead && args.json {
-        print_json(out, &reports)?;
+        print_json(out, &reports, None)?;
     }
     Ok(())
 }

@@ -367,14 +367,23 @@ pub fn solve(db: &Path, args: SolveArgs, out: &mut dyn Write) -> Result<()> {
     let options = options(&args)?;
     let mut reports = Vec::new();
     for variant in &variants {
-        let report = by_width!(variant, W => solve_one::<W>(db, variant, args.force, options)?);
+        let report = match by_width!(variant, W => solve_one::<W>(db, variant, args.force, options)) {
+            Ok(report) => report,
+            // A script told by exit status 3 that the solve stopped as
+            // asked still reads the variants solved before it, and where.
+            Err(Error::Stopped(stopped)) if args.json => {
+                print_json(out, &reports, Some(&stopped))?;
+                return Err(Error::Stopped(stopped));
+            }
+            Err(e) => return Err(e),
+        };
         if !args.json {
             report.print(out)?;
         }
         reports.push(report);
     }
     if args.json {
-        print_json(out, &reports)?;
+        print_json(out, &reports, None)?;
     }
     Ok(())
 }
@@ -533,15 +542,24 @@ pub(super) fn lock(db: &Path, variant: &Variant) -> Result<WriteLock> {
     })
 }
 
-/// The `--json` document of `solve`: one report per variant.
-pub(super) fn print_json(out: &mut dyn Write, reports: &[SolveReport]) -> Result<()> {
+/// The `--json` document of `solve`: one report per variant solved, and,
+/// when the solve was stopped as asked, what its line on stderr says.
+pub(super) fn print_json(out: &mut dyn Write, reports: &[SolveReport], stopped: Option<&str>) -> Result<()> {
     // Not through `serde_json::Value`, which cannot hold counts beyond
     // 64 bits (11x10 has 3.5 × 10^20 legal positions).
     #[derive(Serialize)]
     struct Reports<'a> {
         variants: &'a [SolveReport],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stopped: Option<&'a str>,
     }
-    write_json(out, &Reports { variants: reports })
+    write_json(
+        out,
+        &Reports {
+            variants: reports,
+            stopped,
+        },
+    )
 }
 
 /// One variant timed by `bench`.
