@@ -151,7 +151,7 @@ pub struct DiskStats {
     /// asked for.
     pub demand: u64,
     /// Segments that came in on the pages of segments that left, not on
-    /// fresh pages ([`Reserved::move_pages`]).
+    /// fresh pages (moved by `mremap`, see `DiskTable::hand_over`).
     pub moved: u64,
     /// Nanoseconds spent reading and writing, segments and spooled
     /// images.
