@@ -41,7 +41,37 @@ const CHUNK: usize = 1 << 10;
 impl Seal {
     /// The seal of the segment whose codes are `bytes`, little-endian
     /// words of 32 codes.
+    ///
+    /// A table on disk seals every segment it writes, which was a fifth of
+    /// 13x10's search in a profile of its tenth layer. Where the processor
+    /// has AVX2 and POPCNT, the words are mapped and counted by a copy of
+    /// this loop compiled for them: on 16 MiB, 6.3 ms a seal against 9.0
+    /// (each of its four checksums alone takes 1.3). The baseline x86-64
+    /// build counts bits in a dozen instructions and maps a word at a time.
     pub fn of(bytes: &[u8]) -> Seal {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+            // SAFETY: this processor has both.
+            return unsafe { Seal::of_avx2(bytes) };
+        }
+        Seal::of_any(bytes)
+    }
+
+    /// [`of`](Self::of) compiled for AVX2 and POPCNT.
+    ///
+    /// # Safety
+    ///
+    /// The processor must have both.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,popcnt")]
+    unsafe fn of_avx2(bytes: &[u8]) -> Seal {
+        Seal::of_any(bytes)
+    }
+
+    /// [`of`](Self::of) for any processor, inlined into the copies
+    /// compiled for more.
+    #[inline(always)]
+    fn of_any(bytes: &[u8]) -> Seal {
         // Positions per code of a word: residues 0 to 2 (unseen is the
         // rest).
         const M: u64 = 0x5555_5555_5555_5555;
@@ -130,6 +160,28 @@ mod tests {
     fn seal(codes: &[u8]) -> Seal {
         let bytes: Vec<u8> = packed(codes).iter().flat_map(|w| w.to_le_bytes()).collect();
         Seal::of(&bytes)
+    }
+
+    /// The copy compiled for AVX2 seals as the loop for any processor
+    /// does (where this processor has AVX2; elsewhere `of` is that loop).
+    #[test]
+    fn a_seal_is_the_same_on_every_instruction_set() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        // Over one chunk of words and a part, every code in every place.
+        for words in [0, 1, 7, CHUNK, CHUNK + 13, 3 * CHUNK] {
+            let bytes: Vec<u8> = (0..words)
+                .flat_map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x.to_le_bytes()
+                })
+                .collect();
+            let any = Seal::of_any(&bytes);
+            assert_eq!(Seal::of(&bytes), any, "{words} words");
+            assert_eq!(any.counts.iter().sum::<u64>(), 32 * words as u64);
+            assert_eq!(any.exact, xxhash_rust::xxh3::xxh3_64(&bytes));
+        }
     }
 
     #[test]
