@@ -39,17 +39,24 @@ fn ok(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
     stderr(&output)
 }
 
-/// Solves `variant` with the hook, which must stop it after `layer`.
-fn stop(dir: &Path, variant: &str, layer: &str) {
+/// Runs `args` with the hook, which must stop the solve after `layer`
+/// (exit status 3), and no checkpoint but the hook's.
+fn stopped(dir: &Path, layer: &str, args: &[&str]) -> Output {
     let output = run(
         dir,
         &[
             ("BISHOPS_STOP_AFTER_LAYER", layer),
             ("BISHOPS_CHECKPOINT_SECONDS", "100000"),
         ],
-        &["solve", variant],
+        args,
     );
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    output
+}
+
+/// Solves `variant` with the hook, which must stop it after `layer`.
+fn stop(dir: &Path, variant: &str, layer: &str) {
+    let output = stopped(dir, layer, &["solve", variant]);
     assert!(stderr(&output).contains("stopped after layer"), "{}", stderr(&output));
     assert!(
         !dir.join(format!("{variant}.sqlite")).exists(),
@@ -188,15 +195,7 @@ fn a_killed_checkpoint_write_leaves_the_previous_one_usable() {
 fn a_stopped_solve_s_json_reports_what_it_solved_and_where_it_stopped() {
     let dir = fresh_dir("json");
     ok(&dir, &[], &["solve", "5x4"]);
-    let output = run(
-        &dir,
-        &[
-            ("BISHOPS_STOP_AFTER_LAYER", "6"),
-            ("BISHOPS_CHECKPOINT_SECONDS", "100000"),
-        ],
-        &["solve", "5x4", "9x6", "--json"],
-    );
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let output = stopped(&dir, "6", &["solve", "5x4", "9x6", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let variants = report["variants"].as_array().unwrap();
     assert_eq!(variants.len(), 1, "{report}");
@@ -281,15 +280,7 @@ fn a_bad_hook_is_a_usage_error() {
 #[test]
 fn a_stopped_two_bit_solve_resumes_and_exports_the_fresh_table() {
     let dir = fresh_dir("two-bit");
-    let output = run(
-        &dir,
-        &[
-            ("BISHOPS_STOP_AFTER_LAYER", "7"),
-            ("BISHOPS_CHECKPOINT_SECONDS", "100000"),
-        ],
-        &["solve", "9x6", "--method", "two-bit"],
-    );
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    stopped(&dir, "7", &["solve", "9x6", "--method", "two-bit"]);
     assert_eq!(hidden(&dir), [".9x6.a1.checkpoint"]);
     let err = ok(&dir, &[], &["solve", "9x6", "--method", "two-bit"]);
     assert!(err.contains("two-bit search"), "{err}");
