@@ -40,7 +40,8 @@ fn ok(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
 }
 
 /// Runs `args` with the hook, which must stop the solve after `layer`
-/// (exit status 3), and no checkpoint but the hook's.
+/// (exit status 3), and with checkpoints too far apart to be taken
+/// before it.
 fn stopped(dir: &Path, layer: &str, args: &[&str]) -> Output {
     let output = run(
         dir,
