@@ -758,6 +758,9 @@ impl<'a> SolvePlan<'a> {
         note: &mut dyn FnMut(&str),
     ) -> Result<Solved> {
         self.check_files(dir)?;
+        if let Some(ranks) = crate::solver::ranks_note()? {
+            note(ranks);
+        }
         let table_cap = self.table_cap;
         if let Some(cap) = table_cap {
             // What a search on disk killed outright left, once its process is gone.

@@ -3,14 +3,22 @@
 //! A baseline x86-64 build has neither `popcnt` nor `pext`: a `count_ones`
 //! is a dozen instructions, so the [`Kernel`](super::kernel::Kernel) ranks
 //! black sets with per-block tables instead. Most processors have both (as
-//! part of BMI2 and POPCNT), and there a rank is a `pext` and a few reads,
-//! with no table to build per block. So a search compiles its per-block work
-//! twice, generic over an [`Isa`]: once for any processor ([`Tables`]), and
-//! once inside a `#[target_feature]` function for [`Bmi2`], which exists
-//! only where [`Bmi2::detect`] found the instructions. Everything that work
-//! inlines, `count_ones` and `trailing_zeros` included, then uses them.
+//! part of BMI2 and POPCNT), and there a rank can be a `pext` and a few
+//! reads, with no table to build per block. So a search compiles its
+//! per-block work generic over an [`Isa`]: once for any processor
+//! ([`Tables`]), and inside `#[target_feature]` functions for [`Bmi2`],
+//! which exists only where [`Bmi2::detect`] found the instructions.
+//! Everything that work inlines, `count_ones` and `trailing_zeros`
+//! included, then uses them.
+//!
+//! Having `pext` is not the same as having a fast one. AMD's processors
+//! before Zen 3 run it in microcode, some 30 cycles for a mask of 4 cells
+//! and some 240 for one of 63, where Intel's and later AMD's take 3; on
+//! those the tables rank far faster, with `popcnt` all the same
+//! ([`Best::detect`] chooses: [`Ranks`]).
 
 use crate::bitboard::{Bitboard, Word};
+use crate::error::{Error, Result};
 use crate::index::compress;
 
 /// An instruction set the kernel's inner loops are compiled for.
@@ -84,19 +92,122 @@ impl Isa for Bmi2 {
     }
 }
 
+/// How the kernel ranks black sets: what [`Best::detect`] chose.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Ranks {
+    /// By `pext`: the processor has a fast one, or `BISHOPS_RANKS=pext`
+    /// asked.
+    Pext,
+    /// By per-block tables, counting cells with `popcnt`: the processor's
+    /// `pext` is microcoded (AMD's before Zen 3), or `BISHOPS_RANKS=tables`
+    /// asked.
+    TablesCounted,
+    /// By per-block tables on any x86-64: the processor has no BMI2 and
+    /// POPCNT, or this is not x86-64.
+    Tables,
+}
+
 /// The best instruction set of this processor for the searches, found once.
 #[derive(Copy, Clone, Debug)]
 pub(super) struct Best {
+    /// The processor's BMI2 and POPCNT, where it has them: the per-block
+    /// work is compiled for them.
     #[cfg(target_arch = "x86_64")]
     pub(super) bmi2: Option<Bmi2>,
+    /// How black sets are ranked: by `pext` only with [`bmi2`](Self::bmi2).
+    pub(super) ranks: Ranks,
+    /// Whether `BISHOPS_RANKS` chose, not the processor.
+    asked: bool,
 }
 
 impl Best {
-    pub(super) fn detect() -> Best {
-        Best {
-            #[cfg(target_arch = "x86_64")]
-            bmi2: Bmi2::detect(),
+    /// What this processor does best, unless `BISHOPS_RANKS` asks for
+    /// `pext` or `tables` (to measure one against the other): `pext` where
+    /// it is fast, tables where it is microcoded.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Usage`] when `BISHOPS_RANKS` is set to anything else, or
+    /// asks for `pext` on a processor without it.
+    pub(super) fn detect() -> Result<Best> {
+        let asked = match std::env::var("BISHOPS_RANKS").as_deref().map(str::trim) {
+            Ok("pext") => Some(true),
+            Ok("tables") => Some(false),
+            Ok("") | Err(_) => None,
+            Ok(v) => return Err(Error::Usage(format!("BISHOPS_RANKS={v} is not pext or tables"))),
+        };
+        Best::choose(asked)
+    }
+
+    /// What a user should know of the choice, when it is not the obvious
+    /// one: a processor with `pext` whose searches rank without it.
+    pub(super) fn note(&self) -> Option<&'static str> {
+        (self.ranks == Ranks::TablesCounted).then_some(if self.asked {
+            "its search ranks black sets by tables, not pext, as BISHOPS_RANKS asks"
+        } else {
+            "its search ranks black sets by tables, not pext, which this processor runs in microcode"
+        })
+    }
+
+    /// [`detect`](Self::detect), where `pext` says whether ranks are by
+    /// `pext` (`None`: where it is fast).
+    pub(super) fn choose(pext: Option<bool>) -> Result<Best> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let bmi2 = Bmi2::detect();
+            let ranks = match (bmi2, pext) {
+                (None, Some(true)) => {
+                    return Err(Error::Usage(
+                        "BISHOPS_RANKS=pext, but this processor has no BMI2 and POPCNT".into(),
+                    ));
+                }
+                (None, _) => Ranks::Tables,
+                (Some(_), Some(true)) => Ranks::Pext,
+                (Some(_), Some(false)) => Ranks::TablesCounted,
+                (Some(_), None) if pext_is_microcoded() => Ranks::TablesCounted,
+                (Some(_), None) => Ranks::Pext,
+            };
+            Ok(Best {
+                bmi2,
+                ranks,
+                asked: pext.is_some(),
+            })
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        match pext {
+            Some(true) => Err(Error::Usage(
+                "BISHOPS_RANKS=pext, but this processor has no pext".into(),
+            )),
+            _ => Ok(Best {
+                ranks: Ranks::Tables,
+                asked: pext.is_some(),
+            }),
+        }
+    }
+}
+
+/// Whether this processor runs `pext` in microcode: AMD's families 15h to
+/// 17h (Excavator, Zen, Zen+, Zen 2) and Hygon's 18h (a Zen). Measured on
+/// a Zen 2 (family 17h, model 31h): 9.9 ns a `pext` with a mask of 4
+/// cells, 78 ns with 63, where Zen 3 (19h) and Intel's since Haswell take
+/// 3 cycles whatever the mask, by their makers' tables.
+#[cfg(target_arch = "x86_64")]
+fn pext_is_microcoded() -> bool {
+    use std::arch::x86_64::__cpuid;
+    // Leaf 0: the vendor; leaf 1: the family (base, plus extended when the
+    // base is 15).
+    let leaf0 = __cpuid(0);
+    let mut vendor = [0u8; 12];
+    vendor[..4].copy_from_slice(&leaf0.ebx.to_le_bytes());
+    vendor[4..8].copy_from_slice(&leaf0.edx.to_le_bytes());
+    vendor[8..].copy_from_slice(&leaf0.ecx.to_le_bytes());
+    let eax = __cpuid(1).eax;
+    let base = (eax >> 8) & 0xF;
+    let family = if base == 0xF { base + ((eax >> 20) & 0xFF) } else { base };
+    match &vendor {
+        b"AuthenticAMD" => family < 0x19,
+        b"HygonGenuine" => true,
+        _ => false,
     }
 }
 

@@ -66,7 +66,7 @@ use crate::solver::hardest::{Lowest, MirrorHashes};
 use crate::solver::images::{Batch, canonical_blocks_in, set_images};
 #[cfg(target_arch = "x86_64")]
 use crate::solver::isa::Bmi2;
-use crate::solver::isa::{Best, Isa, Tables};
+use crate::solver::isa::{Best, Isa, Ranks, Tables};
 use crate::solver::kernel::{Block, Kernel, Via};
 use crate::solver::layer::each_block;
 use crate::solver::layer::{Event, Resumed, goal_index, report_saved};
@@ -219,8 +219,10 @@ pub(in crate::solver) fn run_from<T: Table, X: Transport + ?Sized, W: Word>(
     // What setting up a range's blocks takes, which a move does for the
     // blocks it gains: the first guess at what a move costs.
     let setting_up = Instant::now();
-    let (mut share, known, found, done) =
-        Holding::start(spec, index, partition, me, symmetries, asked, mirror, resume, fresh);
+    let isa = Best::detect()?;
+    let (mut share, known, found, done) = Holding::start(
+        spec, index, partition, me, symmetries, asked, mirror, resume, fresh, isa,
+    );
     if let Some((positions, segments, max)) = share.table.segments() {
         let kernel = &share.kernel;
         share.windows = Some(Windows::cut(share.blocks.clone(), segments, positions, max, |r, f| {
@@ -946,6 +948,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         mirror: Option<MirrorHashes<'a, W>>,
         resumed: Option<Snapshot<T>>,
         new_table: Option<T>,
+        isa: Best,
     ) -> (Holding<'a, T, W>, Known, Vec<u64>, bool) {
         let (blocks, range) = (partition.blocks(me), partition.cells(me));
         let goal = goal_index(spec, index);
@@ -977,7 +980,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
                 Reach::new(&kernel, index, blocks.clone())
             },
             kernel,
-            isa: Best::detect(),
+            isa,
             index,
             partition: partition.clone(),
             home: partition,
@@ -1667,16 +1670,30 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         #[cfg(target_arch = "x86_64")]
         if let Some(isa) = self.isa.bmi2 {
             // SAFETY: a `Bmi2` exists only where the processor has it.
-            return unsafe { self.block_layer_bmi2(isa, r, depth, pull, block, found) };
+            return unsafe {
+                match self.isa.ranks {
+                    Ranks::Pext => self.block_layer_bmi2(isa, r, depth, pull, block, found),
+                    Ranks::TablesCounted | Ranks::Tables => self.block_layer_counted(isa, r, depth, pull, block, found),
+                }
+            };
         }
         self.block_layer_in(Tables, r, depth, pull, block, found);
     }
 
-    /// [`block_layer`](Self::block_layer) compiled for BMI2.
+    /// [`block_layer`](Self::block_layer) compiled for BMI2, ranking by
+    /// `pext`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
     fn block_layer_bmi2(&self, isa: Bmi2, r: u64, depth: u64, pull: bool, block: &mut Block<W>, found: &mut Found) {
         self.block_layer_in(isa, r, depth, pull, block, found);
+    }
+
+    /// [`block_layer`](Self::block_layer) compiled for BMI2, ranking by
+    /// tables: for a processor whose `pext` is microcoded.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,bmi1,bmi2,lzcnt")]
+    fn block_layer_counted(&self, _: Bmi2, r: u64, depth: u64, pull: bool, block: &mut Block<W>, found: &mut Found) {
+        self.block_layer_in(Tables, r, depth, pull, block, found);
     }
 
     /// [`block_layer`](Self::block_layer) for `isa`.
