@@ -194,17 +194,23 @@ impl Best {
 #[cfg(target_arch = "x86_64")]
 fn pext_is_microcoded() -> bool {
     use std::arch::x86_64::__cpuid;
-    // Leaf 0: the vendor; leaf 1: the family (base, plus extended when the
-    // base is 15).
+    // Leaf 0: the vendor, in EBX, EDX, ECX; leaf 1: the signature.
     let leaf0 = __cpuid(0);
     let mut vendor = [0u8; 12];
     vendor[..4].copy_from_slice(&leaf0.ebx.to_le_bytes());
     vendor[4..8].copy_from_slice(&leaf0.edx.to_le_bytes());
     vendor[8..].copy_from_slice(&leaf0.ecx.to_le_bytes());
-    let eax = __cpuid(1).eax;
+    microcoded(&vendor, __cpuid(1).eax)
+}
+
+/// [`pext_is_microcoded`] for the processor of `vendor` and the signature
+/// `eax` (leaf 1 of CPUID: its family is the base, plus the extended
+/// family when the base is 15).
+#[cfg(target_arch = "x86_64")]
+fn microcoded(vendor: &[u8; 12], eax: u32) -> bool {
     let base = (eax >> 8) & 0xF;
     let family = if base == 0xF { base + ((eax >> 20) & 0xFF) } else { base };
-    match &vendor {
+    match vendor {
         b"AuthenticAMD" => family < 0x19,
         b"HygonGenuine" => true,
         _ => false,
@@ -214,6 +220,46 @@ fn pext_is_microcoded() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The signatures of some processors: pext is microcoded on AMD's
+    /// Zen to Zen 2 and Hygon's, not on Zen 3 and 4 nor Intel's.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn pext_is_microcoded_before_zen_3() {
+        for (vendor, eax, slow) in [
+            (b"AuthenticAMD", 0x0083_0F10, true),  // EPYC 7002, Zen 2 (family 17h, model 31h)
+            (b"AuthenticAMD", 0x0080_0F12, true),  // Zen (17h, 1h)
+            (b"AuthenticAMD", 0x0060_0F12, true),  // Excavator (15h)
+            (b"AuthenticAMD", 0x00A0_0F11, false), // EPYC 7003, Zen 3 (19h)
+            (b"AuthenticAMD", 0x00A1_0F11, false), // EPYC 9004, Zen 4 (19h, 11h)
+            (b"HygonGenuine", 0x0090_0F01, true),  // Dhyana (18h)
+            (b"GenuineIntel", 0x0005_0654, false), // Skylake-SP
+            (b"GenuineIntel", 0x0003_06C3, false), // Haswell
+        ] {
+            assert_eq!(
+                microcoded(vendor, eax),
+                slow,
+                "{} {eax:#x}",
+                String::from_utf8_lossy(vendor)
+            );
+        }
+    }
+
+    /// `BISHOPS_RANKS`'s two choices, as [`Best::choose`] takes them.
+    #[test]
+    fn a_choice_asked_is_taken_or_refused() {
+        let by_tables = Best::choose(Some(false)).unwrap();
+        assert_ne!(by_tables.ranks, Ranks::Pext);
+        match Best::choose(Some(true)) {
+            Ok(best) => {
+                assert_eq!(best.ranks, Ranks::Pext);
+                assert_eq!(best.note(), None);
+                assert_eq!(by_tables.ranks, Ranks::TablesCounted);
+                assert!(by_tables.note().unwrap().contains("as BISHOPS_RANKS asks"));
+            }
+            Err(e) => assert!(e.to_string().contains("has no BMI2"), "{e}"),
+        }
+    }
 
     #[test]
     fn compress_agrees_in_128_bit_words() {
