@@ -758,11 +758,15 @@ impl<'a> SolvePlan<'a> {
         note: &mut dyn FnMut(&str),
     ) -> Result<Solved> {
         self.check_files(dir)?;
-        if let Some(ranks) = crate::solver::ranks_note()? {
-            note(ranks);
-        }
+        // Refused here, before anything is made, when it names no choice.
+        let ranks = crate::solver::ranks_note()?;
         let table_cap = self.table_cap;
         if let Some(cap) = table_cap {
+            // Said of the long searches, whose logs are read; a short one's
+            // lines stay the same on every processor.
+            if let Some(ranks) = ranks {
+                note(ranks);
+            }
             // What a search on disk killed outright left, once its process is gone.
             checkpoint::remove_temporary(dir, self.variant);
             note(&format!(
