@@ -18,9 +18,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_bishops");
 const WIDE: &str =
     r#"{"name": "13x10-two", "description": "two a side on the a1 squares of 13x10", "start": "13_10_a1-a3_m1-m3"}"#;
 
-/// `bishops --db DIR [--variant-file V] solve NAME --method METHOD`, with
-/// `BISHOPS_RANKS` set to `ranks`.
-fn solve(dir: &Path, name: &str, method: &str, ranks: &str) -> Output {
+/// `bishops --db DIR [--variant-file V] solve NAME --method METHOD
+/// [EXTRA]`, with `BISHOPS_RANKS` set to `ranks`.
+fn solve(dir: &Path, name: &str, method: &str, ranks: &str, extra: &[&str]) -> Output {
     let mut command = Command::new(BIN);
     command.arg("--db").arg(dir);
     if name == "13x10-two" {
@@ -30,6 +30,7 @@ fn solve(dir: &Path, name: &str, method: &str, ranks: &str) -> Output {
     }
     command
         .args(["solve", name, "--method", method])
+        .args(extra)
         .env("BISHOPS_RANKS", ranks)
         .output()
         .unwrap()
@@ -50,9 +51,10 @@ fn pext_and_tables_rank_to_the_same_database() {
     let has_pext = has_pext();
     for (name, method) in [("9x6", "tight"), ("9x6", "two-bit"), ("13x10-two", "two-bit")] {
         let by_tables = scratch("ranks", &format!("{name}-{method}-tables"));
-        let said = String::from_utf8(succeeded(solve(&by_tables, name, method, "tables"), "by tables").stderr).unwrap();
+        let said =
+            String::from_utf8(succeeded(solve(&by_tables, name, method, "tables", &[]), "by tables").stderr).unwrap();
         let by_pext = scratch("ranks", &format!("{name}-{method}-pext"));
-        let out = solve(&by_pext, name, method, "pext");
+        let out = solve(&by_pext, name, method, "pext", &[]);
         if !has_pext {
             // Refused in one line, before any file is made.
             assert_eq!(out.status.code(), Some(2));
@@ -81,13 +83,7 @@ fn pext_and_tables_rank_to_the_same_database() {
 #[test]
 fn a_search_on_disk_says_it_ranks_by_tables() {
     let dir = scratch("ranks", "on-disk");
-    let out = Command::new(BIN)
-        .arg("--db")
-        .arg(&dir)
-        .args(["solve", "9x8", "--method", "two-bit", "--max-memory", "3"])
-        .env("BISHOPS_RANKS", "tables")
-        .output()
-        .unwrap();
+    let out = solve(&dir, "9x8", "two-bit", "tables", &["--max-memory", "3"]);
     let said = String::from_utf8(succeeded(out, "on disk, by tables").stderr).unwrap();
     let says = "bishops: its search ranks black sets by tables, not pext, as BISHOPS_RANKS asks\n";
     let has_pext = has_pext();
@@ -107,7 +103,7 @@ fn has_pext() -> bool {
 #[test]
 fn a_ranking_not_known_is_refused_before_any_file_is_made() {
     let dir = scratch("ranks", "unknown");
-    let out = solve(&dir, "7x6", "tight", "fast");
+    let out = solve(&dir, "7x6", "tight", "fast", &[]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
