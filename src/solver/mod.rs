@@ -86,9 +86,9 @@ pub use table::disk::{DiskStats, OnDisk};
 ///
 /// # Errors
 ///
-/// [`Error::Usage`](crate::Error::Usage) when `BISHOPS_RANKS` is set to
+/// [`Error::Usage`](crate::error::Error::Usage) when `BISHOPS_RANKS` is set to
 /// anything but `pext` or `tables`, or asks for `pext` where there is none.
-pub fn ranks_note() -> crate::Result<Option<&'static str>> {
+pub fn ranks_note() -> crate::error::Result<Option<&'static str>> {
     isa::Best::detect().map(|best| best.note())
 }
 pub use table::seal::{SEAL_WORDS, Seal};
