@@ -78,19 +78,6 @@ pub use direction::{Direction, Rates};
 pub use layer::{Event, Resumed};
 pub use stats::{ClassStats, HARDEST};
 pub use table::disk::{DiskStats, OnDisk};
-
-/// What a user should know of how this processor's searches rank black
-/// sets, when it is not the obvious choice (a processor with `pext` that
-/// runs it in microcode, or `BISHOPS_RANKS=tables`): one phrase for the
-/// log.
-///
-/// # Errors
-///
-/// [`Error::Usage`](crate::error::Error::Usage) when `BISHOPS_RANKS` is set to
-/// anything but `pext` or `tables`, or asks for `pext` where there is none.
-pub fn ranks_note() -> crate::error::Result<Option<&'static str>> {
-    isa::Best::detect().map(|best| best.note())
-}
 pub use table::seal::{SEAL_WORDS, Seal};
 
 use std::borrow::Cow;
@@ -110,6 +97,19 @@ use crate::tight::TightIndex;
 use crate::variant::{ClassSpec, Variant, Width};
 use hardest::Lowest;
 use search::ChannelTransport;
+
+/// What a user should know of how this processor's searches rank black
+/// sets, when it is not the obvious choice (a processor with `pext` that
+/// runs it in microcode, or `BISHOPS_RANKS=tables`): one phrase for the
+/// log.
+///
+/// # Errors
+///
+/// [`Error::Usage`](crate::error::Error::Usage) when `BISHOPS_RANKS` is set to
+/// anything but `pext` or `tables`, or asks for `pext` where there is none.
+pub fn ranks_note() -> crate::error::Result<Option<&'static str>> {
+    isa::Best::detect().map(|best| best.note())
+}
 
 /// Which search fills the tables.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
