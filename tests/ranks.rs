@@ -18,17 +18,24 @@ const BIN: &str = env!("CARGO_BIN_EXE_bishops");
 const WIDE: &str =
     r#"{"name": "13x10-two", "description": "two a side on the a1 squares of 13x10", "start": "13_10_a1-a3_m1-m3"}"#;
 
-/// `bishops --db DIR [--variant-file V] solve NAME --method METHOD
-/// [EXTRA]`, with `BISHOPS_RANKS` set to `ranks`.
-fn solve(dir: &Path, name: &str, method: &str, ranks: &str, extra: &[&str]) -> Output {
+/// `bishops --db DIR`, with `--variant-file` for [`WIDE`], written into
+/// `DIR` (a scratch directory, removed with it).
+fn bishops(dir: &Path, name: &str) -> Command {
     let mut command = Command::new(BIN);
     command.arg("--db").arg(dir);
     if name == "13x10-two" {
-        let file = dir.with_extension("json");
+        let file = dir.join("13x10-two.json");
+        std::fs::create_dir_all(dir).unwrap();
         std::fs::write(&file, WIDE).unwrap();
         command.arg("--variant-file").arg(file);
     }
     command
+}
+
+/// `bishops --db DIR [--variant-file V] solve NAME --method METHOD
+/// [EXTRA]`, with `BISHOPS_RANKS` set to `ranks`.
+fn solve(dir: &Path, name: &str, method: &str, ranks: &str, extra: &[&str]) -> Output {
+    bishops(dir, name)
         .args(["solve", name, "--method", method])
         .args(extra)
         .env("BISHOPS_RANKS", ranks)
@@ -38,12 +45,7 @@ fn solve(dir: &Path, name: &str, method: &str, ranks: &str, extra: &[&str]) -> O
 
 /// The bytes of `name`'s export from `dir`.
 fn export(dir: &Path, name: &str) -> Vec<u8> {
-    let mut command = Command::new(BIN);
-    command.arg("--db").arg(dir);
-    if name == "13x10-two" {
-        command.arg("--variant-file").arg(dir.with_extension("json"));
-    }
-    succeeded(command.args(["export", name]).output().unwrap(), "export").stdout
+    succeeded(bishops(dir, name).args(["export", name]).output().unwrap(), "export").stdout
 }
 
 #[test]
