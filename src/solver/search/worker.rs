@@ -1734,10 +1734,12 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         let mut batch = Batch::default();
         // Kept here, not in `counts`, so that it may live in a register.
         let mut crossing = 0;
+        let mut listed = std::mem::take(&mut block.listed);
         let neighbours = self.kernel.each_neighbour_routed_in(
             isa,
             block,
             &blacks,
+            &mut listed,
             #[inline(always)]
             |bit| {
                 crossing += 1;
@@ -1761,6 +1763,7 @@ impl<'a, T: Table, W: Word> Holding<'a, T, W> {
         counts[2] += neighbours;
         counts[3] += crossing;
         block.blacks = blacks;
+        block.listed = listed;
     }
 
     /// A pull into block `r` for `isa`: every unseen canonical
