@@ -476,10 +476,10 @@ impl<'a, W: Word> Kernel<'a, W> {
         black: Bitboard<W>,
         mut f: impl FnMut(u64, Part<W>, Via) -> bool,
     ) -> bool {
-        if !I::PEXT {
-            if let Some(len) = self.listed {
-                return self.black_neighbours_listed(block, black, len, f);
-            }
+        if !I::PEXT
+            && let Some(len) = self.listed
+        {
+            return self.black_neighbours_listed(block, black, len, f);
         }
         let occupied = block.white | black;
         // Safe cells hold no white bishop already.
