@@ -162,6 +162,16 @@ const LISTED: usize = 8;
 // Listed cells are indexed under a mask, which needs a power of two.
 const _: () = assert!(LISTED.is_power_of_two());
 
+/// The cells of `set`, at most [`LISTED`], lowest first, then `pad`.
+#[inline(always)]
+fn list<W: Word>(set: Bitboard<W>, pad: u8) -> [u8; LISTED] {
+    let mut cells = [pad; LISTED];
+    for (slot, cell) in cells.iter_mut().zip(set) {
+        *slot = cell;
+    }
+    cells
+}
+
 /// The cells of each black set a push expands together, lowest first, when
 /// they are ranked by tables: picked out once for every white move, not once
 /// for each.
@@ -435,13 +445,7 @@ impl<'a, W: Word> Kernel<'a, W> {
         let cells = &mut listed.0;
         cells.clear();
         if len.is_some() {
-            cells.extend(blacks.iter().map(|&black| {
-                let mut cells = [0; LISTED];
-                for (slot, cell) in cells.iter_mut().zip(black) {
-                    *slot = cell;
-                }
-                cells
-            }));
+            cells.extend(blacks.iter().map(|&black| list(black, 0)));
         }
         for (k, m) in block.white_moves.iter().enumerate() {
             let route = block.routes.get(k).copied().flatten();
@@ -532,12 +536,8 @@ impl<'a, W: Word> Kernel<'a, W> {
         // Safe cells hold no white bishop already.
         let empty = block.safe & !black;
         // Past `len`, cells no move reaches: nothing lies below them.
-        let mut cells = [u8::MAX; LISTED];
-        let mut at = [0usize; LISTED];
-        for (k, cell) in black.iter().enumerate().take(LISTED) {
-            cells[k] = cell;
-            at[k] = ranker.at(cell);
-        }
+        let cells = list(black, u8::MAX);
+        let at = cells.map(|cell| ranker.at(cell));
         let Some(n) = len.checked_sub(1) else {
             return false;
         };
@@ -598,10 +598,7 @@ impl<'a, W: Word> Kernel<'a, W> {
             return false;
         };
         // The black cells, picked out once for every white move's rank.
-        let mut cells = [0u8; LISTED];
-        for (slot, cell) in cells.iter_mut().zip(black) {
-            *slot = cell;
-        }
+        let cells = list(black, 0);
         let cells = &cells[..len];
         for (k, (m, ranker)) in moves {
             if (black & m.forbid).is_empty() && f(m.start + ranker.rank_cells::<W>(cells), part(m), Via::White(k)) {
