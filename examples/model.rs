@@ -1,37 +1,41 @@
 //! A coder of the puzzle's own for a solved class's exact remoteness: how
-//! small it makes a class, and what decoding a block costs, against the
-//! zstd frames the `frames` layout stores (`examples/coding.rs`).
+//! small it makes a class, and what decoding costs, against the zstd
+//! frames the `frames` layout stores (`examples/coding.rs`).
 //!
 //! ```text
-//! cargo run --release --example model -- DB VARIANT [CLASS] [POSITIONS]
+//! cargo run --release --example model -- DB VARIANT [CLASS] [POSITIONS] [RUN]
 //! ```
 //!
 //! Reads whole blocks of class `CLASS` (default 0) of the database of
-//! `VARIANT` in `DB`, at least `POSITIONS` from the class's middle
-//! (default: all), and codes each block on its own with a binary range
-//! coder whose probabilities are fixed for the class (counted in a first
-//! pass; they would be stored once a class: 45 decisions, 90 bytes).
+//! `VARIANT` in `DB`, at most `POSITIONS` from the class's middle
+//! (default: all). It codes each block on its own, or each run of `RUN`
+//! positions of a block on its own (a lookup then decodes at most a run),
+//! with a binary range coder whose probabilities are fixed for the class:
+//! counted in a first pass, they would be stored once a class (45
+//! decisions, 90 bytes).
 //!
 //! The model: moves can be undone, so the values of two neighbours differ
 //! by at most one, and a position unreachable from the goal has only such
 //! neighbours. Each value is coded against the values of its neighbours by
-//! a black move that come earlier in its block (they keep the white set, so
+//! a black move that come earlier in its run (they keep the white set, so
 //! they are in the block, and the decoder has them already):
 //!
-//! - none: against the value before it in the block (the same, one more,
+//! - none: against the value before it in the run (the same, one more,
 //!   one less, unreachable, or else eight raw bits);
 //! - some, the fewest moves among them `low` and the most `high`: nothing
 //!   when one is unreachable (so is it) or `high - low` is 2 (it is
 //!   `low + 1`); else whether it is `low + 1`, and when the spread is 0,
-//!   whether it is `low` (else `low - 1`), each decision's probability
-//!   kept by the spread and how many such neighbours there are (1 to 4 or
-//!   more) and whether the value before it in the block is `low + 1`.
+//!   whether it is `low` (else `low - 1`). Each decision's probability is
+//!   kept by the spread, how many such neighbours there are (1 to 4 or
+//!   more) and whether the value before it in the run is `low + 1`.
 //!
-//! Decoding a block generates the black moves of each of its positions,
+//! Decoding a run generates the black moves of each of its positions,
 //! which is the cost a lookup would pay where zstd decodes a frame. Prints
-//! the bits a position (streams a block, and streams of frames of at least
-//! 16,384 positions) and the time to decode a block.
+//! the bits a position (a stream a block or a run, and a stream a frame of
+//! at least 16,384 positions), the time to decode a block or a run, and
+//! checks that every stream decodes to what was coded.
 
+use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 
@@ -55,6 +59,8 @@ fn main() {
     let variant = Variant::named(&args[1]).expect("a named variant");
     let k: usize = args.get(2).map_or(0, |s| s.parse().expect("a class number"));
     let limit: u64 = args.get(3).map_or(u64::MAX, |s| s.parse().expect("a count"));
+    let run: usize = args.get(4).map_or(usize::MAX, |s| s.parse().expect("a run length"));
+    assert!(run > 0, "a run holds a position at least");
     let db: Database = Database::open(Path::new(&args[0]), &variant).expect("an open database");
     let spec = &variant.specs::<u64>()[k];
     let geo = &spec.geometry;
@@ -110,10 +116,20 @@ fn main() {
         blocks.len()
     );
 
+    // Each block cut into runs of `run` positions, each coded on its own.
+    let runs: Vec<(&Block, Range<usize>)> = blocks
+        .iter()
+        .flat_map(|b| {
+            (0..b.cells.len())
+                .step_by(run)
+                .map(move |s| (b, s..b.cells.len().min(s.saturating_add(run))))
+        })
+        .collect();
+
     // Pass 1: the probabilities.
     let mut counts = Counts(vec![[0u64; 2]; CONTEXTS]);
-    for b in &blocks {
-        code_block(geo, b, &mut counts);
+    for (b, range) in &runs {
+        code_run(geo, b, range.clone(), &mut counts);
     }
     let probs: Vec<u32> = counts
         .0
@@ -125,45 +141,51 @@ fn main() {
         .collect();
     let model_bytes = 2 * probs.len();
 
-    // Pass 2: a stream a block.
+    // Pass 2: a stream a run.
+    let what = if run == usize::MAX {
+        "block".to_string()
+    } else {
+        format!("run of {run}")
+    };
     let t = Instant::now();
-    let streams: Vec<Vec<u8>> = blocks
+    let streams: Vec<Vec<u8>> = runs
         .iter()
-        .map(|b| {
+        .map(|(b, range)| {
             let mut enc = Encoder::new(&probs);
-            code_block(geo, b, &mut enc);
+            code_run(geo, b, range.clone(), &mut enc);
             enc.finish()
         })
         .collect();
     let write = t.elapsed().as_secs_f64();
     let bytes: usize = streams.iter().map(Vec::len).sum();
     println!(
-        "a stream a block: {:.3} bits a position ({bytes} bytes, and the model's {model_bytes}), written in {write:.1} s",
+        "a stream a {what}: {:.3} bits a position ({bytes} bytes, and the model's {model_bytes}), written in {write:.1} s",
         (bytes + model_bytes) as f64 * 8.0 / n as f64
     );
     println!(
-        "with a 4-byte offset a block to find its stream: {:.3} bits a position",
+        "with a 4-byte offset a {what} to find its stream: {:.3} bits a position",
         (bytes + model_bytes + 4 * streams.len()) as f64 * 8.0 / n as f64
     );
 
-    // Pass 3: decode every block, timed, and compare.
+    // Pass 3: decode every run, timed, and compare.
     let t = Instant::now();
-    for (b, stream) in blocks.iter().zip(&streams) {
+    let mut cells = Vec::new();
+    for ((b, range), stream) in runs.iter().zip(&streams) {
         let mut dec = Decoder::new(&probs, stream);
-        let decoded = Block {
-            white: b.white,
-            safe: b.safe,
-            blacks: b.blacks.clone(),
-            cells: Vec::with_capacity(b.cells.len()),
-        };
-        let cells = decode_block(geo, decoded, &mut dec);
-        assert_eq!(cells, b.cells, "a block decodes to what was coded");
+        cells.clear();
+        cells.resize(b.cells.len(), 0);
+        decode_run(geo, b, range.clone(), &mut cells, &mut dec);
+        assert_eq!(
+            cells[range.clone()],
+            b.cells[range.clone()],
+            "a run decodes to what was coded"
+        );
     }
     let read = t.elapsed().as_secs_f64();
     println!(
-        "decoding: {:.1} us a block on average ({:.0} positions a block), {:.0} ns a position",
-        read * 1e6 / blocks.len() as f64,
-        n as f64 / blocks.len() as f64,
+        "decoding: {:.1} us a {what} on average ({:.0} positions), {:.0} ns a position",
+        read * 1e6 / runs.len() as f64,
+        n as f64 / runs.len() as f64,
         read * 1e9 / n as f64
     );
 
@@ -171,12 +193,13 @@ fn main() {
     let mut frame_bytes = 0;
     let mut frames = 0;
     let mut at = 0;
-    while at < blocks.len() {
+    while at < runs.len() {
         let mut enc = Encoder::new(&probs);
         let mut len = 0;
-        while at < blocks.len() && len < 1 << 14 {
-            code_block(geo, &blocks[at], &mut enc);
-            len += blocks[at].cells.len();
+        while at < runs.len() && len < 1 << 14 {
+            let (b, range) = &runs[at];
+            code_run(geo, b, range.clone(), &mut enc);
+            len += range.len();
             at += 1;
         }
         frame_bytes += enc.finish().len();
@@ -344,29 +367,36 @@ impl Decide for Decoder<'_> {
     }
 }
 
-/// Codes every value of `block` in order through `coder`.
-fn code_block(geo: &Geometry<u64>, block: &Block, coder: &mut impl Decide) {
-    for i in 0..block.cells.len() {
-        let before = i.checked_sub(1).map(|j| block.cells[j]);
-        let v = value(coder, near(geo, block, &block.cells, i), before, Some(block.cells[i]));
+/// Codes the values of the positions `run` of `block` in order through
+/// `coder`, each against what comes before it in the run.
+fn code_run(geo: &Geometry<u64>, block: &Block, run: Range<usize>, coder: &mut impl Decide) {
+    let start = run.start;
+    for i in run {
+        let before = (i > start).then(|| block.cells[i - 1]);
+        let v = value(
+            coder,
+            near(geo, block, &block.cells, start, i),
+            before,
+            Some(block.cells[i]),
+        );
         debug_assert_eq!(v, block.cells[i]);
     }
 }
 
-/// Decodes the values of `block`, whose cells are empty, through `coder`.
-fn decode_block(geo: &Geometry<u64>, mut block: Block, coder: &mut impl Decide) -> Vec<u8> {
-    let mut cells = std::mem::take(&mut block.cells);
-    for i in 0..block.blacks.len() {
-        let before = i.checked_sub(1).map(|j| cells[j]);
-        let v = value(coder, near(geo, &block, &cells, i), before, None);
-        cells.push(v);
+/// Decodes the values of the positions `run` of `block` into `cells`
+/// through `coder`: [`code_run`]'s inverse.
+fn decode_run(geo: &Geometry<u64>, block: &Block, run: Range<usize>, cells: &mut [u8], coder: &mut impl Decide) {
+    let start = run.start;
+    for i in run {
+        let before = (i > start).then(|| cells[i - 1]);
+        cells[i] = value(coder, near(geo, block, cells, start, i), before, None);
     }
-    cells
 }
 
 /// The fewest and most moves among the neighbours by a black move of
-/// position `i` of `block` that come before it, and how many there are.
-fn near(geo: &Geometry<u64>, block: &Block, cells: &[u8], i: usize) -> (u8, u8, usize) {
+/// position `i` of `block` that come before it from position `start` on,
+/// and how many there are.
+fn near(geo: &Geometry<u64>, block: &Block, cells: &[u8], start: usize, i: usize) -> (u8, u8, usize) {
     let black = block.blacks[i];
     let occupied = block.white | black;
     let empty = block.safe & !black;
@@ -375,7 +405,7 @@ fn near(geo: &Geometry<u64>, block: &Block, cells: &[u8], i: usize) -> (u8, u8, 
         let rest = black.without(from);
         for to in geo.attacks(from, occupied) & empty {
             let j = rank_within(rest.with(to), block.safe) as usize;
-            if j < i {
+            if (start..i).contains(&j) {
                 low = low.min(cells[j]);
                 high = high.max(cells[j]);
                 count += 1;
