@@ -32,8 +32,10 @@
 //! Decoding a run generates the black moves of each of its positions,
 //! which is the cost a lookup would pay where zstd decodes a frame. Prints
 //! the bits a position (a stream a block or a run, and a stream a frame of
-//! at least 16,384 positions), the time to decode a block or a run, and
-//! checks that every stream decodes to what was coded.
+//! at least 16,384 positions), the time to code and to decode a block or a
+//! run, ranking each neighbour by the library's `rank_within` and by tables
+//! as the search's kernel does, and checks that both rankings find the same
+//! neighbours and that every stream decodes to what was coded.
 
 use std::ops::Range;
 use std::path::Path;
@@ -78,12 +80,7 @@ fn main() {
             if blocks.last().is_none_or(|b| b.white != part.white) {
                 // A block is kept from its first position.
                 if tight.block(r).start >= skip {
-                    blocks.push(Block {
-                        white: part.white,
-                        safe: tight.safe(r),
-                        blacks: Vec::new(),
-                        cells: Vec::new(),
-                    });
+                    blocks.push(Block::new(part.white, tight.safe(r)));
                 }
             }
             if let Some(b) = blocks.last_mut()
@@ -129,7 +126,12 @@ fn main() {
     // Pass 1: the probabilities.
     let mut counts = Counts(vec![[0u64; 2]; CONTEXTS]);
     for (b, range) in &runs {
-        code_run(geo, b, range.clone(), &mut counts);
+        code_run(geo, Ranks::Library, b, range.clone(), &mut counts);
+        // Both rankings find the same neighbours.
+        for i in range.clone() {
+            let by = |ranks| near(geo, ranks, b, &b.cells, range.start, i);
+            assert_eq!(by(Ranks::Library), by(Ranks::Tables), "the same neighbours by tables");
+        }
     }
     let probs: Vec<u32> = counts
         .0
@@ -147,19 +149,24 @@ fn main() {
     } else {
         format!("run of {run}")
     };
-    let t = Instant::now();
-    let streams: Vec<Vec<u8>> = runs
-        .iter()
-        .map(|(b, range)| {
-            let mut enc = Encoder::new(&probs);
-            code_run(geo, b, range.clone(), &mut enc);
-            enc.finish()
-        })
-        .collect();
-    let write = t.elapsed().as_secs_f64();
+    let code = |ranks| {
+        let t = Instant::now();
+        let streams: Vec<Vec<u8>> = runs
+            .iter()
+            .map(|(b, range)| {
+                let mut enc = Encoder::new(&probs);
+                code_run(geo, ranks, b, range.clone(), &mut enc);
+                enc.finish()
+            })
+            .collect();
+        (streams, t.elapsed().as_secs_f64())
+    };
+    let (streams, write) = code(Ranks::Library);
+    let (by_tables, write_tables) = code(Ranks::Tables);
+    assert!(by_tables == streams, "the same streams by tables");
     let bytes: usize = streams.iter().map(Vec::len).sum();
     println!(
-        "a stream a {what}: {:.3} bits a position ({bytes} bytes, and the model's {model_bytes}), written in {write:.1} s",
+        "a stream a {what}: {:.3} bits a position ({bytes} bytes, and the model's {model_bytes}), written in {write:.1} s ({write_tables:.1} s ranking by tables)",
         (bytes + model_bytes) as f64 * 8.0 / n as f64
     );
     println!(
@@ -168,26 +175,31 @@ fn main() {
     );
 
     // Pass 3: decode every run, timed, and compare.
-    let t = Instant::now();
-    let mut cells = Vec::new();
-    for ((b, range), stream) in runs.iter().zip(&streams) {
-        let mut dec = Decoder::new(&probs, stream);
-        cells.clear();
-        cells.resize(b.cells.len(), 0);
-        decode_run(geo, b, range.clone(), &mut cells, &mut dec);
-        assert_eq!(
-            cells[range.clone()],
-            b.cells[range.clone()],
-            "a run decodes to what was coded"
+    for (ranks, how) in [
+        (Ranks::Library, "the library's ranks"),
+        (Ranks::Tables, "ranks by tables"),
+    ] {
+        let t = Instant::now();
+        let mut cells = Vec::new();
+        for ((b, range), stream) in runs.iter().zip(&streams) {
+            let mut dec = Decoder::new(&probs, stream);
+            cells.clear();
+            cells.resize(b.cells.len(), 0);
+            decode_run(geo, ranks, b, range.clone(), &mut cells, &mut dec);
+            assert_eq!(
+                cells[range.clone()],
+                b.cells[range.clone()],
+                "a run decodes to what was coded"
+            );
+        }
+        let read = t.elapsed().as_secs_f64();
+        println!(
+            "decoding by {how}: {:.1} us a {what} on average ({:.0} positions), {:.0} ns a position",
+            read * 1e6 / runs.len() as f64,
+            n as f64 / runs.len() as f64,
+            read * 1e9 / n as f64
         );
     }
-    let read = t.elapsed().as_secs_f64();
-    println!(
-        "decoding: {:.1} us a {what} on average ({:.0} positions), {:.0} ns a position",
-        read * 1e6 / runs.len() as f64,
-        n as f64 / runs.len() as f64,
-        read * 1e9 / n as f64
-    );
 
     // Streams over frames of at least 16,384 positions of whole blocks.
     let mut frame_bytes = 0;
@@ -198,7 +210,7 @@ fn main() {
         let mut len = 0;
         while at < runs.len() && len < 1 << 14 {
             let (b, range) = &runs[at];
-            code_run(geo, b, range.clone(), &mut enc);
+            code_run(geo, Ranks::Tables, b, range.clone(), &mut enc);
             len += range.len();
             at += 1;
         }
@@ -217,9 +229,53 @@ fn main() {
 struct Block {
     white: Bitboard<u64>,
     safe: Bitboard<u64>,
+    /// How many safe cells lie below each cell (for the safe cells).
+    at: [u8; 64],
     blacks: Vec<Bitboard<u64>>,
     cells: Vec<u8>,
 }
+
+impl Block {
+    fn new(white: Bitboard<u64>, safe: Bitboard<u64>) -> Block {
+        let mut at = [0; 64];
+        for (k, cell) in safe.iter().enumerate() {
+            at[usize::from(cell)] = k as u8;
+        }
+        Block {
+            white,
+            safe,
+            at,
+            blacks: Vec::new(),
+            cells: Vec::new(),
+        }
+    }
+}
+
+/// How a neighbour's place in its block is found: by the library's
+/// `rank_within`, or by tables as the search's kernel ranks a black move
+/// (the cells that stay summed once for each bishop that leaves, then one
+/// term for the cell it lands on).
+#[derive(Clone, Copy)]
+enum Ranks {
+    Library,
+    Tables,
+}
+
+/// `BINOMIAL[n][k]` = C(n, k), for the colex ranks of [`Ranks::Tables`].
+static BINOMIAL: [[u64; 10]; 65] = {
+    let mut t = [[0u64; 10]; 65];
+    let mut n = 0;
+    while n < 65 {
+        t[n][0] = 1;
+        let mut k = 1;
+        while k < 10 && n > 0 {
+            t[n][k] = t[n - 1][k - 1] + t[n - 1][k];
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+};
 
 /// How many decisions have a probability of their own.
 const CONTEXTS: usize = RAW + 8;
@@ -369,13 +425,13 @@ impl Decide for Decoder<'_> {
 
 /// Codes the values of the positions `run` of `block` in order through
 /// `coder`, each against what comes before it in the run.
-fn code_run(geo: &Geometry<u64>, block: &Block, run: Range<usize>, coder: &mut impl Decide) {
+fn code_run(geo: &Geometry<u64>, ranks: Ranks, block: &Block, run: Range<usize>, coder: &mut impl Decide) {
     let start = run.start;
     for i in run {
         let before = (i > start).then(|| block.cells[i - 1]);
         let v = value(
             coder,
-            near(geo, block, &block.cells, start, i),
+            near(geo, ranks, block, &block.cells, start, i),
             before,
             Some(block.cells[i]),
         );
@@ -385,18 +441,28 @@ fn code_run(geo: &Geometry<u64>, block: &Block, run: Range<usize>, coder: &mut i
 
 /// Decodes the values of the positions `run` of `block` into `cells`
 /// through `coder`: [`code_run`]'s inverse.
-fn decode_run(geo: &Geometry<u64>, block: &Block, run: Range<usize>, cells: &mut [u8], coder: &mut impl Decide) {
+fn decode_run(
+    geo: &Geometry<u64>,
+    ranks: Ranks,
+    block: &Block,
+    run: Range<usize>,
+    cells: &mut [u8],
+    coder: &mut impl Decide,
+) {
     let start = run.start;
     for i in run {
         let before = (i > start).then(|| cells[i - 1]);
-        cells[i] = value(coder, near(geo, block, cells, start, i), before, None);
+        cells[i] = value(coder, near(geo, ranks, block, cells, start, i), before, None);
     }
 }
 
 /// The fewest and most moves among the neighbours by a black move of
 /// position `i` of `block` that come before it from position `start` on,
 /// and how many there are.
-fn near(geo: &Geometry<u64>, block: &Block, cells: &[u8], start: usize, i: usize) -> (u8, u8, usize) {
+fn near(geo: &Geometry<u64>, ranks: Ranks, block: &Block, cells: &[u8], start: usize, i: usize) -> (u8, u8, usize) {
+    if let Ranks::Tables = ranks {
+        return near_by_tables(geo, block, cells, start, i);
+    }
     let black = block.blacks[i];
     let occupied = block.white | black;
     let empty = block.safe & !black;
@@ -405,6 +471,45 @@ fn near(geo: &Geometry<u64>, block: &Block, cells: &[u8], start: usize, i: usize
         let rest = black.without(from);
         for to in geo.attacks(from, occupied) & empty {
             let j = rank_within(rest.with(to), block.safe) as usize;
+            if (start..i).contains(&j) {
+                low = low.min(cells[j]);
+                high = high.max(cells[j]);
+                count += 1;
+            }
+        }
+    }
+    (low, high, count)
+}
+
+/// [`near`] by tables.
+fn near_by_tables(geo: &Geometry<u64>, block: &Block, cells: &[u8], start: usize, i: usize) -> (u8, u8, usize) {
+    let black = block.blacks[i];
+    let occupied = block.white | black;
+    let empty = block.safe & !black;
+    let (mut low, mut high, mut count) = (u8::MAX, 0, 0);
+    let mut list = [u8::MAX; 9];
+    let mut at = [0usize; 9];
+    let m = black.count() as usize;
+    for (k, cell) in black.iter().enumerate() {
+        list[k] = cell;
+        at[k] = usize::from(block.at[usize::from(cell)]);
+    }
+    for k in 0..m {
+        // The places of the cells that stay, lowest first.
+        let p = |j: usize| if j < k { at[j] } else { at[j + 1] };
+        // `stay[b]`: their part of the rank when `b` of them lie below the
+        // cell the bishop lands on.
+        let mut stay = [0u64; 9];
+        let mut sum: u64 = (0..m - 1).map(|j| BINOMIAL[p(j)][j + 2]).sum();
+        stay[0] = sum;
+        for b in 1..m {
+            sum = sum - BINOMIAL[p(b - 1)][b + 1] + BINOMIAL[p(b - 1)][b];
+            stay[b] = sum;
+        }
+        let from = list[k];
+        for to in geo.attacks(from, occupied) & empty {
+            let below = list[..m].iter().filter(|&&c| c < to).count() - usize::from(from < to);
+            let j = (stay[below] + BINOMIAL[usize::from(block.at[usize::from(to)])][below + 1]) as usize;
             if (start..i).contains(&j) {
                 low = low.min(cells[j]);
                 high = high.max(cells[j]);
