@@ -34,8 +34,9 @@
 //! the bits a position (a stream a block or a run, and a stream a frame of
 //! at least 16,384 positions), the time to code and to decode a block or a
 //! run, ranking each neighbour by the library's `rank_within` and by tables
-//! as the search's kernel does, and checks that both rankings find the same
-//! neighbours and that every stream decodes to what was coded.
+//! as the search's kernel does. It checks that both rankings give every
+//! position the same context (fewest, most, how many) and the same
+//! streams, and that every stream decodes to what was coded.
 
 use std::ops::Range;
 use std::path::Path;
@@ -127,10 +128,10 @@ fn main() {
     let mut counts = Counts(vec![[0u64; 2]; CONTEXTS]);
     for (b, range) in &runs {
         code_run(geo, Ranks::Library, b, range.clone(), &mut counts);
-        // Both rankings find the same neighbours.
+        // Both rankings give every position the same context.
         for i in range.clone() {
             let by = |ranks| near(geo, ranks, b, &b.cells, range.start, i);
-            assert_eq!(by(Ranks::Library), by(Ranks::Tables), "the same neighbours by tables");
+            assert_eq!(by(Ranks::Library), by(Ranks::Tables), "the same context by tables");
         }
     }
     let probs: Vec<u32> = counts
