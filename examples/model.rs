@@ -42,7 +42,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 
-use bishops::index::{colex_rank, rank_within};
+use bishops::index::{binomial, colex_rank, rank_within};
 use bishops::storage::Database;
 use bishops::tight::TightIndex;
 use bishops::{Bitboard, Geometry, Variant};
@@ -56,7 +56,7 @@ const BITS: u32 = 15;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 2 {
-        eprintln!("usage: model DB VARIANT [CLASS] [POSITIONS]");
+        eprintln!("usage: model DB VARIANT [CLASS] [POSITIONS] [RUN]");
         std::process::exit(2);
     }
     let variant = Variant::named(&args[1]).expect("a named variant");
@@ -202,7 +202,7 @@ fn main() {
         );
     }
 
-    // Streams over frames of at least 16,384 positions of whole blocks.
+    // Streams over frames of at least 16,384 positions of whole runs.
     let mut frame_bytes = 0;
     let mut frames = 0;
     let mut at = 0;
@@ -261,22 +261,6 @@ enum Ranks {
     Library,
     Tables,
 }
-
-/// `BINOMIAL[n][k]` = C(n, k), for the colex ranks of [`Ranks::Tables`].
-static BINOMIAL: [[u64; 10]; 65] = {
-    let mut t = [[0u64; 10]; 65];
-    let mut n = 0;
-    while n < 65 {
-        t[n][0] = 1;
-        let mut k = 1;
-        while k < 10 && n > 0 {
-            t[n][k] = t[n - 1][k - 1] + t[n - 1][k];
-            k += 1;
-        }
-        n += 1;
-    }
-    t
-};
 
 /// How many decisions have a probability of their own.
 const CONTEXTS: usize = RAW + 8;
@@ -482,6 +466,11 @@ fn near(geo: &Geometry<u64>, ranks: Ranks, block: &Block, cells: &[u8], start: u
     (low, high, count)
 }
 
+/// C(n, k), from the library's table.
+fn choose(n: usize, k: usize) -> u64 {
+    binomial(n as u32, k as u32)
+}
+
 /// [`near`] by tables.
 fn near_by_tables(geo: &Geometry<u64>, block: &Block, cells: &[u8], start: usize, i: usize) -> (u8, u8, usize) {
     let black = block.blacks[i];
@@ -501,16 +490,16 @@ fn near_by_tables(geo: &Geometry<u64>, block: &Block, cells: &[u8], start: usize
         // `stay[b]`: their part of the rank when `b` of them lie below the
         // cell the bishop lands on.
         let mut stay = [0u64; 9];
-        let mut sum: u64 = (0..m - 1).map(|j| BINOMIAL[p(j)][j + 2]).sum();
+        let mut sum: u64 = (0..m - 1).map(|j| choose(p(j), j + 2)).sum();
         stay[0] = sum;
-        for b in 1..m {
-            sum = sum - BINOMIAL[p(b - 1)][b + 1] + BINOMIAL[p(b - 1)][b];
-            stay[b] = sum;
+        for (b, slot) in stay.iter_mut().enumerate().take(m).skip(1) {
+            sum = sum - choose(p(b - 1), b + 1) + choose(p(b - 1), b);
+            *slot = sum;
         }
         let from = list[k];
         for to in geo.attacks(from, occupied) & empty {
             let below = list[..m].iter().filter(|&&c| c < to).count() - usize::from(from < to);
-            let j = (stay[below] + BINOMIAL[usize::from(block.at[usize::from(to)])][below + 1]) as usize;
+            let j = (stay[below] + choose(usize::from(block.at[usize::from(to)]), below + 1)) as usize;
             if (start..i).contains(&j) {
                 low = low.min(cells[j]);
                 high = high.max(cells[j]);
