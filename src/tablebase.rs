@@ -49,7 +49,7 @@ use crate::error::{Error, Result};
 use crate::pipeline::{SolveOptions, SolvePlan};
 use crate::position::{Move, Position};
 use crate::remoteness::Remoteness;
-use crate::storage::{Database, Walks, WriteLock};
+use crate::storage::{Database, Held, Walks, WriteLock};
 use crate::text::clip;
 use crate::variant::{Variant, Width};
 
@@ -337,6 +337,51 @@ impl<W: Width> Pool<W> {
             }
             idle = self.returned.wait(idle).unwrap_or_else(|e| e.into_inner());
         }
+    }
+}
+
+/// How many white sets [`Pool::hold`] reads between looks at whether the
+/// memory of blocks is full and at what the others have done.
+const HOLD_STEP: u64 = 1 << 12;
+
+impl<W: Width> Pool<W> {
+    /// [`Table::hold`]: every connection idle now reads its share of each
+    /// class, a contiguous run of white sets (the frames of a run lie
+    /// together in the file), until the classes are read or the memory of
+    /// blocks is full.
+    fn hold(&self, classes: usize, report: &(dyn Fn(Held) + Sync)) -> Result<Held> {
+        let threads = self.idle.lock().unwrap_or_else(|e| e.into_inner()).len().max(1) as u64;
+        let total = std::sync::Mutex::new(Held::default());
+        for k in 0..classes {
+            let whites = self.take().white_sets(k);
+            let share = whites.div_ceil(threads);
+            std::thread::scope(|scope| {
+                let runs: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let total = &total;
+                        scope.spawn(move || -> Result<()> {
+                            let db = self.take();
+                            let (start, end) = ((t * share).min(whites), ((t + 1) * share).min(whites));
+                            let mut at = start;
+                            while at < end {
+                                if total.lock().unwrap_or_else(|e| e.into_inner()).full {
+                                    break;
+                                }
+                                let step = db.hold(k, at..(at + HOLD_STEP).min(end))?;
+                                at += HOLD_STEP;
+                                let mut sum = total.lock().unwrap_or_else(|e| e.into_inner());
+                                *sum = sum.and(step);
+                                report(*sum);
+                            }
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                runs.into_iter()
+                    .try_for_each(|run| run.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            })?;
+        }
+        Ok(total.into_inner().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -647,6 +692,38 @@ impl Table {
     /// The variant.
     pub fn variant(&self) -> &Variant {
         &self.variant
+    }
+
+    /// Reads the whole table into the memory of checked blocks its
+    /// database keeps ([`Tablebase::with_cache_bytes`]), as far as that
+    /// memory allows, on all its connections at once, each block read and
+    /// checked as a question reads it. Questions that range over the whole
+    /// table, each holding its values against some hundreds of blocks,
+    /// then read nothing from the file. `report` is told the running
+    /// counts as the work goes. Blocks already held are skipped; nothing
+    /// held is pushed out. In the `frames` layout a block is held in the
+    /// bits its values need (three to five a position on the tables
+    /// measured), in the others as it is stored.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("bishops-doc-hold-{}", std::process::id()));
+    /// let tablebase = bishops::Tablebase::new(&dir); // solves 5x4 on demand
+    /// let table = tablebase.variant_table(bishops::Variant::named("5x4").unwrap()).unwrap();
+    /// let held = table.hold(&|_| {}).unwrap();
+    /// assert!(held.blocks > 0 && !held.full);
+    /// assert_eq!(table.hold(&|_| {}).unwrap().blocks, 0, "held already");
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when a block cannot be read or fails its checks.
+    pub fn hold(&self, report: &(dyn Fn(Held) + Sync)) -> Result<Held> {
+        let classes = self.variant.class_count();
+        match &*self.database {
+            Pools::Narrow(pool) => pool.hold(classes, report),
+            Pools::Wide(pool) => pool.hold(classes, report),
+        }
     }
 
     /// The remoteness of each class part of the position whose class
@@ -1052,6 +1129,62 @@ mod tests {
         assert_eq!(answers(Tablebase::new(&dir).with_cache_bytes(1)), expected);
         assert_eq!(answers(Tablebase::new(&dir).with_cache_bytes(1 << 30)), expected);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_held_table_answers_as_one_read_from_the_file() {
+        let variant = Variant::named("7x6").unwrap();
+        for layout in [crate::storage::Layout::Frames, crate::storage::Layout::Blocks] {
+            let dir = scratch(&format!("hold-{layout:?}"));
+            let options = SolveOptions {
+                layout: Some(layout),
+                ..SolveOptions::default()
+            };
+            SolvePlan::new(&variant, options)
+                .unwrap()
+                .run(&dir, &mut |_| {})
+                .unwrap();
+            let positions = walk(&variant, 200, 5);
+            let answers = |table: &Table| -> Vec<String> {
+                (positions.iter())
+                    .map(|p| serde_json::to_string(&table.probe(p).unwrap()).unwrap())
+                    .collect()
+            };
+            let expected = answers(&Tablebase::new(&dir).variant_table(variant.clone()).unwrap());
+            // A class stored as another's mirror image is held through it.
+            let own = Database::open(&dir, &variant).unwrap();
+            let legal: u64 = (variant.classes().iter().enumerate())
+                .filter(|&(k, _)| own.mirror_of(k).is_none())
+                .map(|(_, spec)| spec.tight_index().len())
+                .sum();
+
+            let tablebase = Tablebase::new(&dir).with_connections(3);
+            let table = tablebase.variant_table(variant.clone()).unwrap();
+            let reports = Mutex::new(0);
+            let held = table.hold(&|_| *reports.lock().unwrap() += 1).unwrap();
+            assert!(!held.full, "{layout:?}: {held:?}");
+            assert_eq!(held.positions, legal, "{layout:?}");
+            assert!(*reports.lock().unwrap() > 0);
+            if layout == crate::storage::Layout::Frames {
+                // Fewer bits a position than the byte the file's frames
+                // decode to.
+                assert!(held.bytes < held.positions, "{held:?}");
+            }
+            assert_eq!(answers(&table), expected, "{layout:?}");
+            assert_eq!(table.hold(&|_| {}).unwrap(), Held::default(), "all held already");
+
+            // A memory too small for the table (its 1,330 white sets' slots
+            // take some 31 KiB) holds what fits, and answers the same.
+            let small = Tablebase::new(&dir).with_cache_bytes(48 << 10);
+            let table = small.variant_table(variant.clone()).unwrap();
+            let held = table.hold(&|_| {}).unwrap();
+            assert!(
+                held.full && held.blocks > 0 && held.positions < legal,
+                "{layout:?}: {held:?}"
+            );
+            assert_eq!(answers(&table), expected, "{layout:?}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use support::http::{Reply, get, post, raw, request, request_with};
-use support::{Server, fresh_dir, spawn_serve};
+use support::{Server, fresh_dir, spawn_serve, spawn_serve_until};
 
 const START: &str = "5_4_a1-a3_e1-e3";
 
@@ -343,6 +343,47 @@ fn the_cache_of_blocks_is_sized_within_the_machines_memory() {
         18
     );
     stop_serve(child, log);
+}
+
+/// `--hold`: the binary reads a table into its memory of blocks as it
+/// starts, says what it held, and answers every question as the command
+/// line does; a variant that does not exist is refused in one line, exit
+/// status 2, before anything listens, and one not solved is said so while
+/// the server goes on answering.
+#[cfg(unix)]
+#[test]
+fn a_held_table_answers_as_the_command_line_does() {
+    let dir = fresh_dir("serve-hold");
+    let (code, message) = cli_error(&dir, &["serve", "--port", "0", "--hold", "7x7x"]);
+    assert_eq!(code, 2, "{message}");
+    assert!(message.starts_with("unknown variant `7x7x`"), "{message}");
+    cli_json(&dir, &["solve", "7x6"]);
+    let (child, addr, said, log) = spawn_serve_until(
+        &dir,
+        &["--hold", "7x6", "--hold", "9x8", "--on-demand-entries", "0"],
+        "bishops: cannot hold 9x8",
+    );
+    let held = said
+        .lines()
+        .find(|l| l.starts_with("bishops: held 7x6: "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(
+        held.contains(" positions in ") && held.contains(" bits a position"),
+        "{held}"
+    );
+    assert!(said.contains("9x8"), "{said}");
+    let start = "7_6_a1-a3-a5_g1-g3-g5";
+    let probe = get(addr, &format!("/api/query?position={start}")).json();
+    assert_eq!(probe, cli_json(&dir, &["query", start]));
+    for m in probe["moves"].as_array().unwrap() {
+        let after = m["position"].as_str().unwrap();
+        assert_eq!(
+            get(addr, &format!("/api/query?position={after}")).json(),
+            cli_json(&dir, &["query", after])
+        );
+    }
+    let rest = stop_serve(child, log);
+    assert!(!rest.contains("held"), "{rest}");
 }
 
 /// The binary: `--port 0` names the address it took on its first stderr

@@ -123,6 +123,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MIB", default_value_t = (crate::storage::BLOCK_CACHE_BYTES >> 20) as u64,
           value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub cache_mib: u64,
+    /// Read the table of VARIANT into that memory as the server starts, in
+    /// the background while it answers (repeatable), as far as --cache-mib
+    /// allows: questions drawn from the whole of a large table then read
+    /// nothing from the file. A table in frames is held in the bits its
+    /// values need, a few a position (docs/server.md gives what each table
+    /// took).
+    #[arg(long, value_name = "VARIANT")]
+    pub hold: Vec<String>,
 }
 
 /// Arguments of `bench`.

@@ -42,6 +42,7 @@ pub use solve::BENCH_VARIANTS;
 
 use crate::error::{Error, Result};
 use crate::tablebase::Tablebase;
+use crate::variant::Variant;
 
 /// Runs a parsed command line, reading commands or moves from `input` (for
 /// `play` and `verify -`) and writing answers to `out`.
@@ -100,6 +101,11 @@ pub fn run(cli: Cli, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<()>
             options.on_demand.standard = Some(args.on_demand_standard);
             options.allowed_hosts = args.allow_host;
             options.cache_bytes = cache_bytes(args.cache_mib)?;
+            options.hold = args
+                .hold
+                .iter()
+                .map(|name| Variant::named(name))
+                .collect::<Result<_>>()?;
             crate::server::run(db, (args.bind, args.port).into(), args.open, options)
         }
         // Answered above, before the database directory was looked at.

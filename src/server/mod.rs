@@ -50,7 +50,9 @@ pub use gate::Limits;
 pub use host::AllowedHost;
 
 use crate::error::{Error, Result};
+use crate::storage::Held;
 use crate::tablebase::{OnDemand, Tablebase};
+use crate::variant::Variant;
 
 /// The server solves on demand only variants of at most this many hash
 /// entries (`7x6` and smaller, about a second); a larger unsolved variant
@@ -78,6 +80,10 @@ pub struct ServeOptions {
     /// Bytes of checked blocks kept in memory for each open database
     /// (`--cache-mib`; see [`Tablebase::with_cache_bytes`]).
     pub cache_bytes: usize,
+    /// Variants whose tables are read into that memory as the server
+    /// starts (`--hold`; see [`Table::hold`](crate::tablebase::Table::hold)),
+    /// in the background while it answers.
+    pub hold: Vec<Variant>,
 }
 
 impl Default for ServeOptions {
@@ -93,6 +99,7 @@ impl Default for ServeOptions {
             shutdown_grace: Duration::from_secs(3),
             allowed_hosts: Vec::new(),
             cache_bytes: crate::storage::BLOCK_CACHE_BYTES,
+            hold: Vec::new(),
         }
     }
 }
@@ -118,7 +125,12 @@ pub async fn serve(
         .with_cache_bytes(options.cache_bytes)
         .with_on_demand(options.on_demand.clone())
         .with_notes(|note| crate::text::say!("bishops: {note}"));
-    let app = api::router(Arc::new(tablebase), &options.limits, options.request_timeout);
+    let tablebase = Arc::new(tablebase);
+    if !options.hold.is_empty() {
+        let (tablebase, variants) = (Arc::clone(&tablebase), options.hold.clone());
+        std::thread::spawn(move || variants.into_iter().for_each(|v| hold(&tablebase, v)));
+    }
+    let app = api::router(tablebase, &options.limits, options.request_timeout);
     let hosts = host::HostPolicy::new(listener.local_addr()?, &options.allowed_hosts);
     let listener = gate::GateListener::new(listener, options.limits.clone(), hosts);
     // The signal is seen twice: by the server, to stop accepting, and by
@@ -187,6 +199,41 @@ pub fn run(dir: &Path, addr: SocketAddr, open: bool, options: ServeOptions) -> R
     served?;
     crate::text::say!("bishops: stopped");
     Ok(())
+}
+
+/// Reads the table of `variant` into the memory of checked blocks, saying
+/// how far it has got every ten seconds and what it held at the end; says
+/// why when it cannot.
+fn hold(tablebase: &Tablebase, variant: Variant) {
+    let name = variant.name().to_owned();
+    let began = std::time::Instant::now();
+    let said = std::sync::Mutex::new(began);
+    let note = |held: Held, what: &str| {
+        crate::text::say!(
+            "bishops: {what} {name}: {} positions in {} blocks, {:.1} MiB ({:.2} bits a position), {:.1} s",
+            held.positions,
+            held.blocks,
+            held.bytes as f64 / f64::from(1 << 20),
+            held.bytes as f64 * 8.0 / held.positions.max(1) as f64,
+            began.elapsed().as_secs_f64()
+        );
+    };
+    let report = |held: Held| {
+        let mut said = said.lock().unwrap_or_else(|e| e.into_inner());
+        if said.elapsed() >= Duration::from_secs(10) {
+            *said = std::time::Instant::now();
+            note(held, "holding");
+        }
+    };
+    match tablebase.variant_table(variant).and_then(|table| table.hold(&report)) {
+        Ok(held) => {
+            note(held, "held");
+            if held.full {
+                crate::text::say!("bishops: the memory for blocks is full; a larger --cache-mib holds more of {name}");
+            }
+        }
+        Err(e) => crate::text::say!("bishops: cannot hold {name}: {}", e.to_string().trim_end()),
+    }
 }
 
 /// The one line said when `addr` cannot be listened on.

@@ -1,11 +1,26 @@
 //! The checked blocks of one database kept in memory, shared by every
 //! connection to it: a block is read from the file and checked once, then
-//! answered from here until it is pushed out. Its memory is bounded by a
-//! byte budget, and what is kept is what was used lately (the clock
-//! algorithm: a block used since the hand last passed it gets another turn).
+//! answered from here. Its memory is bounded by a byte budget. Blocks are
+//! kept in two ways:
+//!
+//! - *by use*, as questions read them: what is kept is what was used
+//!   lately (the clock algorithm: a block used since the hand last passed
+//!   it gets another turn), behind a few locks;
+//! - *held*, when a whole table is read in on purpose
+//!   ([`Database::hold`](super::Database::hold)): a slot for each white set,
+//!   filled once and never emptied, so that a lookup takes no lock, no
+//!   hash and no count of its users, only its block's place. A question
+//!   that ranges over a whole table reads some hundreds of blocks, and on
+//!   a table of millions of blocks each of those steps is a trip to
+//!   memory.
+//!
+//! What is held counts against the budget first; the blocks kept by use
+//! have what is left.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use hashbrown::HashMap;
 
 /// A block's place: (class number k, white rank).
 type Key = (usize, u64);
@@ -18,11 +33,24 @@ const SHARDS: usize = 16;
 /// its key, its place in the map and the ring, and its allocation's header.
 const OVERHEAD: usize = 96;
 
+/// What a held block costs beyond its bytes: its allocation's header.
+const HELD_OVERHEAD: usize = 16;
+
+/// The classes a variant has at most: a board's two colours.
+const CLASSES: usize = 2;
+
+/// A held class: a slot per white rank.
+type Slots = Box<[OnceLock<Box<[u8]>>]>;
+
 /// Checked blocks kept in memory, at most a given number of bytes in all.
 pub(super) struct BlockCache {
     shards: Vec<Mutex<Shard>>,
-    /// The budget of each shard, in bytes.
-    shard_bytes: usize,
+    /// The budget of the whole cache, in bytes.
+    budget: usize,
+    /// Per class number, once a block of it is held: its slots.
+    held: [OnceLock<Slots>; CLASSES],
+    /// The bytes held blocks and their slots cost.
+    held_bytes: AtomicUsize,
 }
 
 /// One part of a [`BlockCache`]: its blocks, in a ring the clock hand
@@ -50,8 +78,52 @@ impl BlockCache {
     pub(super) fn new(budget: usize) -> BlockCache {
         BlockCache {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
-            shard_bytes: budget / SHARDS,
+            budget,
+            held: Default::default(),
+            held_bytes: AtomicUsize::new(0),
         }
+    }
+
+    /// The budget of each shard of blocks kept by use: what held blocks
+    /// leave, shared equally.
+    fn shard_bytes(&self) -> usize {
+        self.budget.saturating_sub(self.held_bytes.load(Ordering::Relaxed)) / SHARDS
+    }
+
+    /// The held block of white rank `white` in class `k`, if it is held.
+    pub(super) fn held(&self, k: usize, white: u64) -> Option<&[u8]> {
+        let slots = self.held.get(k)?.get()?;
+        slots.get(usize::try_from(white).ok()?)?.get().map(|b| &**b)
+    }
+
+    /// Holds `bytes`, the checked block of white rank `white` in class `k`
+    /// of `whites` white sets, when the budget has room for it (and, for
+    /// the first block held of the class, for a slot per white set);
+    /// whether it is held.
+    pub(super) fn hold(&self, k: usize, whites: u64, white: u64, bytes: Box<[u8]>) -> bool {
+        let Some(class) = self.held.get(k) else { return false };
+        let slots = class.get_or_init(|| {
+            let slots: Slots = (0..whites).map(|_| OnceLock::new()).collect();
+            self.held_bytes
+                .fetch_add(std::mem::size_of_val(&*slots), Ordering::Relaxed);
+            slots
+        });
+        let Some(slot) = usize::try_from(white).ok().and_then(|w| slots.get(w)) else {
+            return false;
+        };
+        if slot.get().is_some() {
+            return true;
+        }
+        let cost = bytes.len() + HELD_OVERHEAD;
+        if self.held_bytes.fetch_add(cost, Ordering::Relaxed) + cost > self.budget {
+            self.held_bytes.fetch_sub(cost, Ordering::Relaxed);
+            return false;
+        }
+        if slot.set(bytes).is_err() {
+            // Another connection held it first.
+            self.held_bytes.fetch_sub(cost, Ordering::Relaxed);
+        }
+        true
     }
 
     fn shard(&self, key: Key) -> std::sync::MutexGuard<'_, Shard> {
@@ -78,17 +150,11 @@ impl BlockCache {
         if shard.places.contains_key(&key) {
             return;
         }
-        while shard.bytes + cost > self.shard_bytes && !shard.ring.is_empty() {
+        let limit = self.shard_bytes();
+        while shard.bytes + cost > limit && !shard.ring.is_empty() {
             shard.evict_one();
         }
-        let place = shard.ring.len();
-        shard.ring.push(Kept {
-            key,
-            bytes,
-            used: false,
-        });
-        shard.places.insert(key, place);
-        shard.bytes += cost;
+        shard.insert(key, bytes, cost);
     }
 
     /// The bytes the kept blocks cost, overhead included.
@@ -102,6 +168,18 @@ impl BlockCache {
 }
 
 impl Shard {
+    /// Keeps `bytes` at `key`, not kept yet, at a cost of `cost` bytes.
+    fn insert(&mut self, key: Key, bytes: Arc<[u8]>, cost: usize) {
+        let place = self.ring.len();
+        self.ring.push(Kept {
+            key,
+            bytes,
+            used: false,
+        });
+        self.places.insert(key, place);
+        self.bytes += cost;
+    }
+
     /// Moves the hand on to the first block not used since it last passed,
     /// giving the used ones another turn, and pushes that block out.
     fn evict_one(&mut self) {
@@ -161,6 +239,36 @@ mod tests {
         for w in kept {
             assert_eq!(cache.get((0, w)).unwrap()[0], w as u8);
         }
+    }
+
+    #[test]
+    fn held_blocks_stay_within_the_budget_and_leave_the_rest_to_blocks_kept_by_use() {
+        let slots = 1000 * std::mem::size_of::<OnceLock<Box<[u8]>>>();
+        let budget = slots + 10 * (100 + HELD_OVERHEAD) + SHARDS * 5 * (100 + OVERHEAD);
+        let cache = BlockCache::new(budget);
+        assert!(cache.held(0, 3).is_none());
+        let held = (0..1000u64)
+            .take_while(|&w| cache.hold(0, 1000, w, vec![w as u8; 100].into()))
+            .count();
+        assert_eq!(held, (budget - slots) / (100 + HELD_OVERHEAD));
+        for w in 0..held as u64 {
+            assert_eq!(
+                cache.held(0, w).unwrap(),
+                &[w as u8; 100][..],
+                "block {w} is still held"
+            );
+        }
+        assert!(cache.held(0, held as u64).is_none() && cache.held(1, 0).is_none());
+        assert!(cache.hold(0, 1000, 0, vec![9; 100].into()), "held already");
+        assert_eq!(cache.held(0, 0).unwrap()[0], 0, "a held block is not replaced");
+        assert!(!cache.hold(0, 1000, 1000, vec![9; 1].into()), "no such white set");
+        assert!(!cache.hold(CLASSES, 1, 0, vec![9; 1].into()), "no such class");
+        // Nothing is left for blocks kept by use: each shard keeps only
+        // the last block put in it.
+        for w in 0..100 {
+            cache.put((1, w), block(1, 100));
+        }
+        assert!(cache.bytes() <= SHARDS * (100 + OVERHEAD));
     }
 
     #[test]

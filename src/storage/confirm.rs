@@ -195,10 +195,11 @@ impl<W: Width> Database<W> {
             if part == spec.goal {
                 return Err(broken("is the goal but is marked unreachable".into()));
             }
-            for &n in &neighbours {
-                if self.within(k, n, 0, walks)? != Within::Unreachable {
-                    return Err(broken("is marked unreachable but a neighbour is not".into()));
-                }
+            if self
+                .within_all(k, &neighbours, 0, walks)?
+                .any(|w| w != Within::Unreachable)
+            {
+                return Err(broken("is marked unreachable but a neighbour is not".into()));
             }
             return Ok(());
         };
@@ -212,8 +213,8 @@ impl<W: Width> Database<W> {
             _ => {}
         }
         let mut one_closer = false;
-        for &n in &neighbours {
-            match self.within(k, n, r - 1, walks)? {
+        for within in self.within_all(k, &neighbours, r - 1, walks)? {
+            match within {
                 Within::Unreachable => {
                     return Err(broken(format!(
                         "has remoteness {r} but a neighbour is marked unreachable"
@@ -259,20 +260,47 @@ impl<W: Width> Database<W> {
     fn within(&self, k: usize, part: Part<W>, bound: u16, walks: &mut Walks) -> Result<Within> {
         if self.metadata.layout != Layout::Residues {
             // Read straight from the part: no hash to rank and unrank.
-            let cell = Cell(self.stored(k, part)?);
-            if !cell.is_legal() {
-                return Err(self.corrupt(format!(
-                    "has no entry for a legal position of class {}",
-                    crate::board::Class::name_of(self.classes[k].class)
-                )));
-            }
-            return Ok(match cell.remoteness() {
-                None => Within::Unreachable,
-                Some(r) if r.0 <= bound => Within::Exact(r.0),
-                Some(_) => Within::Above,
-            });
+            return self.settled(k, Cell(self.stored(k, part)?), bound);
         }
         self.walk(k, part, bound, walks)
+    }
+
+    /// [`within`](Self::within) of each of `parts`, in order; in the byte
+    /// layouts their cells are read together ([`Database::stored_all`]).
+    fn within_all(
+        &self,
+        k: usize,
+        parts: &[Part<W>],
+        bound: u16,
+        walks: &mut Walks,
+    ) -> Result<impl Iterator<Item = Within>> {
+        let settled = if self.metadata.layout == Layout::Residues {
+            (parts.iter())
+                .map(|&part| self.walk(k, part, bound, walks))
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            let mut cells = Vec::with_capacity(parts.len());
+            self.stored_all(k, parts, &mut cells)?;
+            (cells.into_iter())
+                .map(|cell| self.settled(k, Cell(cell), bound))
+                .collect::<Result<Vec<_>>>()?
+        };
+        Ok(settled.into_iter())
+    }
+
+    /// A stored `cell` of class `k`, settled as far as `bound`.
+    fn settled(&self, k: usize, cell: Cell, bound: u16) -> Result<Within> {
+        if !cell.is_legal() {
+            return Err(self.corrupt(format!(
+                "has no entry for a legal position of class {}",
+                crate::board::Class::name_of(self.classes[k].class)
+            )));
+        }
+        Ok(match cell.remoteness() {
+            None => Within::Unreachable,
+            Some(r) if r.0 <= bound => Within::Exact(r.0),
+            Some(_) => Within::Above,
+        })
     }
 
     /// The descent of `part` in class `k` of a residues table, at most

@@ -36,6 +36,7 @@
 //! | `stream.rs` | a byte table that arrives in pieces, cut into blocks as it comes |
 //! | `write.rs` | writing a whole file atomically, or resumably |
 //! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
+//! | `packed.rs` | a frame's block of exact values held in memory in the bits its spread needs |
 //! | `read.rs` | the open [`Database`] and its lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
 //! | `scan.rs` | reading a table whole, and [`Database::verify`] |
@@ -51,6 +52,7 @@ mod frames;
 mod lock;
 mod names;
 mod open;
+mod packed;
 mod read;
 mod residues;
 mod rows;
@@ -65,7 +67,7 @@ pub use confirm::{AUDIT_SAMPLES, CONFIRMED_KEPT, Walks};
 pub use frames::{FRAME_POSITIONS, LEVEL};
 pub use lock::WriteLock;
 pub use names::{check_destination, check_dir, is_database, is_own_name, partial_files, partial_path, path};
-pub use read::{BLOCK_CACHE_BYTES, Database};
+pub use read::{BLOCK_CACHE_BYTES, Database, Held};
 pub use residues::{code_at, pack, unpack};
 pub use schema::{ClassRecord, FORMAT_VERSION, Layout, Metadata, OLDEST_FORMAT_VERSION, ROWS_MAX_LEGAL, SCHEMA};
 pub use write::{

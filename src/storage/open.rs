@@ -149,6 +149,7 @@ impl<W: Width> Database<W> {
             recent: RefCell::default(),
             frames: RefCell::default(),
             confirmed: RefCell::default(),
+            last_white: std::cell::Cell::default(),
         };
         let starts = variant.class_hashes(variant.start());
         let goals = variant.class_hashes(&variant.goal());

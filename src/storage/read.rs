@@ -15,10 +15,10 @@ use super::checksum::Checksum;
 use super::fault::Fault;
 use super::residues::{UNREACHABLE_CODE, code_at};
 use super::schema::{ClassRecord, Layout, Metadata};
-use super::{blocks, frames, residues, rows};
-use crate::bitboard::Word;
+use super::{blocks, frames, packed, residues, rows};
+use crate::bitboard::{Bitboard, Word};
 use crate::error::{Error, Result};
-use crate::index::{colex_rank, rank_within};
+use crate::index::{binomial, colex_rank, rank_within};
 use crate::mod3::exact;
 use crate::remoteness::{Cell, Remoteness};
 use crate::rules::{Part, safe_cells};
@@ -49,12 +49,42 @@ pub(super) type RecentBlock = ((usize, u64), Arc<[u8]>);
 /// The values a connection confirmed lately, by class number and part
 /// ([`Database::confirm`], which keeps at most
 /// [`CONFIRMED_KEPT`](super::confirm::CONFIRMED_KEPT)).
-pub(super) type Confirmed<W> = std::collections::HashMap<(usize, Part<W>), Option<Remoteness>>;
+pub(super) type Confirmed<W> = hashbrown::HashMap<(usize, Part<W>), Option<Remoteness>>;
+
+/// A white set placed in its class: (class number, the white set, the
+/// cells it leaves safe, its colex rank).
+pub(super) type PlacedWhite<W> = (usize, Bitboard<W>, Bitboard<W>, u64);
 
 /// The slot of [`Database::recent`](Database) a block may be kept in.
 fn recent_slot(key: (usize, u64)) -> usize {
     let h = (key.1 ^ (key.0 as u64) << 58).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (h >> 56) as usize % RECENT_BLOCKS
+}
+
+/// What [`Database::hold`] put in memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Held {
+    /// Blocks read and kept.
+    pub blocks: u64,
+    /// Their positions.
+    pub positions: u64,
+    /// The bytes they take, beyond what keeping each costs.
+    pub bytes: u64,
+    /// Whether it stopped because the memory for blocks was full.
+    pub full: bool,
+}
+
+impl Held {
+    /// The sum of two counts, full when either is.
+    #[must_use]
+    pub fn and(self, other: Held) -> Held {
+        Held {
+            blocks: self.blocks + other.blocks,
+            positions: self.positions + other.positions,
+            bytes: self.bytes + other.bytes,
+            full: self.full || other.full,
+        }
+    }
 }
 
 /// An open, checked database of one variant.
@@ -68,8 +98,9 @@ pub struct Database<W: Word = u64> {
     /// the map from this class's cells to its.
     pub(super) mirrors: Vec<Option<(usize, Mirror)>>,
     /// Blocks read and checked lately, shared with the databases reopened
-    /// from this one: the cells of each, or in the residues layout its
-    /// packed two-bit codes.
+    /// from this one: the cells of each, in the residues layout its packed
+    /// two-bit codes, in the frames layout its values in the bits their
+    /// spread needs ([`packed`]).
     pub(super) cache: Arc<BlockCache>,
     /// Blocks this connection used lately, [`RECENT_BLOCKS`] slots each
     /// holding the last block used of those that fall in it: a descent
@@ -82,6 +113,10 @@ pub struct Database<W: Word = u64> {
     /// The values this connection confirmed lately
     /// ([`Database::confirm`]).
     pub(super) confirmed: RefCell<Confirmed<W>>,
+    /// The white set this connection placed last. A question looks up a
+    /// position's neighbours by black moves one after another, and they
+    /// share its white set.
+    pub(super) last_white: std::cell::Cell<Option<PlacedWhite<W>>>,
 }
 
 impl<W: Word> std::fmt::Debug for Database<W> {
@@ -152,6 +187,9 @@ impl<W: Width> Database<W> {
     /// block comes from this connection's recent blocks when it is one of
     /// them, else from the shared cache, else from the file.
     fn stored_at(&self, k: usize, white: u64, i: usize) -> Result<u8> {
+        if let Some(block) = self.cache.held(k, white) {
+            return Ok(self.in_block(block, i));
+        }
         let key = (k, white);
         let slot = recent_slot(key);
         if let Some(Some((at, block))) = self.recent.borrow().get(slot)
@@ -173,27 +211,77 @@ impl<W: Width> Database<W> {
     fn in_block(&self, block: &[u8], i: usize) -> u8 {
         match self.metadata.layout {
             Layout::Residues => code_at(block, i),
-            Layout::Blocks | Layout::Rows | Layout::Frames => block[i],
+            Layout::Frames => packed::cell_at(block, i),
+            Layout::Blocks | Layout::Rows => block[i],
         }
     }
 
     /// The checked block of the white set of colex rank `white` in the
     /// `k`-th class, a class with a table of its own, from the shared cache
-    /// when read lately: its cells, or in the residues layout its packed
-    /// two-bit codes (read one at a time with [`code_at`]).
+    /// when read lately: its cells, in the residues layout its packed
+    /// two-bit codes (read one at a time with [`code_at`]), in the frames
+    /// layout its values packed (read with [`packed::cell_at`]).
     fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
         debug_assert!(self.mirrors[k].is_none(), "a mirrored class is read through its source");
         if let Some(block) = self.cache.get((k, white)) {
             return Ok(block);
         }
-        let block: Arc<[u8]> = match self.metadata.layout {
-            Layout::Residues => self.read_packed(k, white)?,
-            Layout::Frames => self.frame_block(k, white)?,
-            Layout::Blocks | Layout::Rows => self.read_block(k, white)?,
-        }
-        .into();
+        let block: Arc<[u8]> = self.read_kept(k, white)?.into();
         self.cache.put((k, white), Arc::clone(&block));
         Ok(block)
+    }
+
+    /// Reads and checks the block of the white set of colex rank `white` in
+    /// the `k`-th class, a class with a table of its own, in the form the
+    /// shared cache keeps.
+    fn read_kept(&self, k: usize, white: u64) -> Result<Vec<u8>> {
+        match self.metadata.layout {
+            Layout::Residues => self.read_packed(k, white),
+            Layout::Frames => Ok(packed::pack(&self.frame_block(k, white)?)),
+            Layout::Blocks | Layout::Rows => self.read_block(k, white),
+        }
+    }
+
+    /// How many white sets the `k`-th class has: its blocks, empty ones
+    /// included.
+    pub fn white_sets(&self, k: usize) -> u64 {
+        let spec = &self.specs[k];
+        binomial(spec.geometry.len() as u32, spec.counts().0)
+    }
+
+    /// Holds the blocks of the white sets `whites` of the `k`-th class in
+    /// the memory of checked blocks this database shares with those
+    /// reopened from it, in order, each read and checked as a question
+    /// reads it, until that memory has no room left for the next: so that
+    /// questions find them there, without a lock, and read nothing from the
+    /// file. Blocks held already are passed over. A mirrored class is read
+    /// through its source, so holding it holds nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupt`] when a block cannot be read or fails its checks.
+    pub fn hold(&self, k: usize, whites: std::ops::Range<u64>) -> Result<Held> {
+        let mut held = Held::default();
+        if self.mirrors[k].is_some() {
+            return Ok(held);
+        }
+        let all = self.white_sets(k);
+        for white in whites {
+            let len = BlockAt::new(&self.specs[k], white).len;
+            if len == 0 || self.cache.held(k, white).is_some() {
+                continue;
+            }
+            let block = self.read_kept(k, white)?;
+            let bytes = block.len() as u64;
+            if !self.cache.hold(k, all, white, block.into_boxed_slice()) {
+                held.full = true;
+                break;
+            }
+            held.blocks += 1;
+            held.positions += len;
+            held.bytes += bytes;
+        }
+        Ok(held)
     }
 
     /// Reads the block of white set `white` of the `k`-th class (frames
@@ -246,7 +334,7 @@ impl<W: Width> Database<W> {
             Layout::Blocks => blocks::read_block(&self.conn, &at).map(|cells| (cells, None)),
             Layout::Residues => residues::read_block(&self.conn, &at).map(|(codes, sum)| (codes, Some(sum))),
             Layout::Rows => rows::read_block(&self.conn, spec, &at).map(|cells| (cells, None)),
-            Layout::Frames => return Ok((self.block(k, white)?.to_vec(), None)),
+            Layout::Frames => return Ok((packed::unpack(&self.block(k, white)?, at.len as usize), None)),
         }
         .map_err(|fault| self.block_fault(&at, fault))
     }
@@ -302,14 +390,60 @@ impl<W: Width> Database<W> {
         if let Some((from, mirror)) = &self.mirrors[k] {
             return self.stored(*from, mirror.part(part));
         }
-        let safe = safe_cells(&self.specs[k].geometry, part.white);
+        let (safe, white) = self.place_white(k, part.white);
         if !part.black.is_subset(safe) {
             return Err(self.corrupt(format!(
                 "was asked for a position of class {} that is not legal",
                 crate::board::Class::name_of(self.classes[k].class)
             )));
         }
-        self.stored_at(k, colex_rank(part.white), rank_within(part.black, safe) as usize)
+        self.stored_at(k, white, rank_within(part.black, safe) as usize)
+    }
+
+    /// [`stored`](Self::stored) of each of `parts`, legal parts of class
+    /// `k`, in order, into `out`. Each part is placed first and then each
+    /// held block found, so that the reads from memory, which on a large
+    /// held table mostly miss the processor's caches, overlap rather than
+    /// wait one for another.
+    pub(super) fn stored_all(&self, k: usize, parts: &[Part<W>], out: &mut Vec<u8>) -> Result<()> {
+        let (k, mirror) = match &self.mirrors[k] {
+            Some((from, mirror)) => (*from, Some(mirror)),
+            None => (k, None),
+        };
+        let mut places = Vec::with_capacity(parts.len());
+        for &part in parts {
+            let part = mirror.map_or(part, |m| m.part(part));
+            let (safe, white) = self.place_white(k, part.white);
+            if !part.black.is_subset(safe) {
+                return Err(self.corrupt(format!(
+                    "was asked for a position of class {} that is not legal",
+                    crate::board::Class::name_of(self.classes[k].class)
+                )));
+            }
+            places.push((white, rank_within(part.black, safe) as usize));
+        }
+        let blocks: Vec<Option<&[u8]>> = places.iter().map(|&(white, _)| self.cache.held(k, white)).collect();
+        out.clear();
+        for (&(white, i), block) in places.iter().zip(blocks) {
+            out.push(match block {
+                Some(block) => self.in_block(block, i),
+                None => self.stored_at(k, white, i)?,
+            });
+        }
+        Ok(())
+    }
+
+    /// The cells the white set `white` of class `k` leaves safe, and its
+    /// colex rank.
+    fn place_white(&self, k: usize, white: Bitboard<W>) -> (Bitboard<W>, u64) {
+        if let Some((at, last, safe, rank)) = self.last_white.get()
+            && (at, last) == (k, white)
+        {
+            return (safe, rank);
+        }
+        let (safe, rank) = (safe_cells(&self.specs[k].geometry, white), colex_rank(white));
+        self.last_white.set(Some((k, white, safe, rank)));
+        (safe, rank)
     }
 
     /// The remoteness mod 3 of the legal part `part` of class `k` in the

@@ -89,6 +89,49 @@ impl Drop for Server {
 /// stderr once it exits.
 #[cfg(unix)]
 pub fn spawn_serve(dir: &Path, args: &[&str]) -> (std::process::Child, SocketAddr, std::thread::JoinHandle<String>) {
+    let (child, addr, lines) = spawn_serve_lines(dir, args);
+    (child, addr, collect(lines))
+}
+
+/// A thread that gathers `lines` until their sender is gone.
+fn collect(lines: mpsc::Receiver<String>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || lines.iter().collect())
+}
+
+/// [`spawn_serve`], then waits (at most a minute) for the first stderr
+/// line after the address that starts with `prefix`: the child, the
+/// address, the lines up to and including that one, and a thread that
+/// returns the rest of stderr once the child exits.
+#[cfg(unix)]
+pub fn spawn_serve_until(
+    dir: &Path,
+    args: &[&str],
+    prefix: &str,
+) -> (std::process::Child, SocketAddr, String, std::thread::JoinHandle<String>) {
+    let (mut child, addr, lines) = spawn_serve_lines(dir, args);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut before = String::new();
+    loop {
+        match lines.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+            Ok(line) => {
+                before.push_str(&line);
+                if line.starts_with(prefix) {
+                    return (child, addr, before, collect(lines));
+                }
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("bishops serve {args:?} said no line starting {prefix:?}: {before}");
+            }
+        }
+    }
+}
+
+/// [`spawn_serve`], with the rest of stderr given a line at a time as it
+/// comes.
+#[cfg(unix)]
+fn spawn_serve_lines(dir: &Path, args: &[&str]) -> (std::process::Child, SocketAddr, mpsc::Receiver<String>) {
     use std::io::{BufRead, BufReader, Read};
     let mut child = Command::new(env!("CARGO_BIN_EXE_bishops"))
         .env_remove("BISHOPS_DB")
@@ -113,10 +156,10 @@ pub fn spawn_serve(dir: &Path, args: &[&str]) -> (std::process::Child, SocketAdd
         let _ = stderr.read_to_string(&mut rest);
         panic!("bishops serve {args:?} did not start: {first}{rest}");
     };
-    let log = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = stderr.read_to_string(&mut rest);
-        rest
+    let (send, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while stderr.read_line(&mut line).is_ok_and(|n| n > 0) && send.send(std::mem::take(&mut line)).is_ok() {}
     });
-    (child, addr, log)
+    (child, addr, lines)
 }
