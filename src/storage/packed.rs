@@ -26,24 +26,37 @@ const HEADER: usize = 3;
 /// `cells` (each a remoteness or [`Cell::UNREACHABLE`], as a checked block
 /// holds them) in the packed form.
 pub(super) fn pack(cells: &[u8]) -> Vec<u8> {
-    let reachable = || cells.iter().copied().filter(|&c| c != Cell::UNREACHABLE.0);
-    let (low, span) = match (reachable().min(), reachable().max()) {
-        (Some(low), Some(high)) => (low, high - low + 1),
-        _ => (0, 0),
-    };
-    let symbols = u32::from(span) + u32::from(cells.contains(&Cell::UNREACHABLE.0));
+    let (mut low, mut high, mut unreachable) = (u8::MAX, 0u8, false);
+    for &cell in cells {
+        if cell == Cell::UNREACHABLE.0 {
+            unreachable = true;
+        } else {
+            (low, high) = (low.min(cell), high.max(cell));
+        }
+    }
+    let (low, span) = if low <= high { (low, high - low + 1) } else { (0, 0) };
+    let symbols = u32::from(span) + u32::from(unreachable);
     let width = u32::BITS - symbols.saturating_sub(1).leading_zeros();
     let mut packed = vec![0u8; HEADER + (cells.len() * width as usize).div_ceil(8) + 1];
     packed[..HEADER].copy_from_slice(&[low, width as u8, span]);
-    if width > 0 {
-        for (i, &cell) in cells.iter().enumerate() {
-            let code = if cell == Cell::UNREACHABLE.0 { span } else { cell - low };
-            let bit = i * width as usize;
-            let at = HEADER + bit / 8;
-            let word = u16::from(code) << (bit % 8);
-            packed[at] |= word as u8;
-            packed[at + 1] |= (word >> 8) as u8;
+    if width == 0 {
+        return packed;
+    }
+    // Codes gather in a word, least significant first, and leave it four
+    // bytes at a time.
+    let (mut word, mut bits, mut at) = (0u64, 0u32, HEADER);
+    for &cell in cells {
+        let code = if cell == Cell::UNREACHABLE.0 { span } else { cell - low };
+        word |= u64::from(code) << bits;
+        bits += width;
+        if bits >= 32 {
+            packed[at..at + 4].copy_from_slice(&(word as u32).to_le_bytes());
+            (word, bits, at) = (word >> 32, bits - 32, at + 4);
         }
+    }
+    for byte in &mut packed[at..at + bits.div_ceil(8) as usize] {
+        *byte = word as u8;
+        word >>= 8;
     }
     packed
 }
@@ -63,7 +76,8 @@ pub(super) fn cell_at(packed: &[u8], i: usize) -> u8 {
 }
 
 /// The cells of a block of `len` positions in the packed form.
-pub(super) fn unpack(packed: &[u8], len: usize) -> Vec<u8> {
+#[cfg(test)]
+fn unpack(packed: &[u8], len: usize) -> Vec<u8> {
     (0..len).map(|i| cell_at(packed, i)).collect()
 }
 

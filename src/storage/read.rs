@@ -98,9 +98,9 @@ pub struct Database<W: Word = u64> {
     /// the map from this class's cells to its.
     pub(super) mirrors: Vec<Option<(usize, Mirror)>>,
     /// Blocks read and checked lately, shared with the databases reopened
-    /// from this one: the cells of each, in the residues layout its packed
-    /// two-bit codes, in the frames layout its values in the bits their
-    /// spread needs ([`packed`]).
+    /// from this one: the cells of each, or in the residues layout its
+    /// packed two-bit codes; a held block of the frames layout in the bits
+    /// its values need ([`packed`]).
     pub(super) cache: Arc<BlockCache>,
     /// Blocks this connection used lately, [`RECENT_BLOCKS`] slots each
     /// holding the last block used of those that fall in it: a descent
@@ -188,7 +188,7 @@ impl<W: Width> Database<W> {
     /// them, else from the shared cache, else from the file.
     fn stored_at(&self, k: usize, white: u64, i: usize) -> Result<u8> {
         if let Some(block) = self.cache.held(k, white) {
-            return Ok(self.in_block(block, i));
+            return Ok(self.in_held(block, i));
         }
         let key = (k, white);
         let slot = recent_slot(key);
@@ -211,16 +211,24 @@ impl<W: Width> Database<W> {
     fn in_block(&self, block: &[u8], i: usize) -> u8 {
         match self.metadata.layout {
             Layout::Residues => code_at(block, i),
+            Layout::Blocks | Layout::Rows | Layout::Frames => block[i],
+        }
+    }
+
+    /// What the held `block` holds for its `i`-th position: in the frames
+    /// layout a block is held packed ([`packed`]), in the others as it is
+    /// kept by use.
+    fn in_held(&self, block: &[u8], i: usize) -> u8 {
+        match self.metadata.layout {
             Layout::Frames => packed::cell_at(block, i),
-            Layout::Blocks | Layout::Rows => block[i],
+            Layout::Residues | Layout::Blocks | Layout::Rows => self.in_block(block, i),
         }
     }
 
     /// The checked block of the white set of colex rank `white` in the
     /// `k`-th class, a class with a table of its own, from the shared cache
-    /// when read lately: its cells, in the residues layout its packed
-    /// two-bit codes (read one at a time with [`code_at`]), in the frames
-    /// layout its values packed (read with [`packed::cell_at`]).
+    /// when read lately: its cells, or in the residues layout its packed
+    /// two-bit codes (read one at a time with [`code_at`]).
     fn block(&self, k: usize, white: u64) -> Result<Arc<[u8]>> {
         debug_assert!(self.mirrors[k].is_none(), "a mirrored class is read through its source");
         if let Some(block) = self.cache.get((k, white)) {
@@ -237,7 +245,7 @@ impl<W: Width> Database<W> {
     fn read_kept(&self, k: usize, white: u64) -> Result<Vec<u8>> {
         match self.metadata.layout {
             Layout::Residues => self.read_packed(k, white),
-            Layout::Frames => Ok(packed::pack(&self.frame_block(k, white)?)),
+            Layout::Frames => self.frame_block(k, white),
             Layout::Blocks | Layout::Rows => self.read_block(k, white),
         }
     }
@@ -271,7 +279,10 @@ impl<W: Width> Database<W> {
             if len == 0 || self.cache.held(k, white).is_some() {
                 continue;
             }
-            let block = self.read_kept(k, white)?;
+            let mut block = self.read_kept(k, white)?;
+            if self.metadata.layout == Layout::Frames {
+                block = packed::pack(&block);
+            }
             let bytes = block.len() as u64;
             if !self.cache.hold(k, all, white, block.into_boxed_slice()) {
                 held.full = true;
@@ -334,7 +345,7 @@ impl<W: Width> Database<W> {
             Layout::Blocks => blocks::read_block(&self.conn, &at).map(|cells| (cells, None)),
             Layout::Residues => residues::read_block(&self.conn, &at).map(|(codes, sum)| (codes, Some(sum))),
             Layout::Rows => rows::read_block(&self.conn, spec, &at).map(|cells| (cells, None)),
-            Layout::Frames => return Ok((packed::unpack(&self.block(k, white)?, at.len as usize), None)),
+            Layout::Frames => return Ok((self.block(k, white)?.to_vec(), None)),
         }
         .map_err(|fault| self.block_fault(&at, fault))
     }
@@ -426,7 +437,7 @@ impl<W: Width> Database<W> {
         out.clear();
         for (&(white, i), block) in places.iter().zip(blocks) {
             out.push(match block {
-                Some(block) => self.in_block(block, i),
+                Some(block) => self.in_held(block, i),
                 None => self.stored_at(k, white, i)?,
             });
         }
