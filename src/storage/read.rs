@@ -401,6 +401,14 @@ impl<W: Width> Database<W> {
         if let Some((from, mirror)) = &self.mirrors[k] {
             return self.stored(*from, mirror.part(part));
         }
+        let (white, i) = self.place(k, part)?;
+        self.stored_at(k, white, i)
+    }
+
+    /// Where the legal part `part` of class `k`, a class with a table of
+    /// its own, is stored: its white set's colex rank and its place in
+    /// that block.
+    fn place(&self, k: usize, part: Part<W>) -> Result<(u64, usize)> {
         let (safe, white) = self.place_white(k, part.white);
         if !part.black.is_subset(safe) {
             return Err(self.corrupt(format!(
@@ -408,7 +416,7 @@ impl<W: Width> Database<W> {
                 crate::board::Class::name_of(self.classes[k].class)
             )));
         }
-        self.stored_at(k, white, rank_within(part.black, safe) as usize)
+        Ok((white, rank_within(part.black, safe) as usize))
     }
 
     /// [`stored`](Self::stored) of each of `parts`, legal parts of class
@@ -421,18 +429,9 @@ impl<W: Width> Database<W> {
             Some((from, mirror)) => (*from, Some(mirror)),
             None => (k, None),
         };
-        let mut places = Vec::with_capacity(parts.len());
-        for &part in parts {
-            let part = mirror.map_or(part, |m| m.part(part));
-            let (safe, white) = self.place_white(k, part.white);
-            if !part.black.is_subset(safe) {
-                return Err(self.corrupt(format!(
-                    "was asked for a position of class {} that is not legal",
-                    crate::board::Class::name_of(self.classes[k].class)
-                )));
-            }
-            places.push((white, rank_within(part.black, safe) as usize));
-        }
+        let places = (parts.iter())
+            .map(|&part| self.place(k, mirror.map_or(part, |m| m.part(part))))
+            .collect::<Result<Vec<_>>>()?;
         let blocks: Vec<Option<&[u8]>> = places.iter().map(|&(white, _)| self.cache.held(k, white)).collect();
         out.clear();
         for (&(white, i), block) in places.iter().zip(blocks) {
