@@ -9,8 +9,8 @@
 //! questions range over a whole table answers quickly only when those
 //! blocks are in memory already, and a byte a position would not fit
 //! 11x10's table in this machine's memory. Moves can be undone, so the
-//! values of a block lie close together: most blocks need three to five
-//! bits a position.
+//! values of a block lie close together: held whole, 11x8's table took
+//! 3.05 bits a position and 11x10's 3.21, headers included.
 //!
 //! The form: the lowest remoteness, the bits a position (0 to 8), the span
 //! of the remoteness values (their highest less their lowest, plus one),
