@@ -37,6 +37,7 @@
 //! | `write.rs` | writing a whole file atomically, or resumably |
 //! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
 //! | `packed.rs` | a frame's block of exact values held in memory in the bits its spread needs |
+//! | `memo.rs` | the cells a connection read lately, by position, so that a question reads each once |
 //! | `read.rs` | the open [`Database`] and its lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
 //! | `scan.rs` | reading a table whole, and [`Database::verify`] |
@@ -50,6 +51,7 @@ mod confirm;
 mod fault;
 mod frames;
 mod lock;
+mod memo;
 mod names;
 mod open;
 mod packed;

@@ -150,6 +150,7 @@ impl<W: Width> Database<W> {
             frames: RefCell::default(),
             confirmed: RefCell::default(),
             last_white: std::cell::Cell::default(),
+            memo: RefCell::default(),
         };
         let starts = variant.class_hashes(variant.start());
         let goals = variant.class_hashes(&variant.goal());

@@ -13,6 +13,7 @@ use super::block::BlockAt;
 use super::cache::BlockCache;
 use super::checksum::Checksum;
 use super::fault::Fault;
+use super::memo::CellMemo;
 use super::residues::{UNREACHABLE_CODE, code_at};
 use super::schema::{ClassRecord, Layout, Metadata};
 use super::{blocks, frames, packed, residues, rows};
@@ -117,6 +118,8 @@ pub struct Database<W: Word = u64> {
     /// position's neighbours by black moves one after another, and they
     /// share its white set.
     pub(super) last_white: std::cell::Cell<Option<PlacedWhite<W>>>,
+    /// The cells this connection read lately, by position ([`CellMemo`]).
+    pub(super) memo: RefCell<CellMemo<W>>,
 }
 
 impl<W: Word> std::fmt::Debug for Database<W> {
@@ -396,10 +399,21 @@ impl<W: Width> Database<W> {
     /// cell, or in the residues layout its two-bit code. A part that is not
     /// legal is refused (its place in a block would be another's).
     pub(super) fn stored(&self, k: usize, part: Part<W>) -> Result<u8> {
+        if let Some(cell) = self.memo.borrow().get(k, part) {
+            return Ok(cell);
+        }
+        let cell = self.stored_afresh(k, part)?;
+        self.memo.borrow_mut().put(k, part, cell);
+        Ok(cell)
+    }
+
+    /// [`stored`](Self::stored), read from the table, not from what the
+    /// connection remembers.
+    fn stored_afresh(&self, k: usize, part: Part<W>) -> Result<u8> {
         // A mirrored class is answered by the image position in its source:
         // one cell read, not a whole block permuted.
         if let Some((from, mirror)) = &self.mirrors[k] {
-            return self.stored(*from, mirror.part(part));
+            return self.stored_afresh(*from, mirror.part(part));
         }
         let (white, i) = self.place(k, part)?;
         self.stored_at(k, white, i)
@@ -420,25 +434,40 @@ impl<W: Width> Database<W> {
     }
 
     /// [`stored`](Self::stored) of each of `parts`, legal parts of class
-    /// `k`, in order, into `out`. Each part is placed first and then each
-    /// held block found, so that the reads from memory, which on a large
-    /// held table mostly miss the processor's caches, overlap rather than
-    /// wait one for another.
+    /// `k`, in order, into `out`. Those the connection does not remember
+    /// are each placed first and then each held block found, so that the
+    /// reads from memory, which on a large held table mostly miss the
+    /// processor's caches, overlap rather than wait one for another.
     pub(super) fn stored_all(&self, k: usize, parts: &[Part<W>], out: &mut Vec<u8>) -> Result<()> {
-        let (k, mirror) = match &self.mirrors[k] {
+        let (from, mirror) = match &self.mirrors[k] {
             Some((from, mirror)) => (*from, Some(mirror)),
             None => (k, None),
         };
-        let places = (parts.iter())
-            .map(|&part| self.place(k, mirror.map_or(part, |m| m.part(part))))
-            .collect::<Result<Vec<_>>>()?;
-        let blocks: Vec<Option<&[u8]>> = places.iter().map(|&(white, _)| self.cache.held(k, white)).collect();
+        let mut memo = self.memo.borrow_mut();
         out.clear();
-        for (&(white, i), block) in places.iter().zip(blocks) {
-            out.push(match block {
-                Some(block) => self.in_held(block, i),
-                None => self.stored_at(k, white, i)?,
+        // (its place in `parts`, its white set's rank, its place in that block)
+        let mut misses = Vec::with_capacity(parts.len());
+        for (n, &part) in parts.iter().enumerate() {
+            out.push(match memo.get(k, part) {
+                Some(cell) => cell,
+                None => {
+                    let (white, i) = self.place(from, mirror.map_or(part, |m| m.part(part)))?;
+                    misses.push((n, white, i));
+                    0
+                }
             });
+        }
+        let blocks: Vec<Option<&[u8]>> = misses
+            .iter()
+            .map(|&(_, white, _)| self.cache.held(from, white))
+            .collect();
+        for (&(n, white, i), block) in misses.iter().zip(blocks) {
+            let cell = match block {
+                Some(block) => self.in_held(block, i),
+                None => self.stored_at(from, white, i)?,
+            };
+            out[n] = cell;
+            memo.put(k, parts[n], cell);
         }
         Ok(())
     }
