@@ -1175,7 +1175,7 @@ mod tests {
 
             // A memory too small for the table (its 1,330 white sets' slots
             // take some 31 KiB) holds what fits, and answers the same.
-            let small = Tablebase::new(&dir).with_cache_bytes(48 << 10);
+            let small = Tablebase::new(&dir).with_cache_bytes(40 << 10);
             let table = small.variant_table(variant.clone()).unwrap();
             let held = table.hold(&|_| {}).unwrap();
             assert!(

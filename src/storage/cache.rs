@@ -15,12 +15,16 @@
 //!   memory.
 //!
 //! What is held counts against the budget first; the blocks kept by use
-//! have what is left.
+//! have what is left. Held blocks are copied into an [`Arena`], in huge
+//! pages.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hashbrown::HashMap;
+
+use super::arena::Arena;
+use super::packed;
 
 /// A block's place: (class number k, white rank).
 type Key = (usize, u64);
@@ -33,14 +37,46 @@ const SHARDS: usize = 16;
 /// its key, its place in the map and the ring, and its allocation's header.
 const OVERHEAD: usize = 96;
 
-/// What a held block costs beyond its bytes: its allocation's header.
-const HELD_OVERHEAD: usize = 16;
+/// What a held block costs beyond its bytes: nothing, as held blocks lie
+/// end to end in the arena (whose last region's unused tail is not
+/// counted).
+const HELD_OVERHEAD: usize = 0;
 
 /// The classes a variant has at most: a board's two colours.
 const CLASSES: usize = 2;
 
 /// A held class: a slot per white rank.
-type Slots = Box<[OnceLock<Box<[u8]>>]>;
+type Slots = Box<[OnceLock<Piece>]>;
+
+/// A held block: where its bytes are in the cache's [`Arena`], how many,
+/// and a copy of its first bytes ([`HeldBlock::head`]).
+#[derive(Clone, Copy)]
+struct Piece {
+    start: *const u8,
+    len: u32,
+    head: [u8; HEAD],
+}
+
+/// How many of a held block's first bytes its slot repeats: a packed
+/// block's header ([`packed::HEADER`]).
+pub(super) const HEAD: usize = packed::HEADER;
+
+/// A held block as a lookup finds it.
+#[derive(Clone, Copy)]
+pub(super) struct HeldBlock<'a> {
+    /// Its bytes.
+    pub(super) bytes: &'a [u8],
+    /// Its first [`HEAD`] bytes (zero past its end), kept in its slot:
+    /// a packed block's header, so that a lookup reads from the block only
+    /// its cell's byte, one trip to memory instead of two.
+    pub(super) head: [u8; HEAD],
+}
+
+// SAFETY: a piece names bytes of its cache's arena, written before the
+// piece was made and only read after, for as long as the cache lives.
+unsafe impl Send for Piece {}
+// SAFETY: as above.
+unsafe impl Sync for Piece {}
 
 /// Checked blocks kept in memory, at most a given number of bytes in all.
 pub(super) struct BlockCache {
@@ -51,6 +87,8 @@ pub(super) struct BlockCache {
     held: [OnceLock<Slots>; CLASSES],
     /// The bytes held blocks and their slots cost.
     held_bytes: AtomicUsize,
+    /// The memory of held blocks.
+    arena: Arena,
 }
 
 /// One part of a [`BlockCache`]: its blocks, in a ring the clock hand
@@ -81,6 +119,7 @@ impl BlockCache {
             budget,
             held: Default::default(),
             held_bytes: AtomicUsize::new(0),
+            arena: Arena::default(),
         }
     }
 
@@ -91,16 +130,23 @@ impl BlockCache {
     }
 
     /// The held block of white rank `white` in class `k`, if it is held.
-    pub(super) fn held(&self, k: usize, white: u64) -> Option<&[u8]> {
+    pub(super) fn held(&self, k: usize, white: u64) -> Option<HeldBlock<'_>> {
         let slots = self.held.get(k)?.get()?;
-        slots.get(usize::try_from(white).ok()?)?.get().map(|b| &**b)
+        let piece = slots.get(usize::try_from(white).ok()?)?.get()?;
+        // SAFETY: a piece names bytes of this cache's arena, which lives
+        // as long as the cache and never changes them ([`Arena::keep`]).
+        let bytes = unsafe { std::slice::from_raw_parts(piece.start, piece.len as usize) };
+        Some(HeldBlock {
+            bytes,
+            head: piece.head,
+        })
     }
 
     /// Holds `bytes`, the checked block of white rank `white` in class `k`
     /// of `whites` white sets, when the budget has room for it (and, for
     /// the first block held of the class, for a slot per white set);
     /// whether it is held.
-    pub(super) fn hold(&self, k: usize, whites: u64, white: u64, bytes: Box<[u8]>) -> bool {
+    pub(super) fn hold(&self, k: usize, whites: u64, white: u64, bytes: &[u8]) -> bool {
         let Some(class) = self.held.get(k) else { return false };
         let slots = class.get_or_init(|| {
             let slots: Slots = (0..whites).map(|_| OnceLock::new()).collect();
@@ -114,13 +160,29 @@ impl BlockCache {
         if slot.get().is_some() {
             return true;
         }
+        let Ok(len) = u32::try_from(bytes.len()) else {
+            return false;
+        };
         let cost = bytes.len() + HELD_OVERHEAD;
         if self.held_bytes.fetch_add(cost, Ordering::Relaxed) + cost > self.budget {
             self.held_bytes.fetch_sub(cost, Ordering::Relaxed);
             return false;
         }
-        if slot.set(bytes).is_err() {
-            // Another connection held it first.
+        let Some(kept) = self.arena.keep(bytes) else {
+            self.held_bytes.fetch_sub(cost, Ordering::Relaxed);
+            return false;
+        };
+        let mut head = [0; HEAD];
+        let first = bytes.len().min(HEAD);
+        head[..first].copy_from_slice(&bytes[..first]);
+        let piece = Piece {
+            start: kept.as_ptr(),
+            len,
+            head,
+        };
+        if slot.set(piece).is_err() {
+            // Another connection held it first (its copy stays unused in
+            // the arena).
             self.held_bytes.fetch_sub(cost, Ordering::Relaxed);
         }
         true
@@ -243,26 +305,24 @@ mod tests {
 
     #[test]
     fn held_blocks_stay_within_the_budget_and_leave_the_rest_to_blocks_kept_by_use() {
-        let slots = 1000 * std::mem::size_of::<OnceLock<Box<[u8]>>>();
+        let slots = 1000 * std::mem::size_of::<OnceLock<Piece>>();
         let budget = slots + 10 * (100 + HELD_OVERHEAD) + SHARDS * 5 * (100 + OVERHEAD);
         let cache = BlockCache::new(budget);
         assert!(cache.held(0, 3).is_none());
         let held = (0..1000u64)
-            .take_while(|&w| cache.hold(0, 1000, w, vec![w as u8; 100].into()))
+            .take_while(|&w| cache.hold(0, 1000, w, &[w as u8; 100]))
             .count();
         assert_eq!(held, (budget - slots) / (100 + HELD_OVERHEAD));
         for w in 0..held as u64 {
-            assert_eq!(
-                cache.held(0, w).unwrap(),
-                &[w as u8; 100][..],
-                "block {w} is still held"
-            );
+            let block = cache.held(0, w).unwrap();
+            assert_eq!(block.bytes, &[w as u8; 100][..], "block {w} is still held");
+            assert_eq!(block.head, [w as u8; HEAD]);
         }
         assert!(cache.held(0, held as u64).is_none() && cache.held(1, 0).is_none());
-        assert!(cache.hold(0, 1000, 0, vec![9; 100].into()), "held already");
-        assert_eq!(cache.held(0, 0).unwrap()[0], 0, "a held block is not replaced");
-        assert!(!cache.hold(0, 1000, 1000, vec![9; 1].into()), "no such white set");
-        assert!(!cache.hold(CLASSES, 1, 0, vec![9; 1].into()), "no such class");
+        assert!(cache.hold(0, 1000, 0, &[9; 100]), "held already");
+        assert_eq!(cache.held(0, 0).unwrap().bytes[0], 0, "a held block is not replaced");
+        assert!(!cache.hold(0, 1000, 1000, &[9; 1]), "no such white set");
+        assert!(!cache.hold(CLASSES, 1, 0, &[9; 1]), "no such class");
         // Nothing is left for blocks kept by use: each shard keeps only
         // the last block put in it.
         for w in 0..100 {

@@ -36,12 +36,14 @@
 //! | `stream.rs` | a byte table that arrives in pieces, cut into blocks as it comes |
 //! | `write.rs` | writing a whole file atomically, or resumably |
 //! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
+//! | `arena.rs` | the memory of held blocks, in huge pages |
 //! | `packed.rs` | a frame's block of exact values held in memory in the bits its spread needs |
 //! | `memo.rs` | the cells a connection read lately, by position, so that a question reads each once |
 //! | `read.rs` | the open [`Database`] and its lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
 //! | `scan.rs` | reading a table whole, and [`Database::verify`] |
 
+mod arena;
 mod block;
 mod blocks;
 mod cache;

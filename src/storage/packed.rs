@@ -21,7 +21,7 @@
 use crate::remoteness::Cell;
 
 /// Bytes before the codes: the lowest remoteness, the bits a code, the span.
-const HEADER: usize = 3;
+pub(super) const HEADER: usize = 3;
 
 /// `cells` (each a remoteness or [`Cell::UNREACHABLE`], as a checked block
 /// holds them) in the packed form.
@@ -62,17 +62,31 @@ pub(super) fn pack(cells: &[u8]) -> Vec<u8> {
 }
 
 /// The cell of the `i`-th position of a block in the packed form.
-pub(super) fn cell_at(packed: &[u8], i: usize) -> u8 {
-    let (low, width, span) = (packed[0], u32::from(packed[1]), packed[2]);
+#[cfg(test)]
+fn cell_at(packed: &[u8], i: usize) -> u8 {
+    cell_in(packed[..HEADER].try_into().unwrap(), packed, i)
+}
+
+/// The cell of the `i`-th position of a block in the packed form, whose
+/// header (its first [`HEADER`] bytes) is `header`: a reader that keeps
+/// the header apart reads only the byte of the code from the block.
+pub(super) fn cell_in(header: [u8; HEADER], packed: &[u8], i: usize) -> u8 {
+    let [low, width, span] = header;
     let code = if width == 0 {
         0
     } else {
-        let bit = i * width as usize;
+        let bit = i * usize::from(width);
         let at = HEADER + bit / 8;
         let word = u16::from_le_bytes([packed[at], packed[at + 1]]);
         (word >> (bit % 8)) as u8 & ((1u16 << width) - 1) as u8
     };
     if code == span { Cell::UNREACHABLE.0 } else { low + code }
+}
+
+/// The byte of the block where the `i`-th position's code starts, given
+/// its header: the one [`cell_in`] reads.
+pub(super) fn code_byte(header: [u8; HEADER], i: usize) -> usize {
+    HEADER + i * usize::from(header[1]) / 8
 }
 
 /// The cells of a block of `len` positions in the packed form.
@@ -91,6 +105,10 @@ mod tests {
         let packed = pack(cells);
         for (i, &cell) in cells.iter().enumerate() {
             assert_eq!(cell_at(&packed, i), cell, "position {i} of {cells:?}");
+            // The two bytes a code is read from lie in the block.
+        if packed[1] > 0 {
+            assert!(code_byte(packed[..HEADER].try_into().unwrap(), i) + 1 < packed.len());
+        }
         }
         assert_eq!(unpack(&packed, cells.len()), cells);
         packed

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rusqlite::Connection;
 
 use super::block::BlockAt;
-use super::cache::BlockCache;
+use super::cache::{BlockCache, HeldBlock};
 use super::checksum::Checksum;
 use super::fault::Fault;
 use super::memo::CellMemo;
@@ -25,6 +25,7 @@ use crate::remoteness::{Cell, Remoteness};
 use crate::rules::{Part, safe_cells};
 use crate::symmetry::Mirror;
 use crate::text::clip;
+use crate::tight::prefetch;
 use crate::variant::ClassSpec;
 use crate::variant::Width;
 
@@ -221,11 +222,21 @@ impl<W: Width> Database<W> {
     /// What the held `block` holds for its `i`-th position: in the frames
     /// layout a block is held packed ([`packed`]), in the others as it is
     /// kept by use.
-    fn in_held(&self, block: &[u8], i: usize) -> u8 {
+    fn in_held(&self, block: HeldBlock<'_>, i: usize) -> u8 {
         match self.metadata.layout {
-            Layout::Frames => packed::cell_at(block, i),
-            Layout::Residues | Layout::Blocks | Layout::Rows => self.in_block(block, i),
+            Layout::Frames => packed::cell_in(block.head, block.bytes, i),
+            Layout::Residues | Layout::Blocks | Layout::Rows => self.in_block(block.bytes, i),
         }
+    }
+
+    /// The byte of the held `block` that [`in_held`](Self::in_held) reads
+    /// for its `i`-th position.
+    fn held_byte<'a>(&self, block: HeldBlock<'a>, i: usize) -> Option<&'a u8> {
+        block.bytes.get(match self.metadata.layout {
+            Layout::Frames => packed::code_byte(block.head, i),
+            Layout::Residues => i / 4,
+            Layout::Blocks | Layout::Rows => i,
+        })
     }
 
     /// The checked block of the white set of colex rank `white` in the
@@ -287,7 +298,7 @@ impl<W: Width> Database<W> {
                 block = packed::pack(&block);
             }
             let bytes = block.len() as u64;
-            if !self.cache.hold(k, all, white, block.into_boxed_slice()) {
+            if !self.cache.hold(k, all, white, &block) {
                 held.full = true;
                 break;
             }
@@ -457,10 +468,17 @@ impl<W: Width> Database<W> {
                 }
             });
         }
-        let blocks: Vec<Option<&[u8]>> = misses
+        let blocks: Vec<Option<HeldBlock<'_>>> = misses
             .iter()
             .map(|&(_, white, _)| self.cache.held(from, white))
             .collect();
+        // Every cell's byte is asked for before any is read, so that those
+        // trips to memory overlap.
+        for (&(_, _, i), block) in misses.iter().zip(&blocks) {
+            if let Some(byte) = block.and_then(|block| self.held_byte(block, i)) {
+                prefetch(byte);
+            }
+        }
         for (&(n, white, i), block) in misses.iter().zip(blocks) {
             let cell = match block {
                 Some(block) => self.in_held(block, i),
