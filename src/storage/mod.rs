@@ -35,9 +35,9 @@
 //! | `frames.rs` | the frames layout: runs of blocks compressed on their own, written and read back checked |
 //! | `stream.rs` | a byte table that arrives in pieces, cut into blocks as it comes |
 //! | `write.rs` | writing a whole file atomically, or resumably |
-//! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
 //! | `arena.rs` | the memory of held blocks, in huge pages |
 //! | `packed.rs` | a frame's block of exact values held in memory in the bits its spread needs |
+//! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
 //! | `memo.rs` | the cells a connection read lately, by position, so that a question reads each once |
 //! | `read.rs` | the open [`Database`] and its lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
