@@ -106,9 +106,9 @@ mod tests {
         for (i, &cell) in cells.iter().enumerate() {
             assert_eq!(cell_at(&packed, i), cell, "position {i} of {cells:?}");
             // The two bytes a code is read from lie in the block.
-        if packed[1] > 0 {
-            assert!(code_byte(packed[..HEADER].try_into().unwrap(), i) + 1 < packed.len());
-        }
+            if packed[1] > 0 {
+                assert!(code_byte(packed[..HEADER].try_into().unwrap(), i) + 1 < packed.len());
+            }
         }
         assert_eq!(unpack(&packed, cells.len()), cells);
         packed
