@@ -17,7 +17,7 @@ use std::hash::BuildHasher;
 use crate::bitboard::Word;
 use crate::rules::Part;
 
-/// How many cells a [`CellMemo`] keeps: 8,192 slots of 24 bytes (48 on
+/// How many cells a [`CellMemo`] keeps: 8,192 slots of 32 bytes (64 on
 /// boards past 64 squares a class), four times the distinct positions a
 /// question on 11x10 reads, so that few of them take another's slot.
 pub(super) const REMEMBERED_CELLS: usize = 1 << 13;
