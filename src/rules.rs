@@ -119,7 +119,7 @@ impl<W: Word> Part<W> {
     pub fn find_move<T>(self, geo: &Geometry<W>, mut f: impl FnMut(Colour, u8, u8, Part<W>) -> Option<T>) -> Option<T> {
         self.find_pseudo_legal_move(geo, safe_cells(geo, self.white), |colour, from, to, after| {
             // A black move to a safe cell is legal; a white one may not be.
-            if colour == Colour::White && !after.is_legal(geo) {
+            if colour == Colour::White && !white_move_keeps_legal(geo, to, after) {
                 return None;
             }
             f(colour, from, to, after)
@@ -189,6 +189,22 @@ impl<W: Word> Part<W> {
         }
         None
     }
+}
+
+/// Whether `after`, a legal part with one white bishop slid from `from`
+/// to `to`, is legal: [`Part::is_legal`] of `after`, from one bishop's
+/// attacks instead of every white bishop's.
+///
+/// A move brings two bishops of opposite colours into each other's sight
+/// only if one of them is the moved bishop, or if the cell it left was all
+/// that stood between them. The second cannot happen: the bishop on `from`
+/// saw the nearest bishop on each side of it along both its diagonals,
+/// and in a legal part those are white. (Arriving on `to` only blocks
+/// lines.) So `after` is legal exactly when the bishop on `to` sees no
+/// black bishop.
+#[inline]
+fn white_move_keeps_legal<W: Word>(geo: &Geometry<W>, to: u8, after: Part<W>) -> bool {
+    (geo.attacks(to, after.occupied()) & after.black).is_empty()
 }
 
 /// The cells that `white` bishops do not attack when only white bishops block:
@@ -313,6 +329,62 @@ mod tests {
             }
         }
         assert!(parts > 100);
+    }
+
+    /// White moves are checked for legality by the moved bishop's attacks
+    /// alone ([`white_move_keeps_legal`]): on crowded parts of a wide board
+    /// and of one with holes, which end diagonals, the moves are still
+    /// exactly those of the definition.
+    #[test]
+    fn moves_of_crowded_parts_match_the_definition() {
+        let wide = Board::new(9, 8).unwrap();
+        let holed = Board::holed(
+            9,
+            8,
+            &["c3".parse().unwrap(), "e5".parse().unwrap(), "f2".parse().unwrap()],
+        )
+        .unwrap();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut checked = 0;
+        for board in [wide, holed] {
+            for class in [Class::Even, Class::Odd] {
+                let geo = Geometry::new(board, class);
+                let cells = geo.len() as u64;
+                for _ in 0..3_000 {
+                    let (mut white, mut black) = (Bitboard::EMPTY, Bitboard::EMPTY);
+                    let (whites, blacks) = (2 + next() % 8, 2 + next() % 8);
+                    while u64::from(white.count()) < whites {
+                        white = white.with((next() % cells) as u8);
+                    }
+                    // Black bishops where the white ones leave room, so
+                    // that most parts drawn are legal.
+                    let safe = safe_cells(&geo, white);
+                    let room = u64::from(safe.count());
+                    for _ in 0..blacks.min(room) {
+                        black = black.with(safe.iter().nth((next() % room) as usize).unwrap());
+                    }
+                    let part = Part { white, black };
+                    if !legal_by_definition(&geo, part) {
+                        continue;
+                    }
+                    checked += 1;
+                    let mut seen = Vec::new();
+                    part.for_each_move(&geo, |colour, from, to, after| seen.push((colour, from, to, after)));
+                    let mut expected = moves_by_definition(&geo, part);
+                    let key = |m: &(Colour, u8, u8, Part)| (m.0 == Colour::White, m.1, m.2);
+                    expected.sort_by_key(key);
+                    seen.sort_by_key(key);
+                    assert_eq!(expected, seen, "{board:?} {class:?} {part:?}");
+                }
+            }
+        }
+        assert!(checked > 5_000, "{checked} legal parts");
     }
 
     #[test]
