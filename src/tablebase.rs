@@ -806,7 +806,7 @@ impl Table {
             let spec = &self.variant.specs::<W>()[k];
             let mut after_parts = parts.clone();
             let part = after.part(&spec.geometry);
-            after_parts[k] = db.remoteness_beside(k, spec.index.rank(part), parts[k])?;
+            after_parts[k] = db.value_beside(k, part, parts[k])?;
             db.confirm(k, part, after_parts[k], &mut walks)?;
             let r = total(&after_parts);
             let (value, delta) = Value::of(remoteness, r);

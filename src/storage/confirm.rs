@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 
-use super::read::Database;
+use super::read::{Database, Scratch};
 use super::schema::Layout;
 use crate::error::Result;
 use crate::index::{sample_state, splitmix};
@@ -181,6 +181,22 @@ impl<W: Width> Database<W> {
     /// [`Database::confirm`] from the neighbours' values, without what the
     /// connection remembers.
     fn confirm_afresh(&self, k: usize, part: Part<W>, value: Option<Remoteness>, walks: &mut Walks) -> Result<()> {
+        // The connection's buffers, given back after, whatever the outcome.
+        let mut scratch = self.scratch.take();
+        let confirmed = self.confirm_in(k, part, value, walks, &mut scratch);
+        self.scratch.replace(scratch);
+        confirmed
+    }
+
+    /// [`confirm_afresh`](Self::confirm_afresh) with the buffers `scratch`.
+    fn confirm_in(
+        &self,
+        k: usize,
+        part: Part<W>,
+        value: Option<Remoteness>,
+        walks: &mut Walks,
+        scratch: &mut Scratch<W>,
+    ) -> Result<()> {
         let spec = &self.specs[k];
         let broken = |problem: String| {
             let position = Position::from_parts(spec.geometry.board(), &[(&spec.geometry, part)]);
@@ -189,16 +205,18 @@ impl<W: Width> Database<W> {
                 spec.class.name()
             ))
         };
-        let mut neighbours = Vec::with_capacity(64);
-        part.for_each_move(&spec.geometry, |_, _, _, after| neighbours.push(after));
+        scratch.neighbours.clear();
+        part.for_each_move(&spec.geometry, |_, _, _, after| scratch.neighbours.push(after));
         let Some(r) = value.map(|r| r.0) else {
             if part == spec.goal {
                 return Err(broken("is the goal but is marked unreachable".into()));
             }
-            if self
-                .within_all(k, &neighbours, 0, walks)?
-                .any(|w| w != Within::Unreachable)
-            {
+            let mut reachable = false;
+            self.within_all(k, 0, walks, scratch, |within| {
+                reachable |= within != Within::Unreachable;
+                Ok(())
+            })?;
+            if reachable {
                 return Err(broken("is marked unreachable but a neighbour is not".into()));
             }
             return Ok(());
@@ -213,7 +231,7 @@ impl<W: Width> Database<W> {
             _ => {}
         }
         let mut one_closer = false;
-        for within in self.within_all(k, &neighbours, r - 1, walks)? {
+        self.within_all(k, r - 1, walks, scratch, |within| {
             match within {
                 Within::Unreachable => {
                     return Err(broken(format!(
@@ -226,7 +244,8 @@ impl<W: Width> Database<W> {
                 Within::Exact(w) => one_closer |= w + 1 == r,
                 Within::Above => {}
             }
-        }
+            Ok(())
+        })?;
         if !one_closer {
             return Err(broken(format!("has remoteness {r} but no neighbour has {}", r - 1)));
         }
@@ -265,42 +284,51 @@ impl<W: Width> Database<W> {
         self.walk(k, part, bound, walks)
     }
 
-    /// [`within`](Self::within) of each of `parts`, in order; in the byte
-    /// layouts their cells are read together ([`Database::stored_all`]).
+    /// [`within`](Self::within) of each of `scratch`'s neighbours, in
+    /// order, given to `each` until it fails; in the byte layouts their
+    /// cells are read together ([`Database::stored_all`]).
     fn within_all(
         &self,
         k: usize,
-        parts: &[Part<W>],
         bound: u16,
         walks: &mut Walks,
-    ) -> Result<impl Iterator<Item = Within>> {
-        let settled = if self.metadata.layout == Layout::Residues {
-            (parts.iter())
-                .map(|&part| self.walk(k, part, bound, walks))
-                .collect::<Result<Vec<_>>>()?
-        } else {
-            let mut cells = Vec::with_capacity(parts.len());
-            self.stored_all(k, parts, &mut cells)?;
-            (cells.into_iter())
-                .map(|cell| self.settled(k, Cell(cell), bound))
-                .collect::<Result<Vec<_>>>()?
-        };
-        Ok(settled.into_iter())
+        scratch: &mut Scratch<W>,
+        mut each: impl FnMut(Within) -> Result<()>,
+    ) -> Result<()> {
+        if self.metadata.layout == Layout::Residues {
+            for &part in &scratch.neighbours {
+                each(self.walk(k, part, bound, walks)?)?;
+            }
+            return Ok(());
+        }
+        self.stored_all(k, &scratch.neighbours, &mut scratch.cells, &mut scratch.misses)?;
+        for &cell in &scratch.cells {
+            each(self.settled(k, Cell(cell), bound)?)?;
+        }
+        Ok(())
     }
 
-    /// A stored `cell` of class `k`, settled as far as `bound`.
+    /// A stored `cell` of class `k`, settled as far as `bound`. Inlined:
+    /// a question settles some thousands of cells.
+    #[inline]
     fn settled(&self, k: usize, cell: Cell, bound: u16) -> Result<Within> {
         if !cell.is_legal() {
-            return Err(self.corrupt(format!(
-                "has no entry for a legal position of class {}",
-                crate::board::Class::name_of(self.classes[k].class)
-            )));
+            return Err(self.no_entry(k));
         }
         Ok(match cell.remoteness() {
             None => Within::Unreachable,
             Some(r) if r.0 <= bound => Within::Exact(r.0),
             Some(_) => Within::Above,
         })
+    }
+
+    /// The error for a table with no entry for a legal position of class `k`.
+    #[cold]
+    fn no_entry(&self, k: usize) -> crate::Error {
+        self.corrupt(format!(
+            "has no entry for a legal position of class {}",
+            crate::board::Class::name_of(self.classes[k].class)
+        ))
     }
 
     /// The descent of `part` in class `k` of a residues table, at most

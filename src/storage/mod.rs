@@ -38,7 +38,7 @@
 //! | `arena.rs` | the memory of held blocks, in huge pages |
 //! | `packed.rs` | a frame's block of exact values held in memory in the bits its spread needs |
 //! | `cache.rs` | the checked blocks kept in memory, shared by a file's connections |
-//! | `memo.rs` | the cells a connection read lately, by position, so that a question reads each once |
+//! | `memo.rs` | what a connection worked out lately: the cells it read, by position, so that a question reads each once, and where the white sets it placed lie |
 //! | `read.rs` | the open [`Database`] and its lookups |
 //! | `open.rs` | opening a file, and every check before it is believed |
 //! | `scan.rs` | reading a table whole, and [`Database::verify`] |

@@ -149,8 +149,9 @@ impl<W: Width> Database<W> {
             recent: RefCell::default(),
             frames: RefCell::default(),
             confirmed: RefCell::default(),
-            last_white: std::cell::Cell::default(),
+            whites: RefCell::default(),
             memo: RefCell::default(),
+            scratch: RefCell::default(),
         };
         let starts = variant.class_hashes(variant.start());
         let goals = variant.class_hashes(&variant.goal());

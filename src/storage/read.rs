@@ -13,7 +13,7 @@ use super::block::BlockAt;
 use super::cache::{BlockCache, HeldBlock};
 use super::checksum::Checksum;
 use super::fault::Fault;
-use super::memo::CellMemo;
+use super::memo::{CellMemo, WhiteMemo};
 use super::residues::{UNREACHABLE_CODE, code_at};
 use super::schema::{ClassRecord, Layout, Metadata};
 use super::{blocks, frames, packed, residues, rows};
@@ -52,10 +52,6 @@ pub(super) type RecentBlock = ((usize, u64), Arc<[u8]>);
 /// ([`Database::confirm`], which keeps at most
 /// [`CONFIRMED_KEPT`](super::confirm::CONFIRMED_KEPT)).
 pub(super) type Confirmed<W> = hashbrown::HashMap<(usize, Part<W>), Option<Remoteness>>;
-
-/// A white set placed in its class: (class number, the white set, the
-/// cells it leaves safe, its colex rank).
-pub(super) type PlacedWhite<W> = (usize, Bitboard<W>, Bitboard<W>, u64);
 
 /// The slot of [`Database::recent`](Database) a block may be kept in.
 fn recent_slot(key: (usize, u64)) -> usize {
@@ -115,13 +111,32 @@ pub struct Database<W: Word = u64> {
     /// The values this connection confirmed lately
     /// ([`Database::confirm`]).
     pub(super) confirmed: RefCell<Confirmed<W>>,
-    /// The white set this connection placed last. A question looks up a
-    /// position's neighbours by black moves one after another, and they
-    /// share its white set.
-    pub(super) last_white: std::cell::Cell<Option<PlacedWhite<W>>>,
+    /// Where the white sets this connection placed lately lie
+    /// ([`WhiteMemo`]).
+    pub(super) whites: RefCell<WhiteMemo<W>>,
     /// The cells this connection read lately, by position ([`CellMemo`]).
     pub(super) memo: RefCell<CellMemo<W>>,
+    /// The buffers its confirmations reuse ([`Scratch`]).
+    pub(super) scratch: RefCell<Scratch<W>>,
 }
+
+/// Buffers that a connection's confirmations use one after another
+/// ([`Database::confirm`]), kept so that a question, which confirms
+/// dozens of positions, allocates none of them anew.
+#[derive(Default)]
+pub(super) struct Scratch<W: Word> {
+    /// A position's neighbours.
+    pub(super) neighbours: Vec<Part<W>>,
+    /// Their cells, in order ([`Database::stored_all`]).
+    pub(super) cells: Vec<u8>,
+    /// The neighbours not remembered ([`Misses`]).
+    pub(super) misses: Misses,
+}
+
+/// The parts of [`Database::stored_all`]'s list that the connection did
+/// not remember: (their place in the list, their white set's rank, their
+/// place in that block).
+pub(super) type Misses = Vec<(usize, u64, usize)>;
 
 impl<W: Word> std::fmt::Debug for Database<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -410,11 +425,11 @@ impl<W: Width> Database<W> {
     /// cell, or in the residues layout its two-bit code. A part that is not
     /// legal is refused (its place in a block would be another's).
     pub(super) fn stored(&self, k: usize, part: Part<W>) -> Result<u8> {
-        if let Some(cell) = self.memo.borrow().get(k, part) {
+        if let Some(cell) = self.memo.borrow().get(&(k as u32, part)) {
             return Ok(cell);
         }
         let cell = self.stored_afresh(k, part)?;
-        self.memo.borrow_mut().put(k, part, cell);
+        self.memo.borrow_mut().put((k as u32, part), cell);
         Ok(cell)
     }
 
@@ -446,20 +461,20 @@ impl<W: Width> Database<W> {
 
     /// [`stored`](Self::stored) of each of `parts`, legal parts of class
     /// `k`, in order, into `out`. Those the connection does not remember
-    /// are each placed first and then each held block found, so that the
-    /// reads from memory, which on a large held table mostly miss the
-    /// processor's caches, overlap rather than wait one for another.
-    pub(super) fn stored_all(&self, k: usize, parts: &[Part<W>], out: &mut Vec<u8>) -> Result<()> {
+    /// are each placed first (into `misses`, a buffer) and then each held
+    /// block's byte asked for, so that the reads from memory, which on a
+    /// large held table mostly miss the processor's caches, overlap rather
+    /// than wait one for another.
+    pub(super) fn stored_all(&self, k: usize, parts: &[Part<W>], out: &mut Vec<u8>, misses: &mut Misses) -> Result<()> {
         let (from, mirror) = match &self.mirrors[k] {
             Some((from, mirror)) => (*from, Some(mirror)),
             None => (k, None),
         };
         let mut memo = self.memo.borrow_mut();
         out.clear();
-        // (its place in `parts`, its white set's rank, its place in that block)
-        let mut misses = Vec::with_capacity(parts.len());
+        misses.clear();
         for (n, &part) in parts.iter().enumerate() {
-            out.push(match memo.get(k, part) {
+            out.push(match memo.get(&(k as u32, part)) {
                 Some(cell) => cell,
                 None => {
                     let (white, i) = self.place(from, mirror.map_or(part, |m| m.part(part)))?;
@@ -468,24 +483,20 @@ impl<W: Width> Database<W> {
                 }
             });
         }
-        let blocks: Vec<Option<HeldBlock<'_>>> = misses
-            .iter()
-            .map(|&(_, white, _)| self.cache.held(from, white))
-            .collect();
         // Every cell's byte is asked for before any is read, so that those
         // trips to memory overlap.
-        for (&(_, _, i), block) in misses.iter().zip(&blocks) {
-            if let Some(byte) = block.and_then(|block| self.held_byte(block, i)) {
+        for &(_, white, i) in misses.iter() {
+            if let Some(byte) = self.cache.held(from, white).and_then(|block| self.held_byte(block, i)) {
                 prefetch(byte);
             }
         }
-        for (&(n, white, i), block) in misses.iter().zip(blocks) {
-            let cell = match block {
+        for &(n, white, i) in misses.iter() {
+            let cell = match self.cache.held(from, white) {
                 Some(block) => self.in_held(block, i),
                 None => self.stored_at(from, white, i)?,
             };
             out[n] = cell;
-            memo.put(k, parts[n], cell);
+            memo.put((k as u32, parts[n]), cell);
         }
         Ok(())
     }
@@ -493,14 +504,13 @@ impl<W: Width> Database<W> {
     /// The cells the white set `white` of class `k` leaves safe, and its
     /// colex rank.
     fn place_white(&self, k: usize, white: Bitboard<W>) -> (Bitboard<W>, u64) {
-        if let Some((at, last, safe, rank)) = self.last_white.get()
-            && (at, last) == (k, white)
-        {
-            return (safe, rank);
+        let key = (k as u32, white);
+        if let Some(placed) = self.whites.borrow().get(&key) {
+            return placed;
         }
-        let (safe, rank) = (safe_cells(&self.specs[k].geometry, white), colex_rank(white));
-        self.last_white.set(Some((k, white, safe, rank)));
-        (safe, rank)
+        let placed = (safe_cells(&self.specs[k].geometry, white), colex_rank(white));
+        self.whites.borrow_mut().put(key, placed);
+        placed
     }
 
     /// The remoteness mod 3 of the legal part `part` of class `k` in the
@@ -604,6 +614,24 @@ impl<W: Width> Database<W> {
             return self.remoteness_of(k, hash);
         }
         let part = self.legal_part(k, hash).ok_or_else(|| self.not_legal(k, hash))?;
+        self.value_beside(k, part, beside)
+    }
+
+    /// [`remoteness_beside`](Self::remoteness_beside) of the legal part
+    /// `part` of class `k`, read straight from the part: no hash to rank
+    /// and unrank.
+    ///
+    /// # Errors
+    ///
+    /// As [`remoteness_beside`](Self::remoteness_beside).
+    pub fn value_beside(&self, k: usize, part: Part<W>, beside: Option<Remoteness>) -> Result<Option<Remoteness>> {
+        if self.metadata.layout != Layout::Residues {
+            let cell = Cell(self.stored(k, part)?);
+            if !cell.is_legal() {
+                return Err(self.not_legal(k, self.specs[k].index.rank(part)));
+            }
+            return Ok(cell.remoteness());
+        }
         let residue = self.residue(k, part)?;
         let value = match (beside, residue) {
             (None, None) => return Ok(None),
@@ -615,7 +643,8 @@ impl<W: Width> Database<W> {
         };
         value.map(|v| Some(Remoteness(v))).ok_or_else(|| {
             self.corrupt(format!(
-                "gives hash {hash} of class {} a value that no neighbour of a position at {} can have",
+                "gives hash {} of class {} a value that no neighbour of a position at {} can have",
+                self.specs[k].index.rank(part),
                 crate::board::Class::name_of(self.classes[k].class),
                 beside.map_or("no remoteness".into(), |r| format!("remoteness {r}"))
             ))
