@@ -44,11 +44,11 @@ use std::sync::{Arc, Condvar, Mutex};
 use serde::Serialize;
 
 use crate::bitboard::Word;
-use crate::board::Class;
 use crate::error::{Error, Result};
 use crate::pipeline::{SolveOptions, SolvePlan};
 use crate::position::{Move, Position};
 use crate::remoteness::Remoteness;
+use crate::rules::Part;
 use crate::storage::{Database, Held, Walks, WriteLock};
 use crate::text::clip;
 use crate::variant::{Variant, Width};
@@ -786,28 +786,51 @@ impl Table {
         let hashes = self.variant.class_hashes(position);
         // What the descents of this probe learn, in the residues layout.
         let mut walks = Walks::default();
+        let specs = self.variant.specs::<W>();
+        let here: Vec<Part<W>> = specs.iter().map(|spec| position.part(&spec.geometry)).collect();
         let parts = match known {
             Some(parts) => parts,
-            None => (self.variant.specs::<W>().iter().enumerate())
-                .map(|(k, spec)| db.value(k, position.part(&spec.geometry), &mut walks))
+            None => (here.iter().enumerate())
+                .map(|(k, &part)| db.value(k, part, &mut walks))
                 .collect::<Result<_>>()?,
         };
         let remoteness = total(&parts);
         // Every value shown is confirmed by the rules around it: the
         // position's in each class, and each move's.
-        for (k, spec) in self.variant.specs::<W>().iter().enumerate() {
-            db.confirm(k, position.part(&spec.geometry), parts[k], &mut walks)?;
+        for (k, &part) in here.iter().enumerate() {
+            db.confirm(k, part, parts[k], &mut walks)?;
         }
-        let mut moves = Vec::new();
-        let mut move_parts = Vec::new();
-        for (mv, after) in position.moves() {
+        // Each move by the class it moves in, in the order of moves: the
+        // classes' own geometries, built with the variant, serve for them
+        // and for the positions after.
+        let mut each = Vec::new();
+        for (k, spec) in specs.iter().enumerate() {
+            let geo = &spec.geometry;
+            here[k].for_each_move(geo, |_, from, to, after| {
+                let mv = Move {
+                    from: geo.square(from),
+                    to: geo.square(to),
+                };
+                each.push((mv, k, after));
+            });
+        }
+        each.sort_by_key(|&(mv, _, _)| mv);
+        let mut moves = Vec::with_capacity(each.len());
+        let mut move_parts = Vec::with_capacity(each.len());
+        let mut after_here = here.clone();
+        for (mv, k, part) in each {
             // A move changes one class: only that part is looked up again.
-            let k = self.class_number(Class::of(mv.from));
-            let spec = &self.variant.specs::<W>()[k];
             let mut after_parts = parts.clone();
-            let part = after.part(&spec.geometry);
             after_parts[k] = db.value_beside(k, part, parts[k])?;
             db.confirm(k, part, after_parts[k], &mut walks)?;
+            after_here[k] = part;
+            let after = Position::from_parts(
+                position.board(),
+                &(specs.iter().zip(&after_here))
+                    .map(|(spec, &part)| (&spec.geometry, part))
+                    .collect::<Vec<_>>(),
+            );
+            after_here[k] = here[k];
             let r = total(&after_parts);
             let (value, delta) = Value::of(remoteness, r);
             moves.push(MoveValue {
@@ -855,14 +878,6 @@ impl Table {
             None if at_goal => Some(format!("gives the goal {position} no remoteness")),
             None => best.map(|b| format!("gives {position} no remoteness, but a move leads to remoteness {b}")),
         }
-    }
-
-    fn class_number(&self, class: Class) -> usize {
-        self.variant
-            .class_list()
-            .into_iter()
-            .position(|c| c == class)
-            .expect("a legal move stays in a class of the variant")
     }
 
     /// The best move of `position`: the first, in move order, that lowers the
