@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use super::read::{Database, Scratch};
 use super::schema::Layout;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::{sample_state, splitmix};
 use crate::mod3::exact::Toward;
 use crate::position::Position;
@@ -324,7 +324,7 @@ impl<W: Width> Database<W> {
 
     /// The error for a table with no entry for a legal position of class `k`.
     #[cold]
-    fn no_entry(&self, k: usize) -> crate::Error {
+    fn no_entry(&self, k: usize) -> Error {
         self.corrupt(format!(
             "has no entry for a legal position of class {}",
             crate::board::Class::name_of(self.classes[k].class)
