@@ -344,13 +344,8 @@ mod tests {
             &["c3".parse().unwrap(), "e5".parse().unwrap(), "f2".parse().unwrap()],
         )
         .unwrap();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut state = 1u64;
+        let mut next = move || crate::index::splitmix(&mut state);
         let mut checked = 0;
         for board in [wide, holed] {
             for class in [Class::Even, Class::Odd] {
