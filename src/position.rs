@@ -468,16 +468,21 @@ impl serde::Serialize for Position {
 }
 
 impl fmt::Display for Position {
+    /// Written straight to the formatter, square by square: a server's
+    /// answer writes some fifty positions, and a string for each square
+    /// joined into another for each side was most of its allocations.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let join = |squares: &[Square]| squares.iter().map(Square::to_string).collect::<Vec<_>>().join("-");
-        write!(
-            f,
-            "{}_{}_{}_{}",
-            self.board.rows(),
-            self.board.cols(),
-            join(&self.white),
-            join(&self.black)
-        )
+        write!(f, "{}_{}", self.board.rows(), self.board.cols())?;
+        for side in [&self.white, &self.black] {
+            f.write_str("_")?;
+            for (i, square) in side.iter().enumerate() {
+                if i > 0 {
+                    f.write_str("-")?;
+                }
+                write!(f, "{square}")?;
+            }
+        }
+        Ok(())
     }
 }
 

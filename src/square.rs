@@ -98,8 +98,26 @@ impl FromStr for Square {
 }
 
 impl fmt::Display for Square {
+    /// The row's letter and the column's number (1 to 256), written as
+    /// one piece without the formatting machinery: a server's answer
+    /// writes some eight hundred squares.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", (b'a' + self.row) as char, u16::from(self.col) + 1)
+        let number = u16::from(self.col) + 1;
+        let mut text = [0u8; 8];
+        let letter = char::from(b'a'.wrapping_add(self.row)).encode_utf8(&mut text).len();
+        let digits = if number >= 100 {
+            3
+        } else if number >= 10 {
+            2
+        } else {
+            1
+        };
+        let mut rest = number;
+        for at in (letter..letter + digits).rev() {
+            text[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        f.write_str(std::str::from_utf8(&text[..letter + digits]).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -114,6 +132,16 @@ mod tests {
                 let sq = Square::new(row, col);
                 assert_eq!(sq.to_string().parse::<Square>(), Ok(sq));
             }
+        }
+        for (row, col, name) in [
+            (0, 0, "a1"),
+            (1, 8, "b9"),
+            (2, 9, "c10"),
+            (3, 98, "d99"),
+            (4, 99, "e100"),
+            (25, 255, "z256"),
+        ] {
+            assert_eq!(Square::new(row, col).to_string(), name);
         }
     }
 
