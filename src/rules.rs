@@ -191,15 +191,15 @@ impl<W: Word> Part<W> {
     }
 }
 
-/// Whether `after`, a legal part with one white bishop slid from `from`
-/// to `to`, is legal: [`Part::is_legal`] of `after`, from one bishop's
-/// attacks instead of every white bishop's.
+/// Whether `after`, a legal part with one white bishop then slid to `to`,
+/// is legal: [`Part::is_legal`] of `after`, from one bishop's attacks
+/// instead of every white bishop's.
 ///
 /// A move brings two bishops of opposite colours into each other's sight
 /// only if one of them is the moved bishop, or if the cell it left was all
-/// that stood between them. The second cannot happen: the bishop on `from`
-/// saw the nearest bishop on each side of it along both its diagonals,
-/// and in a legal part those are white. (Arriving on `to` only blocks
+/// that stood between them. The second cannot happen: from the cell it
+/// left, the moved bishop saw the nearest bishop on each side along both
+/// its diagonals, and in a legal part those are white. (Arriving on `to` only blocks
 /// lines.) So `after` is legal exactly when the bishop on `to` sees no
 /// black bishop.
 #[inline]
