@@ -253,23 +253,32 @@ impl Position {
     /// position must be legal.
     pub fn moves(&self) -> Vec<(Move, Position)> {
         let geos = self.geometries();
-        let parts = geos.each_ref().map(|geo| self.part(geo));
+        let parts = geos.each_ref().map(|geo| (geo, self.part(geo)));
+        (Position::moves_of(self.board, &parts).into_iter())
+            .map(|(mv, _, _, position)| (mv, position))
+            .collect()
+    }
+
+    /// [`moves`](Self::moves) of the position whose bishops are `parts`
+    /// (one per class, as cells of the matching geometry) on `board`, with
+    /// the geometries given: a caller that built them once, a variant, does
+    /// not build them again for every position. Each move comes with the
+    /// number of its class in `parts` and that class's part after it.
+    pub fn moves_of<W: Word>(board: Board, parts: &[(&Geometry<W>, Part<W>)]) -> Vec<(Move, usize, Part<W>, Position)> {
         let mut moves = Vec::new();
-        for (k, geo) in geos.iter().enumerate() {
-            parts[k].for_each_move(geo, |_, from, to, after| {
-                let mut new_parts = parts;
-                new_parts[k] = after;
-                let position = Position::from_parts(self.board, &[(&geos[0], new_parts[0]), (&geos[1], new_parts[1])]);
-                moves.push((
-                    Move {
-                        from: geo.square(from),
-                        to: geo.square(to),
-                    },
-                    position,
-                ));
+        let mut after_parts = parts.to_vec();
+        for (k, &(geo, part)) in parts.iter().enumerate() {
+            part.for_each_move(geo, |_, from, to, after| {
+                after_parts[k].1 = after;
+                let mv = Move {
+                    from: geo.square(from),
+                    to: geo.square(to),
+                };
+                moves.push((mv, k, after, Position::from_parts(board, &after_parts)));
             });
+            after_parts[k].1 = part;
         }
-        moves.sort_by_key(|(mv, _)| *mv);
+        moves.sort_by_key(|&(mv, ..)| mv);
         moves
     }
 

@@ -800,37 +800,19 @@ impl Table {
         for (k, &part) in here.iter().enumerate() {
             db.confirm(k, part, parts[k], &mut walks)?;
         }
-        // Each move by the class it moves in, in the order of moves: the
-        // classes' own geometries, built with the variant, serve for them
-        // and for the positions after.
-        let mut each = Vec::new();
-        for (k, spec) in specs.iter().enumerate() {
-            let geo = &spec.geometry;
-            here[k].for_each_move(geo, |_, from, to, after| {
-                let mv = Move {
-                    from: geo.square(from),
-                    to: geo.square(to),
-                };
-                each.push((mv, k, after));
-            });
-        }
-        each.sort_by_key(|&(mv, _, _)| mv);
+        // The moves with the classes' own geometries, built with the
+        // variant, each with its class and part.
+        let by_class: Vec<_> = (specs.iter().zip(&here))
+            .map(|(spec, &part)| (&spec.geometry, part))
+            .collect();
+        let each = Position::moves_of(position.board(), &by_class);
         let mut moves = Vec::with_capacity(each.len());
         let mut move_parts = Vec::with_capacity(each.len());
-        let mut after_here = here.clone();
-        for (mv, k, part) in each {
+        for (mv, k, part, after) in each {
             // A move changes one class: only that part is looked up again.
             let mut after_parts = parts.clone();
             after_parts[k] = db.value_beside(k, part, parts[k])?;
             db.confirm(k, part, after_parts[k], &mut walks)?;
-            after_here[k] = part;
-            let after = Position::from_parts(
-                position.board(),
-                &(specs.iter().zip(&after_here))
-                    .map(|(spec, &part)| (&spec.geometry, part))
-                    .collect::<Vec<_>>(),
-            );
-            after_here[k] = here[k];
             let r = total(&after_parts);
             let (value, delta) = Value::of(remoteness, r);
             moves.push(MoveValue {
