@@ -765,11 +765,7 @@ impl Table {
     /// class parts, for the next probe along a line. In a two-bit table a
     /// part's remoteness takes a descent to the goal, and a neighbour's one
     /// lookup once it is known.
-    fn probe_known(
-        &self,
-        position: &Position,
-        known: Option<Vec<Option<Remoteness>>>,
-    ) -> Result<(Probe, Vec<Vec<Option<Remoteness>>>)> {
+    fn probe_known(&self, position: &Position, known: Option<Vec<Option<Remoteness>>>) -> Result<(Probe, MoveParts)> {
         match &*self.database {
             Pools::Narrow(pool) => self.probe_in(&pool.take(), position, known),
             Pools::Wide(pool) => self.probe_in(&pool.take(), position, known),
@@ -782,7 +778,7 @@ impl Table {
         db: &Database<W>,
         position: &Position,
         known: Option<Vec<Option<Remoteness>>>,
-    ) -> Result<(Probe, Vec<Vec<Option<Remoteness>>>)> {
+    ) -> Result<(Probe, MoveParts)> {
         let hashes = self.variant.class_hashes(position);
         // What the descents of this probe learn, in the residues layout.
         let mut walks = Walks::default();
@@ -807,13 +803,12 @@ impl Table {
             .collect();
         let each = Position::moves_of(position.board(), &by_class);
         let mut moves = Vec::with_capacity(each.len());
-        let mut move_parts = Vec::with_capacity(each.len());
+        let mut changed = Vec::with_capacity(each.len());
         for (mv, k, part, after) in each {
             // A move changes one class: only that part is looked up again.
-            let mut after_parts = parts.clone();
-            after_parts[k] = db.value_beside(k, part, parts[k])?;
-            db.confirm(k, part, after_parts[k], &mut walks)?;
-            let r = total(&after_parts);
+            let after_part = db.value_beside(k, part, parts[k])?;
+            db.confirm(k, part, after_part, &mut walks)?;
+            let r = total_with(&parts, k, after_part);
             let (value, delta) = Value::of(remoteness, r);
             moves.push(MoveValue {
                 mv,
@@ -822,7 +817,7 @@ impl Table {
                 delta,
                 value,
             });
-            move_parts.push(after_parts);
+            changed.push((k, after_part));
         }
         let probe = Probe {
             position: position.clone(),
@@ -838,7 +833,7 @@ impl Table {
         if let Some(problem) = self.contradiction(&probe) {
             return Err(db.corrupt(problem));
         }
-        Ok((probe, move_parts))
+        Ok((probe, MoveParts { parts, changed }))
     }
 
     /// What is wrong with `probe` by the rules, if anything.
@@ -897,7 +892,7 @@ impl Table {
                 .expect("the best move is a move");
             line.moves.push(best.mv);
             line.positions.push(best.position.clone());
-            (probe, parts) = self.probe_known(&best.position, Some(parts.swap_remove(i)))?;
+            (probe, parts) = self.probe_known(&best.position, Some(parts.after(i)))?;
         }
         Ok(line)
     }
@@ -952,7 +947,7 @@ impl Table {
                 .position(|m| m.mv == mv)
                 .expect("a legal move is among the moves");
             let next;
-            (next, parts) = self.probe_known(&after, Some(parts.swap_remove(played)))?;
+            (next, parts) = self.probe_known(&after, Some(parts.after(played)))?;
             let (value, delta) = Value::of(here.remoteness, next.remoteness);
             if verdict.first_mistake.is_none() && here.remoteness.is_some() && value != Value::Better {
                 verdict.first_mistake = Some(i + 1);
@@ -980,6 +975,34 @@ impl Table {
 /// The sum of the class parts' remoteness; `None` when any is unreachable.
 fn total(parts: &[Option<Remoteness>]) -> Option<Remoteness> {
     parts.iter().try_fold(Remoteness(0), |sum, &r| Some(sum + r?))
+}
+
+/// [`total`] of `parts` with class `k`'s part valued `value` instead.
+fn total_with(parts: &[Option<Remoteness>], k: usize, value: Option<Remoteness>) -> Option<Remoteness> {
+    (parts.iter().enumerate()).try_fold(Remoteness(0), |sum, (j, &r)| {
+        Some(sum + if j == k { value? } else { r? })
+    })
+}
+
+/// The class parts' remoteness after each move of a probe, for the next
+/// probe along a line: a move changes one class's part, so each is kept
+/// as that class and its new value beside the position's parts, not as a
+/// list of its own (a server's question has some fifty moves).
+struct MoveParts {
+    /// The position's parts.
+    parts: Vec<Option<Remoteness>>,
+    /// For each move, in the probe's order, its class and that class's value.
+    changed: Vec<(usize, Option<Remoteness>)>,
+}
+
+impl MoveParts {
+    /// The parts after move `i`.
+    fn after(&self, i: usize) -> Vec<Option<Remoteness>> {
+        let mut parts = self.parts.clone();
+        let (k, value) = self.changed[i];
+        parts[k] = value;
+        parts
+    }
 }
 
 /// The moves of a text written by a person: separated by whitespace or
