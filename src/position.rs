@@ -471,27 +471,82 @@ impl FromStr for Position {
 }
 
 impl serde::Serialize for Position {
+    /// One string, written once: a serializer that escapes what it is
+    /// given, as JSON's does, sees it whole, not in the dozens of pieces a
+    /// formatter would hand it (a server's answer holds some fifty).
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        match Written::of(self) {
+            Some(written) => s.serialize_str(written.as_str()),
+            None => s.collect_str(self),
+        }
     }
 }
 
 impl fmt::Display for Position {
-    /// Written straight to the formatter, square by square: a server's
-    /// answer writes some fifty positions, and a string for each square
-    /// joined into another for each side was most of its allocations.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}_{}", self.board.rows(), self.board.cols())?;
-        for side in [&self.white, &self.black] {
-            f.write_str("_")?;
+        f.write_str(Written::of(self).ok_or(fmt::Error)?.as_str())
+    }
+}
+
+/// A position's string, gathered on the stack in one pass over its squares
+/// without the formatting machinery: for a server's answer of some fifty
+/// positions, the pieces written one by one through a formatter were the
+/// larger part of writing it.
+struct Written {
+    bytes: [u8; Written::MOST],
+    len: usize,
+}
+
+impl Written {
+    /// The longest string of any position: `26_255_`, then at most 256
+    /// squares (128 a class) of at most four bytes and a separator each.
+    const MOST: usize = 8 + 256 * 5;
+
+    /// The string of `position`; `None` only if it were longer than any
+    /// position's can be.
+    fn of(position: &Position) -> Option<Written> {
+        let mut written = Written {
+            bytes: [0; Written::MOST],
+            len: 0,
+        };
+        written.number(position.board.rows())?;
+        written.push(b"_")?;
+        written.number(position.board.cols())?;
+        for side in [&position.white, &position.black] {
+            written.push(b"_")?;
             for (i, square) in side.iter().enumerate() {
                 if i > 0 {
-                    f.write_str("-")?;
+                    written.push(b"-")?;
                 }
-                write!(f, "{square}")?;
+                let (name, len) = square.name_bytes();
+                written.push(&name[..len])?;
             }
         }
-        Ok(())
+        Some(written)
+    }
+
+    fn push(&mut self, text: &[u8]) -> Option<()> {
+        let end = self.len + text.len();
+        self.bytes.get_mut(self.len..end)?.copy_from_slice(text);
+        self.len = end;
+        Some(())
+    }
+
+    fn number(&mut self, n: u8) -> Option<()> {
+        let digits = [b'0' + n / 100, b'0' + n / 10 % 10, b'0' + n % 10];
+        let skip = if n >= 100 {
+            0
+        } else if n >= 10 {
+            1
+        } else {
+            2
+        };
+        self.push(&digits[skip..])
+    }
+
+    /// The string: ASCII, as every piece pushed is.
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
     }
 }
 
@@ -607,15 +662,29 @@ impl FromStr for Move {
     }
 }
 
+impl Move {
+    /// The move's string, `a1-b2`, as ASCII bytes and their count.
+    fn written(self) -> ([u8; 9], usize) {
+        let (from, from_len) = self.from.name_bytes();
+        let (to, to_len) = self.to.name_bytes();
+        let mut text = [b'-'; 9];
+        text[..from_len].copy_from_slice(&from[..from_len]);
+        text[from_len + 1..from_len + 1 + to_len].copy_from_slice(&to[..to_len]);
+        (text, from_len + 1 + to_len)
+    }
+}
+
 impl serde::Serialize for Move {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        let (text, len) = self.written();
+        s.serialize_str(std::str::from_utf8(&text[..len]).map_err(serde::ser::Error::custom)?)
     }
 }
 
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.from, self.to)
+        let (text, len) = self.written();
+        f.write_str(std::str::from_utf8(&text[..len]).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -633,6 +702,33 @@ mod tests {
         assert_eq!(pos.to_string(), "7_6_a1-a3-a5_g1-g3-g5");
         assert_eq!(pos.counts(Class::Even), (3, 3));
         assert_eq!(pos.swapped().to_string(), "7_6_g1-g3-g5_a1-a3-a5");
+    }
+
+    #[test]
+    fn positions_and_moves_serialize_as_they_are_written() {
+        let json = |p: &Position| serde_json::to_string(p).unwrap();
+        let short: Position = "7_6_a5-a1-a3_g3-g1-g5".parse().unwrap();
+        assert_eq!(json(&short), "\"7_6_a1-a3-a5_g1-g3-g5\"");
+        // A large position: 16x16, its three bottom rows white and three
+        // top rows black, 96 bishops, 3 to 4 bytes each.
+        let rows =
+            |from: u8| (from..from + 3).flat_map(|r| (1..=16).map(move |c| format!("{}{c}", char::from(b'a' + r))));
+        let white: Vec<String> = rows(0).collect();
+        let black: Vec<String> = rows(13).collect();
+        let long: Position = format!("16_16_{}_{}", white.join("-"), black.join("-"))
+            .parse()
+            .unwrap();
+        assert!(long.to_string().len() > 256);
+        assert_eq!(json(&long), format!("\"{long}\""));
+        // Numbers of one, two and three digits, in the board and its squares.
+        let wide: Position = "2_120_b120-a9-a100_b10-a7".parse().unwrap();
+        assert_eq!(wide.to_string(), "2_120_a9-a100-b120_a7-b10");
+        assert_eq!(json(&wide), format!("\"{wide}\""));
+        for (written, shown) in [("a1b2", "a1-b2"), ("a9-b10", "a9-b10"), ("b120-a119", "b120-a119")] {
+            let mv: Move = written.parse().unwrap();
+            assert_eq!(mv.to_string(), shown);
+            assert_eq!(serde_json::to_string(&mv).unwrap(), format!("\"{shown}\""));
+        }
     }
 
     #[test]

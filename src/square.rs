@@ -97,14 +97,14 @@ impl FromStr for Square {
     }
 }
 
-impl fmt::Display for Square {
-    /// The row's letter and the column's number (1 to 256), written as
-    /// one piece without the formatting machinery: a server's answer
-    /// writes some eight hundred squares.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Square {
+    /// The square's name as ASCII bytes, the row's letter then the column's
+    /// number (1 to 256), and how many of the four bytes it takes: written
+    /// without the formatting machinery, as a server's answer writes some
+    /// eight hundred squares.
+    pub(crate) fn name_bytes(self) -> ([u8; 4], usize) {
         let number = u16::from(self.col) + 1;
-        let mut text = [0u8; 8];
-        let letter = char::from(b'a'.wrapping_add(self.row)).encode_utf8(&mut text).len();
+        let mut text = [b'a'.wrapping_add(self.row), 0, 0, 0];
         let digits = if number >= 100 {
             3
         } else if number >= 10 {
@@ -113,11 +113,18 @@ impl fmt::Display for Square {
             1
         };
         let mut rest = number;
-        for at in (letter..letter + digits).rev() {
+        for at in (1..=digits).rev() {
             text[at] = b'0' + (rest % 10) as u8;
             rest /= 10;
         }
-        f.write_str(std::str::from_utf8(&text[..letter + digits]).map_err(|_| fmt::Error)?)
+        (text, 1 + digits)
+    }
+}
+
+impl fmt::Display for Square {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (text, len) = self.name_bytes();
+        f.write_str(std::str::from_utf8(&text[..len]).map_err(|_| fmt::Error)?)
     }
 }
 
