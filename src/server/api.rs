@@ -266,7 +266,8 @@ async fn query(
 
 /// A probe's answer as JSON, written into one buffer sized for it from its
 /// count of moves. An answer is some 8 KB on 11x8 and 11x10, where axum's
-/// `Json` starts from 128 bytes and grows the buffer, copying, six times.
+/// `Json` starts from 128 bytes and doubles the buffer, copying, six or
+/// seven times.
 struct ProbeAnswer(Probe);
 
 impl IntoResponse for ProbeAnswer {

@@ -23,6 +23,7 @@ use std::hash::{BuildHasher, Hash};
 
 use crate::bitboard::Bitboard;
 use crate::rules::Part;
+use crate::tight::prefetch;
 
 /// How many cells a [`CellMemo`] keeps: 8,192 slots of 40 bytes (80 on
 /// boards past 64 squares a class), 320 KiB, four times the distinct positions a
@@ -60,6 +61,16 @@ impl<K: Hash + Eq + Copy, V: Copy, const SLOTS: usize> Memo<K, V, SLOTS> {
         match self.slots.get(self.slot(key)) {
             Some(Some((kept, value))) if kept == key => Some(*value),
             _ => None,
+        }
+    }
+
+    /// Asks for `key`'s slot to be brought into the processor's caches,
+    /// so that a [`get`](Self::get) of it soon after need not wait: a
+    /// confirmation's neighbours fall on slots all over the memo, which the
+    /// reads of a large table push out of the caches.
+    pub(super) fn prefetch(&self, key: &K) {
+        if let Some(slot) = self.slots.get(self.slot(key)) {
+            prefetch(slot);
         }
     }
 

@@ -473,6 +473,10 @@ impl<W: Width> Database<W> {
         let mut memo = self.memo.borrow_mut();
         out.clear();
         misses.clear();
+        // The memo's slots first, for the same reason as the cells below.
+        for &part in parts {
+            memo.prefetch(&(k as u32, part));
+        }
         for (n, &part) in parts.iter().enumerate() {
             out.push(match memo.get(&(k as u32, part)) {
                 Some(cell) => cell,
