@@ -974,14 +974,17 @@ impl Table {
 
 /// The sum of the class parts' remoteness; `None` when any is unreachable.
 fn total(parts: &[Option<Remoteness>]) -> Option<Remoteness> {
-    parts.iter().try_fold(Remoteness(0), |sum, &r| Some(sum + r?))
+    sum_of(parts.iter().copied())
 }
 
 /// [`total`] of `parts` with class `k`'s part valued `value` instead.
 fn total_with(parts: &[Option<Remoteness>], k: usize, value: Option<Remoteness>) -> Option<Remoteness> {
-    (parts.iter().enumerate()).try_fold(Remoteness(0), |sum, (j, &r)| {
-        Some(sum + if j == k { value? } else { r? })
-    })
+    sum_of(parts.iter().enumerate().map(|(j, &r)| if j == k { value } else { r }))
+}
+
+/// The sum of `values`; `None` when any is unreachable.
+fn sum_of(values: impl IntoIterator<Item = Option<Remoteness>>) -> Option<Remoteness> {
+    values.into_iter().try_fold(Remoteness(0), |sum, r| Some(sum + r?))
 }
 
 /// The class parts' remoteness after each move of a probe, for the next
