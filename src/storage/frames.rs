@@ -16,6 +16,7 @@
 
 use std::cell::RefCell;
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
@@ -383,7 +384,8 @@ fn compress(cells: &[u8]) -> Vec<u8> {
 
 /// Decompresses `data` into `cells`, which must be exactly `len` cells,
 /// with a context kept by each thread; `None` when it is not a zstd frame
-/// of `len` bytes (nothing is written past them).
+/// of `len` bytes (nothing is written past the buffer's room, which is
+/// `len` or what it held before).
 fn decompress(data: &[u8], len: usize, cells: &mut Vec<u8>) -> Option<()> {
     thread_local! {
         static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
@@ -393,10 +395,11 @@ fn decompress(data: &[u8], len: usize, cells: &mut Vec<u8>) -> Option<()> {
             Some(d) => d,
             None => d.insert(zstd::bulk::Decompressor::new().ok()?),
         };
+        // Written into the buffer's room, not over zeros laid down first.
         cells.clear();
-        cells.resize(len, 0);
-        let written = decompressor.decompress_to_buffer(data, &mut cells[..]).ok()?;
-        (written == len).then_some(())
+        cells.reserve_exact(len);
+        let written = decompressor.decompress_to_buffer(data, cells).ok()?;
+        (written == len && cells.len() == len).then_some(())
     })
 }
 
@@ -490,10 +493,48 @@ pub(super) fn read_block<W: Word>(
     Ok(block)
 }
 
+/// The blocks of the white sets `whites` (in increasing order) of class
+/// `spec`, each from the frame that covers it, checked whole: the frames'
+/// rows are read in turn, and the frames decoded and checked in parallel.
+/// What cannot be given is left out: an empty block, and the blocks of a
+/// frame that cannot be read, fails a check or does not cover them. The
+/// lookup that needs one of those reads it again and says what is wrong.
+pub(super) fn read_ahead<W: Word>(conn: &Connection, spec: &ClassSpec<W>, whites: &[u64]) -> Vec<(u64, Arc<[u8]>)> {
+    // Each frame's row, and the white sets asked for that it covers.
+    let mut rows: Vec<(Row, Vec<u64>)> = Vec::new();
+    for &white in whites {
+        if let Some((((first, last), ..), wanted)) = rows.last_mut()
+            && (*first..=*last).contains(&(white as i64))
+        {
+            wanted.push(white);
+            continue;
+        }
+        if let Ok(row) = covering(conn, spec, white) {
+            rows.push((row, vec![white]));
+        }
+    }
+    rows.par_iter()
+        .flat_map_iter(|((whites, data, sum), wanted)| {
+            let frame = check_frame(spec, *whites, data, *sum).ok();
+            (wanted.iter())
+                .filter_map(|&white| {
+                    let frame = frame.as_ref().filter(|f| f.whites.contains(&white))?;
+                    let &(_, start, len) = frame.blocks.iter().find(|b| b.0 == white)?;
+                    Some((white, Arc::from(&frame.cells[start..start + len])))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A frame's row as stored, unchecked: its first and last white set, its
+/// compressed cells and their checksum.
+type Row = ((i64, i64), Vec<u8>, i64);
+
 /// The row of the frame of class `spec` that covers the white set of rank
 /// `white`: its first and last white set, its compressed cells and their
 /// checksum, unchecked.
-fn covering<W: Word>(conn: &Connection, spec: &ClassSpec<W>, white: u64) -> Checked<((i64, i64), Vec<u8>, i64)> {
+fn covering<W: Word>(conn: &Connection, spec: &ClassSpec<W>, white: u64) -> Checked<Row> {
     let row = conn
         .prepare_cached(
             "SELECT first_white, last_white, data, checksum FROM frames
@@ -687,6 +728,34 @@ mod tests {
                 None => assert!(block.is_empty(), "block {r} is left out of its frame"),
             }
         }
+    }
+
+    /// What is read ahead is each block asked for that has positions, as
+    /// a frame read alone gives it; a damaged frame gives none, and is
+    /// left to the lookup that needs it.
+    #[test]
+    fn blocks_read_ahead_are_those_read_alone_and_a_damaged_frame_gives_none() {
+        let (variant, conn, cells) = written();
+        let spec = &variant.classes()[0];
+        let index = spec.tight_index();
+        let whites: Vec<u64> = (0..index.white_sets()).step_by(7).collect();
+        let block = |r: u64| &cells[index.block(r).start as usize..index.block(r).end as usize];
+        let ahead = read_ahead(&conn, spec, &whites);
+        let want: Vec<u64> = whites.iter().copied().filter(|&r| !block(r).is_empty()).collect();
+        assert_eq!(ahead.iter().map(|b| b.0).collect::<Vec<_>>(), want);
+        for (r, cells) in &ahead {
+            assert_eq!(&cells[..], block(*r));
+        }
+        conn.execute("UPDATE frames SET checksum = checksum + 1 WHERE first_white = 0", [])
+            .unwrap();
+        let damaged: i64 = conn
+            .query_row("SELECT last_white FROM frames WHERE first_white = 0", [], |r| r.get(0))
+            .unwrap();
+        let damaged = damaged as u64;
+        let ahead = read_ahead(&conn, spec, &whites);
+        assert!(ahead.iter().all(|&(r, _)| r > damaged));
+        assert_eq!(ahead.len(), want.iter().filter(|&&r| r > damaged).count());
+        assert!(read_block(&conn, spec, 0, &mut AtHand::default()).is_err());
     }
 
     #[test]
