@@ -500,31 +500,44 @@ pub(super) fn read_block<W: Word>(
 /// frame that cannot be read, fails a check or does not cover them. The
 /// lookup that needs one of those reads it again and says what is wrong.
 pub(super) fn read_ahead<W: Word>(conn: &Connection, spec: &ClassSpec<W>, whites: &[u64]) -> Vec<(u64, Arc<[u8]>)> {
-    // Each frame's row, and the white sets asked for that it covers.
-    let mut rows: Vec<(Row, Vec<u64>)> = Vec::new();
-    for &white in whites {
-        if let Some((((first, last), ..), wanted)) = rows.last_mut()
-            && (*first..=*last).contains(&(white as i64))
-        {
-            wanted.push(white);
-            continue;
+    let found = std::sync::Mutex::new(Vec::with_capacity(whites.len()));
+    // Each frame is decoded by the pool while this thread reads the next
+    // frame's row.
+    let decode = |(whites, data, sum): Row, wanted: Vec<u64>| {
+        let Ok(frame) = check_frame(spec, whites, &data, sum) else {
+            return;
+        };
+        let blocks: Vec<_> = (wanted.into_iter())
+            .filter(|white| frame.whites.contains(white))
+            .filter_map(|white| {
+                let &(_, start, len) = frame.blocks.iter().find(|b| b.0 == white)?;
+                Some((white, Arc::from(&frame.cells[start..start + len])))
+            })
+            .collect();
+        found.lock().unwrap_or_else(|e| e.into_inner()).extend(blocks);
+    };
+    rayon::in_place_scope(|scope| {
+        // The frame read last, and the white sets asked for that it covers.
+        let mut open: Option<(Row, Vec<u64>)> = None;
+        for &white in whites {
+            if let Some((((first, last), ..), wanted)) = &mut open
+                && (*first..=*last).contains(&(white as i64))
+            {
+                wanted.push(white);
+                continue;
+            }
+            if let Some((row, wanted)) = open.take() {
+                scope.spawn(|_| decode(row, wanted));
+            }
+            open = covering(conn, spec, white).ok().map(|row| (row, vec![white]));
         }
-        if let Ok(row) = covering(conn, spec, white) {
-            rows.push((row, vec![white]));
+        if let Some((row, wanted)) = open {
+            scope.spawn(|_| decode(row, wanted));
         }
-    }
-    rows.par_iter()
-        .flat_map_iter(|((whites, data, sum), wanted)| {
-            let frame = check_frame(spec, *whites, data, *sum).ok();
-            (wanted.iter())
-                .filter_map(|&white| {
-                    let frame = frame.as_ref().filter(|f| f.whites.contains(&white))?;
-                    let &(_, start, len) = frame.blocks.iter().find(|b| b.0 == white)?;
-                    Some((white, Arc::from(&frame.cells[start..start + len])))
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect()
+    });
+    let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    found.sort_unstable_by_key(|b| b.0);
+    found
 }
 
 /// A frame's row as stored, unchecked: its first and last white set, its
