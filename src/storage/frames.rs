@@ -495,7 +495,8 @@ pub(super) fn read_block<W: Word>(
 
 /// The blocks of the white sets `whites` (in increasing order) of class
 /// `spec`, each from the frame that covers it, checked whole: the frames'
-/// rows are read in turn, and the frames decoded and checked in parallel.
+/// rows are read in turn, and each frame decoded and checked on the pool
+/// while the next row is read.
 /// What cannot be given is left out: an empty block, and the blocks of a
 /// frame that cannot be read, fails a check or does not cover them. The
 /// lookup that needs one of those reads it again and says what is wrong.

@@ -511,7 +511,7 @@ impl<W: Width> Database<W> {
     /// read. The frames that cover them are decoded and checked on every
     /// core at once (the lookups after take them from the shared cache), so
     /// a question asked alone need not decode some hundreds of frames on
-    /// one (664 blocks for 12x10's start). Its other layouts read what they
+    /// one (331 white sets in 318 frames for 12x10's start). Its other layouts read what they
     /// need as they go. Nothing is reported here: a block that cannot be
     /// read is left to the lookup that needs it, which says what is wrong.
     pub fn read_ahead(&self, k: usize, part: Part<W>) {
