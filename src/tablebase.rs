@@ -321,11 +321,8 @@ enum Pools {
 impl<W: Width> Pool<W> {
     /// A pool of `database` and `size - 1` more connections to its file.
     fn open(database: Database<W>, variant: &Variant, size: usize) -> Result<Pool<W>> {
-        let kib = if size <= 1 {
-            PAGE_CACHE_KIB_ALONE
-        } else {
-            PAGE_CACHE_KIB
-        };
+        let alone = size <= 1;
+        let kib = if alone { PAGE_CACHE_KIB_ALONE } else { PAGE_CACHE_KIB };
         database.keep_pages(kib)?;
         let mut idle = Vec::with_capacity(size);
         for _ in 1..size {
@@ -337,7 +334,7 @@ impl<W: Width> Pool<W> {
         Ok(Pool {
             idle: Mutex::new(idle),
             returned: Condvar::new(),
-            alone: size <= 1,
+            alone,
         })
     }
 
