@@ -68,7 +68,7 @@ fn main() {
         cells.len(),
         blocks.len()
     );
-    for frame in [1usize << 14, 1 << 15, 1 << 16] {
+    for frame in [1usize << 12, 1 << 13, 1 << 14, 1 << 15] {
         let frames: Vec<&[u8]> = cells.chunks(frame).collect();
         for level in [1, 3, 5, 7, 9, 19] {
             let t = Instant::now();
@@ -81,7 +81,7 @@ fn main() {
             }
             let read = t.elapsed().as_secs_f64() / frames.len() as f64;
             println!(
-                "zstd {level:2}, frames of {frame:7}: {:.3} bits a position, write {write:.1} s, decode {:.0} us a frame",
+                "zstd {level:2}, frames of {frame:7}: {:.3} bits a position, write {write:.2} s, decode {:.0} us a frame",
                 bytes as f64 * 8.0 / n,
                 read * 1e6
             );

@@ -800,9 +800,7 @@ impl Table {
         let specs = self.variant.specs::<W>();
         let here: Vec<Part<W>> = specs.iter().map(|spec| position.part(&spec.geometry)).collect();
         if alone {
-            for (k, &part) in here.iter().enumerate() {
-                db.read_ahead(k, part);
-            }
+            db.read_ahead(&here);
         }
         let parts = match known {
             Some(parts) => parts,

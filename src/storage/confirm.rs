@@ -459,4 +459,88 @@ mod tests {
         assert!(db.confirmed.borrow().is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A question asked alone reads ahead all it then reads. The first on
+    /// a connection keeps the cells of the position's neighbours and of
+    /// theirs, and its values and their confirmations, in both classes
+    /// (the second stored as the mirror image of the first), then take no
+    /// block from the file or the shared cache; a question after keeps
+    /// their blocks in the shared cache, and reads no frame more. Both
+    /// agree with a connection that reads nothing ahead.
+    #[test]
+    fn a_question_read_ahead_reads_nothing_more() {
+        let dir = std::env::temp_dir().join(format!("bishops-ahead-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let variant = Variant::named("9x6").unwrap();
+        let options = SolveOptions {
+            layout: Some(Layout::Frames),
+            ..SolveOptions::default()
+        };
+        SolvePlan::new(&variant, options)
+            .unwrap()
+            .run(&dir, &mut |_| {})
+            .unwrap();
+        let db = Database::<u64>::open(&dir, &variant).unwrap();
+        let plain = Database::<u64>::open(&dir, &variant).unwrap();
+        assert_eq!(db.layout(), Layout::Frames);
+        assert!(db.mirrors[1].is_some(), "class 1 is stored as class 0's mirror image");
+        let specs = variant.specs::<u64>();
+        let (mut walks, mut plain_walks) = (Walks::default(), Walks::default());
+        // A question about `here`, as `Table::probe_known` asks it.
+        let mut ask = |here: &[Part<u64>]| {
+            let mut asked = 0;
+            for (k, &part) in here.iter().enumerate() {
+                let mut parts = vec![part];
+                part.for_each_move(&specs[k].geometry, |_, _, _, after| parts.push(after));
+                for part in parts {
+                    let value = db.value(k, part, &mut walks).unwrap();
+                    assert_eq!(value, plain.value(k, part, &mut plain_walks).unwrap());
+                    db.confirm(k, part, value, &mut walks).unwrap();
+                    asked += 1;
+                }
+            }
+            assert!(asked > 10, "{asked}");
+        };
+        // A position some moves from the start, so that its classes differ.
+        let mut here: Vec<Part<u64>> = specs.iter().map(|spec| spec.start).collect();
+        for _ in 0..3 {
+            let mut next = None;
+            here[0].for_each_move(&specs[0].geometry, |_, _, _, after| {
+                next.get_or_insert(after);
+            });
+            here[0] = next.unwrap();
+        }
+        // What opening it read is forgotten.
+        db.recent.borrow_mut().clear();
+        *db.memo.borrow_mut() = Default::default();
+        *db.frames.borrow_mut() = Default::default();
+        db.read_ahead(&here);
+        assert!(
+            db.ahead.borrow().len() > 100,
+            "{} cells read ahead",
+            db.ahead.borrow().len()
+        );
+        ask(&here);
+        assert!(
+            db.recent.borrow().iter().all(Option::is_none),
+            "a block was read besides the cells read ahead"
+        );
+        // The next question, a white move later.
+        let mut next = None;
+        here[1].for_each_move(&specs[1].geometry, |_, _, _, after| {
+            if after.white != here[1].white {
+                next.get_or_insert(after);
+            }
+        });
+        here[1] = next.unwrap();
+        let cells = db.ahead.borrow().len();
+        db.read_ahead(&here);
+        assert_eq!(db.ahead.borrow().len(), cells, "the cells of the first question only");
+        ask(&here);
+        assert!(
+            db.frames.borrow().is_empty(),
+            "a frame was read besides those read ahead"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

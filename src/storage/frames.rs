@@ -16,7 +16,7 @@
 
 use std::cell::RefCell;
 use std::ops::RangeInclusive;
-use std::sync::Arc;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
@@ -449,6 +449,14 @@ struct Decoded {
     frame: Frame,
 }
 
+impl AtHand {
+    /// Whether no frame is at hand: none was read by a lookup.
+    #[cfg(test)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+}
+
 impl Frame {
     /// The cells of white set `white`'s block, which this frame covers.
     fn block(&self, white: u64) -> Vec<u8> {
@@ -493,52 +501,72 @@ pub(super) fn read_block<W: Word>(
     Ok(block)
 }
 
-/// The blocks of the white sets `whites` (in increasing order) of class
-/// `spec`, each from the frame that covers it, checked whole: the frames'
-/// rows are read in turn, and each frame decoded and checked on the pool
-/// while the next row is read.
-/// What cannot be given is left out: an empty block, and the blocks of a
-/// frame that cannot be read, fails a check or does not cover them. The
-/// lookup that needs one of those reads it again and says what is wrong.
-pub(super) fn read_ahead<W: Word>(conn: &Connection, spec: &ClassSpec<W>, whites: &[u64]) -> Vec<(u64, Arc<[u8]>)> {
-    let found = std::sync::Mutex::new(Vec::with_capacity(whites.len()));
+/// What [`read_ahead`] takes of the frames that cover the positions
+/// `wanted` of class `spec`, each given by its white set's rank and its
+/// place in that block, in increasing order: `take(white, place, block)`
+/// for each whose block has cells, the block checked whole with its frame.
+/// The frames' rows are read in turn, and each frame decoded and checked
+/// on the pool while the next row is read, into a buffer each thread keeps
+/// ([`DECODED`]): only what `take` copies out is kept. What cannot be given
+/// is left out: an empty block, what `take` declines, and all a frame
+/// that cannot be read, fails a check or does not cover its positions
+/// would give. The lookup that needs one of those reads it again and says
+/// what is wrong. What is taken comes back in no particular order.
+pub(super) fn read_ahead<W: Word, T: Send>(
+    conn: &Connection,
+    spec: &ClassSpec<W>,
+    wanted: &[(u64, usize)],
+    take: impl Fn(u64, usize, &[u8]) -> Option<T> + Sync,
+) -> Vec<T> {
+    let found = Mutex::new(Vec::with_capacity(wanted.len()));
     // Each frame is decoded by the pool while this thread reads the next
     // frame's row.
-    let decode = |(whites, data, sum): Row, wanted: Vec<u64>| {
-        let Ok(frame) = check_frame(spec, whites, &data, sum) else {
-            return;
-        };
-        let blocks: Vec<_> = (wanted.into_iter())
-            .filter(|white| frame.whites.contains(white))
-            .filter_map(|white| {
-                let &(_, start, len) = frame.blocks.iter().find(|b| b.0 == white)?;
-                Some((white, Arc::from(&frame.cells[start..start + len])))
-            })
-            .collect();
-        found.lock().unwrap_or_else(|e| e.into_inner()).extend(blocks);
+    let decode = &|(whites, data, sum): Row, wanted: &[(u64, usize)]| {
+        DECODED.with_borrow_mut(|cells| {
+            let Ok((whites, blocks)) = check_into(spec, whites, &data, sum, cells) else {
+                return;
+            };
+            let got: Vec<T> = (wanted.iter())
+                .filter(|(white, _)| whites.contains(white))
+                .filter_map(|&(white, i)| {
+                    // An empty block is left out of the frame's list.
+                    let at = blocks.binary_search_by_key(&white, |b| b.0).ok()?;
+                    let (_, start, len) = blocks[at];
+                    take(white, i, &cells[start..start + len])
+                })
+                .collect();
+            found.lock().unwrap_or_else(|e| e.into_inner()).extend(got);
+        });
     };
     rayon::in_place_scope(|scope| {
-        // The frame read last, and the white sets asked for that it covers.
-        let mut open: Option<(Row, Vec<u64>)> = None;
-        for &white in whites {
-            if let Some((((first, last), ..), wanted)) = &mut open
+        // The frame read last, and where the positions it may cover begin.
+        let mut open: Option<(Row, usize)> = None;
+        for (n, &(white, _)) in wanted.iter().enumerate() {
+            if let Some((((first, last), ..), _)) = &open
                 && (*first..=*last).contains(&(white as i64))
             {
-                wanted.push(white);
                 continue;
             }
-            if let Some((row, wanted)) = open.take() {
-                scope.spawn(|_| decode(row, wanted));
+            if let Some((row, from)) = open.take() {
+                let wanted = &wanted[from..n];
+                scope.spawn(move |_| decode(row, wanted));
             }
-            open = covering(conn, spec, white).ok().map(|row| (row, vec![white]));
+            open = covering(conn, spec, white).ok().map(|row| (row, n));
         }
-        if let Some((row, wanted)) = open {
-            scope.spawn(|_| decode(row, wanted));
+        if let Some((row, from)) = open {
+            let wanted = &wanted[from..];
+            scope.spawn(move |_| decode(row, wanted));
         }
     });
-    let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
-    found.sort_unstable_by_key(|b| b.0);
-    found
+    found.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+thread_local! {
+    /// The cells of the frame a thread decoded last in [`read_ahead`],
+    /// kept so that the next is decoded into memory already mapped and
+    /// warm in the processor's caches, not into fresh pages: a frame
+    /// holds less than [`FRAME_POSITIONS`] and one block, tens of KiB.
+    static DECODED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A frame's row as stored, unchecked: its first and last white set, its
@@ -744,31 +772,55 @@ mod tests {
         }
     }
 
-    /// What is read ahead is each block asked for that has positions, as
-    /// a frame read alone gives it; a damaged frame gives none, and is
-    /// left to the lookup that needs it.
+    /// What is read ahead is each cell (or block) asked for that its block
+    /// has, as a frame read alone gives it; a damaged frame gives none,
+    /// and is left to the lookup that needs it.
     #[test]
-    fn blocks_read_ahead_are_those_read_alone_and_a_damaged_frame_gives_none() {
+    fn cells_read_ahead_are_those_read_alone_and_a_damaged_frame_gives_none() {
         let (variant, conn, cells) = written();
         let spec = &variant.classes()[0];
         let index = spec.tight_index();
-        let whites: Vec<u64> = (0..index.white_sets()).step_by(7).collect();
         let block = |r: u64| &cells[index.block(r).start as usize..index.block(r).end as usize];
-        let ahead = read_ahead(&conn, spec, &whites);
-        let want: Vec<u64> = whites.iter().copied().filter(|&r| !block(r).is_empty()).collect();
-        assert_eq!(ahead.iter().map(|b| b.0).collect::<Vec<_>>(), want);
-        for (r, cells) in &ahead {
-            assert_eq!(&cells[..], block(*r));
+        // Every 7th white set, at the first, a middle and a last place of
+        // its block and one past its end.
+        let mut wanted = Vec::new();
+        for r in (0..index.white_sets()).step_by(7) {
+            let len = block(r).len();
+            wanted.extend([(r, 0), (r, len / 2), (r, len.saturating_sub(1)), (r, len)]);
         }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let cell = |white, i, block: &[u8]| block.get(i).map(|&cell| ((white, i), cell));
+        let read = |wanted: &[(u64, usize)]| {
+            let mut ahead = read_ahead(&conn, spec, wanted, cell);
+            ahead.sort_unstable();
+            ahead
+        };
+        let ahead = read(&wanted);
+        let want: Vec<(u64, usize)> = wanted.iter().copied().filter(|&(r, i)| i < block(r).len()).collect();
+        assert!(want.len() > 100, "{} cells", want.len());
+        assert_eq!(ahead.iter().map(|c| c.0).collect::<Vec<_>>(), want);
+        for &((r, i), cell) in &ahead {
+            assert_eq!(cell, block(r)[i]);
+        }
+        // Or each block whole.
+        let whites: Vec<(u64, usize)> = (0..index.white_sets()).step_by(5).map(|r| (r, 0)).collect();
+        let mut blocks = read_ahead(&conn, spec, &whites, |white, _, block| Some((white, block.to_vec())));
+        blocks.sort_unstable();
+        let nonempty: Vec<(u64, Vec<u8>)> = (whites.iter())
+            .filter(|&&(r, _)| !block(r).is_empty())
+            .map(|&(r, _)| (r, block(r).to_vec()))
+            .collect();
+        assert_eq!(blocks, nonempty);
         conn.execute("UPDATE frames SET checksum = checksum + 1 WHERE first_white = 0", [])
             .unwrap();
         let damaged: i64 = conn
             .query_row("SELECT last_white FROM frames WHERE first_white = 0", [], |r| r.get(0))
             .unwrap();
         let damaged = damaged as u64;
-        let ahead = read_ahead(&conn, spec, &whites);
-        assert!(ahead.iter().all(|&(r, _)| r > damaged));
-        assert_eq!(ahead.len(), want.iter().filter(|&&r| r > damaged).count());
+        let ahead = read(&wanted);
+        assert!(ahead.iter().all(|&((r, _), _)| r > damaged));
+        assert_eq!(ahead.len(), want.iter().filter(|&&(r, _)| r > damaged).count());
         assert!(read_block(&conn, spec, 0, &mut AtHand::default()).is_err());
     }
 

@@ -151,6 +151,8 @@ impl<W: Width> Database<W> {
             confirmed: RefCell::default(),
             whites: RefCell::default(),
             memo: RefCell::default(),
+            ahead: RefCell::default(),
+            asked: std::cell::Cell::new(false),
             scratch: RefCell::default(),
         };
         let starts = variant.class_hashes(variant.start());

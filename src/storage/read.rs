@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use hashbrown::HashMap;
 use rusqlite::Connection;
 
 use super::block::BlockAt;
@@ -116,6 +117,11 @@ pub struct Database<W: Word = u64> {
     pub(super) whites: RefCell<WhiteMemo<W>>,
     /// The cells this connection read lately, by position ([`CellMemo`]).
     pub(super) memo: RefCell<CellMemo<W>>,
+    /// The cells its first question read ahead ([`Database::read_ahead`]),
+    /// by class number, white set's rank and place in that block.
+    pub(super) ahead: RefCell<HashMap<(usize, u64, usize), u8>>,
+    /// Whether a question read ahead on this connection before.
+    pub(super) asked: std::cell::Cell<bool>,
     /// The buffers its confirmations reuse ([`Scratch`]).
     pub(super) scratch: RefCell<Scratch<W>>,
 }
@@ -208,6 +214,9 @@ impl<W: Width> Database<W> {
     fn stored_at(&self, k: usize, white: u64, i: usize) -> Result<u8> {
         if let Some(block) = self.cache.held(k, white) {
             return Ok(self.in_held(block, i));
+        }
+        if let Some(&cell) = self.ahead.borrow().get(&(k, white, i)) {
+            return Ok(cell);
         }
         let key = (k, white);
         let slot = recent_slot(key);
@@ -505,37 +514,64 @@ impl<W: Width> Database<W> {
         Ok(())
     }
 
-    /// Reads ahead the blocks that a question about the part `part` of
-    /// class `k` will read, in the frames layout: the blocks of its
+    /// Reads ahead what a question about the position whose part in class
+    /// `k` is `here[k]` will read, in the frames layout: the cells of its
     /// neighbours and of theirs, which its confirmations and its moves'
     /// read. The frames that cover them are decoded and checked on every
-    /// core at once (the lookups after take them from the shared cache), so
-    /// a question asked alone need not decode some hundreds of frames on
-    /// one (331 white sets in 318 frames for 12x10's start). Its other layouts read what they
-    /// need as they go. Nothing is reported here: a block that cannot be
-    /// read is left to the lookup that needs it, which says what is wrong.
-    pub fn read_ahead(&self, k: usize, part: Part<W>) {
+    /// core at once, so that a question asked alone need not decode some
+    /// hundreds of frames on one core (12x10's start: 331 white sets in 318
+    /// frames). The connection's first question keeps only the cells it
+    /// asks for, and finds them there: a `query` asks one question, and
+    /// copying out whole blocks cost it more than decoding (a page fault
+    /// for each 4 KiB of fresh memory). Each question after keeps their
+    /// blocks in the shared cache instead, and reads ahead only the blocks
+    /// not there: a line's steps and a player's moves meet the same blocks
+    /// again and again. Its other layouts read what they need as they go.
+    /// Nothing is reported here: what cannot be read is left to the lookup
+    /// that needs it, which says what is wrong.
+    pub fn read_ahead(&self, here: &[Part<W>]) {
         if self.metadata.layout != Layout::Frames {
             return;
         }
-        let (from, mirror) = match &self.mirrors[k] {
-            Some((from, mirror)) => (*from, Some(mirror)),
-            None => (k, None),
-        };
-        let geometry = &self.specs[k].geometry;
-        let mut whites = Vec::new();
-        let mut place =
-            |part: Part<W>| whites.push(self.place_white(from, mirror.map_or(part, |m| m.part(part)).white).1);
-        part.for_each_move(geometry, |_, _, _, after| {
-            place(after);
-            after.for_each_move(geometry, |_, _, _, beyond| place(beyond));
-        });
-        whites.sort_unstable();
-        whites.dedup();
-        let spec = &self.specs[from];
-        whites.retain(|&white| self.cache.held(from, white).is_none() && self.cache.get((from, white)).is_none());
-        for (white, block) in frames::read_ahead(&self.conn, spec, &whites) {
-            self.cache.put((from, white), block);
+        // By the class whose table holds them: a class stored as another's
+        // mirror image is read through it, and its frames decoded once.
+        let mut wanted = vec![Vec::new(); self.specs.len()];
+        for (k, &part) in here.iter().enumerate() {
+            let (from, mirror) = match &self.mirrors[k] {
+                Some((from, mirror)) => (*from, Some(mirror)),
+                None => (k, None),
+            };
+            let geometry = &self.specs[k].geometry;
+            let wanted = &mut wanted[from];
+            let mut place = |part: Part<W>| {
+                // A move's part is legal, so it has its place.
+                if let Ok(at) = self.place(from, mirror.map_or(part, |m| m.part(part))) {
+                    wanted.push(at);
+                }
+            };
+            part.for_each_move(geometry, |_, _, _, after| {
+                place(after);
+                after.for_each_move(geometry, |_, _, _, beyond| place(beyond));
+            });
+        }
+        let first = !self.asked.replace(true);
+        for (from, mut wanted) in wanted.into_iter().enumerate() {
+            let spec = &self.specs[from];
+            wanted.sort_unstable();
+            wanted.dedup();
+            wanted.retain(|&(white, _)| self.cache.held(from, white).is_none());
+            if first {
+                let cell = |white, i, block: &[u8]| block.get(i).map(|&cell| ((from, white, i), cell));
+                let cells = frames::read_ahead(&self.conn, spec, &wanted, cell);
+                self.ahead.borrow_mut().extend(cells);
+                continue;
+            }
+            wanted.dedup_by_key(|at| at.0);
+            wanted.retain(|&(white, _)| self.cache.get((from, white)).is_none());
+            let block = |white, _, block: &[u8]| Some((white, Arc::<[u8]>::from(block)));
+            for (white, block) in frames::read_ahead(&self.conn, spec, &wanted, block) {
+                self.cache.put((from, white), block);
+            }
         }
     }
 
