@@ -565,7 +565,9 @@ thread_local! {
     /// The cells of the frame a thread decoded last in [`read_ahead`],
     /// kept so that the next is decoded into memory already mapped and
     /// warm in the processor's caches, not into fresh pages: a frame
-    /// holds less than [`FRAME_POSITIONS`] and one block, tens of KiB.
+    /// holds less than [`FRAME_POSITIONS`] and one block (tens of KiB on
+    /// the boards solved here), and the buffer keeps the room of the
+    /// largest its thread decoded.
     static DECODED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
